@@ -1,0 +1,68 @@
+#include "common/resources.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/status.h"
+
+namespace phalanx {
+
+int64_t CanonicalAmount(std::string_view name, const Quantity& quantity) {
+  return name == kResourceCpu ? quantity.MilliValue() : quantity.Value();
+}
+
+Quantity ToQuantity(std::string_view name, int64_t amount) {
+  if (name == kResourceCpu) return Quantity::FromMilli(amount);
+  if (name == kResourceMemory || absl::string_view(name.data(), name.size()).find("storage") !=
+                                     absl::string_view::npos) {
+    return Quantity::FromValue(amount, Quantity::Format::kBinarySI);
+  }
+  return Quantity::FromValue(amount);
+}
+
+absl::StatusOr<ResourceList> ParseResourceList(const std::map<std::string, std::string>& text,
+                                               std::string_view field) {
+  ResourceList out;
+  for (const auto& [name, value] : text) {
+    std::string where = absl::StrCat(absl::string_view(field.data(), field.size()), "[", name, "]");
+    if (name.empty()) return absl::InvalidArgumentError(absl::StrCat(where, ": empty resource name"));
+    absl::StatusOr<Quantity> quantity = Quantity::Parse(value);
+    if (!quantity.ok()) return Annotate(quantity.status(), where);
+    if (quantity->IsNegative()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": must not be negative, got \"", value, "\""));
+    }
+    out[name] = CanonicalAmount(name, *quantity);
+  }
+  return out;
+}
+
+void AddTo(ResourceList& a, const ResourceList& b) {
+  for (const auto& [name, amount] : b) a[name] += amount;
+}
+
+void SubtractFrom(ResourceList& a, const ResourceList& b) {
+  for (const auto& [name, amount] : b) a[name] -= amount;
+}
+
+ResourceList Scaled(const ResourceList& a, int64_t factor) {
+  ResourceList out;
+  for (const auto& [name, amount] : a) out[name] = amount * factor;
+  return out;
+}
+
+bool FitsIn(const ResourceList& request, const ResourceList& available) {
+  for (const auto& [name, amount] : request) {
+    if (amount <= 0) continue;
+    auto it = available.find(name);
+    if (it == available.end() || it->second < amount) return false;
+  }
+  return true;
+}
+
+std::string FormatResources(const ResourceList& list) {
+  return absl::StrJoin(list, ", ", [](std::string* out, const auto& entry) {
+    absl::StrAppend(out, entry.first, "=", ToQuantity(entry.first, entry.second).ToString());
+  });
+}
+
+}  // namespace phalanx

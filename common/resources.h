@@ -1,0 +1,53 @@
+// Resource lists in canonical integer units, shared by the admission and placement cores.
+//
+//   ASSIGN_OR_RETURN(ResourceList per_pod,
+//                    ParseResourceList({{"cpu", "500m"}, {"nvidia.com/gpu", "8"}}, "spec.resources"));
+//   per_pod.at("cpu");             // 500 (millicores)
+//   per_pod.at("nvidia.com/gpu");  // 8
+//
+// Units follow kube-scheduler: `cpu` in millicores, every other resource (memory, ephemeral
+// storage, pods, GPUs, EFA devices, any extended resource) in whole units rounded up.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "common/quantity.h"
+
+namespace phalanx {
+
+inline constexpr std::string_view kResourceCpu = "cpu";
+inline constexpr std::string_view kResourceMemory = "memory";
+inline constexpr std::string_view kResourcePods = "pods";
+inline constexpr std::string_view kResourceGpu = "nvidia.com/gpu";
+inline constexpr std::string_view kResourceEfa = "vpc.amazonaws.com/efa";
+
+// Resource name -> amount in canonical units. Ordered so that printing and hashing are stable.
+using ResourceList = std::map<std::string, int64_t, std::less<>>;
+
+// The canonical integer amount of `quantity` for resource `name`.
+int64_t CanonicalAmount(std::string_view name, const Quantity& quantity);
+// The Quantity for a canonical amount (the inverse of CanonicalAmount).
+Quantity ToQuantity(std::string_view name, int64_t amount);
+
+// Parses name -> quantity text. `field` names the source in errors, e.g.
+// "spec.template.spec.containers[0].resources.requests[memory]: invalid quantity \"12Qi\"...".
+// Negative amounts are rejected.
+absl::StatusOr<ResourceList> ParseResourceList(const std::map<std::string, std::string>& text,
+                                               std::string_view field);
+
+// a += b, a -= b (entries that reach zero are kept), and scaling by a count.
+void AddTo(ResourceList& a, const ResourceList& b);
+void SubtractFrom(ResourceList& a, const ResourceList& b);
+ResourceList Scaled(const ResourceList& a, int64_t factor);
+
+// True if every entry of `request` is <= the same entry of `available` (missing = 0).
+bool FitsIn(const ResourceList& request, const ResourceList& available);
+
+// "cpu=4, memory=64Gi, nvidia.com/gpu=8", for messages.
+std::string FormatResources(const ResourceList& list);
+
+}  // namespace phalanx

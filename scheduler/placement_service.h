@@ -1,0 +1,50 @@
+// PlacementService: the one interface through which the admission core, the simulator and the
+// operator ask the placement core where a gang goes. In-process implementation:
+// scheduler/in_process_placement_service.h; the operator will use a gRPC client of the same
+// interface; tests use tests/mocks/scheduler/mock_placement_service.h.
+//
+// Contract for every method: bad input (zero or negative count, min > max, unknown level,
+// negative resources) is InvalidArgument with a message naming the field; "does not fit" is not
+// an error but a result with placed == false and an Explanation. Every mutation is atomic.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "scheduler/placement_types.h"
+
+namespace phalanx::placement {
+
+class PlacementService {
+ public:
+  virtual ~PlacementService() = default;
+
+  // Dry run: where would `request` go now? Holds nothing.
+  virtual absl::StatusOr<PlacementResult> Place(const GangRequest& request) const = 0;
+
+  // Places and holds the whole gang (elastic: the largest feasible count), or holds nothing.
+  // AlreadyExists if `request.job` already holds a reservation.
+  virtual absl::StatusOr<PlacementResult> Reserve(const GangRequest& request) = 0;
+
+  // Reserve for each request in order; later requests see earlier reservations. One result per
+  // request. This is one round trip per admission cycle when the service is remote.
+  virtual std::vector<absl::StatusOr<PlacementResult>> ReserveBatch(
+      const std::vector<GangRequest>& requests) = 0;
+
+  // Frees a job's reservation. NotFound if it holds none.
+  virtual absl::Status Release(std::string_view job) = 0;
+
+  // Grows (near existing ranks) or shrinks (from the highest ranks) a reservation to
+  // `new_count` pods; all or nothing. The result's placement lists every rank after the change.
+  virtual absl::StatusOr<PlacementResult> Resize(std::string_view job, int32_t new_count) = 0;
+
+  // The fewest victims among `candidates` (shrinking elastic gangs before evicting) after whose
+  // removal `request` fits in one domain of its required level. Never picks a candidate whose
+  // priority is >= request.priority. Holds and changes nothing.
+  virtual absl::StatusOr<PreemptionPlan> PlanPreemption(
+      const GangRequest& request, const std::vector<RunningGang>& candidates) const = 0;
+};
+
+}  // namespace phalanx::placement

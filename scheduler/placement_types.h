@@ -1,0 +1,112 @@
+// The vocabulary of the placement core: what a gang asks for, where it was placed, why it was
+// not, and what to preempt. Shared by the in-process PlacementService, the admission core, the
+// simulator and (later) the gRPC Placement service, so it carries no I/O and no clocks.
+//
+//   GangRequest request{.job = "team-a/llama-70b", .count = 8,
+//                       .per_pod = {{"nvidia.com/gpu", 8}},
+//                       .required_level = "topology.k8s.aws/network-node-layer-3"};
+//   ASSIGN_OR_RETURN(PlacementResult result, service.Reserve(request));
+//   if (!result.placed) spdlog::info("{}", result.explanation.summary);
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/resources.h"
+
+namespace phalanx::placement {
+
+// The implicit finest topology level: one domain per node.
+inline constexpr std::string_view kHostnameLabel = "kubernetes.io/hostname";
+
+struct Taint {
+  std::string key;
+  std::string value;
+  std::string effect;  // NoSchedule | PreferNoSchedule | NoExecute
+};
+
+struct Toleration {
+  std::string key;                // empty with operator Exists tolerates every taint
+  std::string op = "Equal";       // Equal | Exists
+  std::string value;
+  std::string effect;             // empty tolerates every effect
+};
+
+// Elastic size: candidate counts are min, min+step, min+2*step, ... up to max.
+struct ElasticRange {
+  int32_t min = 0;
+  int32_t max = 0;
+  int32_t step = 1;
+};
+
+// A gang of identical pods to be placed all-or-nothing.
+struct GangRequest {
+  std::string job;                        // unique id, "namespace/name"
+  int32_t count = 0;                      // pods wanted (ignored when `elastic` is set)
+  std::optional<ElasticRange> elastic;    // place the largest feasible count in the range
+  ResourceList per_pod;                   // canonical units (common/resources.h)
+  std::map<std::string, std::string> node_selector;
+  std::vector<Toleration> tolerations;
+  std::string required_level;             // node label key: hard ceiling; "" = whole cluster
+  std::string preferred_level;            // node label key: target, may be exceeded
+  int32_t group_size = 0;                 // 0 = no groups
+  std::string group_level;                // each block of group_size ranks lies in one such domain
+  int32_t priority = 0;
+};
+
+// A topology domain: the level's label key and the label values from the coarsest level down
+// to it. The whole cluster is {level = "", path = {}}.
+struct DomainId {
+  std::string level;
+  std::vector<std::string> path;
+
+  // "topology.k8s.aws/network-node-layer-3=nn-3" (the last path element), or "cluster".
+  std::string ToString() const;
+  friend bool operator==(const DomainId&, const DomainId&) = default;
+};
+
+struct Placement {
+  std::string job;
+  DomainId domain;                 // the tightest domain holding every rank
+  std::vector<std::string> nodes;  // rank -> node name; consecutive ranks share low domains
+};
+
+// Why a gang did not fit, in terms a user can act on.
+struct Explanation {
+  std::string summary;                      // one line: "needs 64 GPUs in one ...; best has 40"
+  int32_t wanted = 0;                       // pods wanted (elastic: the minimum)
+  std::optional<DomainId> best_domain;      // the domain that came closest
+  int32_t fit_in_best = 0;                  // how many pods fit there
+  std::map<std::string, int32_t> nodes_rejected;  // reason -> node count ("NotReady": 3)
+};
+
+struct PlacementResult {
+  bool placed = false;
+  Placement placement;        // set when placed
+  Explanation explanation;    // set when not placed
+};
+
+// A running gang that admission allows the planner to shrink or evict, in admission's order of
+// preference (earlier = preferred victim when the count of victims is equal).
+struct RunningGang {
+  std::string job;
+  int32_t priority = 0;
+  std::optional<ElasticRange> elastic;  // may shrink down to elastic->min instead of eviction
+};
+
+struct Victim {
+  std::string job;
+  int32_t new_count = 0;  // 0 = evict the whole gang; > 0 = shrink to this many pods
+};
+
+struct PreemptionPlan {
+  bool feasible = false;
+  std::vector<Victim> victims;
+  Placement placement;        // where the preemptor lands once the victims are gone
+  Explanation explanation;    // why not, when infeasible
+};
+
+}  // namespace phalanx::placement

@@ -1,0 +1,98 @@
+#include "common/quantity.h"
+
+#include <string>
+
+#include "common/testing/status_matchers.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace phalanx {
+namespace {
+
+using ::phalanx::testing::IsOk;
+using ::phalanx::testing::StatusIs;
+using ::testing::HasSubstr;
+
+struct ParseCase {
+  std::string text;
+  int64_t milli;
+};
+
+class QuantityParseTest : public ::testing::TestWithParam<ParseCase> {};
+
+TEST_P(QuantityParseTest, ParsesExactly) {
+  ASSERT_OK_AND_ASSIGN(Quantity q, Quantity::Parse(GetParam().text));
+  EXPECT_EQ(q.MilliValue(), GetParam().milli) << GetParam().text;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    KubernetesForms, QuantityParseTest,
+    ::testing::Values(ParseCase{"8", 8000}, ParseCase{"500m", 500}, ParseCase{"0.5", 500},
+                      ParseCase{".5", 500}, ParseCase{"5.", 5000}, ParseCase{"+3", 3000},
+                      ParseCase{"-2", -2000}, ParseCase{"1k", 1000000},
+                      ParseCase{"2Ti", int64_t{2} * 1024 * 1024 * 1024 * 1024 * 1000},
+                      ParseCase{"1.5Gi", int64_t{1610612736} * 1000},
+                      ParseCase{"1536Mi", int64_t{1610612736} * 1000},
+                      ParseCase{"1e3", 1000000}, ParseCase{"1E3", 1000000},
+                      ParseCase{"25e-1", 2500}, ParseCase{"1.5e+2", 150000},
+                      ParseCase{"2M", 2000000000}, ParseCase{"0", 0}, ParseCase{"0.0001", 1},
+                      ParseCase{"1P", int64_t{1000000000000000000}},
+                      ParseCase{"100Ki", 102400000}));
+
+TEST(QuantityTest, RoundsSubMilliUpLikeTheApiServer) {
+  ASSERT_OK_AND_ASSIGN(Quantity q, Quantity::Parse("0.1m"));
+  EXPECT_EQ(q.MilliValue(), 1);
+  ASSERT_OK_AND_ASSIGN(Quantity r, Quantity::Parse("1.0001"));
+  EXPECT_EQ(r.MilliValue(), 1001);
+}
+
+TEST(QuantityTest, ValueRoundsUpToWholeUnits) {
+  EXPECT_EQ(Quantity::Parse("500m")->Value(), 1);
+  EXPECT_EQ(Quantity::Parse("2")->Value(), 2);
+  EXPECT_EQ(Quantity::Parse("2001m")->Value(), 3);
+  EXPECT_EQ(Quantity::Parse("-1500m")->Value(), -1);
+}
+
+TEST(QuantityTest, RejectsGarbageWithAClearMessage) {
+  EXPECT_THAT(Quantity::Parse(""), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("empty")));
+  EXPECT_THAT(Quantity::Parse("Gi"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("no digits")));
+  EXPECT_THAT(Quantity::Parse("12Qi"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("unknown suffix")));
+  EXPECT_THAT(Quantity::Parse("1.2.3"), StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(Quantity::Parse("8 "), StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(Quantity::Parse("1e"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("exponent")));
+  EXPECT_THAT(Quantity::Parse("1ex"), StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(Quantity::Parse("--1"), StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(Quantity::Parse("abc"), StatusIs(absl::StatusCode::kInvalidArgument,
+                                               HasSubstr("\"abc\"")));
+}
+
+TEST(QuantityTest, RejectsValuesThatDoNotFit) {
+  EXPECT_THAT(Quantity::Parse("100E"), StatusIs(absl::StatusCode::kOutOfRange));
+  EXPECT_THAT(Quantity::Parse("1e30"), StatusIs(absl::StatusCode::kOutOfRange));
+  EXPECT_THAT(Quantity::Parse("1234567890123456789012345678901234567890"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("too many digits")));
+}
+
+TEST(QuantityTest, PrintsCanonicalText) {
+  EXPECT_EQ(Quantity::Parse("1.5Gi")->ToString(), "1536Mi");
+  EXPECT_EQ(Quantity::Parse("2048Ki")->ToString(), "2Mi");
+  EXPECT_EQ(Quantity::Parse("500m")->ToString(), "500m");
+  EXPECT_EQ(Quantity::Parse("8")->ToString(), "8");
+  EXPECT_EQ(Quantity::Parse("2000")->ToString(), "2k");
+  EXPECT_EQ(Quantity::Parse("1e3")->ToString(), "1e3");
+  EXPECT_EQ(Quantity::Parse("0")->ToString(), "0");
+}
+
+TEST(QuantityTest, RoundTripsThroughText) {
+  for (const char* text : {"1.5Gi", "250m", "7", "3e6", "12k", "64Gi", "0.25"}) {
+    ASSERT_OK_AND_ASSIGN(Quantity q, Quantity::Parse(text));
+    ASSERT_OK_AND_ASSIGN(Quantity back, Quantity::Parse(q.ToString()));
+    EXPECT_EQ(q, back) << text << " -> " << q.ToString();
+  }
+}
+
+}  // namespace
+}  // namespace phalanx

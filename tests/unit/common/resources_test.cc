@@ -1,0 +1,50 @@
+#include "common/resources.h"
+
+#include "common/testing/status_matchers.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace phalanx {
+namespace {
+
+using ::phalanx::testing::StatusIs;
+using ::testing::HasSubstr;
+
+TEST(ResourcesTest, ParsesIntoCanonicalUnits) {
+  ASSERT_OK_AND_ASSIGN(
+      ResourceList list,
+      ParseResourceList({{"cpu", "500m"}, {"memory", "1.5Gi"}, {"nvidia.com/gpu", "8"}}, "requests"));
+  EXPECT_EQ(list.at("cpu"), 500);
+  EXPECT_EQ(list.at("memory"), 1610612736);
+  EXPECT_EQ(list.at("nvidia.com/gpu"), 8);
+}
+
+TEST(ResourcesTest, ErrorsNameTheField) {
+  EXPECT_THAT(ParseResourceList({{"memory", "12Qi"}}, "spec.resources"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("spec.resources[memory]: invalid quantity")));
+  EXPECT_THAT(ParseResourceList({{"cpu", "-1"}}, "spec.resources"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("spec.resources[cpu]: must not be negative")));
+}
+
+TEST(ResourcesTest, ArithmeticAndFit) {
+  ResourceList free{{"cpu", 4000}, {"nvidia.com/gpu", 8}};
+  ResourceList pod{{"cpu", 1000}, {"nvidia.com/gpu", 2}};
+  EXPECT_TRUE(FitsIn(Scaled(pod, 4), free));
+  EXPECT_FALSE(FitsIn(Scaled(pod, 5), free));
+  SubtractFrom(free, pod);
+  EXPECT_EQ(free.at("nvidia.com/gpu"), 6);
+  AddTo(free, pod);
+  EXPECT_EQ(free.at("cpu"), 4000);
+  EXPECT_FALSE(FitsIn({{"vpc.amazonaws.com/efa", 1}}, free));
+  EXPECT_TRUE(FitsIn({{"vpc.amazonaws.com/efa", 0}}, free));
+}
+
+TEST(ResourcesTest, FormatsForHumans) {
+  EXPECT_EQ(FormatResources({{"cpu", 4500}, {"memory", int64_t{64} << 30}, {"nvidia.com/gpu", 8}}),
+            "cpu=4500m, memory=64Gi, nvidia.com/gpu=8");
+}
+
+}  // namespace
+}  // namespace phalanx
