@@ -40,8 +40,8 @@ fi
 if [ "${PHALANX_SKIP_BUILD:-0}" = "1" ]; then exit 0; fi
 
 BUILD_DIR="${PHALANX_BUILD_DIR:-build}"
-if [ ! -f "$BUILD_DIR/build.ninja" ]; then
-  cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE="${PHALANX_BUILD_TYPE:-RelWithDebInfo}"
-fi
+# Configure every time (it is quick): a component directory added since the last configure is
+# only picked up by a fresh configure.
+cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE="${PHALANX_BUILD_TYPE:-RelWithDebInfo}" >/dev/null
 # Two cores and heavy template code: more than two jobs only thrashes.
 cmake --build "$BUILD_DIR" -j "${PHALANX_JOBS:-2}"
