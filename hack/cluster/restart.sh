@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Restart one component of the running local cluster with the exact same flags and ports.
+# Usage: hack/cluster/restart.sh <component> [--down-for SECONDS]
+#   component: etcd | kube-apiserver | kube-controller-manager | kwok | kube-scheduler
+#   --down-for N: keep it stopped N seconds before starting it again (default 0)
+# Waits until it is healthy again. Used by integration tests ("a watch survives a
+# kube-apiserver restart").
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+DIR="$PHALANX_CLUSTER_DIR"
+name=${1:?usage: restart.sh <component> [--down-for SECONDS]}; shift
+down_for=0
+while [[ $# -gt 0 ]]; do
+  case $1 in --down-for) down_for=$2; shift 2 ;; *) echo "restart.sh: unknown argument $1" >&2; exit 2 ;; esac
+done
+[[ -f $DIR/env && -f $DIR/run/$name.sh ]] || { echo "[restart] FAILED: no running cluster with component '$name' in $DIR" >&2; exit 1; }
+# shellcheck disable=SC1091
+source "$DIR/env"
+echo "[restart] stopping $name" >&2
+phx_stop "$name" 30 || { echo "[restart] FAILED to stop $name" >&2; exit 1; }
+sleep "$down_for"
+echo "[restart] starting $name" >&2
+pid=$(phx_start "$name")
+curl_api() { curl -sf --max-time 3 --cacert "$CA_CERT" --cert "$ADMIN_CERT" --key "$ADMIN_KEY" "$APISERVER_URL$1"; }
+case $name in
+  etcd) phx_wait 30 etcd etcd curl -sf --max-time 2 "$ETCD_ENDPOINTS/health" ;;
+  kube-apiserver) phx_wait 90 "kube-apiserver /readyz" kube-apiserver curl_api /readyz ;;
+  kube-controller-manager) phx_wait 60 kube-controller-manager kube-controller-manager curl -skf --max-time 2 "https://127.0.0.1:$KCM_PORT/healthz" ;;
+  kwok) phx_wait 60 kwok kwok curl -sf --max-time 2 "http://127.0.0.1:$KWOK_PORT/healthz" ;;
+  kube-scheduler) phx_wait 60 kube-scheduler kube-scheduler curl -skf --max-time 2 "https://127.0.0.1:$SCHEDULER_PORT/healthz" ;;
+esac
+echo "[restart] $name running again (pid $pid)" >&2
