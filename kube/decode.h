@@ -1,0 +1,56 @@
+// Decoding API objects from JSON into kube/objects.h structs with simdjson's on-demand parser,
+// which skips what a struct does not keep (managedFields, env, volumes) without building a DOM.
+//
+//   ASSIGN_OR_RETURN(kube::DecodedList<kube::Pod> list, kube::DecodeList<kube::Pod>(body));
+//   for (kube::Pod& pod : list.items) cache.Put(std::move(pod));
+//   ASSIGN_OR_RETURN(kube::Node node, kube::Decode<kube::Node>(node_json));
+//
+// Instantiated for Pod, Node and RawObject (any custom resource).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "kube/objects.h"
+
+namespace kube {
+
+template <typename T>
+struct DecodedList {
+  std::vector<T> items;
+  std::string resource_version;
+  // Non-empty when the server has more pages (pass as ListOptions::continue_token).
+  std::string continue_token;
+};
+
+// Decodes one object. InvalidArgument names the field that was malformed.
+template <typename T>
+absl::StatusOr<T> Decode(std::string_view json);
+
+// Decodes a list response ({"metadata":{...},"items":[...]}).
+template <typename T>
+absl::StatusOr<DecodedList<T>> DecodeList(std::string_view json);
+
+// Reusable decoder: keeps simdjson's parser buffers between calls (the list decode in an informer
+// relist, or the watch-event decode, runs many times). Not thread-safe.
+class Decoder {
+ public:
+  Decoder();
+  ~Decoder();
+  Decoder(const Decoder&) = delete;
+  Decoder& operator=(const Decoder&) = delete;
+
+  template <typename T>
+  absl::StatusOr<T> Decode(std::string_view json);
+  template <typename T>
+  absl::StatusOr<DecodedList<T>> DecodeList(std::string_view json);
+
+  struct Impl;
+
+ private:
+  Impl* impl_;
+};
+
+}  // namespace kube

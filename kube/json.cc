@@ -1,0 +1,62 @@
+#include "kube/json.h"
+
+#include "kube/internal/strings.h"
+#include "rapidjson/error/en.h"
+#include "rapidjson/stringbuffer.h"
+#include "rapidjson/writer.h"
+
+namespace kube {
+
+absl::StatusOr<rapidjson::Document> ParseJson(std::string_view text) {
+  rapidjson::Document doc;
+  doc.Parse(text.data(), text.size());
+  if (doc.HasParseError()) {
+    return absl::InvalidArgumentError(internal::Cat("invalid JSON at offset ", doc.GetErrorOffset(),
+                                                   ": ", rapidjson::GetParseError_En(doc.GetParseError())));
+  }
+  return doc;
+}
+
+std::string ToJson(const rapidjson::Value& value) {
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
+  value.Accept(writer);
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+rapidjson::Value JsonString(std::string_view text, rapidjson::Document::AllocatorType& alloc) {
+  return rapidjson::Value(text.data(), static_cast<rapidjson::SizeType>(text.size()), alloc);
+}
+
+rapidjson::Value& ObjectMember(rapidjson::Value& parent, std::string_view key,
+                               rapidjson::Document::AllocatorType& alloc) {
+  rapidjson::Value name(key.data(), static_cast<rapidjson::SizeType>(key.size()));
+  auto it = parent.FindMember(name);
+  if (it != parent.MemberEnd()) {
+    if (!it->value.IsObject()) it->value.SetObject();
+    return it->value;
+  }
+  parent.AddMember(JsonString(key, alloc), rapidjson::Value(rapidjson::kObjectType), alloc);
+  return (parent.MemberEnd() - 1)->value;
+}
+
+void SetMember(rapidjson::Value& parent, std::string_view key, rapidjson::Value value,
+               rapidjson::Document::AllocatorType& alloc) {
+  rapidjson::Value name(key.data(), static_cast<rapidjson::SizeType>(key.size()));
+  auto it = parent.FindMember(name);
+  if (it != parent.MemberEnd()) {
+    it->value = value;
+    return;
+  }
+  parent.AddMember(JsonString(key, alloc), value, alloc);
+}
+
+std::string_view StringMember(const rapidjson::Value& object, std::string_view key) {
+  if (!object.IsObject()) return "";
+  rapidjson::Value name(key.data(), static_cast<rapidjson::SizeType>(key.size()));
+  auto it = object.FindMember(name);
+  if (it == object.MemberEnd() || !it->value.IsString()) return "";
+  return std::string_view(it->value.GetString(), it->value.GetStringLength());
+}
+
+}  // namespace kube

@@ -1,0 +1,37 @@
+// RapidJSON helpers for documents the client builds or edits (Leases, Events, Bindings, patches).
+// Reading API objects goes through simdjson (kube/decode.h); RapidJSON is for writing because its
+// DOM can be edited in place and serialised back.
+//
+//   rapidjson::Document doc;
+//   ASSIGN_OR_RETURN(doc, kube::ParseJson(lease_json));
+//   kube::SetMember(doc, "spec", "holderIdentity", "operator-0");
+//   std::string body = kube::ToJson(doc);
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "rapidjson/document.h"
+
+namespace kube {
+
+absl::StatusOr<rapidjson::Document> ParseJson(std::string_view text);
+std::string ToJson(const rapidjson::Value& value);
+
+// A string Value copied into `doc`'s allocator.
+rapidjson::Value JsonString(std::string_view text, rapidjson::Document::AllocatorType& alloc);
+
+// Returns the object member `key` of `parent`, creating it (as an empty object) if missing or
+// not an object.
+rapidjson::Value& ObjectMember(rapidjson::Value& parent, std::string_view key,
+                               rapidjson::Document::AllocatorType& alloc);
+
+// Sets parent[key] = value, replacing any existing member.
+void SetMember(rapidjson::Value& parent, std::string_view key, rapidjson::Value value,
+               rapidjson::Document::AllocatorType& alloc);
+
+// The string member `key` of an object, or "" if absent or not a string.
+std::string_view StringMember(const rapidjson::Value& object, std::string_view key);
+
+}  // namespace kube
