@@ -1,0 +1,600 @@
+#include "scheduler/cluster_snapshot.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "common/status.h"
+#include "scheduler/gang_search.h"
+#include "scheduler/preemption_planner.h"
+
+namespace phalanx::placement {
+namespace {
+
+std::string Quote(std::string_view s) {
+  return absl::StrCat("\"", absl::string_view(s.data(), s.size()), "\"");
+}
+
+std::vector<std::string> NodeNames(const ClusterSnapshot& snapshot, const std::vector<int>& ids) {
+  std::vector<std::string> names;
+  names.reserve(ids.size());
+  for (int id : ids) names.push_back(snapshot.nodes()[id].info.name);
+  return names;
+}
+
+// Searches for `shape` and, when it fits, fills `rank_nodes`; otherwise explains why not.
+PlacementResult Search(const ClusterSnapshot& snapshot, const GangRequest& request,
+                       const GangShape& shape, std::vector<int>& rank_nodes) {
+  PlacementResult result;
+  GangSearch search(snapshot, shape);
+  search.Run(shape.min_count);
+  int32_t count = LargestCount(shape, search.MaxCount());
+  std::optional<GangSearch::Choice> choice;
+  if (count > 0) choice = search.Tightest(count);
+  if (!choice.has_value()) {
+    search.Run(0);
+    result.explanation = search.Explain(shape.min_count);
+    return result;
+  }
+  rank_nodes = search.Allocate(*choice, count);
+  result.placed = true;
+  result.placement.job = request.job;
+  result.placement.domain = snapshot.LowestCommonDomain(rank_nodes);
+  result.placement.nodes = NodeNames(snapshot, rank_nodes);
+  return result;
+}
+
+}  // namespace
+
+ClusterSnapshot::ClusterSnapshot(Topology topology)
+    : topology_(std::move(topology)), by_level_(topology_.depth() + 1) {
+  domains_.emplace_back();
+  by_level_[0].push_back(0);
+}
+
+absl::Status ClusterSnapshot::ValidateNode(const NodeInfo& node) const {
+  if (node.name.empty()) return absl::InvalidArgumentError("node.name is empty");
+  for (const auto& [name, amount] : node.allocatable) {
+    if (amount < 0) {
+      return absl::InvalidArgumentError(absl::StrCat("node[", node.name, "].allocatable[", name,
+                                                     "] must not be negative, got ", amount));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ResourceVector> ClusterSnapshot::NodeAllocatable(const NodeInfo& node) {
+  ASSIGN_OR_RETURN(ResourceVector allocatable,
+                   resources_.ToVector(node.allocatable, absl::StrCat("node[", node.name,
+                                                                      "].allocatable")));
+  if (node.allocatable.find(kResourcePods) == node.allocatable.end()) {
+    allocatable[kPodsIndex] = kDefaultPodsPerNode;
+  }
+  return allocatable;
+}
+
+namespace {
+
+void SetFlags(ClusterSnapshot::Node& node) {
+  auto health = node.info.labels.find(std::string(kNodeHealthLabel));
+  if (!node.info.ready) {
+    node.condition = NodeCondition::kNotReady;
+  } else if (node.info.unschedulable) {
+    node.condition = NodeCondition::kUnschedulable;
+  } else if (health != node.info.labels.end() && health->second != kNodeHealthSchedulable) {
+    node.condition = NodeCondition::kUnhealthy;
+  } else {
+    node.condition = NodeCondition::kSchedulable;
+  }
+  node.hard_tainted = std::any_of(node.info.taints.begin(), node.info.taints.end(),
+                                  [](const Taint& t) {
+                                    return t.effect == "NoSchedule" || t.effect == "NoExecute";
+                                  });
+}
+
+}  // namespace
+
+absl::Status ClusterSnapshot::AddNode(const NodeInfo& info) {
+  RETURN_IF_ERROR(ValidateNode(info));
+  auto it = node_index_.find(info.name);
+  if (it != node_index_.end() && !nodes_[it->second].removed) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("node.name (", Quote(info.name), ") already exists"));
+  }
+  ASSIGN_OR_RETURN(ResourceVector allocatable, NodeAllocatable(info));
+  int index;
+  if (it != node_index_.end()) {
+    index = it->second;  // a removed node coming back keeps the usage still charged to it
+  } else {
+    index = static_cast<int>(nodes_.size());
+    nodes_.emplace_back();
+    node_index_.emplace(info.name, index);
+  }
+  Node& node = nodes_[index];
+  node.info = info;
+  node.allocatable = allocatable;
+  node.removed = false;
+  SetFlags(node);
+  Attach(index);
+  return absl::OkStatus();
+}
+
+absl::Status ClusterSnapshot::UpdateNode(const NodeInfo& info) {
+  RETURN_IF_ERROR(ValidateNode(info));
+  int index = FindNode(info.name);
+  if (index < 0) {
+    return absl::NotFoundError(absl::StrCat("node.name (", Quote(info.name), ") is not known"));
+  }
+  ASSIGN_OR_RETURN(ResourceVector allocatable, NodeAllocatable(info));
+  bool moved = false;
+  for (const std::string& level : topology_.levels()) {
+    auto before = nodes_[index].info.labels.find(level);
+    auto after = info.labels.find(level);
+    bool had = before != nodes_[index].info.labels.end();
+    bool has = after != info.labels.end();
+    if (had != has || (had && before->second != after->second)) moved = true;
+  }
+  if (moved) {
+    Detach(index);
+  } else {
+    Contribute(index, -1);
+  }
+  Node& node = nodes_[index];
+  node.info = info;
+  node.allocatable = allocatable;
+  SetFlags(node);
+  if (moved) {
+    Attach(index);
+  } else {
+    Contribute(index, +1);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ClusterSnapshot::RemoveNode(std::string_view name) {
+  int index = FindNode(name);
+  if (index < 0) return absl::NotFoundError(absl::StrCat("node ", Quote(name), " is not known"));
+  Detach(index);
+  nodes_[index].removed = true;
+  return absl::OkStatus();
+}
+
+int ClusterSnapshot::ChildDomain(int parent, const std::string& value) {
+  std::string key = absl::StrCat(parent, "/", value);
+  auto it = domain_index_.find(key);
+  if (it != domain_index_.end()) return it->second;
+  int index = static_cast<int>(domains_.size());
+  Domain domain;
+  domain.parent = parent;
+  domain.level = domains_[parent].level + 1;
+  domain.value = value;
+  domains_.push_back(std::move(domain));
+  by_level_[domains_[index].level].push_back(index);
+  std::vector<int>& siblings = domains_[parent].children;
+  auto at = std::lower_bound(siblings.begin(), siblings.end(), value,
+                             [&](int d, const std::string& v) { return domains_[d].value < v; });
+  siblings.insert(at, index);
+  domain_index_.emplace(std::move(key), index);
+  return index;
+}
+
+void ClusterSnapshot::Attach(int index) {
+  int domain = 0;
+  int depth = 0;
+  for (const std::string& level : topology_.levels()) {
+    auto label = nodes_[index].info.labels.find(level);
+    if (label == nodes_[index].info.labels.end()) break;  // deeper labels are meaningless
+    domain = ChildDomain(domain, label->second);
+    ++depth;
+  }
+  Node& node = nodes_[index];
+  node.domain = domain;
+  node.depth = depth;
+  std::vector<int>& members = domains_[domain].nodes;
+  auto at = std::lower_bound(members.begin(), members.end(), node.info.name,
+                             [&](int n, const std::string& name) {
+                               return nodes_[n].info.name < name;
+                             });
+  members.insert(at, index);
+  Contribute(index, +1);
+}
+
+void ClusterSnapshot::Detach(int index) {
+  Contribute(index, -1);
+  const Node& node = nodes_[index];
+  std::vector<int>& members = domains_[node.domain].nodes;
+  auto at = std::lower_bound(members.begin(), members.end(), node.info.name,
+                             [&](int n, const std::string& name) {
+                               return nodes_[n].info.name < name;
+                             });
+  if (at != members.end() && *at == index) members.erase(at);
+}
+
+void ClusterSnapshot::Contribute(int index, int sign) {
+  const Node& node = nodes_[index];
+  if (node.removed || node.condition != NodeCondition::kSchedulable) return;
+  const int n = resources_.size();
+  ResourceVector free;
+  for (int r = 0; r < n; ++r) {
+    free[r] = sign * std::max<int64_t>(0, node.allocatable[r] - node.used[r]);
+  }
+  const int64_t gpus = sign * free[kGpuIndex];  // back to a magnitude
+  const int bucket = static_cast<int>(std::min<int64_t>(gpus, kGpuBuckets - 1));
+  for (int d = node.domain; d >= 0; d = domains_[d].parent) {
+    Domain& domain = domains_[d];
+    domain.free.Add(free, n);
+    domain.gpu_histogram[bucket] += sign;
+    if (bucket == kGpuBuckets - 1) domain.gpu_overflow += sign * gpus;
+    domain.schedulable_nodes += sign;
+  }
+}
+
+void ClusterSnapshot::ChangeUsage(int index, const ResourceVector& delta, int sign) {
+  Contribute(index, -1);
+  if (sign > 0) {
+    nodes_[index].used.Add(delta, resources_.size());
+  } else {
+    nodes_[index].used.Subtract(delta, resources_.size());
+  }
+  Contribute(index, +1);
+}
+
+absl::Status ClusterSnapshot::AddPod(const PodInfo& info) {
+  if (info.key.empty()) return absl::InvalidArgumentError("pod.key is empty");
+  if (pods_.count(info.key) > 0) {
+    return absl::AlreadyExistsError(absl::StrCat("pod ", Quote(info.key), " is already bound"));
+  }
+  int index = FindNode(info.node);
+  if (index < 0) {
+    return absl::NotFoundError(
+        absl::StrCat("pod[", info.key, "].node (", Quote(info.node), ") is not a known node"));
+  }
+  Pod pod;
+  pod.node = index;
+  ASSIGN_OR_RETURN(pod.requests,
+                   resources_.ToVector(info.requests, absl::StrCat("pod[", info.key, "].requests")));
+  pod.requests[kPodsIndex] = std::max<int64_t>(1, pod.requests[kPodsIndex]);
+  pod.job = info.job;
+  pod.rank = info.rank;
+  ResourceVector delta = pod.requests;
+  auto reservation = info.job.empty() ? reservations_.end() : reservations_.find(info.job);
+  if (reservation != reservations_.end()) {
+    std::vector<ReservedRank>& ranks = reservation->second.ranks;
+    auto free_here = [&](int32_t r) { return ranks[r].node == index && ranks[r].pod.empty(); };
+    if (info.rank >= 0 && info.rank < static_cast<int32_t>(ranks.size()) && free_here(info.rank)) {
+      pod.slot = info.rank;
+    } else {
+      for (int32_t r = 0; r < static_cast<int32_t>(ranks.size()) && pod.slot < 0; ++r) {
+        if (free_here(r)) pod.slot = r;
+      }
+    }
+    if (pod.slot >= 0) {
+      ranks[pod.slot].pod = info.key;
+      delta.Subtract(reservation->second.per_pod, resources_.size());
+    }
+  }
+  ChangeUsage(index, delta, +1);
+  pods_.emplace(info.key, std::move(pod));
+  return absl::OkStatus();
+}
+
+absl::Status ClusterSnapshot::RemovePod(std::string_view key) {
+  auto it = pods_.find(std::string(key));
+  if (it == pods_.end()) return absl::NotFoundError(absl::StrCat("pod ", Quote(key), " is not bound"));
+  const Pod& pod = it->second;
+  ResourceVector delta = pod.requests;
+  if (pod.slot >= 0) {
+    auto reservation = reservations_.find(pod.job);
+    if (reservation != reservations_.end()) {
+      ReservedRank& rank = reservation->second.ranks[pod.slot];
+      rank.pod.clear();  // the reservation keeps the slot for a replacement pod
+      delta.Subtract(reservation->second.per_pod, resources_.size());
+    }
+  }
+  ChangeUsage(pod.node, delta, -1);
+  pods_.erase(it);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<PlacementResult> ClusterSnapshot::Place(const GangRequest& request) const {
+  ASSIGN_OR_RETURN(GangShape shape, ValidateGang(request, *this));
+  std::vector<int> rank_nodes;
+  return Search(*this, request, shape, rank_nodes);
+}
+
+void ClusterSnapshot::Hold(const GangRequest& request, const ResourceVector& per_pod,
+                           const std::vector<int>& rank_nodes, const DomainId& domain) {
+  Reservation reservation;
+  reservation.request = request;
+  reservation.request.count = static_cast<int32_t>(rank_nodes.size());
+  reservation.per_pod = per_pod;
+  reservation.domain = domain;
+  for (int node : rank_nodes) {
+    reservation.ranks.push_back({node, ""});
+    ChangeUsage(node, per_pod, +1);
+  }
+  reservations_[request.job] = std::move(reservation);
+}
+
+absl::StatusOr<PlacementResult> ClusterSnapshot::Reserve(const GangRequest& request) {
+  ASSIGN_OR_RETURN(GangShape shape, ValidateGang(request, *this));
+  if (reservations_.count(request.job) > 0) {
+    return absl::AlreadyExistsError(
+        absl::StrCat("request.job (", Quote(request.job), ") already holds a reservation"));
+  }
+  std::vector<int> rank_nodes;
+  PlacementResult result = Search(*this, request, shape, rank_nodes);
+  if (result.placed) Hold(request, shape.per_pod, rank_nodes, result.placement.domain);
+  return result;
+}
+
+absl::StatusOr<PlacementResult> ClusterSnapshot::Restore(const GangRequest& request,
+                                                         const Placement& placement) {
+  ASSIGN_OR_RETURN(GangShape shape, ValidateGang(request, *this));
+  if (reservations_.count(request.job) > 0) {
+    return absl::AlreadyExistsError(
+        absl::StrCat("request.job (", Quote(request.job), ") already holds a reservation"));
+  }
+  const int32_t count = static_cast<int32_t>(placement.nodes.size());
+  if (count < shape.min_count || count > shape.max_count) {
+    return absl::InvalidArgumentError(absl::StrCat("placement.nodes has ", count,
+                                                   " ranks; the request allows ", shape.min_count,
+                                                   "..", shape.max_count));
+  }
+  std::vector<int> rank_nodes;
+  std::unordered_map<int, int64_t> pods_per_node;
+  for (size_t rank = 0; rank < placement.nodes.size(); ++rank) {
+    int node = FindNode(placement.nodes[rank]);
+    if (node < 0) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "placement.nodes[", rank, "] (", Quote(placement.nodes[rank]), ") is not a known node"));
+    }
+    rank_nodes.push_back(node);
+    ++pods_per_node[node];
+  }
+  for (const auto& [node, pods] : pods_per_node) {
+    for (int r : shape.resources) {
+      if (nodes_[node].used[r] + pods * shape.per_pod[r] > nodes_[node].allocatable[r]) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("node ", Quote(nodes_[node].info.name), " has no room for ", pods,
+                         " pods of ", request.job, " (", resources_.Name(r), ")"));
+      }
+    }
+  }
+  DomainId domain = LowestCommonDomain(rank_nodes);
+  Hold(request, shape.per_pod, rank_nodes, domain);
+  PlacementResult result;
+  result.placed = true;
+  result.placement = {request.job, domain, placement.nodes};
+  return result;
+}
+
+void ClusterSnapshot::ReleaseRanks(Reservation& reservation, size_t from) {
+  for (size_t r = from; r < reservation.ranks.size(); ++r) {
+    ReservedRank& rank = reservation.ranks[r];
+    if (rank.pod.empty()) {
+      ChangeUsage(rank.node, reservation.per_pod, -1);
+    } else {
+      pods_[rank.pod].slot = -1;  // the bound pod stays and now counts on its own
+    }
+  }
+  reservation.ranks.resize(from);
+}
+
+absl::Status ClusterSnapshot::Release(std::string_view job) {
+  auto it = reservations_.find(std::string(job));
+  if (it == reservations_.end()) {
+    return absl::NotFoundError(absl::StrCat("job ", Quote(job), " holds no reservation"));
+  }
+  ReleaseRanks(it->second, 0);
+  reservations_.erase(it);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<PlacementResult> ClusterSnapshot::Resize(std::string_view job, int32_t new_count) {
+  auto it = reservations_.find(std::string(job));
+  if (it == reservations_.end()) {
+    return absl::NotFoundError(absl::StrCat("job ", Quote(job), " holds no reservation"));
+  }
+  Reservation& reservation = it->second;
+  const GangRequest& request = reservation.request;
+  if (new_count < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("new_count (", new_count, ") must be at least 1"));
+  }
+  if (request.group_size > 0 && new_count % request.group_size != 0) {
+    return absl::InvalidArgumentError(absl::StrCat("request.group_size (", request.group_size,
+                                                   ") does not divide new_count (", new_count,
+                                                   ")"));
+  }
+  if (request.elastic.has_value() &&
+      (new_count < request.elastic->min || new_count > request.elastic->max)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("new_count (", new_count, ") is outside request.elastic [",
+                     request.elastic->min, ", ", request.elastic->max, "]"));
+  }
+  const size_t current = reservation.ranks.size();
+  std::vector<int> rank_nodes;
+  for (const ReservedRank& rank : reservation.ranks) rank_nodes.push_back(rank.node);
+  PlacementResult result;
+  if (static_cast<size_t>(new_count) > current) {
+    GangRequest grow = request;
+    grow.elastic.reset();
+    grow.count = new_count - static_cast<int32_t>(current);
+    ASSIGN_OR_RETURN(GangShape shape, ValidateGang(grow, *this));
+    GangSearch search(*this, shape);
+    search.Run(grow.count);
+    std::vector<int> anchors = rank_nodes;
+    std::sort(anchors.begin(), anchors.end());
+    anchors.erase(std::unique(anchors.begin(), anchors.end()), anchors.end());
+    std::optional<GangSearch::Choice> choice = search.TightestNear(anchors, grow.count);
+    if (!choice.has_value()) {
+      search.Run(0);
+      result.explanation = search.Explain(grow.count);
+      result.explanation.summary =
+          absl::StrCat("cannot grow ", request.job, " from ", current, " to ", new_count,
+                       " pods next to its ranks: ", result.explanation.summary);
+      return result;
+    }
+    for (int node : search.Allocate(*choice, grow.count)) {
+      reservation.ranks.push_back({node, ""});
+      ChangeUsage(node, reservation.per_pod, +1);
+      rank_nodes.push_back(node);
+    }
+  } else {
+    ReleaseRanks(reservation, static_cast<size_t>(new_count));
+    rank_nodes.resize(static_cast<size_t>(new_count));
+  }
+  reservation.request.count = new_count;
+  reservation.domain = LowestCommonDomain(rank_nodes);
+  result.placed = true;
+  result.placement = {std::string(job), reservation.domain, NodeNames(*this, rank_nodes)};
+  return result;
+}
+
+absl::StatusOr<PreemptionPlan> ClusterSnapshot::PlanPreemption(
+    const GangRequest& request, const std::vector<RunningGang>& candidates) const {
+  return PlanGangPreemption(*this, request, candidates);
+}
+
+ResourceVector ClusterSnapshot::RankUsage(const Reservation& reservation, size_t rank) const {
+  const ReservedRank& slot = reservation.ranks[rank];
+  if (slot.pod.empty()) return reservation.per_pod;
+  auto pod = pods_.find(slot.pod);
+  return pod == pods_.end() ? reservation.per_pod : pod->second.requests;
+}
+
+int ClusterSnapshot::FindNode(std::string_view name) const {
+  auto it = node_index_.find(std::string(name));
+  if (it == node_index_.end() || nodes_[it->second].removed) return -1;
+  return it->second;
+}
+
+const ClusterSnapshot::Reservation* ClusterSnapshot::FindReservation(std::string_view job) const {
+  auto it = reservations_.find(std::string(job));
+  return it == reservations_.end() ? nullptr : &it->second;
+}
+
+std::vector<std::string> ClusterSnapshot::ReservedJobs() const {
+  std::vector<std::string> jobs;
+  for (const auto& [job, reservation] : reservations_) jobs.push_back(job);
+  std::sort(jobs.begin(), jobs.end());
+  return jobs;
+}
+
+std::optional<ResourceList> ClusterSnapshot::NodeFree(std::string_view name) const {
+  int index = FindNode(name);
+  if (index < 0) return std::nullopt;
+  ResourceVector free;
+  for (int r = 0; r < resources_.size(); ++r) {
+    free[r] = std::max<int64_t>(0, nodes_[index].allocatable[r] - nodes_[index].used[r]);
+  }
+  return resources_.ToList(free);
+}
+
+DomainId ClusterSnapshot::DomainIdOf(int domain) const {
+  DomainId id;
+  id.level = topology_.LevelLabel(domains_[domain].level);
+  for (int d = domain; d > 0; d = domains_[d].parent) id.path.push_back(domains_[d].value);
+  std::reverse(id.path.begin(), id.path.end());
+  return id;
+}
+
+DomainId ClusterSnapshot::NodeDomainId(int node) const {
+  DomainId id = DomainIdOf(nodes_[node].domain);
+  id.level = std::string(kHostnameLabel);
+  id.path.push_back(nodes_[node].info.name);
+  return id;
+}
+
+int ClusterSnapshot::AncestorAt(int domain, int level) const {
+  while (domains_[domain].level > level) domain = domains_[domain].parent;
+  return domain;
+}
+
+DomainId ClusterSnapshot::LowestCommonDomain(const std::vector<int>& nodes) const {
+  if (nodes.empty()) return DomainIdOf(0);
+  if (std::all_of(nodes.begin(), nodes.end(), [&](int n) { return n == nodes[0]; })) {
+    return NodeDomainId(nodes[0]);
+  }
+  int common = nodes_[nodes[0]].domain;
+  for (int node : nodes) {
+    int other = nodes_[node].domain;
+    while (common != other) {
+      int lc = domains_[common].level;
+      int lo = domains_[other].level;
+      if (lc >= lo) common = domains_[common].parent;
+      if (lo >= lc) other = domains_[other].parent;
+    }
+  }
+  return DomainIdOf(common);
+}
+
+absl::Status ClusterSnapshot::CheckConsistency() const {
+  const int n = resources_.size();
+  std::vector<ResourceVector> used(nodes_.size());
+  for (const auto& [key, pod] : pods_) {
+    used[pod.node].Add(pod.requests, n);
+    if (pod.slot < 0) continue;
+    const Reservation* reservation = FindReservation(pod.job);
+    if (reservation == nullptr || pod.slot >= static_cast<int32_t>(reservation->ranks.size()) ||
+        reservation->ranks[pod.slot].pod != key) {
+      return absl::InternalError(absl::StrCat("pod ", key, " claims a slot it does not hold"));
+    }
+  }
+  for (const auto& [job, reservation] : reservations_) {
+    for (size_t r = 0; r < reservation.ranks.size(); ++r) {
+      const ReservedRank& rank = reservation.ranks[r];
+      if (rank.pod.empty()) {
+        used[rank.node].Add(reservation.per_pod, n);
+        continue;
+      }
+      auto pod = pods_.find(rank.pod);
+      if (pod == pods_.end() || pod->second.slot != static_cast<int32_t>(r) ||
+          pod->second.node != rank.node) {
+        return absl::InternalError(absl::StrCat(job, " rank ", r, " names pod ", rank.pod,
+                                                " which does not hold it"));
+      }
+    }
+  }
+  std::vector<Domain> fresh(domains_.size());
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    const Node& node = nodes_[i];
+    if (!(used[i] == node.used)) {
+      return absl::InternalError(absl::StrCat("node ", node.info.name, " usage drifted"));
+    }
+    if (node.removed) continue;
+    const std::vector<int>& members = domains_[node.domain].nodes;
+    if (std::count(members.begin(), members.end(), static_cast<int>(i)) != 1) {
+      return absl::InternalError(absl::StrCat("node ", node.info.name, " is not in its domain"));
+    }
+    if (node.condition != NodeCondition::kSchedulable) continue;
+    int64_t gpus = std::max<int64_t>(0, node.allocatable[kGpuIndex] - node.used[kGpuIndex]);
+    int bucket = static_cast<int>(std::min<int64_t>(gpus, kGpuBuckets - 1));
+    for (int d = node.domain; d >= 0; d = domains_[d].parent) {
+      for (int r = 0; r < n; ++r) {
+        fresh[d].free[r] += std::max<int64_t>(0, node.allocatable[r] - node.used[r]);
+      }
+      ++fresh[d].gpu_histogram[bucket];
+      if (bucket == kGpuBuckets - 1) fresh[d].gpu_overflow += gpus;
+      ++fresh[d].schedulable_nodes;
+    }
+  }
+  for (size_t d = 0; d < domains_.size(); ++d) {
+    const Domain& a = domains_[d];
+    const Domain& b = fresh[d];
+    if (!(a.free == b.free) || a.gpu_histogram != b.gpu_histogram ||
+        a.gpu_overflow != b.gpu_overflow || a.schedulable_nodes != b.schedulable_nodes) {
+      return absl::InternalError(absl::StrCat("aggregates of ", DomainIdOf(static_cast<int>(d))
+                                                                    .ToString(),
+                                              " drifted from a recomputation"));
+    }
+    if (!std::is_sorted(a.children.begin(), a.children.end(), [&](int x, int y) {
+          return domains_[x].value < domains_[y].value;
+        })) {
+      return absl::InternalError("domain children are out of order");
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace phalanx::placement

@@ -1,0 +1,517 @@
+#include "scheduler/gang_search.h"
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/status.h"
+
+namespace phalanx::placement {
+namespace {
+
+constexpr int64_t kUnbounded = std::numeric_limits<int64_t>::max();
+
+bool IsHardTaint(const Taint& taint) {
+  return taint.effect == "NoSchedule" || taint.effect == "NoExecute";
+}
+
+absl::Status LevelError(std::string_view field, const std::string& value,
+                        const Topology& topology) {
+  return absl::InvalidArgumentError(absl::StrCat(
+      absl::string_view(field.data(), field.size()), " (\"", value,
+      "\") is not a level of the topology; levels: ",
+      absl::StrJoin(topology.levels(), ", "), ", ", std::string(kHostnameLabel)));
+}
+
+// Resolves an optional level field to its index (0 when empty).
+absl::StatusOr<int> ResolveLevel(std::string_view field, const std::string& value,
+                                 const Topology& topology) {
+  std::optional<int> index = topology.LevelIndex(value);
+  if (!index.has_value()) return LevelError(field, value, topology);
+  return *index;
+}
+
+// Chooses how many pods each entry takes so that the amounts sum to `need`:
+//  - if one entry holds everything, the best fit (smallest capacity that holds it);
+//  - otherwise the fewest entries possible, and among those the fullest ones (smallest
+//    capacities), each taken whole except the last, so that large free entries stay whole.
+// Returns (entry position, amount) pairs. Requires sum(capacities) >= need.
+std::vector<std::pair<size_t, int64_t>> SelectAmounts(const std::vector<int64_t>& capacities,
+                                                      int64_t need) {
+  std::vector<size_t> pool(capacities.size());
+  std::iota(pool.begin(), pool.end(), 0);
+  std::stable_sort(pool.begin(), pool.end(),
+                   [&](size_t a, size_t b) { return capacities[a] < capacities[b]; });
+  std::vector<std::pair<size_t, int64_t>> picks;
+  while (need > 0 && !pool.empty()) {
+    // The smallest entry that holds the rest on its own ends the selection.
+    auto holds = std::find_if(pool.begin(), pool.end(),
+                              [&](size_t i) { return capacities[i] >= need; });
+    if (holds != pool.end()) {
+      picks.emplace_back(*holds, need);
+      break;
+    }
+    // m = the fewest entries (largest first) that cover the rest; suffix[j] = sum of pool[j..].
+    const size_t n = pool.size();
+    std::vector<int64_t> suffix(n + 1, 0);
+    for (size_t j = n; j-- > 0;) suffix[j] = suffix[j + 1] + capacities[pool[j]];
+    size_t m = 1;
+    while (m < n && suffix[n - m] < need) ++m;
+    // Take whole the smallest entry that still lets the m-1 largest others cover the rest.
+    auto largest_others = [&](size_t skip, size_t count) {
+      if (skip < n - count) return suffix[n - count];
+      return suffix[n - count - 1] - capacities[pool[skip]];
+    };
+    size_t chosen = n - 1;
+    for (size_t j = 0; j < n; ++j) {
+      if (capacities[pool[j]] + largest_others(j, m - 1) >= need) {
+        chosen = j;
+        break;
+      }
+    }
+    picks.emplace_back(pool[chosen], capacities[pool[chosen]]);
+    need -= capacities[pool[chosen]];
+    pool.erase(pool.begin() + static_cast<long>(chosen));
+  }
+  return picks;
+}
+
+}  // namespace
+
+absl::StatusOr<GangShape> ValidateGang(const GangRequest& request,
+                                       const ClusterSnapshot& snapshot) {
+  const Topology& topology = snapshot.topology();
+  GangShape shape;
+  if (request.job.empty()) return absl::InvalidArgumentError("request.job is empty");
+  if (request.elastic.has_value()) {
+    const ElasticRange& e = *request.elastic;
+    if (e.min < 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("request.elastic.min (", e.min, ") must be at least 1"));
+    }
+    if (e.min > e.max) {
+      return absl::InvalidArgumentError(absl::StrCat("request.elastic.min (", e.min,
+                                                     ") > request.elastic.max (", e.max, ")"));
+    }
+    if (e.step < 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("request.elastic.step (", e.step, ") must be at least 1"));
+    }
+    shape.min_count = e.min;
+    shape.max_count = e.max;
+    shape.step = e.step;
+  } else {
+    if (request.count < 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("request.count (", request.count, ") must be at least 1"));
+    }
+    shape.min_count = shape.max_count = request.count;
+  }
+
+  ASSIGN_OR_RETURN(shape.required_level,
+                   ResolveLevel("request.required_level", request.required_level, topology));
+  ASSIGN_OR_RETURN(shape.preferred_level,
+                   ResolveLevel("request.preferred_level", request.preferred_level, topology));
+  if (shape.preferred_level != 0 && shape.preferred_level < shape.required_level) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "request.preferred_level (", request.preferred_level,
+        ") is coarser than request.required_level (", request.required_level, ")"));
+  }
+
+  if (request.group_size < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("request.group_size (", request.group_size, ") must not be negative"));
+  }
+  if (request.group_size == 0 && !request.group_level.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("request.group_level (", request.group_level,
+                                                   ") is set but request.group_size is 0"));
+  }
+  if (request.group_size > 0) {
+    if (request.group_level.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "request.group_size (", request.group_size, ") needs request.group_level"));
+    }
+    ASSIGN_OR_RETURN(shape.group_level,
+                     ResolveLevel("request.group_level", request.group_level, topology));
+    if (shape.group_level == 0) {
+      return absl::InvalidArgumentError("request.group_level must name a topology level");
+    }
+    shape.group_size = request.group_size;
+    auto check_divides = [&](std::string_view field, int32_t value) -> absl::Status {
+      if (value % shape.group_size == 0) return absl::OkStatus();
+      return absl::InvalidArgumentError(
+          absl::StrCat("request.group_size (", shape.group_size, ") does not divide ",
+                       absl::string_view(field.data(), field.size()), " (", value, ")"));
+    };
+    if (request.elastic.has_value()) {
+      RETURN_IF_ERROR(check_divides("request.elastic.min", shape.min_count));
+      RETURN_IF_ERROR(check_divides("request.elastic.step", shape.step));
+    } else {
+      RETURN_IF_ERROR(check_divides("request.count", shape.min_count));
+    }
+  }
+
+  bool pods_given = false;
+  for (const auto& [name, amount] : request.per_pod) {
+    if (amount < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("request.per_pod[", name, "] must not be negative, got ", amount));
+    }
+    if (name.empty()) return absl::InvalidArgumentError("request.per_pod has an empty name");
+    if (amount > 0) shape.per_pod_list[name] = amount;
+    int index = snapshot.resources().Find(name);
+    if (index < 0) {
+      if (amount > 0 && shape.missing_resource.empty()) shape.missing_resource = name;
+      continue;
+    }
+    shape.per_pod[index] = amount;
+    if (index == kPodsIndex) pods_given = true;
+  }
+  // Every pod takes one `pods` unit, as kube-scheduler counts it.
+  if (!pods_given || shape.per_pod[kPodsIndex] < 1) shape.per_pod[kPodsIndex] = 1;
+  if (shape.per_pod[kGpuIndex] > 0) shape.resources.push_back(kGpuIndex);
+  for (int i = 0; i < snapshot.resources().size(); ++i) {
+    if (i != kGpuIndex && shape.per_pod[i] > 0) shape.resources.push_back(i);
+  }
+
+  int depth = topology.depth();
+  shape.min_node_depth = shape.required_level <= depth ? shape.required_level : 0;
+  if (shape.group_size > 0 && shape.group_level <= depth) {
+    shape.min_node_depth = std::max(shape.min_node_depth, shape.group_level);
+  }
+  shape.node_selector.assign(request.node_selector.begin(), request.node_selector.end());
+  shape.tolerations = request.tolerations;
+  return shape;
+}
+
+int32_t LargestCount(const GangShape& shape, int64_t limit) {
+  if (limit < shape.min_count) return 0;
+  int64_t top = std::min<int64_t>(shape.max_count, limit);
+  return static_cast<int32_t>(shape.min_count + (top - shape.min_count) / shape.step * shape.step);
+}
+
+bool Tolerates(const std::vector<Toleration>& tolerations, const Taint& taint) {
+  for (const Toleration& t : tolerations) {
+    if (!t.effect.empty() && t.effect != taint.effect) continue;
+    if (t.op == "Exists") {
+      if (t.key.empty() || t.key == taint.key) return true;
+    } else if (t.key == taint.key && t.value == taint.value) {
+      return true;
+    }
+  }
+  return false;
+}
+
+GangSearch::GangSearch(const ClusterSnapshot& snapshot, const GangShape& shape, int root,
+                       const FreeOverlay* overlay)
+    : snapshot_(snapshot),
+      shape_(shape),
+      root_(root),
+      overlay_(overlay),
+      slots_(snapshot.nodes().size(), 0),
+      capacity_(snapshot.domains().size(), 0),
+      visited_(snapshot.topology().depth() + 1) {}
+
+void GangSearch::Run(int64_t prune_below) {
+  for (auto& level : visited_) level.clear();
+  visited_nodes_.clear();
+  Visit(root_, prune_below);
+}
+
+int GangSearch::CeilingLevel() const {
+  return std::max(shape_.required_level, snapshot_.domains()[root_].level);
+}
+
+int64_t GangSearch::UpperBound(int domain) const {
+  const ClusterSnapshot::Domain& d = snapshot_.domains()[domain];
+  if (d.schedulable_nodes == 0 || !shape_.missing_resource.empty()) return 0;
+  int64_t bound = kUnbounded;
+  for (int r : shape_.resources) {
+    int64_t per = shape_.per_pod[r];
+    if (r == kGpuIndex) {
+      // Pods cannot straddle nodes, so the histogram bounds far tighter than the GPU sum.
+      int64_t pods = d.gpu_overflow / per;
+      for (int k = static_cast<int>(per); k < kGpuBuckets - 1; ++k) {
+        pods += d.gpu_histogram[k] * (k / per);
+      }
+      bound = std::min(bound, pods);
+    } else {
+      bound = std::min(bound, d.free[r] / per);
+    }
+  }
+  return bound;
+}
+
+int64_t GangSearch::Visit(int domain, int64_t prune_below) {
+  const ClusterSnapshot::Domain& d = snapshot_.domains()[domain];
+  if (overlay_ == nullptr) {
+    int64_t bound = UpperBound(domain);
+    if (bound == 0) return 0;
+    // A domain at or above the required level that cannot hold the gang holds no candidate.
+    if (d.level <= shape_.required_level && bound < prune_below) return 0;
+  }
+  visited_[d.level].push_back(domain);
+  int64_t sum = 0;
+  for (int child : d.children) sum += Visit(child, prune_below);
+  for (int node : d.nodes) {
+    slots_[node] = ComputeSlots(node);
+    if (slots_[node] > 0) {
+      visited_nodes_.push_back(node);
+      sum += NodeCapacity(node);
+    }
+  }
+  if (shape_.group_size > 0 && shape_.group_level == d.level) sum -= sum % shape_.group_size;
+  capacity_[domain] = sum;
+  return sum;
+}
+
+int64_t GangSearch::NodeCapacity(int node) const {
+  int64_t slots = slots_[node];
+  if (shape_.group_size > 0 && shape_.group_level == snapshot_.topology().node_level()) {
+    slots -= slots % shape_.group_size;
+  }
+  return slots;
+}
+
+int64_t GangSearch::ComputeSlots(int index) const {
+  const ClusterSnapshot::Node& node = snapshot_.nodes()[index];
+  if (node.removed || node.condition != NodeCondition::kSchedulable) return 0;
+  if (node.depth < shape_.min_node_depth || !shape_.missing_resource.empty()) return 0;
+  if (node.hard_tainted) {
+    for (const Taint& taint : node.info.taints) {
+      if (IsHardTaint(taint) && !Tolerates(shape_.tolerations, taint)) return 0;
+    }
+  }
+  for (const auto& [key, value] : shape_.node_selector) {
+    auto it = node.info.labels.find(key);
+    if (it == node.info.labels.end() || it->second != value) return 0;
+  }
+  const ResourceVector* extra = nullptr;
+  if (overlay_ != nullptr) {
+    auto it = overlay_->find(index);
+    if (it != overlay_->end()) extra = &it->second;
+  }
+  int64_t slots = kUnbounded;
+  for (int r : shape_.resources) {
+    int64_t free = node.allocatable[r] - node.used[r] + (extra ? (*extra)[r] : 0);
+    int64_t per = shape_.per_pod[r];
+    if (free < per) return 0;
+    slots = std::min(slots, free / per);
+  }
+  return slots;
+}
+
+std::string GangSearch::RejectReason(int index) const {
+  const ClusterSnapshot::Node& node = snapshot_.nodes()[index];
+  switch (node.condition) {
+    case NodeCondition::kNotReady: return "NotReady";
+    case NodeCondition::kUnschedulable: return "Unschedulable";
+    case NodeCondition::kUnhealthy: return "Unhealthy";
+    case NodeCondition::kSchedulable: break;
+  }
+  for (const Taint& taint : node.info.taints) {
+    if (IsHardTaint(taint) && !Tolerates(shape_.tolerations, taint)) return "Tainted";
+  }
+  for (const auto& [key, value] : shape_.node_selector) {
+    auto it = node.info.labels.find(key);
+    if (it == node.info.labels.end() || it->second != value) return "NodeSelectorMismatch";
+  }
+  if (node.depth < shape_.min_node_depth) return "MissingTopologyLabel";
+  if (!shape_.missing_resource.empty()) return "Insufficient " + shape_.missing_resource;
+  if (ComputeSlots(index) > 0) return "";
+  const ResourceVector* extra = nullptr;
+  if (overlay_ != nullptr) {
+    auto it = overlay_->find(index);
+    if (it != overlay_->end()) extra = &it->second;
+  }
+  for (int r : shape_.resources) {
+    if (node.allocatable[r] - node.used[r] + (extra ? (*extra)[r] : 0) < shape_.per_pod[r]) {
+      return "Insufficient " + snapshot_.resources().Name(r);
+    }
+  }
+  return "";
+}
+
+int64_t GangSearch::MaxCount() const {
+  int ceiling = CeilingLevel();
+  int64_t best = 0;
+  if (ceiling == snapshot_.topology().node_level()) {
+    for (int node : visited_nodes_) best = std::max(best, NodeCapacity(node));
+  } else {
+    for (int domain : visited_[ceiling]) best = std::max(best, capacity_[domain]);
+  }
+  return best;
+}
+
+int64_t GangSearch::FreeGpus(const Choice& choice) const {
+  if (!choice.is_node) return snapshot_.domains()[choice.index].free[kGpuIndex];
+  const ClusterSnapshot::Node& node = snapshot_.nodes()[choice.index];
+  return node.allocatable[kGpuIndex] - node.used[kGpuIndex];
+}
+
+std::optional<GangSearch::Choice> GangSearch::BestFit(const std::vector<Choice>& candidates,
+                                                      int64_t count) const {
+  std::optional<Choice> best;
+  int64_t best_capacity = 0;
+  int64_t best_gpus = 0;
+  for (const Choice& c : candidates) {
+    int64_t capacity = c.is_node ? NodeCapacity(c.index) : capacity_[c.index];
+    if (capacity < count) continue;
+    int64_t gpus = FreeGpus(c);
+    if (!best || capacity < best_capacity || (capacity == best_capacity && gpus < best_gpus)) {
+      best = c;
+      best_capacity = capacity;
+      best_gpus = gpus;
+    }
+  }
+  return best;
+}
+
+std::optional<GangSearch::Choice> GangSearch::Tightest(int64_t count) const {
+  const int node_level = snapshot_.topology().node_level();
+  std::vector<Choice> candidates;
+  for (int level = node_level; level >= CeilingLevel(); --level) {
+    candidates.clear();
+    if (level == node_level) {
+      for (int node : visited_nodes_) candidates.push_back({level, node, true});
+    } else {
+      for (int domain : visited_[level]) candidates.push_back({level, domain, false});
+    }
+    if (std::optional<Choice> best = BestFit(candidates, count)) return best;
+  }
+  return std::nullopt;
+}
+
+std::optional<GangSearch::Choice> GangSearch::TightestNear(const std::vector<int>& anchors,
+                                                           int64_t count) const {
+  const int node_level = snapshot_.topology().node_level();
+  std::vector<Choice> candidates;
+  for (int level = node_level; level >= CeilingLevel(); --level) {
+    candidates.clear();
+    for (int anchor : anchors) {
+      const ClusterSnapshot::Node& node = snapshot_.nodes()[anchor];
+      Choice c{level, anchor, true};
+      if (level != node_level) {
+        if (node.depth < level) continue;
+        c = {level, snapshot_.AncestorAt(node.domain, level), false};
+      }
+      bool seen = std::any_of(candidates.begin(), candidates.end(), [&](const Choice& o) {
+        return o.index == c.index && o.is_node == c.is_node;
+      });
+      if (!seen) candidates.push_back(c);
+    }
+    if (std::optional<Choice> best = BestFit(candidates, count)) return best;
+  }
+  return std::nullopt;
+}
+
+std::vector<int> GangSearch::Allocate(const Choice& choice, int64_t count) const {
+  std::vector<int> out;
+  out.reserve(static_cast<size_t>(count));
+  if (choice.is_node) {
+    out.assign(static_cast<size_t>(count), choice.index);
+  } else {
+    Fill(choice.index, count, out);
+  }
+  return out;
+}
+
+void GangSearch::Fill(int domain, int64_t count, std::vector<int>& out) const {
+  const ClusterSnapshot::Domain& d = snapshot_.domains()[domain];
+  // Entries in topology order: child domains by label value, then the domain's own nodes.
+  std::vector<Entry> entries;
+  std::vector<int64_t> capacities;
+  for (int child : d.children) {
+    if (capacity_[child] > 0) entries.push_back({capacity_[child], child, false});
+  }
+  for (int node : d.nodes) {
+    if (NodeCapacity(node) > 0) entries.push_back({NodeCapacity(node), node, true});
+  }
+  for (const Entry& e : entries) capacities.push_back(e.capacity);
+  std::vector<std::pair<size_t, int64_t>> picks = SelectAmounts(capacities, count);
+  std::sort(picks.begin(), picks.end());
+  for (const auto& [position, amount] : picks) {
+    const Entry& e = entries[position];
+    if (e.is_node) {
+      out.insert(out.end(), static_cast<size_t>(amount), e.index);
+    } else {
+      Fill(e.index, amount, out);
+    }
+  }
+}
+
+Explanation GangSearch::Explain(int64_t wanted) const {
+  const Topology& topology = snapshot_.topology();
+  const int ceiling = CeilingLevel();
+  const int root_level = snapshot_.domains()[root_].level;
+  Explanation why;
+  why.wanted = static_cast<int32_t>(wanted);
+
+  // The closest candidate at the ceiling level.
+  int64_t best_fit = -1;
+  auto consider = [&](int64_t fit, DomainId id) {
+    if (fit > best_fit) {
+      best_fit = fit;
+      why.best_domain = std::move(id);
+    }
+  };
+  for (size_t i = 0; i < snapshot_.nodes().size(); ++i) {
+    const ClusterSnapshot::Node& node = snapshot_.nodes()[i];
+    if (node.removed || node.depth < root_level ||
+        snapshot_.AncestorAt(node.domain, root_level) != root_) {
+      continue;
+    }
+    std::string reason = RejectReason(static_cast<int>(i));
+    if (!reason.empty()) ++why.nodes_rejected[reason];
+    if (ceiling == topology.node_level()) {
+      consider(NodeCapacity(static_cast<int>(i)), snapshot_.NodeDomainId(static_cast<int>(i)));
+    }
+  }
+  if (ceiling != topology.node_level()) {
+    for (int domain : snapshot_.domains_at_level(ceiling)) {
+      if (snapshot_.AncestorAt(domain, root_level) != root_) continue;
+      consider(capacity_[domain], snapshot_.DomainIdOf(domain));
+    }
+  }
+  why.fit_in_best = static_cast<int32_t>(std::max<int64_t>(best_fit, 0));
+
+  std::string what = absl::StrCat(
+      "needs ", wanted, " pods x ",
+      shape_.per_pod_list.empty() ? "no resources" : FormatResources(shape_.per_pod_list));
+  std::string where;
+  if (ceiling == 0) {
+    where = "in the cluster";
+  } else if (ceiling == topology.node_level()) {
+    where = "on one node";
+  } else {
+    where = absl::StrCat("in one ", topology.LevelLabel(ceiling), " domain");
+  }
+  std::string groups;
+  if (shape_.group_size > 0) {
+    groups = absl::StrCat(" in groups of ", shape_.group_size, " per ",
+                          topology.LevelLabel(shape_.group_level));
+  }
+  std::string best;
+  if (!why.best_domain.has_value()) {
+    best = absl::StrCat("no node carries ", topology.LevelLabel(ceiling));
+  } else if (ceiling == 0) {
+    best = absl::StrCat("only ", why.fit_in_best, " fit");
+  } else {
+    best = absl::StrCat("the best (", why.best_domain->path.back(), ") fits ", why.fit_in_best);
+  }
+  std::vector<std::pair<std::string, int32_t>> reasons(why.nodes_rejected.begin(),
+                                                       why.nodes_rejected.end());
+  std::stable_sort(reasons.begin(), reasons.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::vector<std::string> parts;
+  for (size_t i = 0; i < reasons.size() && i < 4; ++i) {
+    parts.push_back(absl::StrCat(reasons[i].second, i == 0 ? " nodes " : " ", reasons[i].first));
+  }
+  why.summary = absl::StrCat(what, " ", where, groups, "; ", best);
+  if (!parts.empty()) absl::StrAppend(&why.summary, "; ", absl::StrJoin(parts, ", "));
+  return why;
+}
+
+}  // namespace phalanx::placement

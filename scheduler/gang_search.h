@@ -1,0 +1,127 @@
+// GangSearch: one placement search over a ClusterSnapshot for one validated gang shape. It is
+// the engine behind Place / Reserve / Resize / PlanPreemption:
+//
+//   ASSIGN_OR_RETURN(GangShape shape, ValidateGang(request, snapshot));
+//   GangSearch search(snapshot, shape);
+//   search.Run(shape.min_count);                   // exact capacities, pruned by aggregates
+//   if (auto choice = search.Tightest(shape.min_count)) {
+//     std::vector<int> rank_nodes = search.Allocate(*choice, shape.min_count);
+//   } else {
+//     Explanation why = search.Explain(shape.min_count);  // after an unpruned Run(0)
+//   }
+//
+// Capacity of a domain = how many pods of the shape it can hold with group constraints applied:
+// raw per-node slots summed below the group level, rounded down to a multiple of group_size at
+// the group level, summed above it. See docs/placement.md for the algorithm and its invariants.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "scheduler/cluster_snapshot.h"
+#include "scheduler/placement_types.h"
+
+namespace phalanx::placement {
+
+// A GangRequest checked and translated to level indices and interned resources.
+struct GangShape {
+  int32_t min_count = 0;  // fixed-size gangs: min = max = count, step = 1
+  int32_t max_count = 0;
+  int32_t step = 1;
+  ResourceVector per_pod;       // includes one `pods` unit
+  std::vector<int> resources;   // indices with per_pod > 0, GPU first (it usually binds)
+  std::string missing_resource; // a requested resource no node has advertised, "" if none
+  int required_level = 0;       // 0 = the whole cluster
+  int preferred_level = 0;      // 0 = none
+  int group_size = 0;           // 0 = no groups
+  int group_level = 0;
+  int min_node_depth = 0;       // nodes carrying fewer topology labels cannot be used
+  std::vector<std::pair<std::string, std::string>> node_selector;
+  std::vector<Toleration> tolerations;
+  ResourceList per_pod_list;    // as requested, for messages
+};
+
+// InvalidArgument naming the field for bad input; never crashes on any request.
+absl::StatusOr<GangShape> ValidateGang(const GangRequest& request, const ClusterSnapshot& snapshot);
+
+// The largest count in [shape.min_count, min(shape.max_count, limit)] of the form min + k*step,
+// or 0 if even the minimum exceeds `limit`.
+int32_t LargestCount(const GangShape& shape, int64_t limit);
+
+// True if a NoSchedule/NoExecute taint is tolerated (Kubernetes toleration matching).
+bool Tolerates(const std::vector<Toleration>& tolerations, const Taint& taint);
+
+class GangSearch {
+ public:
+  // Extra free resources per node index, as if some gangs were gone (preemption planning).
+  using FreeOverlay = std::unordered_map<int, ResourceVector>;
+
+  // A placement domain: a topology domain, or a single node (is_node) at the hostname level.
+  struct Choice {
+    int level = 0;
+    int index = 0;  // domain index, or node index when is_node
+    bool is_node = false;
+  };
+
+  // Searches the subtree of `root` (0 = the whole cluster). With an overlay, aggregates are no
+  // longer upper bounds, so pruning is off.
+  GangSearch(const ClusterSnapshot& snapshot, const GangShape& shape, int root = 0,
+             const FreeOverlay* overlay = nullptr);
+
+  // Computes per-node slots and per-domain capacities. Subtrees that cannot hold a single pod,
+  // and candidate-level domains whose aggregate bound is below `prune_below`, are skipped (their
+  // capacity reads 0). Run(0) computes everything exactly.
+  void Run(int64_t prune_below);
+
+  int64_t Capacity(int domain) const { return capacity_[domain]; }
+  int64_t NodeCapacity(int node) const;
+  // The largest capacity of one placement domain no coarser than the required level.
+  int64_t MaxCount() const;
+
+  // The tightest placement domain holding `count` pods: the finest level with a feasible
+  // candidate, best fit among those (least capacity left over, then fewest free GPUs, then
+  // topology order). nullopt if none.
+  std::optional<Choice> Tightest(int64_t count) const;
+  // Like Tightest but only among domains that contain one of `anchors` (node indices): grows a
+  // gang next to its existing ranks.
+  std::optional<Choice> TightestNear(const std::vector<int>& anchors, int64_t count) const;
+  // Rank -> node for `count` pods inside `choice`, in topology order, packed fullest-first.
+  std::vector<int> Allocate(const Choice& choice, int64_t count) const;
+
+  // Why `wanted` pods do not fit. Needs Run(0) for exact numbers.
+  Explanation Explain(int64_t wanted) const;
+
+ private:
+  struct Entry {
+    int64_t capacity;
+    int index;
+    bool is_node;
+  };
+
+  int64_t Visit(int domain, int64_t prune_below);
+  // Exact pods-of-this-shape a node can take; 0 if the node is excluded for any reason.
+  int64_t ComputeSlots(int node) const;
+  // The reason node `node` holds no pod of this shape ("" if it holds some).
+  std::string RejectReason(int node) const;
+  int64_t UpperBound(int domain) const;
+  int64_t FreeGpus(const Choice& choice) const;
+  void Fill(int domain, int64_t count, std::vector<int>& out) const;
+  std::optional<Choice> BestFit(const std::vector<Choice>& candidates, int64_t count) const;
+  int CeilingLevel() const;
+
+  const ClusterSnapshot& snapshot_;
+  const GangShape& shape_;
+  int root_;
+  const FreeOverlay* overlay_;
+  std::vector<int64_t> slots_;     // per node, raw
+  std::vector<int64_t> capacity_;  // per domain, group-aware
+  std::vector<std::vector<int>> visited_;  // per level: domains computed, in topology order
+  std::vector<int> visited_nodes_;         // nodes with slots > 0, in topology order
+};
+
+}  // namespace phalanx::placement

@@ -1,0 +1,374 @@
+#include "scheduler/preemption_planner.h"
+
+#include <algorithm>
+#include <set>
+#include <tuple>
+#include <unordered_map>
+
+#include "absl/strings/str_cat.h"
+#include "common/status.h"
+#include "scheduler/gang_search.h"
+
+namespace phalanx::placement {
+namespace {
+
+// Exhaustive subset search per domain stops after this many fit checks and falls back to a
+// greedy choice with pruning, so a domain crowded with candidates cannot stall a cycle.
+constexpr int kExhaustiveChecks = 256;
+
+struct Candidate {
+  const RunningGang* gang = nullptr;
+  int order = 0;  // admission's preference; lower = preferred victim
+  const ClusterSnapshot::Reservation* reservation = nullptr;
+  std::vector<ResourceVector> rank_usage;
+  int32_t count = 0;
+  int32_t min_count = 0;  // == count when it cannot shrink
+  int32_t step = 1;
+  bool CanShrink() const { return min_count < count; }
+};
+
+// Where the preemptor would land: a domain, or a node when the required level is the hostname.
+struct Target {
+  int level = 0;
+  int index = 0;
+  bool is_node = false;
+  int order = 0;  // topology order
+};
+
+// new_count per candidate position (count = untouched, 0 = evicted).
+using Action = std::vector<int32_t>;
+
+struct Plan {
+  Target target;
+  Action action;
+  int evictions = 0;
+  int shrinks = 0;
+  int64_t pods_taken = 0;
+  std::vector<int> victim_orders;
+
+  auto Key() const {
+    return std::make_tuple(evictions, shrinks, pods_taken, victim_orders, -target.level,
+                           target.order);
+  }
+};
+
+class Planner {
+ public:
+  Planner(const ClusterSnapshot& snapshot, const GangShape& shape, std::vector<Candidate> all)
+      : snapshot_(snapshot), shape_(shape), all_(std::move(all)) {}
+
+  std::optional<Plan> PlanFor(const Target& target, const std::vector<int>& present);
+
+  GangSearch::FreeOverlay Overlay(const std::vector<int>& present, const Action& action) const {
+    GangSearch::FreeOverlay overlay;
+    const int n = snapshot_.resources().size();
+    for (size_t i = 0; i < present.size(); ++i) {
+      const Candidate& c = all_[present[i]];
+      for (int32_t r = action[i]; r < c.count; ++r) {
+        overlay[c.reservation->ranks[r].node].Add(c.rank_usage[r], n);
+      }
+    }
+    return overlay;
+  }
+
+  int Root(const Target& t) const {
+    return t.is_node ? snapshot_.nodes()[t.index].domain : t.index;
+  }
+
+  bool Fits(const Target& target, const std::vector<int>& present, const Action& action) {
+    ++checks_;
+    GangSearch::FreeOverlay overlay = Overlay(present, action);
+    GangSearch search(snapshot_, shape_, Root(target), &overlay);
+    search.Run(0);
+    int64_t fit = target.is_node ? search.NodeCapacity(target.index) : search.Capacity(target.index);
+    return fit >= shape_.min_count;
+  }
+
+  // For every target at `level`: the candidates (positions in all_) holding a rank inside it,
+  // in admission order. Targets holding none cannot be helped by preemption.
+  std::unordered_map<int, std::vector<int>> PresentAt(int level) const {
+    std::unordered_map<int, std::vector<int>> present;
+    const bool nodes = level == snapshot_.topology().node_level();
+    for (size_t i = 0; i < all_.size(); ++i) {
+      for (const ClusterSnapshot::ReservedRank& rank : all_[i].reservation->ranks) {
+        const ClusterSnapshot::Node& node = snapshot_.nodes()[rank.node];
+        if (node.removed || (!nodes && node.depth < level)) continue;
+        int key = nodes ? rank.node : snapshot_.AncestorAt(node.domain, level);
+        std::vector<int>& list = present[key];
+        if (list.empty() || list.back() != static_cast<int>(i)) list.push_back(static_cast<int>(i));
+      }
+    }
+    return present;
+  }
+
+ private:
+  // The first subset (by size, then admission order) of `pool` positions for which `apply`
+  // yields a fitting action; false when none or when the check budget ran out.
+  bool SearchSubsets(const Target& target, const std::vector<int>& present,
+                     const std::vector<size_t>& pool, const Action& base,
+                     int32_t Candidate::*new_count_of, Action& out, bool& exhausted);
+  void Minimize(const Target& target, const std::vector<int>& present, Action& action);
+  bool Greedy(const Target& target, const std::vector<int>& present, Action& action);
+
+  const ClusterSnapshot& snapshot_;
+  const GangShape& shape_;
+  std::vector<Candidate> all_;
+  int checks_ = 0;
+};
+
+bool Planner::SearchSubsets(const Target& target, const std::vector<int>& present,
+                            const std::vector<size_t>& pool, const Action& base,
+                            int32_t Candidate::*new_count_of, Action& out, bool& exhausted) {
+  const int start = checks_;
+  for (size_t size = 1; size <= pool.size(); ++size) {
+    // Combinations of `size` positions in lexicographic order = admission's preference.
+    std::vector<size_t> pick(size);
+    for (size_t i = 0; i < size; ++i) pick[i] = i;
+    while (true) {
+      if (checks_ - start >= kExhaustiveChecks) {
+        exhausted = true;
+        return false;
+      }
+      Action action = base;
+      for (size_t p : pick) {
+        action[pool[p]] = new_count_of == nullptr ? 0 : all_[present[pool[p]]].*new_count_of;
+      }
+      if (Fits(target, present, action)) {
+        out = action;
+        return true;
+      }
+      size_t i = size;
+      while (i > 0 && pick[i - 1] == pool.size() - size + i - 1) --i;
+      if (i == 0) break;
+      ++pick[i - 1];
+      for (size_t j = i; j < size; ++j) pick[j] = pick[j - 1] + 1;
+    }
+  }
+  return false;
+}
+
+void Planner::Minimize(const Target& target, const std::vector<int>& present, Action& action) {
+  // Give back whole victims that turned out unnecessary, least preferred first.
+  for (size_t i = present.size(); i-- > 0;) {
+    const Candidate& c = all_[present[i]];
+    if (action[i] == c.count) continue;
+    Action trial = action;
+    trial[i] = c.count;
+    if (Fits(target, present, trial)) action = trial;
+  }
+  // Evictions of elastic gangs that a shrink would cover become shrinks.
+  for (size_t i = 0; i < present.size(); ++i) {
+    const Candidate& c = all_[present[i]];
+    if (action[i] != 0 || !c.CanShrink()) continue;
+    Action trial = action;
+    trial[i] = c.min_count;
+    if (Fits(target, present, trial)) action = trial;
+  }
+  // Take from each shrunk gang as few pods as possible: the largest count that still fits.
+  for (size_t i = 0; i < present.size(); ++i) {
+    const Candidate& c = all_[present[i]];
+    if (action[i] == 0 || action[i] == c.count) continue;
+    for (int32_t k = c.min_count + (c.count - 1 - c.min_count) / c.step * c.step; k > action[i];
+         k -= c.step) {
+      Action trial = action;
+      trial[i] = k;
+      if (Fits(target, present, trial)) {
+        action = trial;
+        break;
+      }
+    }
+  }
+}
+
+bool Planner::Greedy(const Target& target, const std::vector<int>& present, Action& action) {
+  // Shrink every elastic gang to its minimum, then evict the candidate that frees the most
+  // capacity until the gang fits; Minimize() then returns what was not needed.
+  for (size_t i = 0; i < present.size(); ++i) {
+    if (all_[present[i]].CanShrink()) action[i] = all_[present[i]].min_count;
+  }
+  while (!Fits(target, present, action)) {
+    int best = -1;
+    int64_t best_gain = 0;
+    for (size_t i = 0; i < present.size(); ++i) {
+      if (action[i] == 0) continue;
+      Action trial = action;
+      trial[i] = 0;
+      GangSearch::FreeOverlay overlay = Overlay(present, trial);
+      GangSearch search(snapshot_, shape_, Root(target), &overlay);
+      search.Run(0);
+      int64_t gain =
+          target.is_node ? search.NodeCapacity(target.index) : search.Capacity(target.index);
+      if (best < 0 || gain > best_gain) {
+        best = static_cast<int>(i);
+        best_gain = gain;
+      }
+    }
+    if (best < 0) return false;
+    action[best] = 0;
+  }
+  return true;
+}
+
+std::optional<Plan> Planner::PlanFor(const Target& target, const std::vector<int>& present) {
+  Action untouched(present.size());
+  Action all_evicted(present.size(), 0);
+  for (size_t i = 0; i < present.size(); ++i) untouched[i] = all_[present[i]].count;
+  if (!Fits(target, present, all_evicted)) return std::nullopt;
+
+  Action action;
+  bool found = false;
+  bool exhausted = false;
+  std::vector<size_t> shrinkable;
+  std::vector<size_t> everyone;
+  for (size_t i = 0; i < present.size(); ++i) {
+    everyone.push_back(i);
+    if (all_[present[i]].CanShrink()) shrinkable.push_back(i);
+  }
+  // Shrinks alone, fewest gangs first.
+  found = SearchSubsets(target, present, shrinkable, untouched, &Candidate::min_count, action,
+                        exhausted);
+  // Then evictions, fewest first, with every other elastic gang shrunk as far as allowed.
+  if (!found && !exhausted) {
+    Action shrunk = untouched;
+    for (size_t i : shrinkable) shrunk[i] = all_[present[i]].min_count;
+    found = SearchSubsets(target, present, everyone, shrunk, nullptr, action, exhausted);
+  }
+  if (!found) {
+    action = untouched;
+    found = Greedy(target, present, action);
+  }
+  if (!found) return std::nullopt;
+  Minimize(target, present, action);
+
+  Plan plan;
+  plan.target = target;
+  plan.action.assign(all_.size(), -1);
+  for (size_t i = 0; i < present.size(); ++i) {
+    const Candidate& c = all_[present[i]];
+    if (action[i] == c.count) continue;
+    plan.action[present[i]] = action[i];
+    if (action[i] == 0) {
+      ++plan.evictions;
+    } else {
+      ++plan.shrinks;
+    }
+    plan.pods_taken += c.count - action[i];
+    plan.victim_orders.push_back(c.order);
+  }
+  return plan;
+}
+
+// Every target, in topology order: domains at `level` (or nodes at the hostname level).
+void CollectTargets(const ClusterSnapshot& snapshot, int domain, int level,
+                    std::vector<Target>& out) {
+  const ClusterSnapshot::Domain& d = snapshot.domains()[domain];
+  if (d.level == level) {
+    out.push_back({level, domain, false, static_cast<int>(out.size())});
+    return;
+  }
+  for (int child : d.children) CollectTargets(snapshot, child, level, out);
+  if (level == snapshot.topology().node_level()) {
+    for (int node : d.nodes) out.push_back({level, node, true, static_cast<int>(out.size())});
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<PreemptionPlan> PlanGangPreemption(const ClusterSnapshot& snapshot,
+                                                  const GangRequest& request,
+                                                  const std::vector<RunningGang>& candidates) {
+  ASSIGN_OR_RETURN(GangShape shape, ValidateGang(request, snapshot));
+  PreemptionPlan plan;
+  // Already fits: nothing to preempt.
+  PlacementResult now = *snapshot.Place(request);
+  if (now.placed) {
+    plan.feasible = true;
+    plan.placement = now.placement;
+    return plan;
+  }
+
+  std::vector<Candidate> eligible;
+  std::set<std::string> seen;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    const RunningGang& gang = candidates[i];
+    if (gang.priority >= request.priority || gang.job == request.job) continue;
+    if (!seen.insert(gang.job).second) continue;
+    const ClusterSnapshot::Reservation* reservation = snapshot.FindReservation(gang.job);
+    if (reservation == nullptr || reservation->ranks.empty()) continue;
+    Candidate c;
+    c.gang = &gang;
+    c.order = static_cast<int>(i);
+    c.reservation = reservation;
+    c.count = static_cast<int32_t>(reservation->ranks.size());
+    c.min_count = c.count;
+    if (gang.elastic.has_value() && gang.elastic->min >= 1 && gang.elastic->step >= 1 &&
+        gang.elastic->min < c.count) {
+      c.min_count = gang.elastic->min;
+      c.step = gang.elastic->step;
+    }
+    for (size_t r = 0; r < reservation->ranks.size(); ++r) {
+      c.rank_usage.push_back(snapshot.RankUsage(*reservation, r));
+    }
+    eligible.push_back(std::move(c));
+  }
+
+  Planner planner(snapshot, shape, eligible);
+  std::vector<int> levels;
+  if (shape.required_level > 0) {
+    levels.push_back(shape.required_level);
+  } else {
+    for (int level = snapshot.topology().node_level(); level >= 0; --level) levels.push_back(level);
+  }
+  std::optional<Plan> best;
+  for (int level : levels) {
+    std::vector<Target> targets;
+    CollectTargets(snapshot, 0, level, targets);
+    std::unordered_map<int, std::vector<int>> present = planner.PresentAt(level);
+    for (const Target& target : targets) {
+      auto holders = present.find(target.index);
+      if (holders == present.end()) continue;
+      std::optional<Plan> candidate = planner.PlanFor(target, holders->second);
+      if (candidate && (!best || candidate->Key() < best->Key())) best = std::move(candidate);
+    }
+  }
+
+  if (!best.has_value()) {
+    // Explain the best case: every eligible gang gone.
+    std::vector<int> everyone(eligible.size());
+    Action none(eligible.size(), 0);
+    for (size_t i = 0; i < eligible.size(); ++i) everyone[i] = static_cast<int>(i);
+    GangSearch::FreeOverlay overlay = planner.Overlay(everyone, none);
+    GangSearch search(snapshot, shape, 0, &overlay);
+    search.Run(0);
+    plan.explanation = search.Explain(shape.min_count);
+    plan.explanation.summary = absl::StrCat(
+        "no preemption helps: even without all ", eligible.size(),
+        " lower-priority gangs holding capacity, it ", plan.explanation.summary);
+    return plan;
+  }
+
+  std::vector<int> everyone(eligible.size());
+  for (size_t i = 0; i < eligible.size(); ++i) everyone[i] = static_cast<int>(i);
+  Action action(eligible.size());
+  for (size_t i = 0; i < eligible.size(); ++i) {
+    action[i] = best->action[i] < 0 ? eligible[i].count : best->action[i];
+    if (best->action[i] >= 0) {
+      plan.victims.push_back({eligible[i].gang->job, best->action[i]});
+    }
+  }
+  GangSearch::FreeOverlay overlay = planner.Overlay(everyone, action);
+  GangSearch search(snapshot, shape, planner.Root(best->target), &overlay);
+  search.Run(0);
+  std::optional<GangSearch::Choice> choice =
+      best->target.is_node ? GangSearch::Choice{best->target.level, best->target.index, true}
+                           : search.Tightest(shape.min_count);
+  if (!choice.has_value()) return absl::InternalError("preemption plan does not fit on replay");
+  std::vector<int> rank_nodes = search.Allocate(*choice, shape.min_count);
+  plan.feasible = true;
+  plan.placement.job = request.job;
+  plan.placement.domain = snapshot.LowestCommonDomain(rank_nodes);
+  for (int node : rank_nodes) plan.placement.nodes.push_back(snapshot.nodes()[node].info.name);
+  return plan;
+}
+
+}  // namespace phalanx::placement
