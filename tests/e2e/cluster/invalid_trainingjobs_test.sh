@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# Every manifest in tests/e2e/cluster/invalid/ is rejected by the API server (schema, enum
+# and CEL x-kubernetes-validations of crds/) with a message naming the offending field:
+# each "# expect: TEXT" line of the file must appear in kubectl's error output.
+# Plus: valid controls are accepted, and update-time rules (immutable LocalQueue
+# spec.clusterQueue; TrainingJob spec.queueName fixed while admitted) are enforced.
+# Needs PHALANX_KUBECONFIG (a cluster from hack/cluster/up.sh).
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+require_cluster
+install_crds || finish
+
+NS=phalanx-e2e-invalid-$$
+kc create namespace "$NS" >/dev/null 2>&1 || die "cannot create namespace $NS"
+cleanup() { kc delete namespace "$NS" --wait=false >/dev/null 2>&1 || true; }
+trap cleanup EXIT
+
+# Valid controls: the same shapes the invalid cases mutate must be accepted.
+valid_tj() { # name [extra spec yaml]
+  cat <<YAML
+apiVersion: phalanx.dev/v1alpha1
+kind: TrainingJob
+metadata: {name: $1, namespace: $NS}
+spec:
+  queueName: training
+  replicas: 8
+  elastic: {minReplicas: 4, maxReplicas: 16, step: 4}
+  topology: {required: topology.k8s.aws/network-node-layer-2, groupSize: 4, groupLevel: nvidia.com/gpu.clique}
+  template:
+    spec:
+      containers: [{name: trainer, image: busybox, resources: {limits: {nvidia.com/gpu: 8}}}]
+YAML
+}
+if out=$(valid_tj control | kc apply --server-side --dry-run=server --field-manager=phalanx-e2e -f - 2>&1); then
+  pass "valid TrainingJob control accepted"
+else
+  fail "valid TrainingJob control rejected: $out"
+fi
+if out=$(kc apply --server-side --dry-run=server --field-manager=phalanx-e2e -f - 2>&1 <<YAML
+apiVersion: phalanx.dev/v1alpha1
+kind: ClusterQueue
+metadata: {name: phalanx-e2e-control}
+spec:
+  cohort: fleet
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu, cpu]
+    flavors:
+    - name: p5
+      resources:
+      - {name: nvidia.com/gpu, nominalQuota: 64, borrowingLimit: 16, lendingLimit: 32}
+      - {name: cpu, nominalQuota: "1536", lendingLimit: 1k}
+  preemption: {reclaimWithinCohort: Any, borrowWithinCohort: {policy: LowerPriority, maxPriorityThreshold: 100}}
+YAML
+); then
+  pass "valid ClusterQueue control accepted"
+else
+  fail "valid ClusterQueue control rejected: $out"
+fi
+
+shopt -s nullglob
+files=("$E2E_DIR"/invalid/*.yaml)
+[[ ${#files[@]} -gt 0 ]] || die "no manifests in $E2E_DIR/invalid"
+for f in "${files[@]}"; do
+  name=$(basename "$f" .yaml)
+  mapfile -t expects < <(sed -n 's/^# expect: //p' "$f")
+  if [[ ${#expects[@]} == 0 ]]; then fail "$name: no '# expect:' line"; continue; fi
+  # namespaced cases are written for "default"; run them in the test namespace
+  if out=$(sed "s/^  namespace: default$/  namespace: $NS/" "$f" |
+      kc apply --server-side --dry-run=server --field-manager=phalanx-e2e -f - 2>&1); then
+    fail "$name: was accepted, expected rejection"
+    continue
+  fi
+  missing=()
+  for e in "${expects[@]}"; do [[ $out == *"$e"* ]] || missing+=("$e"); done
+  if [[ ${#missing[@]} == 0 ]]; then
+    pass "$name rejected: $(echo "$out" | tr '\n' ' ' | cut -c1-220)"
+  else
+    fail "$name rejected but the message lacks [${missing[*]}]: $out"
+  fi
+done
+
+# --- update-time (transition) rules, on real objects
+if kc apply --server-side --field-manager=phalanx-e2e -f - >/dev/null 2>&1 <<YAML
+apiVersion: phalanx.dev/v1alpha1
+kind: LocalQueue
+metadata: {name: training, namespace: $NS}
+spec: {clusterQueue: team-a}
+YAML
+then
+  if out=$(kc -n "$NS" patch lq training --type=merge -p '{"spec":{"clusterQueue":"team-b"}}' 2>&1); then
+    fail "LocalQueue spec.clusterQueue changed, expected immutable"
+  elif [[ $out == *"spec.clusterQueue is immutable"* ]]; then
+    pass "LocalQueue spec.clusterQueue is immutable"
+  else
+    fail "LocalQueue spec.clusterQueue update rejected with unexpected message: $out"
+  fi
+else
+  fail "could not create LocalQueue for the immutability check"
+fi
+
+if valid_tj tj-queue | kc apply --server-side --field-manager=phalanx-e2e -f - >/dev/null 2>&1; then
+  if out=$(kc -n "$NS" patch tj tj-queue --type=merge -p '{"spec":{"queueName":"other"}}' 2>&1); then
+    pass "TrainingJob spec.queueName may change while not admitted"
+  else
+    fail "TrainingJob spec.queueName change rejected before admission: $out"
+  fi
+  kc -n "$NS" patch tj tj-queue --subresource=status --type=merge \
+    -p '{"status":{"admission":{"clusterQueue":"team-a","flavor":"p5","replicas":8}}}' >/dev/null 2>&1 ||
+    fail "could not set status.admission"
+  if out=$(kc -n "$NS" patch tj tj-queue --type=merge -p '{"spec":{"queueName":"training"}}' 2>&1); then
+    fail "TrainingJob spec.queueName changed while admitted"
+  elif [[ $out == *"spec.queueName cannot change while the job is admitted"* ]]; then
+    pass "TrainingJob spec.queueName is fixed while admitted"
+  else
+    fail "TrainingJob spec.queueName update rejected with unexpected message: $out"
+  fi
+  if out=$(kc -n "$NS" patch tj tj-queue --type=merge -p '{"spec":{"suspend":true}}' 2>&1); then
+    pass "admitted TrainingJob can still be suspended"
+  else
+    fail "suspending an admitted TrainingJob was rejected: $out"
+  fi
+else
+  fail "could not create TrainingJob for the transition checks"
+fi
+finish
