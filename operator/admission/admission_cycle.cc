@@ -1,0 +1,471 @@
+#include "operator/admission/admission_cycle.h"
+
+#include <algorithm>
+#include <limits>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "operator/admission/internal/cycle.h"
+#include "operator/admission/matching.h"
+
+namespace phalanx::admission {
+
+std::string_view ToString(PendingReason reason) {
+  switch (reason) {
+    case PendingReason::kInvalid: return "Invalid";
+    case PendingReason::kNoLocalQueue: return "LocalQueueNotFound";
+    case PendingReason::kClusterQueueInactive: return "ClusterQueueInactive";
+    case PendingReason::kNamespaceNotAllowed: return "NamespaceNotAllowed";
+    case PendingReason::kUnknownPriorityClass: return "PriorityClassNotFound";
+    case PendingReason::kNoFlavor: return "NoMatchingFlavor";
+    case PendingReason::kQuota: return "InsufficientQuota";
+    case PendingReason::kTopology: return "CannotBePlaced";
+    case PendingReason::kStrictFifoBlocked: return "BlockedByStrictFIFO";
+    case PendingReason::kPlacementError: return "PlacementError";
+  }
+  return "Unknown";
+}
+
+std::string_view ToString(PreemptionReason reason) {
+  switch (reason) {
+    case PreemptionReason::kInClusterQueue: return "InClusterQueue";
+    case PreemptionReason::kReclaimWithinCohort: return "InCohortReclamation";
+    case PreemptionReason::kBorrowWithinCohort: return "InCohortReclaimWhileBorrowing";
+    case PreemptionReason::kFairSharing: return "InCohortFairSharing";
+    case PreemptionReason::kClusterQueueStopped: return "ClusterQueueStopped";
+  }
+  return "Unknown";
+}
+
+CycleResult RunAdmissionCycle(const Snapshot& snapshot, placement::PlacementService& service,
+                              const CycleOptions& options) {
+  return internal::Cycle(snapshot, service, options).Run();
+}
+
+namespace internal {
+namespace {
+
+constexpr std::string_view kNamespaceNameLabel = "kubernetes.io/metadata.name";
+
+// The first problem with the workload's own fields, or "".
+std::string CheckWorkload(const Workload& w) {
+  if (w.elastic.has_value()) {
+    const placement::ElasticRange& e = *w.elastic;
+    if (e.min < 1) return absl::StrCat("elastic.minReplicas must be at least 1, got ", e.min);
+    if (e.step < 1) return absl::StrCat("elastic.step must be at least 1, got ", e.step);
+    if (e.max < e.min) {
+      return absl::StrCat("elastic.maxReplicas ", e.max, " is below minReplicas ", e.min);
+    }
+  } else if (w.count < 1) {
+    return absl::StrCat("replicas must be at least 1, got ", w.count);
+  }
+  for (const auto& [resource, amount] : w.per_pod) {
+    if (amount < 0) return absl::StrCat("pod requests ", resource, " is negative");
+  }
+  if (w.group_size < 0) return absl::StrCat("topology.groupSize is negative: ", w.group_size);
+  return "";
+}
+
+}  // namespace
+
+Cycle::Cycle(const Snapshot& snapshot, placement::PlacementService& service,
+             const CycleOptions& options)
+    : snapshot_(snapshot),
+      service_(service),
+      options_(options),
+      model_(CompileModel(snapshot)),
+      quota_(model_) {}
+
+CycleResult Cycle::Run() {
+  Setup();
+  for (int pass = 0; pass < options_.max_passes; ++pass) {
+    if (!Pass()) break;
+  }
+  Preempt();
+  Finish();
+  return std::move(result_);
+}
+
+bool Cycle::Before(int a, int b) const {
+  const PendingEntry& x = pending_[a];
+  const PendingEntry& y = pending_[b];
+  if (x.priority != y.priority) return x.priority > y.priority;
+  if (x.workload->creation_time != y.workload->creation_time) {
+    return x.workload->creation_time < y.workload->creation_time;
+  }
+  return x.workload->key < y.workload->key;
+}
+
+void Cycle::Setup() {
+  result_.errors = model_.errors;
+  queue_order_.assign(model_.cqs.size(), {});
+  blocker_.assign(model_.cqs.size(), -1);
+  std::set<std::string_view> keys;
+  for (const Workload& w : snapshot_.workloads) {
+    if (!keys.insert(w.key).second || w.key.empty()) {
+      result_.pending.push_back({w.key, "", PendingReason::kInvalid,
+                                 w.key.empty() ? "the workload has no key"
+                                               : "another workload has the same key"});
+      continue;
+    }
+    if (!w.admitted.has_value()) {
+      SetupWorkload(w);
+      continue;
+    }
+    auto cq = model_.cq_index.find(w.admitted->cluster_queue);
+    // A workload running in a queue that is gone or broken is charged nowhere: the queue's
+    // quota cannot be computed, and the workload keeps running until someone stops it.
+    if (cq == model_.cq_index.end() || !model_.cqs[cq->second].inactive.empty()) continue;
+    const CompiledClusterQueue& queue = model_.cqs[cq->second];
+    if (queue.spec->stop_policy == StopPolicy::kHoldAndDrain) {
+      absl::Status status = service_.Release(w.key);
+      ++result_.calls.release;
+      std::string message = absl::StrCat("ClusterQueue ", queue.spec->name,
+                                         " has stopPolicy HoldAndDrain");
+      if (!status.ok() && status.code() != absl::StatusCode::kNotFound) {
+        absl::StrAppend(&message, "; releasing its placement failed: ", status.ToString());
+      }
+      result_.preemptions.push_back({w.key, queue.spec->name, 0, "",
+                                     PreemptionReason::kClusterQueueStopped, message});
+      continue;
+    }
+    RunningEntry running;
+    running.workload = &w;
+    running.cq = cq->second;
+    auto priority = snapshot_.priority_classes.find(w.priority_class);
+    running.priority = w.priority_class.empty() || priority == snapshot_.priority_classes.end()
+                           ? w.priority
+                           : priority->second;
+    running.count = w.admitted->count;
+    ResourceList per_pod = w.per_pod;
+    if (queue.resource_index.contains(kResourcePods)) per_pod.try_emplace(std::string(kResourcePods), 1);
+    for (const auto& [resource, amount] : per_pod) {
+      auto flavor_name = w.admitted->flavors.find(resource);
+      if (amount <= 0 || flavor_name == w.admitted->flavors.end()) continue;
+      auto flavor = model_.flavor_index.find(flavor_name->second);
+      if (flavor == model_.flavor_index.end()) continue;
+      auto fr = model_.fr_ids.find({flavor->second, resource});
+      if (fr != model_.fr_ids.end() && quota_.Defined(running.cq, fr->second)) {
+        running.per_pod.emplace_back(fr->second, amount);
+      }
+    }
+    quota_.Add(running.cq, Scale(running.per_pod, running.count), +1);
+    running_.push_back(std::move(running));
+  }
+  for (std::vector<int>& order : queue_order_) {
+    std::sort(order.begin(), order.end(), [&](int a, int b) { return Before(a, b); });
+  }
+}
+
+void Cycle::SetupWorkload(const Workload& w) {
+  PendingEntry& entry = pending_.emplace_back();
+  entry.workload = &w;
+  auto fail = [&](PendingReason reason, std::string message) {
+    entry.reason = reason;
+    entry.message = std::move(message);
+  };
+  if (std::string problem = CheckWorkload(w); !problem.empty()) {
+    return fail(PendingReason::kInvalid, problem);
+  }
+  entry.priority = w.priority;
+  if (!w.priority_class.empty()) {
+    auto it = snapshot_.priority_classes.find(w.priority_class);
+    if (it == snapshot_.priority_classes.end()) {
+      return fail(PendingReason::kUnknownPriorityClass,
+                  absl::StrCat("PriorityClass \"", w.priority_class, "\" does not exist"));
+    }
+    entry.priority = it->second;
+  }
+  std::string lq_name = absl::StrCat(w.namespace_name, "/", w.queue_name);
+  auto lq = model_.local_queues.find({w.namespace_name, w.queue_name});
+  if (lq == model_.local_queues.end()) {
+    return fail(PendingReason::kNoLocalQueue,
+                absl::StrCat("LocalQueue ", lq_name, " does not exist"));
+  }
+  if (lq->second < 0) {
+    return fail(PendingReason::kNoLocalQueue,
+                absl::StrCat("LocalQueue ", lq_name, " points to a ClusterQueue that does not exist"));
+  }
+  entry.cq = lq->second;
+  const CompiledClusterQueue& queue = model_.cqs[entry.cq];
+  if (!queue.inactive.empty()) return fail(PendingReason::kClusterQueueInactive, queue.inactive);
+  if (queue.spec->stop_policy != StopPolicy::kNone) {
+    return fail(PendingReason::kClusterQueueInactive,
+                absl::StrCat("ClusterQueue ", queue.spec->name, " is stopped (stopPolicy ",
+                             queue.spec->stop_policy == StopPolicy::kHold ? "Hold" : "HoldAndDrain",
+                             ")"));
+  }
+  if (!queue.spec->namespace_selector.has_value()) {
+    return fail(PendingReason::kNamespaceNotAllowed,
+                absl::StrCat("ClusterQueue ", queue.spec->name,
+                             " has a null namespaceSelector, which admits no namespace"));
+  }
+  std::map<std::string, std::string> labels;
+  if (auto ns = model_.namespaces.find(w.namespace_name); ns != model_.namespaces.end()) {
+    labels = ns->second->labels;
+  }
+  labels.emplace(kNamespaceNameLabel, w.namespace_name);
+  if (!Matches(*queue.spec->namespace_selector, labels)) {
+    return fail(PendingReason::kNamespaceNotAllowed,
+                absl::StrCat("namespace ", w.namespace_name,
+                             " does not match the namespaceSelector of ClusterQueue ",
+                             queue.spec->name));
+  }
+  entry.per_pod = w.per_pod;
+  // Kueue counts pods itself when a queue has quota for them.
+  if (queue.resource_index.contains(kResourcePods)) {
+    entry.per_pod.try_emplace(std::string(kResourcePods), 1);
+  }
+  auto shape = MakeShape(model_, entry.cq, entry.per_pod, w.node_selector, w.tolerations);
+  if (auto* error = std::get_if<ShapeError>(&shape)) return fail(error->reason, error->message);
+  entry.shape = std::get<Shape>(std::move(shape));
+  entry.waiting = true;
+  queue_order_[entry.cq].push_back(static_cast<int>(pending_.size() - 1));
+}
+
+placement::GangRequest Cycle::Request(const PendingEntry& entry, const Assignment& assignment,
+                                      int32_t count) const {
+  const Workload& w = *entry.workload;
+  placement::GangRequest request;
+  request.job = w.key;
+  if (w.elastic.has_value()) {
+    request.elastic = placement::ElasticRange{w.elastic->min, count, w.elastic->step};
+  } else {
+    request.count = count;
+  }
+  request.per_pod = w.per_pod;
+  request.node_selector = w.node_selector;
+  request.tolerations = w.tolerations;
+  std::set<std::string_view> seen;
+  for (const auto& [resource, flavor_name] : assignment.flavors) {
+    if (!seen.insert(flavor_name).second) continue;
+    const ResourceFlavor& flavor = *model_.flavors[model_.flavor_index.at(flavor_name)];
+    request.node_selector.insert(flavor.node_labels.begin(), flavor.node_labels.end());
+    request.tolerations.insert(request.tolerations.end(), flavor.tolerations.begin(),
+                               flavor.tolerations.end());
+  }
+  request.required_level = w.required_level;
+  request.preferred_level = w.preferred_level;
+  request.group_size = w.group_size;
+  request.group_level = w.group_level;
+  request.priority = entry.priority;
+  return request;
+}
+
+std::string Cycle::QuotaLeft(int cq, const Demand& demand) const {
+  std::vector<std::string> parts;
+  for (const auto& [fr, amount] : demand) {
+    const auto& [flavor, resource] = model_.frs[fr];
+    parts.push_back(absl::StrCat(
+        ToQuantity(resource, std::max<int64_t>(0, quota_.Available(cq, fr))).ToString(), " ",
+        resource, " in flavor ", model_.flavors[flavor]->name));
+  }
+  return absl::StrCat("ClusterQueue ", model_.cqs[cq].spec->name, " has ",
+                      absl::StrJoin(parts, ", "), " available");
+}
+
+void Cycle::Admit(int index, const Assignment& assignment, const placement::Placement& placement,
+                  std::vector<std::string> preempted) {
+  PendingEntry& entry = pending_[index];
+  entry.admitted = true;
+  entry.waiting = false;
+  AdmissionDecision decision;
+  decision.workload = entry.workload->key;
+  decision.cluster_queue = model_.cqs[entry.cq].spec->name;
+  decision.flavors = assignment.flavors;
+  decision.count = static_cast<int32_t>(placement.nodes.size());
+  decision.borrowing = quota_.BorrowingAny(entry.cq, assignment.demand);
+  decision.admission_time = snapshot_.now;
+  decision.placement = placement;
+  decision.preempted = std::move(preempted);
+  result_.admissions.push_back(std::move(decision));
+}
+
+namespace {
+
+// A ClusterQueue head competing for this pass; the best key is admitted next.
+struct Head {
+  double share = 0;       // fair sharing: the queue's share with the head admitted
+  bool borrows = false;   // classic: heads that need borrowing go after those that do not
+  int32_t priority = 0;
+  int64_t creation = 0;
+  const std::string* key = nullptr;
+  int cq = -1;
+  int entry = -1;
+};
+
+}  // namespace
+
+bool Cycle::Pass() {
+  const bool fair = snapshot_.fair_sharing.enable;
+  std::fill(blocker_.begin(), blocker_.end(), -1);
+  std::vector<size_t> cursor(model_.cqs.size(), 0);
+  auto next_waiting = [&](int cq) {
+    const std::vector<int>& order = queue_order_[cq];
+    while (cursor[cq] < order.size() && !pending_[order[cursor[cq]]].waiting) ++cursor[cq];
+    return cursor[cq] < order.size() ? order[cursor[cq]] : -1;
+  };
+  auto count_of = [](const Workload& w) { return w.elastic ? w.elastic->min : w.count; };
+  auto make_head = [&](int cq, int index) {
+    const PendingEntry& entry = pending_[index];
+    Head head{0, true, entry.priority, entry.workload->creation_time, &entry.workload->key, cq,
+              index};
+    AssignOutcome outcome =
+        Assign(model_, quota_, entry.shape, count_of(*entry.workload), entry.failed);
+    if (outcome.assignment) {
+      head.borrows = !quota_.FitsNominal(cq, outcome.assignment->demand);
+      if (fair) head.share = quota_.Share(cq, outcome.assignment->demand, +1);
+    } else {
+      head.share = std::numeric_limits<double>::infinity();
+    }
+    return head;
+  };
+  // "a after b" for the heap, so the best head is on top.
+  auto after = [fair](const Head& a, const Head& b) {
+    if (fair && a.share != b.share) return a.share > b.share;
+    if (!fair && a.borrows != b.borrows) return a.borrows;
+    if (a.priority != b.priority) return a.priority < b.priority;
+    if (a.creation != b.creation) return a.creation > b.creation;
+    return *a.key > *b.key;
+  };
+  std::vector<Head> heap;
+  for (size_t cq = 0; cq < model_.cqs.size(); ++cq) {
+    if (int index = next_waiting(static_cast<int>(cq)); index >= 0) {
+      heap.push_back(make_head(static_cast<int>(cq), index));
+    }
+  }
+  std::make_heap(heap.begin(), heap.end(), after);
+
+  struct Tentative {
+    int entry;
+    Assignment assignment;
+    int32_t count;
+  };
+  std::vector<Tentative> batch;
+  while (!heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end(), after);
+    Head head = heap.back();
+    heap.pop_back();
+    PendingEntry& entry = pending_[head.entry];
+    const Workload& w = *entry.workload;
+    std::optional<Assignment> assignment;
+    int32_t count = w.count;
+    AssignOutcome outcome;
+    if (w.elastic) {
+      std::optional<int32_t> largest =
+          LargestFittingCount(model_, quota_, entry.shape, *w.elastic, entry.failed);
+      count = largest.value_or(w.elastic->min);
+      outcome = Assign(model_, quota_, entry.shape, count, entry.failed);
+    } else {
+      outcome = Assign(model_, quota_, entry.shape, count, entry.failed);
+    }
+    if (outcome.assignment) {
+      quota_.Add(head.cq, outcome.assignment->demand, +1);
+      batch.push_back({head.entry, std::move(*outcome.assignment), count});
+    } else {
+      // When only choices that already failed placement have quota, the placement reason
+      // from that failure stands.
+      if (!outcome.only_excluded_fit) {
+        entry.reason = PendingReason::kQuota;
+        entry.message = absl::StrCat("quota: ", outcome.quota_message);
+      }
+      if (model_.cqs[head.cq].spec->queueing_strategy == QueueingStrategy::kStrictFifo) {
+        blocker_[head.cq] = head.entry;
+        continue;
+      }
+    }
+    ++cursor[head.cq];
+    if (int index = next_waiting(head.cq); index >= 0) {
+      heap.push_back(make_head(head.cq, index));
+      std::push_heap(heap.begin(), heap.end(), after);
+    }
+  }
+  if (batch.empty()) return false;
+
+  std::vector<placement::GangRequest> requests;
+  requests.reserve(batch.size());
+  for (const Tentative& t : batch) requests.push_back(Request(pending_[t.entry], t.assignment, t.count));
+  std::vector<absl::StatusOr<placement::PlacementResult>> results = service_.ReserveBatch(requests);
+  ++result_.calls.reserve_batch;
+
+  bool retry = false;
+  std::vector<bool> strict_failed(model_.cqs.size(), false);
+  for (size_t i = 0; i < batch.size(); ++i) {
+    Tentative& t = batch[i];
+    PendingEntry& entry = pending_[t.entry];
+    const int cq = entry.cq;
+    const bool strict = model_.cqs[cq].spec->queueing_strategy == QueueingStrategy::kStrictFifo;
+    absl::StatusOr<placement::PlacementResult> r =
+        i < results.size() ? std::move(results[i])
+                           : absl::InternalError("ReserveBatch returned too few results");
+    if (strict_failed[cq]) {
+      // Reserved behind a StrictFIFO head that could not be placed: give it back.
+      if (r.ok() && r->placed) {
+        (void)service_.Release(entry.workload->key);
+        ++result_.calls.release;
+      }
+      quota_.Add(cq, t.assignment.demand, -1);
+      continue;
+    }
+    if (!r.ok() || !r->placed) {
+      quota_.Add(cq, t.assignment.demand, -1);
+      retry = true;
+      if (strict) {
+        strict_failed[cq] = true;
+        blocker_[cq] = t.entry;
+      }
+      if (!r.ok()) {
+        entry.waiting = false;
+        entry.reason = PendingReason::kPlacementError;
+        entry.message = absl::StrCat("placement service: ", r.status().ToString());
+      } else {
+        entry.failed.insert(t.assignment.choice);
+        entry.reason = PendingReason::kTopology;
+        entry.message = absl::StrCat("placement: ", r->explanation.summary, "; quota: ",
+                                     QuotaLeft(cq, t.assignment.demand));
+      }
+      continue;
+    }
+    int32_t placed = static_cast<int32_t>(r->placement.nodes.size());
+    if (placed != t.count) {
+      // Elastic: the placement found room for fewer pods than quota allowed.
+      quota_.Add(cq, t.assignment.demand, -1);
+      t.assignment.demand = DemandFor(model_, entry.shape, t.assignment.choice, placed);
+      quota_.Add(cq, t.assignment.demand, +1);
+      retry = true;
+    }
+    Admit(t.entry, t.assignment, r->placement, {});
+  }
+  return retry;
+}
+
+void Cycle::Finish() {
+  for (size_t cq = 0; cq < model_.cqs.size(); ++cq) {
+    int head = blocker_[cq];
+    if (head < 0) continue;
+    const PendingEntry& blocker = pending_[head];
+    const std::vector<int>& order = queue_order_[cq];
+    auto it = std::find(order.begin(), order.end(), head);
+    for (++it; it != order.end(); ++it) {
+      PendingEntry& entry = pending_[*it];
+      if (entry.admitted || !entry.waiting) continue;
+      entry.reason = PendingReason::kStrictFifoBlocked;
+      entry.message = absl::StrCat("queued behind ", blocker.workload->key,
+                                   " in StrictFIFO ClusterQueue ", model_.cqs[cq].spec->name,
+                                   blocker.admitted ? ", which was admitted by preemption this cycle"
+                                                    : absl::StrCat(", which is pending: ",
+                                                                   blocker.message));
+    }
+  }
+  for (const PendingEntry& entry : pending_) {
+    if (entry.admitted) continue;
+    result_.pending.push_back({entry.workload->key,
+                               entry.cq >= 0 ? model_.cqs[entry.cq].spec->name : "",
+                               entry.reason,
+                               entry.message.empty() ? "not reached this cycle" : entry.message});
+  }
+}
+
+}  // namespace internal
+}  // namespace phalanx::admission

@@ -1,0 +1,40 @@
+// One admission cycle: given a Snapshot of queues, quotas and workloads, admit every pending
+// workload that both fits quota (Kueue semantics: flavors, cohorts, borrowing and lending
+// limits) and can really be placed as a whole gang, preempt where the ClusterQueues' policies
+// allow it, and say for every workload left pending why, in words a user can act on.
+//
+//   placement::InProcessPlacementService service(...);   // or the operator's gRPC client
+//   CycleResult result = RunAdmissionCycle(snapshot, service);
+//   for (const AdmissionDecision& a : result.admissions) WriteAdmission(a);   // status update
+//   for (const PreemptionDecision& p : result.preemptions) Evict(p);
+//   for (const PendingDecision& p : result.pending) SetQueuedCondition(p);
+//
+// The cycle mutates `service`: admissions are already reserved there and victims already
+// released or shrunk, so the service and the returned decisions agree. Admitted workloads in
+// the snapshot are expected to hold their reservations in the service.
+//
+// Round trips: one ReserveBatch per admission pass (at most CycleOptions::max_passes, usually
+// one or two: a second pass runs only when a placement failed, to retry its freed quota and
+// the next flavor); one Release per StrictFIFO follower reserved behind a head whose placement
+// failed; per preemption, one PlanPreemption plus one Release or Resize per victim plus one
+// Reserve. CycleResult::calls counts them.
+#pragma once
+
+#include "operator/admission/types.h"
+#include "scheduler/placement_service.h"
+
+namespace phalanx::admission {
+
+struct CycleOptions {
+  // Admission passes, each one ReserveBatch; later passes retry what a failed placement freed.
+  int max_passes = 4;
+  // Preemptors planned per cycle, each one PlanPreemption round trip.
+  int max_preemption_attempts = 32;
+};
+
+// Never fails as a whole: bad objects and service errors become ObjectErrors and pending
+// reasons, and everything unaffected is still admitted.
+CycleResult RunAdmissionCycle(const Snapshot& snapshot, placement::PlacementService& service,
+                              const CycleOptions& options = {});
+
+}  // namespace phalanx::admission

@@ -1,0 +1,85 @@
+// The state of one admission cycle, shared by the admission passes (admission_cycle.cc) and
+// preemption (preemption.cc). Not part of the public surface: use admission_cycle.h.
+#pragma once
+
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "operator/admission/admission_cycle.h"
+#include "operator/admission/flavor_assigner.h"
+#include "operator/admission/model.h"
+#include "operator/admission/quota.h"
+
+namespace phalanx::admission::internal {
+
+struct PendingEntry {
+  const Workload* workload = nullptr;
+  int cq = -1;
+  int32_t priority = 0;
+  ResourceList per_pod;            // with "pods" when the queue covers it
+  Shape shape;
+  std::set<FlavorChoice> failed;   // choices whose placement failed this cycle
+  bool waiting = false;            // still a candidate this cycle
+  bool admitted = false;
+  PendingReason reason = PendingReason::kQuota;
+  std::string message;
+};
+
+struct RunningEntry {
+  const Workload* workload = nullptr;
+  int cq = -1;
+  int32_t priority = 0;
+  Demand per_pod;                  // in its admitted flavors
+  int32_t count = 0;
+  bool touched = false;            // already shrunk or evicted this cycle
+};
+
+// A running workload the preemptor's queue policy allows it to preempt.
+struct Candidate {
+  int running = -1;                // RunningEntry index
+  PreemptionReason reason = PreemptionReason::kInClusterQueue;
+};
+
+class Cycle {
+ public:
+  Cycle(const Snapshot& snapshot, placement::PlacementService& service,
+        const CycleOptions& options);
+  CycleResult Run();
+
+ private:
+  // admission_cycle.cc
+  void Setup();
+  void SetupWorkload(const Workload& workload);
+  void Drain(int cq);
+  bool Pass();
+  void Finish();
+  bool Before(int a, int b) const;  // queue order inside a ClusterQueue
+  placement::GangRequest Request(const PendingEntry& entry, const Assignment& assignment,
+                                 int32_t count) const;
+  void Admit(int index, const Assignment& assignment, const placement::Placement& placement,
+             std::vector<std::string> preempted);
+  std::string QuotaLeft(int cq, const Demand& demand) const;
+
+  // preemption.cc
+  void Preempt();
+  void TryPreempt(int index);
+  std::vector<Candidate> Candidates(const PendingEntry& entry, const Demand& demand) const;
+  bool AllowedByFairSharing(int cq, const Demand& demand, const RunningEntry& victim,
+                            const Demand& freed) const;
+  Demand Freed(const RunningEntry& victim, int32_t new_count) const;
+
+  const Snapshot& snapshot_;
+  placement::PlacementService& service_;
+  CycleOptions options_;
+  Model model_;
+  QuotaTree quota_;
+  CycleResult result_;
+  std::vector<PendingEntry> pending_;
+  std::vector<RunningEntry> running_;
+  std::vector<std::vector<int>> queue_order_;  // ClusterQueue -> pending indices, in order
+  std::vector<int> blocker_;                   // StrictFIFO: the pending head blocking the rest
+};
+
+}  // namespace phalanx::admission::internal

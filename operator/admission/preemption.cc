@@ -1,0 +1,370 @@
+// Preemption: which running workloads a pending one may displace (Kueue's policies and
+// candidate order), which of them the placement core needs gone for the gang to fit in one
+// domain (PlanPreemption), and which more must go for quota to fit.
+#include <algorithm>
+#include <limits>
+#include <map>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "operator/admission/internal/cycle.h"
+
+namespace phalanx::admission::internal {
+namespace {
+
+bool PolicyMayPreempt(const CompiledClusterQueue& queue) {
+  const ClusterQueuePreemption& p = queue.spec->preemption;
+  return p.within_cluster_queue != WithinClusterQueuePolicy::kNever ||
+         (queue.cohort >= 0 && p.reclaim_within_cohort != ReclaimWithinCohortPolicy::kNever);
+}
+
+// True if a workload charged `usage` holds some of what `demand` asks for: evicting one that
+// does not would free nothing the preemptor can use.
+bool UsesAny(const Demand& usage, const Demand& demand) {
+  return std::any_of(usage.begin(), usage.end(), [&](const auto& u) {
+    return std::any_of(demand.begin(), demand.end(),
+                       [&](const auto& d) { return d.first == u.first; });
+  });
+}
+
+}  // namespace
+
+Demand Cycle::Freed(const RunningEntry& victim, int32_t new_count) const {
+  return Scale(victim.per_pod, victim.count - new_count);
+}
+
+bool Cycle::AllowedByFairSharing(int cq, const Demand& demand, const RunningEntry& victim,
+                                 const Demand& freed) const {
+  double mine = quota_.Share(cq, demand, +1);
+  for (FairSharingStrategy strategy : snapshot_.fair_sharing.preemption_strategies) {
+    if (strategy == FairSharingStrategy::kLessThanOrEqualToFinalShare &&
+        mine <= quota_.Share(victim.cq, freed, -1)) {
+      return true;
+    }
+    if (strategy == FairSharingStrategy::kLessThanInitialShare &&
+        mine < quota_.Share(victim.cq, {}, 0)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::vector<Candidate> Cycle::Candidates(const PendingEntry& entry, const Demand& demand) const {
+  const CompiledClusterQueue& queue = model_.cqs[entry.cq];
+  const ClusterQueuePreemption& policy = queue.spec->preemption;
+  const bool fair = snapshot_.fair_sharing.enable;
+  const int32_t p = entry.priority;
+  const bool within_nominal = quota_.FitsNominal(entry.cq, demand);
+  std::vector<Candidate> out;
+  for (size_t i = 0; i < running_.size(); ++i) {
+    const RunningEntry& r = running_[i];
+    if (r.touched || r.count <= 0) continue;
+    if (r.cq == entry.cq) {
+      bool allowed = false;
+      switch (policy.within_cluster_queue) {
+        case WithinClusterQueuePolicy::kNever: break;
+        case WithinClusterQueuePolicy::kLowerPriority: allowed = r.priority < p; break;
+        case WithinClusterQueuePolicy::kLowerOrNewerEqualPriority:
+          allowed = r.priority < p || (r.priority == p && r.workload->creation_time >
+                                                              entry.workload->creation_time);
+          break;
+      }
+      if (allowed) out.push_back({static_cast<int>(i), PreemptionReason::kInClusterQueue});
+      continue;
+    }
+    // Another queue's workload: only from the same cohort, only while that queue borrows
+    // what the preemptor needs, and only as the reclaim/borrow policies say.
+    if (queue.cohort < 0 || model_.cqs[r.cq].cohort != queue.cohort ||
+        policy.reclaim_within_cohort == ReclaimWithinCohortPolicy::kNever ||
+        !quota_.BorrowingAny(r.cq, demand) || !UsesAny(r.per_pod, demand)) {
+      continue;
+    }
+    bool priority_ok =
+        policy.reclaim_within_cohort == ReclaimWithinCohortPolicy::kAny || r.priority < p;
+    if (fair) {
+      if (priority_ok && AllowedByFairSharing(entry.cq, demand, r, Freed(r, 0))) {
+        out.push_back({static_cast<int>(i), PreemptionReason::kFairSharing});
+      }
+    } else if (within_nominal) {
+      if (priority_ok) out.push_back({static_cast<int>(i), PreemptionReason::kReclaimWithinCohort});
+    } else if (policy.borrow_within_cohort.policy == BorrowWithinCohortPolicy::kLowerPriority) {
+      const std::optional<int32_t>& threshold = policy.borrow_within_cohort.max_priority_threshold;
+      if (r.priority < p && (!threshold.has_value() || r.priority <= *threshold)) {
+        out.push_back({static_cast<int>(i), PreemptionReason::kBorrowWithinCohort});
+      }
+    }
+  }
+  // Kueue's preference: other queues' borrowers first (under fair sharing, the queue with the
+  // largest share first), then lowest priority, then most recently admitted.
+  std::map<int, double> share;
+  if (fair) {
+    for (const Candidate& c : out) share.try_emplace(running_[c.running].cq, 0);
+    for (auto& [cq, value] : share) value = quota_.Share(cq, {}, 0);
+  }
+  std::stable_sort(out.begin(), out.end(), [&](const Candidate& a, const Candidate& b) {
+    const RunningEntry& x = running_[a.running];
+    const RunningEntry& y = running_[b.running];
+    bool x_other = x.cq != entry.cq;
+    bool y_other = y.cq != entry.cq;
+    if (x_other != y_other) return x_other;
+    if (fair && share[x.cq] != share[y.cq]) return share[x.cq] > share[y.cq];
+    if (x.priority != y.priority) return x.priority < y.priority;
+    int64_t xt = x.workload->admitted->admission_time;
+    int64_t yt = y.workload->admitted->admission_time;
+    if (xt != yt) return xt > yt;
+    return x.workload->key < y.workload->key;
+  });
+  return out;
+}
+
+void Cycle::Preempt() {
+  std::vector<int> order;
+  for (size_t cq = 0; cq < model_.cqs.size(); ++cq) {
+    if (!model_.cqs[cq].inactive.empty() || !PolicyMayPreempt(model_.cqs[cq])) continue;
+    if (model_.cqs[cq].spec->queueing_strategy == QueueingStrategy::kStrictFifo) {
+      // Only the head may preempt; everything behind it waits for it.
+      if (blocker_[cq] >= 0 && pending_[blocker_[cq]].waiting) order.push_back(blocker_[cq]);
+      continue;
+    }
+    for (int index : queue_order_[cq]) {
+      const PendingEntry& entry = pending_[index];
+      if (entry.waiting &&
+          (entry.reason == PendingReason::kQuota || entry.reason == PendingReason::kTopology)) {
+        order.push_back(index);
+      }
+    }
+  }
+  std::sort(order.begin(), order.end(), [&](int a, int b) { return Before(a, b); });
+  int attempts = 0;
+  for (int index : order) {
+    if (attempts >= options_.max_preemption_attempts) break;
+    if (pending_[index].waiting) {
+      int before = result_.calls.plan_preemption;
+      TryPreempt(index);
+      attempts += result_.calls.plan_preemption - before;
+    }
+  }
+}
+
+void Cycle::TryPreempt(int index) {
+  PendingEntry& entry = pending_[index];
+  const Workload& w = *entry.workload;
+  const int cq = entry.cq;
+  const std::string& cq_name = model_.cqs[cq].spec->name;
+  // An elastic preemptor displaces others only for its minimum; it grows into free room later.
+  const int32_t count = w.elastic ? w.elastic->min : w.count;
+
+  // The first flavor choice, in preference order, for which removing every eligible candidate
+  // would make quota fit.
+  std::optional<Assignment> assignment;
+  std::vector<Candidate> candidates;
+  bool saw_candidates = false;
+  for (FlavorChoice& choice : AllChoices(model_, entry.shape)) {
+    Demand demand = DemandFor(model_, entry.shape, choice, count);
+    std::vector<Candidate> eligible = Candidates(entry, demand);
+    if (eligible.empty()) continue;
+    saw_candidates = true;
+    for (const Candidate& c : eligible) {
+      const RunningEntry& r = running_[c.running];
+      quota_.Add(r.cq, Freed(r, 0), -1);
+    }
+    bool fits = quota_.Fits(cq, demand);
+    for (const Candidate& c : eligible) {
+      const RunningEntry& r = running_[c.running];
+      quota_.Add(r.cq, Freed(r, 0), +1);
+    }
+    if (fits) {
+      assignment = MakeAssignment(model_, entry.shape, std::move(choice), count);
+      candidates = std::move(eligible);
+      break;
+    }
+  }
+  if (!assignment) {
+    absl::StrAppend(&entry.message, "; preemption: ",
+                    saw_candidates ? "evicting every workload ClusterQueue " + cq_name +
+                                         " may preempt would still not free enough quota"
+                                   : "no running workload is eligible under ClusterQueue " +
+                                         cq_name + "'s preemption policy");
+    return;
+  }
+
+  // Topology: the placement core picks the fewest victims among the eligible ones. Admission
+  // has already applied the queue's policy, so the request carries a priority just above every
+  // candidate's (the planner never picks a candidate at or above the request's priority).
+  placement::GangRequest request = Request(entry, *assignment, count);
+  request.elastic.reset();
+  request.count = count;
+  std::vector<placement::RunningGang> gangs;
+  int64_t top = entry.priority;
+  std::map<std::string_view, size_t> by_key;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    const RunningEntry& r = running_[candidates[i].running];
+    gangs.push_back({r.workload->key, r.priority, r.workload->elastic});
+    top = std::max<int64_t>(top, int64_t{r.priority} + 1);
+    by_key.emplace(r.workload->key, i);
+  }
+  request.priority = static_cast<int32_t>(std::min<int64_t>(top, std::numeric_limits<int32_t>::max()));
+  absl::StatusOr<placement::PreemptionPlan> plan = service_.PlanPreemption(request, gangs);
+  ++result_.calls.plan_preemption;
+  if (!plan.ok()) {
+    absl::StrAppend(&entry.message, "; preemption planning failed: ", plan.status().ToString());
+    return;
+  }
+  if (!plan->feasible) {
+    absl::StrAppend(&entry.message, "; preemption: even with every eligible victim gone, ",
+                    plan->explanation.summary);
+    return;
+  }
+
+  // Victims in the order they are taken: candidate index -> pods left (0 = evicted).
+  std::vector<std::pair<size_t, int32_t>> taken;
+  std::vector<std::pair<int, Demand>> undo;
+  auto take = [&](size_t c, int32_t new_count) {
+    const Candidate& candidate = candidates[c];
+    RunningEntry& r = running_[candidate.running];
+    auto it = std::find_if(taken.begin(), taken.end(), [&](const auto& t) { return t.first == c; });
+    int32_t current = it == taken.end() ? r.count : it->second;
+    if (new_count >= current) return true;
+    Demand freed = Scale(r.per_pod, current - new_count);
+    // Another queue's workload may be taken only while that queue still borrows (and, under
+    // fair sharing, still holds a larger share): this is what rules out preemption loops.
+    if (r.cq != cq) {
+      if (!quota_.BorrowingAny(r.cq, assignment->demand)) return false;
+      if (snapshot_.fair_sharing.enable &&
+          !AllowedByFairSharing(cq, assignment->demand, r, freed)) {
+        return false;
+      }
+    }
+    quota_.Add(r.cq, freed, -1);
+    undo.emplace_back(r.cq, std::move(freed));
+    if (it == taken.end()) {
+      taken.emplace_back(c, new_count);
+    } else {
+      it->second = new_count;
+    }
+    return true;
+  };
+  auto rollback = [&](std::string why) {
+    for (auto it = undo.rbegin(); it != undo.rend(); ++it) quota_.Add(it->first, it->second, +1);
+    absl::StrAppend(&entry.message, "; preemption: ", why);
+  };
+  for (const placement::Victim& victim : plan->victims) {
+    auto it = by_key.find(victim.job);
+    if (it == by_key.end()) {
+      return rollback(absl::StrCat("the placement plan named ", victim.job,
+                                   ", which is not an eligible candidate"));
+    }
+    int32_t new_count = std::clamp(victim.new_count, 0, running_[candidates[it->second].running].count);
+    if (!take(it->second, new_count)) {
+      return rollback(absl::StrCat("the gang only fits where it would displace ", victim.job,
+                                   ", whose ClusterQueue is no longer above its fair share or "
+                                   "nominal quota"));
+    }
+  }
+  const size_t from_plan = taken.size();
+  // Quota: shrink elastic candidates to their minimum first, then evict, in preference order.
+  for (bool evict : {false, true}) {
+    for (size_t c = 0; c < candidates.size() && !quota_.Fits(cq, assignment->demand); ++c) {
+      const RunningEntry& r = running_[candidates[c].running];
+      int32_t target = evict ? 0 : (r.workload->elastic ? r.workload->elastic->min : r.count);
+      take(c, target);
+    }
+  }
+  if (!quota_.Fits(cq, assignment->demand)) {
+    return rollback("the eligible victims do not free enough quota");
+  }
+  // Give back what the quota step took but did not need, last taken first.
+  for (size_t i = taken.size(); i-- > from_plan;) {
+    RunningEntry& r = running_[candidates[taken[i].first].running];
+    Demand restored = Scale(r.per_pod, r.count - taken[i].second);
+    quota_.Add(r.cq, restored, +1);
+    if (quota_.Fits(cq, assignment->demand)) {
+      taken.erase(taken.begin() + static_cast<long>(i));
+    } else {
+      quota_.Add(r.cq, restored, -1);
+    }
+  }
+
+  // Commit: free the victims in the placement service, then reserve the preemptor.
+  std::vector<std::string> victims;
+  for (const auto& [c, new_count] : taken) {
+    const Candidate& candidate = candidates[c];
+    RunningEntry& r = running_[candidate.running];
+    int32_t left = new_count;
+    if (left > 0) {
+      absl::StatusOr<placement::PlacementResult> resized = service_.Resize(r.workload->key, left);
+      ++result_.calls.resize;
+      if (!resized.ok() || !resized->placed) {
+        // Could not shrink in place: evict instead; quota only gets freer.
+        quota_.Add(r.cq, Scale(r.per_pod, left), -1);
+        left = 0;
+      }
+    }
+    if (left == 0) {
+      (void)service_.Release(r.workload->key);
+      ++result_.calls.release;
+    }
+    std::string why;
+    switch (candidate.reason) {
+      case PreemptionReason::kInClusterQueue:
+        why = absl::StrCat("lower priority than ", w.key, " in ClusterQueue ", cq_name);
+        break;
+      case PreemptionReason::kReclaimWithinCohort:
+        why = absl::StrCat("ClusterQueue ", cq_name, " reclaims its nominal quota lent in cohort ",
+                           model_.cohorts[model_.cqs[cq].cohort]);
+        break;
+      case PreemptionReason::kBorrowWithinCohort:
+        why = absl::StrCat("borrowing ", w.key, " of ClusterQueue ", cq_name,
+                           " outranks it (borrowWithinCohort)");
+        break;
+      case PreemptionReason::kFairSharing:
+        why = absl::StrCat("its ClusterQueue is above its fair share of cohort ",
+                           model_.cohorts[model_.cqs[cq].cohort], " relative to ", cq_name);
+        break;
+      case PreemptionReason::kClusterQueueStopped: break;
+    }
+    result_.preemptions.push_back(
+        {r.workload->key, model_.cqs[r.cq].spec->name, left, w.key, candidate.reason,
+         absl::StrCat(left > 0 ? absl::StrCat("shrunk to ", left, " pods") : "evicted",
+                      " to make room for ", w.key, ": ", why)});
+    victims.push_back(r.workload->key);
+    r.touched = true;
+    r.count = left;
+  }
+
+  // The preemptor: elastic ones take the largest count quota now allows in the chosen flavors.
+  int32_t want = count;
+  if (w.elastic) {
+    for (int32_t k = (w.elastic->max - w.elastic->min) / w.elastic->step; k > 0; --k) {
+      int32_t c = w.elastic->min + k * w.elastic->step;
+      if (quota_.Fits(cq, DemandFor(model_, entry.shape, assignment->choice, c))) {
+        want = c;
+        break;
+      }
+    }
+  }
+  Assignment final_assignment = MakeAssignment(model_, entry.shape, assignment->choice, want);
+  quota_.Add(cq, final_assignment.demand, +1);
+  absl::StatusOr<placement::PlacementResult> reserved =
+      service_.Reserve(Request(entry, final_assignment, want));
+  ++result_.calls.reserve;
+  if (!reserved.ok() || !reserved->placed) {
+    quota_.Add(cq, final_assignment.demand, -1);
+    entry.waiting = false;
+    entry.reason = reserved.ok() ? PendingReason::kTopology : PendingReason::kPlacementError;
+    entry.message = absl::StrCat(
+        "preempted ", absl::StrJoin(victims, ", "), " but the reservation failed: ",
+        reserved.ok() ? reserved->explanation.summary : reserved.status().ToString(),
+        "; it will be retried next cycle");
+    return;
+  }
+  int32_t placed = static_cast<int32_t>(reserved->placement.nodes.size());
+  if (placed != want) {
+    quota_.Add(cq, final_assignment.demand, -1);
+    final_assignment.demand = DemandFor(model_, entry.shape, final_assignment.choice, placed);
+    quota_.Add(cq, final_assignment.demand, +1);
+  }
+  Admit(index, final_assignment, reserved->placement, std::move(victims));
+}
+
+}  // namespace phalanx::admission::internal

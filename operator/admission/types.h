@@ -1,0 +1,262 @@
+// The admission core's vocabulary: Kueue-modelled ResourceFlavors, ClusterQueues, cohorts,
+// LocalQueues and Workloads in (a Snapshot), and the cycle's decisions out (a CycleResult).
+// Plain structs with no I/O and no clock: the operator fills a Snapshot from its informers,
+// the simulator from its model, tests by hand.
+//
+//   Snapshot snapshot;
+//   snapshot.flavors.push_back({.name = "h100", .node_labels = {{"node.kubernetes.io/instance-type",
+//                                                                "p5.48xlarge"}}});
+//   ClusterQueue cq{.name = "team-a", .cohort = "research"};
+//   cq.resource_groups.push_back(
+//       {.covered_resources = {"nvidia.com/gpu"},
+//        .flavors = {{.flavor = "h100", .resources = {{.resource = "nvidia.com/gpu",
+//                                                      .nominal = 64}}}}});
+//   snapshot.cluster_queues.push_back(cq);
+//   snapshot.local_queues.push_back({.namespace_name = "team-a", .name = "main",
+//                                    .cluster_queue = "team-a"});
+//   ASSIGN_OR_RETURN(CycleResult result, RunAdmissionCycle(snapshot, placement_service));
+//
+// Amounts are canonical integers (common/resources.h): cpu in millicores, everything else in
+// whole units. Times are seconds on whatever clock the caller uses; only their order matters,
+// except that admission times are stamped with Snapshot::now.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/resources.h"
+#include "scheduler/placement_types.h"
+
+namespace phalanx::admission {
+
+// ---- Cluster-scoped configuration ------------------------------------------------------------
+
+// A variant of a resource (a GPU model, spot vs on-demand) bound to a set of nodes. Its node
+// labels become the gang's node selector and its tolerations are added to the gang's pods.
+struct ResourceFlavor {
+  std::string name;
+  std::map<std::string, std::string> node_labels;
+  std::vector<placement::Taint> node_taints;    // workloads must tolerate these to use it
+  std::vector<placement::Toleration> tolerations;
+  std::string topology_name;                    // the Topology the flavor's nodes follow
+};
+
+// Quota of one resource in one flavor of a ClusterQueue. Unset limits mean "no limit" exactly
+// as in Kueue: borrow up to whatever the cohort has unused, lend out all of the nominal quota.
+struct ResourceQuota {
+  std::string resource;
+  int64_t nominal = 0;
+  std::optional<int64_t> borrowing_limit;  // max usage above nominal (needs a cohort)
+  std::optional<int64_t> lending_limit;    // max of the nominal quota others may use
+};
+
+struct FlavorQuotas {
+  std::string flavor;  // a ResourceFlavor name
+  std::vector<ResourceQuota> resources;
+};
+
+// Resources that are always assigned the same flavor (cpu + memory of one machine family).
+// Flavors are listed in order of preference.
+struct ResourceGroup {
+  std::vector<std::string> covered_resources;
+  std::vector<FlavorQuotas> flavors;
+};
+
+enum class QueueingStrategy { kStrictFifo, kBestEffortFifo };
+enum class WithinClusterQueuePolicy { kNever, kLowerPriority, kLowerOrNewerEqualPriority };
+enum class ReclaimWithinCohortPolicy { kNever, kLowerPriority, kAny };
+enum class BorrowWithinCohortPolicy { kNever, kLowerPriority };
+enum class StopPolicy { kNone, kHold, kHoldAndDrain };
+
+struct BorrowWithinCohort {
+  BorrowWithinCohortPolicy policy = BorrowWithinCohortPolicy::kNever;
+  // Only workloads with priority <= threshold may be preempted by a borrowing workload.
+  std::optional<int32_t> max_priority_threshold;
+};
+
+struct ClusterQueuePreemption {
+  WithinClusterQueuePolicy within_cluster_queue = WithinClusterQueuePolicy::kNever;
+  ReclaimWithinCohortPolicy reclaim_within_cohort = ReclaimWithinCohortPolicy::kNever;
+  BorrowWithinCohort borrow_within_cohort;
+};
+
+// A Kubernetes LabelSelector. An empty selector matches everything.
+struct LabelSelectorRequirement {
+  std::string key;
+  std::string op;  // In | NotIn | Exists | DoesNotExist
+  std::vector<std::string> values;
+};
+struct LabelSelector {
+  std::map<std::string, std::string> match_labels;
+  std::vector<LabelSelectorRequirement> match_expressions;
+};
+
+struct ClusterQueue {
+  std::string name;
+  std::string cohort;  // "" = no cohort: cannot borrow or lend
+  std::vector<ResourceGroup> resource_groups;
+  QueueingStrategy queueing_strategy = QueueingStrategy::kBestEffortFifo;
+  // nullopt = Kueue's null selector, which admits no namespace. The C++ default is {} (every
+  // namespace); the operator maps a CRD without the field to nullopt.
+  std::optional<LabelSelector> namespace_selector = LabelSelector{};
+  ClusterQueuePreemption preemption;
+  double fair_sharing_weight = 1.0;  // 0 = always last in line and first to be reclaimed
+  StopPolicy stop_policy = StopPolicy::kNone;
+};
+
+// A Kueue v1beta1 Cohort object. Cohorts are flat here: a ClusterQueue's `cohort` names a
+// group; a Cohort object only exists so that nesting (`parent`) is reported, not silently
+// ignored. See docs/admission.md.
+struct Cohort {
+  std::string name;
+  std::string parent;
+};
+
+struct LocalQueue {
+  std::string namespace_name;
+  std::string name;
+  std::string cluster_queue;
+};
+
+struct Namespace {
+  std::string name;
+  std::map<std::string, std::string> labels;
+};
+
+// Kueue's global fair-sharing configuration (Configuration.fairSharing).
+enum class FairSharingStrategy { kLessThanOrEqualToFinalShare, kLessThanInitialShare };
+struct FairSharingConfig {
+  bool enable = false;
+  std::vector<FairSharingStrategy> preemption_strategies = {
+      FairSharingStrategy::kLessThanOrEqualToFinalShare, FairSharingStrategy::kLessThanInitialShare};
+};
+
+// ---- Workloads -------------------------------------------------------------------------------
+
+// Where a running workload was admitted: its quota is charged to `cluster_queue` in `flavors`.
+struct AdmittedState {
+  std::string cluster_queue;
+  std::map<std::string, std::string> flavors;  // resource -> flavor
+  int32_t count = 0;                           // pods admitted
+  int64_t admission_time = 0;
+};
+
+// A TrainingJob's demand: `count` identical pods (or an elastic range), with its topology
+// request. Pending when `admitted` is empty.
+struct Workload {
+  std::string key;             // "namespace/name", unique
+  std::string namespace_name;
+  std::string queue_name;      // LocalQueue in namespace_name
+  int32_t count = 0;           // pods wanted when not elastic
+  std::optional<placement::ElasticRange> elastic;
+  ResourceList per_pod;
+  std::string priority_class;  // resolved through Snapshot::priority_classes when set
+  int32_t priority = 0;        // used when priority_class is empty
+  int64_t creation_time = 0;
+  std::string required_level;
+  std::string preferred_level;
+  int32_t group_size = 0;
+  std::string group_level;
+  std::map<std::string, std::string> node_selector;
+  std::vector<placement::Toleration> tolerations;
+  std::optional<AdmittedState> admitted;
+};
+
+// Everything one admission cycle looks at. `now` stamps admissions; nothing reads a clock.
+struct Snapshot {
+  std::vector<ResourceFlavor> flavors;
+  std::vector<ClusterQueue> cluster_queues;
+  std::vector<Cohort> cohorts;
+  std::vector<LocalQueue> local_queues;
+  std::vector<Namespace> namespaces;
+  std::map<std::string, int32_t> priority_classes;
+  std::vector<Workload> workloads;
+  FairSharingConfig fair_sharing;
+  int64_t now = 0;
+};
+
+// ---- Decisions -------------------------------------------------------------------------------
+
+struct AdmissionDecision {
+  std::string workload;
+  std::string cluster_queue;
+  std::map<std::string, std::string> flavors;  // resource -> flavor
+  int32_t count = 0;
+  bool borrowing = false;                      // usage now exceeds nominal quota somewhere
+  int64_t admission_time = 0;                  // Snapshot::now
+  placement::Placement placement;              // reserved in the PlacementService
+  std::vector<std::string> preempted;          // victims this admission waits for
+};
+
+enum class PreemptionReason {
+  kInClusterQueue,            // lower priority in the same ClusterQueue
+  kReclaimWithinCohort,       // its ClusterQueue borrowed quota the preemptor's queue reclaims
+  kBorrowWithinCohort,        // the preemptor borrows and policy lets it preempt borrowers
+  kFairSharing,               // its ClusterQueue holds more than its fair share
+  kClusterQueueStopped,       // stopPolicy HoldAndDrain
+};
+
+struct PreemptionDecision {
+  std::string victim;
+  std::string cluster_queue;  // the victim's
+  int32_t new_count = 0;      // 0 = evict; > 0 = shrink the elastic gang to this many pods
+  std::string preemptor;      // empty for kClusterQueueStopped
+  PreemptionReason reason = PreemptionReason::kInClusterQueue;
+  std::string message;
+};
+
+// Why a workload is still pending, in words a user can act on.
+enum class PendingReason {
+  kInvalid,            // the workload itself is malformed
+  kNoLocalQueue,
+  kClusterQueueInactive,  // missing, invalid or stopped
+  kNamespaceNotAllowed,
+  kUnknownPriorityClass,
+  kNoFlavor,           // no flavor covers the request / matches its selector
+  kQuota,              // no flavor has enough quota
+  kTopology,           // quota fits, but the gang cannot be placed
+  kStrictFifoBlocked,  // behind a StrictFIFO head that cannot be admitted
+  kPlacementError,     // the PlacementService returned an error
+};
+
+struct PendingDecision {
+  std::string workload;
+  std::string cluster_queue;  // empty when it could not be resolved
+  PendingReason reason = PendingReason::kQuota;
+  std::string message;
+};
+
+// A configuration object that is wrong; the objects that depend on it stop admitting, the rest
+// of the system does not.
+struct ObjectError {
+  std::string kind;  // ResourceFlavor | ClusterQueue | Cohort | LocalQueue
+  std::string name;
+  std::string message;
+};
+
+// How often the cycle talked to the PlacementService: each call is a round trip when the
+// service is remote.
+struct PlacementCalls {
+  int reserve_batch = 0;
+  int reserve = 0;
+  int plan_preemption = 0;
+  int release = 0;
+  int resize = 0;
+  int Total() const { return reserve_batch + reserve + plan_preemption + release + resize; }
+};
+
+struct CycleResult {
+  std::vector<AdmissionDecision> admissions;
+  std::vector<PreemptionDecision> preemptions;
+  std::vector<PendingDecision> pending;
+  std::vector<ObjectError> errors;
+  PlacementCalls calls;
+};
+
+std::string_view ToString(PendingReason reason);
+std::string_view ToString(PreemptionReason reason);
+
+}  // namespace phalanx::admission
