@@ -1,0 +1,371 @@
+// The admission cycle against a GPU-counting placement double: quota and placement must both
+// agree before anything is admitted, many workloads go per cycle, queueing strategies and
+// flavors behave as in Kueue, and every pending workload says why.
+#include "operator/admission/admission_cycle.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/mocks/scheduler/mock_placement_service.h"
+#include "tests/unit/operator/fake_placement_service.h"
+#include "tests/unit/operator/world.h"
+
+namespace phalanx::admission {
+namespace {
+
+using ::testing::_;
+using ::testing::AllOf;
+using ::testing::Contains;
+using ::testing::ElementsAre;
+using ::testing::Field;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::UnorderedElementsAre;
+using testing::AdmissionFor;
+using testing::AdmittedKeys;
+using testing::FakePlacementService;
+using testing::Gpu;
+using testing::GpuQueue;
+using testing::Job;
+using testing::PendingFor;
+using testing::World;
+
+TEST(AdmissionCycleTest, AdmitsManyWorkloadsPerCycleAcrossAndWithinQueues) {
+  FakePlacementService fake({{.name = "b1", .gpus = 64}, {.name = "b2", .gpus = 64}});
+  World world(fake);
+  world.Flavor("h100")
+      .Queue(GpuQueue("team-a", "", {{"h100", Gpu(64)}}))
+      .Queue(GpuQueue("team-b", "", {{"h100", Gpu(64)}}));
+  for (int i = 0; i < 4; ++i) {
+    world.Add(Job("team-a/a" + std::to_string(i), 2, 8, 0, i));
+    world.Add(Job("team-b/b" + std::to_string(i), 2, 8, 0, i));
+  }
+  CycleResult result = world.Cycle();
+  EXPECT_EQ(result.admissions.size(), 8u);
+  EXPECT_THAT(result.pending, IsEmpty());
+  // One round trip for the whole cycle.
+  EXPECT_EQ(result.calls.reserve_batch, 1);
+  EXPECT_EQ(result.calls.Total(), 1);
+  EXPECT_EQ(fake.calls().reserve_batch, 1);
+  for (const AdmissionDecision& a : result.admissions) {
+    EXPECT_EQ(a.count, 2);
+    EXPECT_EQ(a.placement.nodes.size(), 2u);
+    EXPECT_TRUE(fake.Holds(a.workload));
+  }
+}
+
+TEST(AdmissionCycleTest, FitsQuotaButNotTopologyStaysPendingWithBothExplanations) {
+  FakePlacementService fake({{.name = "b1", .gpus = 32}, {.name = "b2", .gpus = 32}});
+  World world(fake);
+  world.Flavor("h100").Queue(GpuQueue("team-a", "", {{"h100", Gpu(64)}}));
+  world.Add(Job("team-a/big", 8, 8));
+  CycleResult result = world.Cycle();
+  EXPECT_THAT(result.admissions, IsEmpty());
+  const PendingDecision* pending = PendingFor(result, "team-a/big");
+  ASSERT_NE(pending, nullptr);
+  EXPECT_EQ(pending->reason, PendingReason::kTopology);
+  EXPECT_THAT(pending->message, HasSubstr("needs 64 GPUs in one block; the best block b1 has 32 free"));
+  EXPECT_THAT(pending->message,
+              HasSubstr("ClusterQueue team-a has 64 nvidia.com/gpu in flavor h100 available"));
+  EXPECT_FALSE(fake.Holds("team-a/big"));
+}
+
+TEST(AdmissionCycleTest, QuotaShortfallSaysHowMuchIsLeft) {
+  FakePlacementService fake({{.name = "b1", .gpus = 128}});
+  World world(fake);
+  world.Flavor("h100").Queue(GpuQueue("team-a", "", {{"h100", Gpu(64)}}));
+  world.Admitted(Job("team-a/running", 6, 8), "team-a", "h100");
+  world.Add(Job("team-a/big", 8, 8));
+  CycleResult result = world.Cycle();
+  const PendingDecision* pending = PendingFor(result, "team-a/big");
+  ASSERT_NE(pending, nullptr);
+  EXPECT_EQ(pending->reason, PendingReason::kQuota);
+  EXPECT_THAT(pending->message,
+              HasSubstr("ClusterQueue team-a lacks quota for 8 pods: flavor h100: needs 64 "
+                        "nvidia.com/gpu, 16 available (nominal 64, 48 in use)"));
+  // No placement was asked for: quota already said no.
+  EXPECT_EQ(fake.calls().reserve_batch, 0);
+}
+
+struct FifoCase {
+  std::string name;
+  QueueingStrategy strategy;
+  int64_t fake_gpus;     // one block
+  int64_t nominal;
+  std::vector<std::string> want_admitted;
+  PendingReason want_follower_reason;
+};
+
+class FifoTest : public ::testing::TestWithParam<FifoCase> {};
+
+// A head that cannot be admitted (by quota, or by topology) followed by a small job.
+TEST_P(FifoTest, HeadBlocksOnlyUnderStrictFifo) {
+  const FifoCase& c = GetParam();
+  FakePlacementService fake({{.name = "b1", .gpus = c.fake_gpus}});
+  World world(fake);
+  ClusterQueue cq = GpuQueue("team-a", "", {{"h100", Gpu(c.nominal)}});
+  cq.queueing_strategy = c.strategy;
+  world.Flavor("h100").Queue(cq);
+  world.Add(Job("team-a/head", 8, 8, 0, 1)).Add(Job("team-a/follower", 1, 8, 0, 2));
+  CycleResult result = world.Cycle();
+  EXPECT_EQ(AdmittedKeys(result), c.want_admitted);
+  if (c.want_admitted.empty()) {
+    const PendingDecision* follower = PendingFor(result, "team-a/follower");
+    ASSERT_NE(follower, nullptr);
+    EXPECT_EQ(follower->reason, c.want_follower_reason);
+    EXPECT_THAT(follower->message, HasSubstr("queued behind team-a/head in StrictFIFO"));
+    // A follower reserved behind a head whose placement failed is given back.
+    EXPECT_FALSE(fake.Holds("team-a/follower"));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Strategies, FifoTest,
+    ::testing::Values(
+        FifoCase{"StrictQuotaBlocked", QueueingStrategy::kStrictFifo, 128, 32, {},
+                 PendingReason::kStrictFifoBlocked},
+        FifoCase{"StrictTopologyBlocked", QueueingStrategy::kStrictFifo, 32, 128, {},
+                 PendingReason::kStrictFifoBlocked},
+        FifoCase{"BestEffortQuotaBlocked", QueueingStrategy::kBestEffortFifo, 128, 32,
+                 {"team-a/follower"}, PendingReason::kQuota},
+        FifoCase{"BestEffortTopologyBlocked", QueueingStrategy::kBestEffortFifo, 32, 128,
+                 {"team-a/follower"}, PendingReason::kQuota}),
+    [](const auto& info) { return info.param.name; });
+
+TEST(AdmissionCycleTest, OrdersByPriorityThenCreationTime) {
+  FakePlacementService fake({{.name = "b1", .gpus = 64}});
+  World world(fake);
+  world.Flavor("h100").Queue(GpuQueue("team-a", "", {{"h100", Gpu(16)}}));
+  world.Add(Job("team-a/old-low", 2, 8, 0, 0))
+      .Add(Job("team-a/new-high", 2, 8, 10, 5))
+      .Add(Job("team-a/newer-high", 2, 8, 10, 6));
+  CycleResult result = world.Cycle();
+  EXPECT_THAT(AdmittedKeys(result), ElementsAre("team-a/new-high"));
+}
+
+TEST(AdmissionCycleTest, FirstFlavorWithQuotaInPreferenceOrder) {
+  FakePlacementService fake({{.name = "spot-block", .labels = {{"tier", "spot"}}, .gpus = 64},
+                             {.name = "od-block", .labels = {{"tier", "od"}}, .gpus = 64}});
+  World world(fake);
+  world.Flavor("spot", {{"tier", "spot"}})
+      .Flavor("on-demand", {{"tier", "od"}})
+      .Queue(GpuQueue("team-a", "", {{"spot", Gpu(8)}, {"on-demand", Gpu(64)}}));
+  world.Add(Job("team-a/small", 1, 8, 0, 0)).Add(Job("team-a/big", 2, 8, 0, 1));
+  CycleResult result = world.Cycle();
+  ASSERT_EQ(result.admissions.size(), 2u);
+  EXPECT_EQ(AdmissionFor(result, "team-a/small")->flavors.at("nvidia.com/gpu"), "spot");
+  EXPECT_EQ(AdmissionFor(result, "team-a/small")->placement.domain.path.back(), "spot-block");
+  EXPECT_EQ(AdmissionFor(result, "team-a/big")->flavors.at("nvidia.com/gpu"), "on-demand");
+  EXPECT_EQ(AdmissionFor(result, "team-a/big")->placement.domain.path.back(), "od-block");
+}
+
+TEST(AdmissionCycleTest, FallsBackToTheNextFlavorWhenPlacementFails) {
+  FakePlacementService fake({{.name = "spot-block", .labels = {{"tier", "spot"}}, .gpus = 8},
+                             {.name = "od-block", .labels = {{"tier", "od"}}, .gpus = 64}});
+  World world(fake);
+  world.Flavor("spot", {{"tier", "spot"}})
+      .Flavor("on-demand", {{"tier", "od"}})
+      .Queue(GpuQueue("team-a", "", {{"spot", Gpu(64)}, {"on-demand", Gpu(64)}}));
+  world.Add(Job("team-a/job", 2, 8));
+  CycleResult result = world.Cycle();
+  ASSERT_THAT(AdmittedKeys(result), ElementsAre("team-a/job"));
+  EXPECT_EQ(result.admissions[0].flavors.at("nvidia.com/gpu"), "on-demand");
+  // First pass tried spot, second pass on-demand: two round trips.
+  EXPECT_EQ(result.calls.reserve_batch, 2);
+}
+
+TEST(AdmissionCycleTest, FlavorLabelsAndTolerationsReachTheGangRequest) {
+  placement::MockPlacementService mock;
+  World world(mock);
+  world.snapshot.flavors.push_back(
+      {.name = "p5",
+       .node_labels = {{"node.kubernetes.io/instance-type", "p5.48xlarge"}},
+       .tolerations = {{.key = "nvidia.com/gpu", .op = "Exists", .effect = "NoSchedule"}}});
+  world.Queue(GpuQueue("team-a", "", {{"p5", Gpu(64)}}));
+  Workload w = Job("team-a/job", 2, 8, 7);
+  w.node_selector = {{"topology.kubernetes.io/zone", "us-east-1a"}};
+  w.required_level = "topology.k8s.aws/network-node-layer-3";
+  world.Add(w);
+  std::vector<placement::GangRequest> seen;
+  EXPECT_CALL(mock, ReserveBatch(_)).WillOnce([&](const std::vector<placement::GangRequest>& r) {
+    seen = r;
+    placement::PlacementResult placed{.placed = true};
+    placed.placement.nodes = {"n1", "n2"};
+    return std::vector<absl::StatusOr<placement::PlacementResult>>{placed};
+  });
+  CycleResult result = world.Cycle();
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0].job, "team-a/job");
+  EXPECT_EQ(seen[0].count, 2);
+  EXPECT_EQ(seen[0].priority, 7);
+  EXPECT_EQ(seen[0].required_level, "topology.k8s.aws/network-node-layer-3");
+  EXPECT_THAT(seen[0].node_selector,
+              UnorderedElementsAre(std::pair<const std::string, std::string>(
+                                       "node.kubernetes.io/instance-type", "p5.48xlarge"),
+                                   std::pair<const std::string, std::string>(
+                                       "topology.kubernetes.io/zone", "us-east-1a")));
+  EXPECT_THAT(seen[0].tolerations, Contains(Field(&placement::Toleration::key, "nvidia.com/gpu")));
+  EXPECT_THAT(AdmittedKeys(result), ElementsAre("team-a/job"));
+}
+
+TEST(AdmissionCycleTest, FlavorsMustMatchSelectorAndTaints) {
+  FakePlacementService fake({{.name = "tainted-block", .labels = {{"pool", "reserved"}}, .gpus = 64},
+                             {.name = "plain-block", .labels = {{"pool", "shared"}}, .gpus = 64}});
+  World world(fake);
+  world.snapshot.flavors.push_back({.name = "reserved",
+                                    .node_labels = {{"pool", "reserved"}},
+                                    .node_taints = {{"dedicated", "ml", "NoSchedule"}}});
+  world.Flavor("shared", {{"pool", "shared"}});
+  world.Queue(GpuQueue("team-a", "", {{"reserved", Gpu(64)}, {"shared", Gpu(64)}}));
+  Workload tolerant = Job("team-a/tolerant", 1, 8);
+  tolerant.tolerations = {{.key = "dedicated", .op = "Equal", .value = "ml"}};
+  Workload pinned = Job("team-a/pinned", 1, 8);
+  pinned.tolerations = tolerant.tolerations;
+  pinned.node_selector = {{"pool", "shared"}};
+  world.Add(Job("team-a/plain", 1, 8)).Add(tolerant).Add(pinned);
+  CycleResult result = world.Cycle();
+  ASSERT_EQ(result.admissions.size(), 3u);
+  EXPECT_EQ(AdmissionFor(result, "team-a/plain")->flavors.at("nvidia.com/gpu"), "shared");
+  EXPECT_EQ(AdmissionFor(result, "team-a/tolerant")->flavors.at("nvidia.com/gpu"), "reserved");
+  EXPECT_EQ(AdmissionFor(result, "team-a/pinned")->flavors.at("nvidia.com/gpu"), "shared");
+
+  Workload lost = Job("team-a/lost", 1, 8);  // wants the reserved pool, does not tolerate it
+  lost.node_selector = {{"pool", "reserved"}};
+  world.snapshot.workloads = {lost};
+  result = world.Cycle();
+  const PendingDecision* pending = PendingFor(result, "team-a/lost");
+  ASSERT_NE(pending, nullptr);
+  EXPECT_EQ(pending->reason, PendingReason::kNoFlavor);
+  EXPECT_THAT(pending->message, HasSubstr("nodes are tainted dedicated=ml:NoSchedule"));
+  EXPECT_THAT(pending->message,
+              HasSubstr("node selector wants pool=reserved, flavor shared has pool=shared"));
+}
+
+TEST(AdmissionCycleTest, ElasticTakesTheLargestCountBothQuotaAndPlacementAllow) {
+  FakePlacementService fake({{.name = "b1", .gpus = 40}, {.name = "b2", .gpus = 64}});
+  World world(fake);
+  world.Flavor("h100")
+      .Queue(GpuQueue("team-a", "", {{"h100", Gpu(48)}}))
+      .Queue(GpuQueue("team-b", "", {{"h100", Gpu(64)}}));
+  Workload a = Job("team-a/elastic", 0, 8, 0, 0);
+  a.elastic = placement::ElasticRange{2, 8, 2};
+  Workload b = Job("team-b/elastic", 0, 8, 0, 1);
+  b.elastic = placement::ElasticRange{2, 8, 2};
+  world.Add(a).Add(b);
+  CycleResult result = world.Cycle();
+  // team-a: quota allows 6 pods (48 GPUs); team-b: quota allows 8, and after team-a took 48
+  // GPUs of b2, b1's 40 GPUs hold 4 pods (5 is not a step).
+  ASSERT_EQ(result.admissions.size(), 2u);
+  EXPECT_EQ(AdmissionFor(result, "team-a/elastic")->count, 6);
+  EXPECT_EQ(AdmissionFor(result, "team-b/elastic")->count, 4);
+  EXPECT_EQ(fake.HeldCount("team-b/elastic"), 4);
+}
+
+// Kueue's "Borrowing example": when team-a has used its nominal quota and team-b has pending
+// work within its own, team-b is admitted before team-a borrows more.
+TEST(AdmissionCycleTest, KueueBorrowingExampleNominalQuotaComesFirst) {
+  FakePlacementService fake({{.name = "b1", .gpus = 1000}});
+  World world(fake);
+  world.Flavor("default-flavor")
+      .Queue(GpuQueue("team-a-cq", "team-ab", {{"default-flavor", Gpu(9)}}))
+      .Queue(GpuQueue("team-b-cq", "team-ab", {{"default-flavor", Gpu(12)}}));
+  world.Admitted(Job("team-a-cq/running", 9, 1), "team-a-cq", "default-flavor");
+  // Created first and higher priority, but it needs to borrow.
+  world.Add(Job("team-a-cq/borrower", 12, 1, 100, 0)).Add(Job("team-b-cq/owner", 12, 1, 0, 1));
+  CycleResult result = world.Cycle();
+  EXPECT_THAT(AdmittedKeys(result), ElementsAre("team-b-cq/owner"));
+  EXPECT_EQ(PendingFor(result, "team-a-cq/borrower")->reason, PendingReason::kQuota);
+  EXPECT_FALSE(AdmissionFor(result, "team-b-cq/owner")->borrowing);
+}
+
+TEST(AdmissionCycleTest, BorrowsFromTheCohortWithinLimits) {
+  FakePlacementService fake({{.name = "b1", .gpus = 1000}});
+  World world(fake);
+  world.Flavor("default-flavor")
+      .Queue(GpuQueue("team-a-cq", "team-ab", {{"default-flavor", Gpu(9, 1)}}))
+      .Queue(GpuQueue("team-b-cq", "team-ab", {{"default-flavor", Gpu(12, {}, 1)}}));
+  world.Add(Job("team-a-cq/ten", 10, 1, 0, 0)).Add(Job("team-a-cq/one-more", 1, 1, 0, 1));
+  CycleResult result = world.Cycle();
+  ASSERT_THAT(AdmittedKeys(result), ElementsAre("team-a-cq/ten"));
+  EXPECT_TRUE(result.admissions[0].borrowing);
+  EXPECT_THAT(PendingFor(result, "team-a-cq/one-more")->message, HasSubstr("borrowing limit 1"));
+}
+
+TEST(AdmissionCycleTest, NamespaceSelectorGatesAdmission) {
+  FakePlacementService fake({{.name = "b1", .gpus = 64}});
+  World world(fake);
+  ClusterQueue cq = GpuQueue("team-a", "", {{"h100", Gpu(64)}});
+  cq.namespace_selector = LabelSelector{
+      .match_expressions = {{"kubernetes.io/metadata.name", "In", {"team-a", "team-a-dev"}}}};
+  world.Flavor("h100").Queue(cq);
+  world.snapshot.local_queues.push_back({"intruder", "main", "team-a"});
+  world.snapshot.local_queues.push_back({"team-a-dev", "main", "team-a"});
+  world.Add(Job("team-a/ok", 1, 8)).Add(Job("team-a-dev/ok", 1, 8)).Add(Job("intruder/no", 1, 8));
+  CycleResult result = world.Cycle();
+  EXPECT_THAT(AdmittedKeys(result), UnorderedElementsAre("team-a/ok", "team-a-dev/ok"));
+  EXPECT_EQ(PendingFor(result, "intruder/no")->reason, PendingReason::kNamespaceNotAllowed);
+
+  world.snapshot.cluster_queues[0].namespace_selector.reset();  // Kueue's null selector
+  world.snapshot.workloads = {Job("team-a/ok", 1, 8)};
+  result = world.Cycle();
+  EXPECT_THAT(PendingFor(result, "team-a/ok")->message, HasSubstr("null namespaceSelector"));
+}
+
+TEST(AdmissionCycleTest, StopPolicyHoldsAndDrains) {
+  FakePlacementService fake({{.name = "b1", .gpus = 64}});
+  World world(fake);
+  ClusterQueue held = GpuQueue("held", "", {{"h100", Gpu(64)}});
+  held.stop_policy = StopPolicy::kHold;
+  ClusterQueue drained = GpuQueue("drained", "", {{"h100", Gpu(64)}});
+  drained.stop_policy = StopPolicy::kHoldAndDrain;
+  world.Flavor("h100").Queue(held).Queue(drained);
+  world.Admitted(Job("held/running", 1, 8), "held", "h100");
+  world.Admitted(Job("drained/running", 1, 8), "drained", "h100");
+  fake.Hold("held/running", "b1", 1, 8);
+  fake.Hold("drained/running", "b1", 1, 8);
+  world.Add(Job("held/new", 1, 8)).Add(Job("drained/new", 1, 8));
+  CycleResult result = world.Cycle();
+  EXPECT_THAT(result.admissions, IsEmpty());
+  EXPECT_THAT(PendingFor(result, "held/new")->message, HasSubstr("stopped (stopPolicy Hold)"));
+  ASSERT_EQ(result.preemptions.size(), 1u);
+  EXPECT_EQ(result.preemptions[0].victim, "drained/running");
+  EXPECT_EQ(result.preemptions[0].reason, PreemptionReason::kClusterQueueStopped);
+  EXPECT_TRUE(fake.Holds("held/running"));
+  EXPECT_FALSE(fake.Holds("drained/running"));
+}
+
+TEST(AdmissionCycleTest, CountsPodsAndRejectsUncoveredResources) {
+  FakePlacementService fake({{.name = "b1", .gpus = 64}});
+  World world(fake);
+  ClusterQueue cq = GpuQueue("team-a", "", {{"h100", Gpu(64)}});
+  cq.resource_groups.push_back({{"pods"}, {{"default", {{"pods", 3}}}}});
+  world.Flavor("h100").Flavor("default").Queue(cq);
+  Workload with_cpu = Job("team-a/cpu", 1, 8);
+  with_cpu.per_pod["cpu"] = 4000;
+  world.Add(Job("team-a/three", 3, 1, 0, 0)).Add(Job("team-a/one", 1, 1, 0, 1)).Add(with_cpu);
+  CycleResult result = world.Cycle();
+  EXPECT_THAT(AdmittedKeys(result), ElementsAre("team-a/three"));
+  EXPECT_THAT(PendingFor(result, "team-a/one")->message, HasSubstr("needs 1 pods, 0 available"));
+  EXPECT_EQ(PendingFor(result, "team-a/cpu")->reason, PendingReason::kNoFlavor);
+  EXPECT_THAT(PendingFor(result, "team-a/cpu")->message,
+              HasSubstr("ClusterQueue team-a has no quota for cpu (it covers nvidia.com/gpu, pods)"));
+}
+
+TEST(AdmissionCycleTest, PlacementServiceErrorsStayPerWorkload) {
+  placement::MockPlacementService mock;
+  World world(mock);
+  world.Flavor("h100").Queue(GpuQueue("team-a", "", {{"h100", Gpu(64)}}));
+  world.Add(Job("team-a/a", 1, 8, 0, 0)).Add(Job("team-a/b", 1, 8, 0, 1));
+  EXPECT_CALL(mock, ReserveBatch(_)).WillOnce([](const std::vector<placement::GangRequest>&) {
+    placement::PlacementResult placed{.placed = true};
+    placed.placement.nodes = {"n1"};
+    return std::vector<absl::StatusOr<placement::PlacementResult>>{
+        absl::UnavailableError("scheduler restarting"), placed};
+  });
+  CycleResult result = world.Cycle();
+  EXPECT_THAT(AdmittedKeys(result), ElementsAre("team-a/b"));
+  EXPECT_EQ(PendingFor(result, "team-a/a")->reason, PendingReason::kPlacementError);
+  EXPECT_THAT(PendingFor(result, "team-a/a")->message, HasSubstr("scheduler restarting"));
+}
+
+}  // namespace
+}  // namespace phalanx::admission
