@@ -4,6 +4,7 @@
 # Usage: hack/cluster/fake-nodes.sh [--preset eks|eks-4layer|gb200] [--instance-type TYPE]
 #          [--count N] [--nodes-per-block N] [--blocks-per-spine N] [--spines-per-layer1 N]
 #          [--prefix NAME] [--start I] [--label K=V]... [--taint K=V:EFFECT]... [--no-wait]
+#          [--parallel N]   (concurrent kubectl applies, default 8)
 #        hack/cluster/fake-nodes.sh --delete [--prefix NAME]     (delete fake nodes)
 #
 # Topology: node i is in finest block  b = i / nodes-per-block (layer-3; layer-4 for
@@ -12,13 +13,14 @@
 # 18 nodes per NVLink clique (nodes-per-block defaults to 18 so cliques align with blocks).
 # Label values are readable and unique per prefix: nn-<prefix>-l<level>-<index>.
 # Nodes carry annotation kwok.x-k8s.io/node=fake (kwok manages them) and label
-# phalanx.dev/fake-node=true. Applied with one `kubectl apply --server-side` of a List.
+# phalanx.dev/fake-node=true. Applied with `kubectl apply --server-side` of a List, split
+# over --parallel kubectl processes (kubectl sends a List's items one request at a time).
 # Waits until all N are Ready unless --no-wait.
 # Env: KUBECONFIG / PHALANX_KUBECONFIG (default $PHALANX_CLUSTER_DIR/kubeconfig).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 KC=${PHALANX_KUBECONFIG:-${KUBECONFIG:-$PHALANX_CLUSTER_DIR/kubeconfig}}
-preset=eks itype="" count=4 npb="" bps=4 spl1=4 prefix="" start=0 wait=1 delete=0
+preset=eks itype="" count=4 npb="" bps=4 spl1=4 prefix="" start=0 wait=1 delete=0 parallel=${PHALANX_FAKE_NODES_PARALLEL:-8}
 extra_labels=() taints=()
 while [[ $# -gt 0 ]]; do
   case $1 in
@@ -33,8 +35,9 @@ while [[ $# -gt 0 ]]; do
     --label) extra_labels+=("$2"); shift 2 ;;
     --taint) taints+=("$2"); shift 2 ;;
     --no-wait) wait=0; shift ;;
+    --parallel) parallel=$2; shift 2 ;;
     --delete) delete=1; shift ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
     *) echo "fake-nodes.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -55,8 +58,11 @@ case $preset in
 esac
 [[ $count =~ ^[0-9]+$ && $count -ge 1 ]] || { echo "fake-nodes.sh: --count must be >= 1" >&2; exit 2; }
 
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/phalanx-fake-nodes.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+tmp="$tmp/nodes"
 python3 - "$preset" "$itype" "$count" "${npb:-0}" "$bps" "$spl1" "$prefix" "$start" \
-  "$(IFS=$'\n'; echo "${extra_labels[*]:-}")" "$(IFS=$'\n'; echo "${taints[*]:-}")" >"${TMPDIR:-/tmp}/phalanx-fake-nodes.$$.json" <<'PY'
+  "$(IFS=$'\n'; echo "${extra_labels[*]:-}")" "$(IFS=$'\n'; echo "${taints[*]:-}")" "$tmp" "$parallel" <<'PY'
 import json, sys
 preset, itype, count, npb, bps, spl1, prefix, start, extra, taints = sys.argv[1:11]
 count, npb, bps, spl1, start = int(count), int(npb), int(bps), int(spl1), int(start)
@@ -128,12 +134,26 @@ for i in range(start, start + count):
         "spec": spec,
         "status": {"capacity": res, "allocatable": dict(res)},
     })
-json.dump({"apiVersion": "v1", "kind": "List", "items": items}, sys.stdout)
+# One List per parallel kubectl (kubectl applies a List's items one request at a time).
+out = sys.argv[11]
+par = max(1, min(int(sys.argv[12]), len(items)))
+for k in range(par):
+    with open("%s.%d.json" % (out, k), "w") as fh:
+        json.dump({"apiVersion": "v1", "kind": "List", "items": items[k::par]}, fh)
 PY
-f="${TMPDIR:-/tmp}/phalanx-fake-nodes.$$.json"
-trap 'rm -f "$f"' EXIT
 t0=$SECONDS
-kc apply --server-side --force-conflicts --field-manager=phalanx-fake-nodes -f "$f" >/dev/null
+pids=()
+for f in "$tmp".*.json; do
+  kc apply --server-side --force-conflicts --field-manager=phalanx-fake-nodes -f "$f" >"$f.log" 2>&1 &
+  pids+=($!)
+done
+rc=0
+for p in "${pids[@]}"; do wait "$p" || rc=1; done
+if [[ $rc != 0 ]]; then
+  echo "[fake-nodes] FAILED: kubectl apply of the node List failed:" >&2
+  cat "$tmp".*.json.log | grep -v ' serverside-applied$' | head -20 >&2
+  exit 1
+fi
 echo "[fake-nodes] applied $count $itype nodes (preset $preset) in $((SECONDS - t0))s" >&2
 if [[ $wait == 1 ]]; then
   p=${prefix:-${itype%%.*}}

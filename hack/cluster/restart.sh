@@ -1,21 +1,33 @@
 #!/usr/bin/env bash
 # Restart one component of the running local cluster with the exact same flags and ports.
-# Usage: hack/cluster/restart.sh <component> [--down-for SECONDS]
+# Usage: hack/cluster/restart.sh <component> [--down-for SECONDS] [--kill]
 #   component: etcd | kube-apiserver | kube-controller-manager | kwok | kube-scheduler
 #   --down-for N: keep it stopped N seconds before starting it again (default 0)
+#   --kill: SIGKILL it (a crash) instead of a graceful SIGTERM shutdown
 # Waits until it is healthy again. Used by integration tests ("a watch survives a
 # kube-apiserver restart").
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 DIR="$PHALANX_CLUSTER_DIR"
 name=${1:?usage: restart.sh <component> [--down-for SECONDS]}; shift
-down_for=0
+down_for=0 kill=0
 while [[ $# -gt 0 ]]; do
-  case $1 in --down-for) down_for=$2; shift 2 ;; *) echo "restart.sh: unknown argument $1" >&2; exit 2 ;; esac
+  case $1 in
+    --down-for) down_for=$2; shift 2 ;;
+    --kill) kill=1; shift ;;
+    *) echo "restart.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
 done
 [[ -f $DIR/env && -f $DIR/run/$name.sh ]] || { echo "[restart] FAILED: no running cluster with component '$name' in $DIR" >&2; exit 1; }
 # shellcheck disable=SC1091
 source "$DIR/env"
+if [[ $kill == 1 ]]; then
+  read -r pid st <<<"$(phx_pid_of "$name")"
+  if [[ -n ${pid:-} ]] && phx_alive "$pid" "$st"; then
+    echo "[restart] killing $name (pid $pid, SIGKILL)" >&2
+    kill -KILL "$pid" 2>/dev/null || true
+  fi
+fi
 echo "[restart] stopping $name" >&2
 phx_stop "$name" 30 || { echo "[restart] FAILED to stop $name" >&2; exit 1; }
 sleep "$down_for"

@@ -156,6 +156,7 @@ runscript kube-apiserver "$(phx_bin kube-apiserver)" \
   --service-account-key-file="$P/sa.pub" --service-account-signing-key-file="$P/sa.key" \
   --service-cluster-ip-range=10.0.0.0/24 --allow-privileged=true \
   --endpoint-reconciler-type=none \
+  --shutdown-watch-termination-grace-period=2s \
   --profiling=false --v=1
 
 runscript kube-controller-manager "$(phx_bin kube-controller-manager)" \
@@ -182,7 +183,10 @@ kc() { kubectl --kubeconfig="$DIR/kubeconfig" --request-timeout=5s "$@"; }
 
 if [[ $TTL -gt 0 ]]; then
   # Watchdog: bounds the cluster's life even if nobody calls down.sh.
-  { echo "#!/usr/bin/env bash"; printf 'sleep %q\nexport PHALANX_CLUSTER_DIR=%q\nexec %q\n' "$TTL" "$DIR" "$HERE/down.sh"; } >"$DIR/run/watchdog.sh"
+  # (sleep runs as a child so that down.sh's SIGTERM to the watchdog also ends the sleep)
+  { echo "#!/usr/bin/env bash"
+    echo 'trap '"'"'kill "$s" 2>/dev/null; exit 0'"'"' TERM INT'
+    printf 'sleep %q & s=$!\nwait "$s"\nexport PHALANX_CLUSTER_DIR=%q\nexec %q\n' "$TTL" "$DIR" "$HERE/down.sh"; } >"$DIR/run/watchdog.sh"
   phx_start watchdog >/dev/null
   log "watchdog will run down.sh in ${TTL}s"
 fi
