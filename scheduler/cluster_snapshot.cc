@@ -484,11 +484,13 @@ std::vector<std::string> ClusterSnapshot::ReservedJobs() const {
 std::optional<ResourceList> ClusterSnapshot::NodeFree(std::string_view name) const {
   int index = FindNode(name);
   if (index < 0) return std::nullopt;
-  ResourceVector free;
+  const Node& node = nodes_[index];
+  ResourceList free;
   for (int r = 0; r < resources_.size(); ++r) {
-    free[r] = std::max<int64_t>(0, nodes_[index].allocatable[r] - nodes_[index].used[r]);
+    if (node.allocatable[r] == 0 && node.used[r] == 0) continue;
+    free[resources_.Name(r)] = std::max<int64_t>(0, node.allocatable[r] - node.used[r]);
   }
-  return resources_.ToList(free);
+  return free;
 }
 
 DomainId ClusterSnapshot::DomainIdOf(int domain) const {

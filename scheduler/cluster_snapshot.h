@@ -144,7 +144,8 @@ class ClusterSnapshot {
   // pod took the slot, the reserved per-pod amount before.
   ResourceVector RankUsage(const Reservation& reservation, size_t rank) const;
   size_t pod_count() const { return pods_.size(); }
-  // Free resources of a live node: max(0, allocatable - used) per resource.
+  // Free resources of a live node: max(0, allocatable - used) for every resource it advertises
+  // or uses (zeros included).
   std::optional<ResourceList> NodeFree(std::string_view name) const;
 
   // The DomainId of a domain index / of a node as a hostname-level domain.

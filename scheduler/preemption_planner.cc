@@ -341,9 +341,10 @@ absl::StatusOr<PreemptionPlan> PlanGangPreemption(const ClusterSnapshot& snapsho
     GangSearch search(snapshot, shape, 0, &overlay);
     search.Run(0);
     plan.explanation = search.Explain(shape.min_count);
-    plan.explanation.summary = absl::StrCat(
-        "no preemption helps: even without all ", eligible.size(),
-        " lower-priority gangs holding capacity, it ", plan.explanation.summary);
+    plan.explanation.summary =
+        absl::StrCat("no preemption helps (", eligible.size(),
+                     " lower-priority gangs hold capacity); with all of them gone it still ",
+                     plan.explanation.summary);
     return plan;
   }
 

@@ -1,0 +1,181 @@
+#include "scheduler/cluster_snapshot.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/unit/scheduler/test_cluster.h"
+
+namespace phalanx::placement {
+namespace {
+
+using ::phalanx::testing::IsOk;
+using ::phalanx::testing::StatusIs;
+using ::testing::HasSubstr;
+using namespace ::phalanx::placement::testing;  // NOLINT
+
+int64_t FreeGpus(const ClusterSnapshot& snapshot, const std::string& node) {
+  return snapshot.NodeFree(node)->at("nvidia.com/gpu");
+}
+
+const ClusterSnapshot::Domain& Root(const ClusterSnapshot& snapshot) {
+  return snapshot.domains()[0];
+}
+
+TEST(ClusterSnapshotTest, BuildsTheDomainTreeFromLabels) {
+  ClusterSnapshot snapshot(Eks());
+  AddNodes(snapshot, {"a", "b", "c"}, "x", 2);
+  AddNodes(snapshot, {"a", "b", "d"}, "y", 3);
+  AddNodes(snapshot, {"a", "e"}, "z", 1);  // no layer-3 label
+  EXPECT_EQ(snapshot.domains_at_level(3).size(), 2u);
+  EXPECT_EQ(snapshot.domains_at_level(2).size(), 2u);
+  EXPECT_EQ(Root(snapshot).schedulable_nodes, 6);
+  EXPECT_EQ(Root(snapshot).free[kGpuIndex], 48);
+  EXPECT_EQ(Root(snapshot).gpu_histogram[8], 6);
+  const ClusterSnapshot::Node& z = snapshot.nodes()[snapshot.FindNode("z0")];
+  EXPECT_EQ(z.depth, 2);
+  EXPECT_EQ(snapshot.DomainIdOf(z.domain).ToString(), kLayer2 + "=e");
+  EXPECT_OK(snapshot.CheckConsistency());
+}
+
+TEST(ClusterSnapshotTest, PodBindAndUnbindUpdateAggregatesAlongThePath) {
+  ClusterSnapshot snapshot(Eks());
+  AddNodes(snapshot, {"a", "b", "c"}, "n", 2);
+  ASSERT_OK(snapshot.AddPod({"ns/p", "n0", {{"nvidia.com/gpu", 3}}, "", -1}));
+  EXPECT_EQ(FreeGpus(snapshot, "n0"), 5);
+  EXPECT_EQ(Root(snapshot).free[kGpuIndex], 13);
+  EXPECT_EQ(Root(snapshot).gpu_histogram[5], 1);
+  EXPECT_EQ(snapshot.NodeFree("n0")->at("pods"), 109);  // every pod takes a pods unit
+  EXPECT_OK(snapshot.CheckConsistency());
+  ASSERT_OK(snapshot.RemovePod("ns/p"));
+  EXPECT_EQ(Root(snapshot).free[kGpuIndex], 16);
+  EXPECT_OK(snapshot.CheckConsistency());
+  EXPECT_THAT(snapshot.RemovePod("ns/p"), StatusIs(absl::StatusCode::kNotFound));
+}
+
+TEST(ClusterSnapshotTest, BoundPodOfAReservedJobTakesItsSlotInsteadOfDoubleCounting) {
+  ClusterSnapshot snapshot(Eks());
+  AddNodes(snapshot, {"a", "b", "c"}, "n", 2);
+  ASSERT_OK_AND_ASSIGN(PlacementResult result, snapshot.Reserve(Gang("ns/j", 2, 8)));
+  ASSERT_TRUE(result.placed);
+  EXPECT_EQ(Root(snapshot).free[kGpuIndex], 0);
+  // kube-scheduler binds rank 0 where it was reserved: usage does not change.
+  ASSERT_OK(snapshot.AddPod({"ns/j-0", result.placement.nodes[0], {{"nvidia.com/gpu", 8}},
+                             "ns/j", 0}));
+  EXPECT_EQ(Root(snapshot).free[kGpuIndex], 0);
+  EXPECT_EQ(snapshot.FindReservation("ns/j")->ranks[0].pod, "ns/j-0");
+  EXPECT_OK(snapshot.CheckConsistency());
+  // The pod dies: the slot goes back to the reservation, not to the free pool.
+  ASSERT_OK(snapshot.RemovePod("ns/j-0"));
+  EXPECT_EQ(Root(snapshot).free[kGpuIndex], 0);
+  EXPECT_EQ(snapshot.FindReservation("ns/j")->ranks[0].pod, "");
+  // Bound again, then the job is released while the pod still runs: the pod keeps its GPUs.
+  ASSERT_OK(snapshot.AddPod({"ns/j-0b", result.placement.nodes[0], {{"nvidia.com/gpu", 8}},
+                             "ns/j", 0}));
+  ASSERT_OK(snapshot.Release("ns/j"));
+  EXPECT_EQ(FreeGpus(snapshot, result.placement.nodes[0]), 0);
+  EXPECT_EQ(FreeGpus(snapshot, result.placement.nodes[1]), 8);
+  EXPECT_OK(snapshot.CheckConsistency());
+  ASSERT_OK(snapshot.RemovePod("ns/j-0b"));
+  EXPECT_EQ(Root(snapshot).free[kGpuIndex], 16);
+  EXPECT_OK(snapshot.CheckConsistency());
+}
+
+TEST(ClusterSnapshotTest, PodOfAReservedJobOnAnotherNodeCountsOnItsOwn) {
+  ClusterSnapshot snapshot(Eks());
+  AddNodes(snapshot, {"a", "b", "c"}, "n", 3);
+  ASSERT_OK_AND_ASSIGN(PlacementResult result, snapshot.Reserve(Gang("ns/j", 1, 8)));
+  std::string elsewhere = result.placement.nodes[0] == "n0" ? "n1" : "n0";
+  ASSERT_OK(snapshot.AddPod({"ns/j-0", elsewhere, {{"nvidia.com/gpu", 8}}, "ns/j", 0}));
+  // The reservation still holds its node, and the stray pod really uses its own.
+  EXPECT_EQ(FreeGpus(snapshot, result.placement.nodes[0]), 0);
+  EXPECT_EQ(FreeGpus(snapshot, elsewhere), 0);
+  EXPECT_OK(snapshot.CheckConsistency());
+}
+
+TEST(ClusterSnapshotTest, UnschedulableNodesLeaveTheAggregates) {
+  ClusterSnapshot snapshot(Eks());
+  AddNodes(snapshot, {"a", "b", "c"}, "n", 2);
+  NodeInfo node = GpuNode(snapshot.topology(), "n0", {"a", "b", "c"});
+  node.ready = false;
+  ASSERT_OK(snapshot.UpdateNode(node));
+  EXPECT_EQ(Root(snapshot).schedulable_nodes, 1);
+  EXPECT_EQ(snapshot.nodes()[snapshot.FindNode("n0")].condition, NodeCondition::kNotReady);
+  node.ready = true;
+  node.labels[std::string(kNodeHealthLabel)] = "UnschedulablePendingReboot";
+  ASSERT_OK(snapshot.UpdateNode(node));
+  EXPECT_EQ(snapshot.nodes()[snapshot.FindNode("n0")].condition, NodeCondition::kUnhealthy);
+  node.labels[std::string(kNodeHealthLabel)] = "Schedulable";
+  ASSERT_OK(snapshot.UpdateNode(node));
+  EXPECT_EQ(Root(snapshot).schedulable_nodes, 2);
+  EXPECT_OK(snapshot.CheckConsistency());
+}
+
+TEST(ClusterSnapshotTest, RelabelledNodeMovesInTheTreeWithItsUsage) {
+  ClusterSnapshot snapshot(Eks());
+  AddNodes(snapshot, {"a", "b", "c"}, "n", 2);
+  Occupy(snapshot, "n0", 6);
+  ASSERT_OK(snapshot.UpdateNode(GpuNode(snapshot.topology(), "n0", {"a", "b", "d"})));
+  int d = snapshot.nodes()[snapshot.FindNode("n0")].domain;
+  EXPECT_EQ(snapshot.domains()[d].value, "d");
+  EXPECT_EQ(snapshot.domains()[d].free[kGpuIndex], 2);
+  EXPECT_OK(snapshot.CheckConsistency());
+}
+
+TEST(ClusterSnapshotTest, RemovedNodeStopsCountingAndCanComeBack) {
+  ClusterSnapshot snapshot(Eks());
+  AddNodes(snapshot, {"a", "b", "c"}, "n", 2);
+  Occupy(snapshot, "n0", 6);
+  ASSERT_OK(snapshot.RemoveNode("n0"));
+  EXPECT_EQ(snapshot.FindNode("n0"), -1);
+  EXPECT_EQ(Root(snapshot).free[kGpuIndex], 8);
+  EXPECT_OK(snapshot.CheckConsistency());
+  EXPECT_THAT(snapshot.RemoveNode("n0"), StatusIs(absl::StatusCode::kNotFound));
+  // It returns with its pod still charged.
+  ASSERT_OK(snapshot.AddNode(GpuNode(snapshot.topology(), "n0", {"a", "b", "c"})));
+  EXPECT_EQ(FreeGpus(snapshot, "n0"), 2);
+  EXPECT_OK(snapshot.CheckConsistency());
+}
+
+TEST(ClusterSnapshotTest, RejectsBadNodesAndPods) {
+  ClusterSnapshot snapshot(Eks());
+  AddNodes(snapshot, {"a", "b", "c"}, "n", 1);
+  EXPECT_THAT(snapshot.AddNode(GpuNode(snapshot.topology(), "n0", {"a"})),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("node.name (\"n0\")")));
+  NodeInfo negative = GpuNode(snapshot.topology(), "m", {"a"});
+  negative.allocatable["cpu"] = -1;
+  EXPECT_THAT(snapshot.AddNode(negative),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("node[m].allocatable[cpu]")));
+  EXPECT_THAT(snapshot.AddNode(NodeInfo{}), StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(snapshot.UpdateNode(GpuNode(snapshot.topology(), "ghost", {})),
+              StatusIs(absl::StatusCode::kNotFound));
+  EXPECT_THAT(snapshot.AddPod({"ns/p", "ghost", {}, "", -1}),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("pod[ns/p].node")));
+  EXPECT_THAT(snapshot.AddPod({"ns/p", "n0", {{"cpu", -5}}, "", -1}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("pod[ns/p].requests[cpu]")));
+  ASSERT_OK(snapshot.AddPod({"ns/p", "n0", {}, "", -1}));
+  EXPECT_THAT(snapshot.AddPod({"ns/p", "n0", {}, "", -1}),
+              StatusIs(absl::StatusCode::kAlreadyExists));
+  EXPECT_OK(snapshot.CheckConsistency());
+}
+
+TEST(ClusterSnapshotTest, ExtendedResourcesAreTracked) {
+  ClusterSnapshot snapshot(Eks());
+  NodeInfo node = GpuNode(snapshot.topology(), "n0", {"a", "b", "c"});
+  node.allocatable["example.com/fpga"] = 2;
+  ASSERT_OK(snapshot.AddNode(node));
+  GangRequest request = Gang("ns/f", 3, 0);
+  request.per_pod = {{"example.com/fpga", 1}};
+  ASSERT_OK_AND_ASSIGN(PlacementResult result, snapshot.Place(request));
+  EXPECT_FALSE(result.placed);
+  EXPECT_EQ(result.explanation.nodes_rejected.size(), 0u);  // fits 2, not rejected outright
+  EXPECT_EQ(result.explanation.fit_in_best, 2);
+  request.count = 2;
+  ASSERT_OK_AND_ASSIGN(result, snapshot.Place(request));
+  EXPECT_TRUE(result.placed);
+  request.per_pod = {{"example.com/unknown", 1}};
+  ASSERT_OK_AND_ASSIGN(result, snapshot.Place(request));
+  EXPECT_FALSE(result.placed);
+  EXPECT_EQ(result.explanation.nodes_rejected["Insufficient example.com/unknown"], 1);
+}
+
+}  // namespace
+}  // namespace phalanx::placement

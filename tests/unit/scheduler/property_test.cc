@@ -1,0 +1,414 @@
+// Property tests: thousands of random clusters (the shared synthetic generator with random
+// shapes, occupancy and node noise) and random requests, checked against an independent model.
+// Each case is seeded by kSeed + case number; a failure prints the seed and the request.
+#include <map>
+#include <random>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "gtest/gtest.h"
+#include "scheduler/cluster_snapshot.h"
+#include "scheduler/synthetic_cluster.h"
+#include "tests/unit/scheduler/test_cluster.h"
+
+namespace phalanx::placement {
+namespace {
+
+constexpr uint64_t kSeed = 20261122;
+constexpr int kClusters = 10000;
+
+using Rng = std::mt19937_64;
+
+int Uniform(Rng& rng, int lo, int hi) {  // inclusive
+  return lo + static_cast<int>(rng() % static_cast<uint64_t>(hi - lo + 1));
+}
+
+SyntheticClusterOptions RandomCluster(Rng& rng, uint64_t seed) {
+  SyntheticClusterOptions o;
+  std::vector<std::string> presets = Topology::PresetNames();
+  o.topology = presets[rng() % presets.size()];
+  o.nodes = Uniform(rng, 3, 40);
+  o.nodes_per_leaf = Uniform(rng, 1, 6);
+  o.fanout = Uniform(rng, 1, 3);
+  o.gpus_per_node = rng() % 2 ? 8 : 4;
+  o.occupancy = Uniform(rng, 0, 95) / 100.0;
+  o.not_ready_fraction = 0.05;
+  o.cordoned_fraction = 0.03;
+  o.unhealthy_fraction = 0.03;
+  o.tainted_fraction = 0.1;
+  o.missing_label_fraction = 0.1;
+  o.seed = seed;
+  return o;
+}
+
+GangRequest RandomRequest(Rng& rng, const Topology& topology, const SyntheticClusterOptions& o) {
+  const int node_level = topology.node_level();
+  std::vector<int64_t> sizes = {0, 1, 2, 4, 8};
+  int64_t gpus = std::min<int64_t>(sizes[rng() % sizes.size()], o.gpus_per_node);
+  GangRequest r = GpuGang("prop/job", 1, gpus, o);
+  if (gpus == 0) r.per_pod = {{"cpu", 16000}, {"memory", int64_t{64} << 30}};
+  int group = 1;
+  if (rng() % 10 < 3) {
+    group = rng() % 2 ? 2 : 4;
+    r.group_size = group;
+    r.group_level = topology.LevelLabel(Uniform(rng, 1, node_level));
+  }
+  r.count = group * Uniform(rng, 1, 10 / group + 1);
+  if (rng() % 4 == 0) {
+    int min = group * Uniform(rng, 1, 3);
+    int step = group * Uniform(rng, 1, 2);
+    r.elastic = ElasticRange{min, min + step * Uniform(rng, 0, 4), step};
+  }
+  int required = rng() % 3 == 0 ? 0 : Uniform(rng, 1, node_level);
+  r.required_level = topology.LevelLabel(required);
+  if (rng() % 2) r.preferred_level = topology.LevelLabel(Uniform(rng, std::max(required, 1), node_level));
+  if (rng() % 10 < 3) r.tolerations = {{"example.com/maintenance", "Exists", "", ""}};
+  if (rng() % 10 == 0) {
+    r.node_selector = {{"node.kubernetes.io/instance-type", rng() % 2 ? "p5.48xlarge" : "p5en"}};
+  }
+  return r;
+}
+
+std::string Describe(const GangRequest& r) {
+  return absl::StrCat("count=", r.count,
+                      r.elastic ? absl::StrCat(" elastic=", r.elastic->min, "..", r.elastic->max,
+                                               "/", r.elastic->step)
+                                : "",
+                      " per_pod={", FormatResources(r.per_pod), "} required=", r.required_level,
+                      " preferred=", r.preferred_level, " group=", r.group_size, "@",
+                      r.group_level, " tolerations=", r.tolerations.size(),
+                      " selector=", r.node_selector.size());
+}
+
+// An independent model of how many pods of a request each node and domain can take, written
+// from the rules in DESIGN.md rather than from the search's code.
+class Oracle {
+ public:
+  Oracle(const ClusterSnapshot& snapshot, const GangRequest& r) : snapshot_(snapshot), r_(r) {
+    const Topology& t = snapshot.topology();
+    depth_ = t.depth();
+    required_ = *t.LevelIndex(r.required_level);
+    group_level_ = r.group_size > 0 ? *t.LevelIndex(r.group_level) : 0;
+    min_depth_ = required_ <= depth_ ? required_ : 0;
+    if (r.group_size > 0 && group_level_ <= depth_) min_depth_ = std::max(min_depth_, group_level_);
+    for (size_t i = 0; i < snapshot.nodes().size(); ++i) {
+      const auto& node = snapshot.nodes()[i];
+      if (node.removed) continue;
+      std::vector<std::string> path;
+      for (const std::string& level : t.levels()) {
+        auto it = node.info.labels.find(level);
+        if (it == node.info.labels.end()) break;
+        path.push_back(it->second);
+      }
+      path_[node.info.name] = path;
+      slots_[node.info.name] = Slots(node, static_cast<int>(path.size()));
+    }
+  }
+
+  int64_t slots(const std::string& node) const { return slots_.at(node); }
+
+  // The key of a node's domain at `level` (its name at the hostname level). A node lacking the
+  // level's label is in no such domain: it gets a key of its own starting "none:".
+  std::string Key(const std::string& node, int level) const {
+    const std::vector<std::string>& path = path_.at(node);
+    if (level > depth_) return "host:" + node;
+    if (static_cast<int>(path.size()) < level) return "none:" + node;
+    return "d:" + absl::StrJoin(path.begin(), path.begin() + level, "/");
+  }
+
+  // Capacity of every domain at `level`, with group rounding.
+  std::map<std::string, int64_t> Capacities(int level) const {
+    std::map<std::string, int64_t> raw_by_group;  // (domain, group domain) -> slots
+    std::map<std::string, int64_t> out;
+    for (const auto& [node, slots] : slots_) {
+      std::string key = Key(node, level);
+      if (key.rfind("none:", 0) == 0) continue;
+      out.emplace(key, 0);
+      if (slots == 0) continue;
+      if (r_.group_size > 0 && group_level_ > level) {
+        raw_by_group[key + "|" + Key(node, group_level_)] += slots;
+      } else {
+        out[key] += slots;
+      }
+    }
+    for (const auto& [both, slots] : raw_by_group) {
+      out[both.substr(0, both.find('|'))] += slots - slots % r_.group_size;
+    }
+    if (r_.group_size > 0 && group_level_ == level) {
+      for (auto& [key, cap] : out) cap -= cap % r_.group_size;
+    }
+    return out;
+  }
+
+  int64_t MaxCapacity(int level) const {
+    int64_t best = 0;
+    for (const auto& [key, cap] : Capacities(level)) best = std::max(best, cap);
+    return best;
+  }
+
+ private:
+  int64_t Slots(const ClusterSnapshot::Node& node, int depth) const {
+    const auto& labels = node.info.labels;
+    if (!node.info.ready || node.info.unschedulable) return 0;
+    auto health = labels.find(std::string(kNodeHealthLabel));
+    if (health != labels.end() && health->second != "Schedulable") return 0;
+    for (const Taint& taint : node.info.taints) {
+      bool hard = taint.effect == "NoSchedule" || taint.effect == "NoExecute";
+      bool tolerated = false;
+      for (const Toleration& t : r_.tolerations) tolerated |= t.op == "Exists" && t.key == taint.key;
+      if (hard && !tolerated) return 0;
+    }
+    for (const auto& [key, value] : r_.node_selector) {
+      auto it = labels.find(key);
+      if (it == labels.end() || it->second != value) return 0;
+    }
+    if (depth < min_depth_) return 0;
+    ResourceList free = *snapshot_.NodeFree(node.info.name);
+    ResourceList need = r_.per_pod;
+    need.emplace("pods", 1);
+    int64_t slots = std::numeric_limits<int64_t>::max();
+    for (const auto& [name, amount] : need) {
+      if (amount <= 0) continue;
+      auto it = free.find(name);
+      slots = std::min(slots, it == free.end() ? 0 : it->second / amount);
+    }
+    return slots;
+  }
+
+  const ClusterSnapshot& snapshot_;
+  const GangRequest& r_;
+  int depth_ = 0;
+  int required_ = 0;
+  int group_level_ = 0;
+  int min_depth_ = 0;
+  std::map<std::string, std::vector<std::string>> path_;
+  std::map<std::string, int64_t> slots_;
+};
+
+struct CapacityState {
+  std::vector<ResourceVector> used;
+  std::vector<ClusterSnapshot::Domain> domains;
+};
+
+CapacityState Capture(const ClusterSnapshot& snapshot) {
+  CapacityState state;
+  for (const auto& node : snapshot.nodes()) state.used.push_back(node.used);
+  state.domains = snapshot.domains();
+  return state;
+}
+
+void ExpectSameCapacity(const CapacityState& a, const CapacityState& b) {
+  ASSERT_EQ(a.used.size(), b.used.size());
+  for (size_t i = 0; i < a.used.size(); ++i) EXPECT_TRUE(a.used[i] == b.used[i]) << "node " << i;
+  ASSERT_EQ(a.domains.size(), b.domains.size());
+  for (size_t d = 0; d < a.domains.size(); ++d) {
+    EXPECT_TRUE(a.domains[d].free == b.domains[d].free) << "domain " << d;
+    EXPECT_EQ(a.domains[d].gpu_histogram, b.domains[d].gpu_histogram) << "domain " << d;
+    EXPECT_EQ(a.domains[d].gpu_overflow, b.domains[d].gpu_overflow) << "domain " << d;
+    EXPECT_EQ(a.domains[d].schedulable_nodes, b.domains[d].schedulable_nodes) << "domain " << d;
+  }
+}
+
+void CheckOneCase(uint64_t seed) {
+  Rng rng(seed);
+  SyntheticClusterOptions options = RandomCluster(rng, seed);
+  ASSERT_OK_AND_ASSIGN(SyntheticCluster cluster, BuildSyntheticCluster(options));
+  ClusterSnapshot& snapshot = cluster.snapshot;
+  const Topology& topology = snapshot.topology();
+  const int node_level = topology.node_level();
+  GangRequest request = RandomRequest(rng, topology, options);
+  SCOPED_TRACE(absl::StrCat("seed=", seed, " topology=", options.topology, " nodes=",
+                            options.nodes, " request: ", Describe(request)));
+
+  // Invariant: the incremental aggregates equal a from-scratch recomputation (also after the
+  // churn of building the cluster: reservations, bound pods, releases).
+  ASSERT_OK(snapshot.CheckConsistency());
+
+  Oracle oracle(snapshot, request);
+  const int required = *topology.LevelIndex(request.required_level);
+  const int32_t min = request.elastic ? request.elastic->min : request.count;
+  const int32_t max = request.elastic ? request.elastic->max : request.count;
+  const int32_t step = request.elastic ? request.elastic->step : 1;
+  const int64_t best_at_ceiling = oracle.MaxCapacity(required);
+  CapacityState before = Capture(snapshot);
+
+  ASSERT_OK_AND_ASSIGN(PlacementResult result, snapshot.Reserve(request));
+
+  if (!result.placed) {
+    // All-or-nothing: a refused gang holds nothing, and it was refused only because no domain
+    // of the required level (the whole cluster if none) holds its minimum.
+    ExpectSameCapacity(before, Capture(snapshot));
+    EXPECT_LT(best_at_ceiling, min) << result.explanation.summary;
+    EXPECT_EQ(result.explanation.fit_in_best, std::max<int64_t>(0, best_at_ceiling));
+    return;
+  }
+  const std::vector<std::string>& nodes = result.placement.nodes;
+  const int32_t count = static_cast<int32_t>(nodes.size());
+
+  // Elastic: the count is the largest min + k*step <= max that fits in one ceiling domain.
+  int64_t limit = std::min<int64_t>(max, best_at_ceiling);
+  EXPECT_EQ(count, min + (limit - min) / step * step);
+
+  // No node over-committed in any resource, and every rank is on a node that may run it: the
+  // ranks on a node never exceed the pods of this shape the node could take before.
+  std::map<std::string, int64_t> per_node;
+  for (const std::string& node : nodes) ++per_node[node];
+  for (const auto& [node, pods] : per_node) EXPECT_LE(pods, oracle.slots(node)) << node;
+  for (const auto& node : snapshot.nodes()) {
+    if (node.removed) continue;
+    for (int r = 0; r < snapshot.resources().size(); ++r) {
+      EXPECT_LE(node.used[r], node.allocatable[r]) << node.info.name << " "
+                                                   << snapshot.resources().Name(r);
+    }
+  }
+
+  // The reported domain is the lowest common domain of the ranks, no coarser than required.
+  const int level = *topology.LevelIndex(result.placement.domain.level);
+  EXPECT_GE(level, required);
+  std::string domain_key = oracle.Key(nodes[0], level);
+  for (const std::string& node : nodes) EXPECT_EQ(oracle.Key(node, level), domain_key);
+
+  // Tightest: no domain of any finer level (down to a single node) could hold the gang.
+  for (int finer = level + 1; finer <= node_level; ++finer) {
+    EXPECT_LT(oracle.MaxCapacity(finer), count) << "level " << finer << " would hold it";
+  }
+
+  // Groups: every block of group_size consecutive ranks lies in one group-level domain.
+  if (request.group_size > 0) {
+    const int group_level = *topology.LevelIndex(request.group_level);
+    for (int32_t g = 0; g < count; g += request.group_size) {
+      for (int32_t r = g; r < g + request.group_size; ++r) {
+        EXPECT_EQ(oracle.Key(nodes[r], group_level), oracle.Key(nodes[g], group_level))
+            << "rank " << r;
+      }
+    }
+  }
+
+  // Ranks in topology order: at every level, the ranks inside any one domain are one
+  // contiguous run, so consecutive ranks leave a domain only once. Equivalently, the lowest
+  // common domain of ranks i and i+1 is never coarser than that of ranks i and j > i+1 ...
+  // which is exactly "no domain is entered twice".
+  for (int l = 1; l <= node_level; ++l) {
+    std::set<std::string> left;
+    for (int32_t r = 1; r < count; ++r) {
+      std::string previous = oracle.Key(nodes[r - 1], l);
+      std::string current = oracle.Key(nodes[r], l);
+      if (previous != current) {
+        left.insert(previous);
+        EXPECT_EQ(left.count(current), 0u) << "rank " << r << " re-enters " << current;
+      }
+    }
+  }
+
+  ASSERT_OK(snapshot.CheckConsistency());
+  // Release returns every node's usage and every aggregate to exactly the prior state.
+  ASSERT_OK(snapshot.Release(request.job));
+  ExpectSameCapacity(before, Capture(snapshot));
+  ASSERT_OK(snapshot.CheckConsistency());
+}
+
+TEST(PlacementPropertyTest, RandomClustersAndRequestsKeepEveryInvariant) {
+  for (int i = 0; i < kClusters; ++i) {
+    CheckOneCase(kSeed + static_cast<uint64_t>(i));
+    if (::testing::Test::HasFailure()) {
+      FAIL() << "first failing seed: " << kSeed + static_cast<uint64_t>(i)
+             << " (re-run CheckOneCase with it)";
+    }
+  }
+}
+
+// Random sequences of every kind of change. Invariant: after each one, the incrementally kept
+// per-node usage and domain aggregates equal a recomputation from the pods and reservations, and
+// any failed mutation (bad input, no fit) left the state exactly as it was.
+TEST(PlacementPropertyTest, RandomChangeSequencesKeepAggregatesExact) {
+  for (int i = 0; i < 300; ++i) {
+    const uint64_t seed = kSeed * 7 + static_cast<uint64_t>(i);
+    Rng rng(seed);
+    SyntheticClusterOptions options = RandomCluster(rng, seed);
+    ASSERT_OK_AND_ASSIGN(SyntheticCluster cluster, BuildSyntheticCluster(options));
+    ClusterSnapshot& snapshot = cluster.snapshot;
+    const Topology& topology = snapshot.topology();
+    std::vector<std::string> jobs = cluster.jobs;
+    std::vector<std::string> pods;
+    for (int op = 0; op < 40; ++op) {
+      SCOPED_TRACE(absl::StrCat("seed=", seed, " op=", op));
+      int node = Uniform(rng, 0, options.nodes - 1);
+      std::string name = absl::StrFormat("node-%05d", node);
+      CapacityState before = Capture(snapshot);
+      absl::Status status;
+      switch (rng() % 8) {
+        case 0: {  // reserve a random gang
+          GangRequest request = RandomRequest(rng, topology, options);
+          request.job = absl::StrCat("seq/", op);
+          absl::StatusOr<PlacementResult> result = snapshot.Reserve(request);
+          ASSERT_OK(result.status());
+          if (result->placed) {
+            jobs.push_back(request.job);
+          } else {
+            ExpectSameCapacity(before, Capture(snapshot));
+          }
+          break;
+        }
+        case 1:  // release
+          if (!jobs.empty()) {
+            size_t j = rng() % jobs.size();
+            ASSERT_OK(snapshot.Release(jobs[j]));
+            jobs.erase(jobs.begin() + static_cast<long>(j));
+          }
+          break;
+        case 2:  // resize up or down
+          if (!jobs.empty()) {
+            const std::string& job = jobs[rng() % jobs.size()];
+            const auto* reservation = snapshot.FindReservation(job);
+            int32_t unit = std::max(1, reservation->request.group_size);
+            int32_t target = unit * Uniform(rng, 1, 4);
+            absl::StatusOr<PlacementResult> result = snapshot.Resize(job, target);
+            if (!result.ok() || !result->placed) ExpectSameCapacity(before, Capture(snapshot));
+          }
+          break;
+        case 3: {  // bind a pod, sometimes of a reserved job
+          std::string job = !jobs.empty() && rng() % 2 ? jobs[rng() % jobs.size()] : "";
+          std::string key = absl::StrCat("seq/pod-", op);
+          if (snapshot.FindNode(name) >= 0) {
+            ASSERT_OK(snapshot.AddPod({key, name, {{"nvidia.com/gpu", Uniform(rng, 0, 2)}}, job,
+                                       Uniform(rng, -1, 3)}));
+            pods.push_back(key);
+          }
+          break;
+        }
+        case 4:  // unbind
+          if (!pods.empty()) {
+            size_t p = rng() % pods.size();
+            ASSERT_OK(snapshot.RemovePod(pods[p]));
+            pods.erase(pods.begin() + static_cast<long>(p));
+          }
+          break;
+        case 5: {  // node condition / label / capacity change
+          if (snapshot.FindNode(name) < 0) break;
+          NodeInfo info = SyntheticNode(options, topology, node);
+          info.ready = rng() % 4 != 0;
+          if (rng() % 4 == 0) info.taints.push_back({"example.com/maintenance", "", "NoSchedule"});
+          if (rng() % 4 == 0 && topology.depth() > 0) info.labels.erase(topology.levels().back());
+          if (rng() % 4 == 0) info.allocatable["nvidia.com/gpu"] = Uniform(rng, 0, 8);
+          ASSERT_OK(snapshot.UpdateNode(info));
+          break;
+        }
+        case 6:  // node goes away
+          if (snapshot.FindNode(name) >= 0) {
+            ASSERT_OK(snapshot.RemoveNode(name));
+          }
+          break;
+        case 7:  // node comes back
+          if (snapshot.FindNode(name) < 0) {
+            ASSERT_OK(snapshot.AddNode(SyntheticNode(options, topology, node)));
+          }
+          break;
+      }
+      ASSERT_OK(snapshot.CheckConsistency());
+    }
+  }
+}
+
+}  // namespace
+}  // namespace phalanx::placement
