@@ -35,7 +35,17 @@ phx_need_bin() {
 
 # A free TCP port on 127.0.0.1 (bound and released; good enough for tests on one machine).
 phx_free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+  if python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()' 2>/dev/null; then
+    return 0
+  fi
+  # no python3: probe random high ports until nothing answers
+  local p i
+  for ((i = 0; i < 200; i++)); do
+    p=$((20000 + RANDOM % 40000))
+    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return 0; fi
+  done
+  echo "phx_free_port: no free port found" >&2
+  return 1
 }
 
 # ---- process management (used by up.sh, down.sh, restart.sh, start-scheduler.sh) ----

@@ -18,6 +18,7 @@ KC="$DIR/kube-scheduler.kubeconfig"
 OUT="$DIR/kube-scheduler-config.yaml"
 if [[ $# -ge 1 ]]; then
   [[ -f $1 ]] || { echo "[scheduler] FAILED: config $1 not found" >&2; exit 1; }
+  if python3 -c 'import yaml' 2>/dev/null; then
   python3 - "$1" "$OUT" "$KC" <<'PY'
 import sys, yaml
 src, out, kc = sys.argv[1:4]
@@ -31,6 +32,17 @@ if not cc.get("kubeconfig"):
     cc["kubeconfig"] = kc
 open(out, "w").write(yaml.safe_dump(doc, sort_keys=False))
 PY
+  else
+    # no PyYAML: substitute the placeholder, or add clientConnection if the file has none
+    sed "s|@PHALANX_SCHEDULER_KUBECONFIG@|$KC|g" "$1" >"$OUT"
+    if ! grep -q '^\s*kubeconfig:' "$OUT"; then
+      if grep -q '^clientConnection:' "$OUT"; then
+        echo "[scheduler] FAILED: $1 has clientConnection without kubeconfig; add 'kubeconfig: @PHALANX_SCHEDULER_KUBECONFIG@' (or install python3-yaml)" >&2
+        exit 1
+      fi
+      printf 'clientConnection:\n  kubeconfig: %s\n' "$KC" >>"$OUT"
+    fi
+  fi
 else
   cat >"$OUT" <<CFG
 apiVersion: kubescheduler.config.k8s.io/v1
