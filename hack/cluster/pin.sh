@@ -37,7 +37,7 @@ pin_k8s() {
   local staging="v0.${v#v1.}"
   log "kubernetes $v (staging modules $staging)"
   local modfile
-  modfile=$(cd "$dir" && GOFLAGS= $GO mod download -json "k8s.io/kubernetes@$v" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
+  modfile=$(cd "$dir" && GOFLAGS='' $GO mod download -json "k8s.io/kubernetes@$v" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
   [[ -f "$modfile" ]] || { echo "[pin] FAILED: cannot download k8s.io/kubernetes@$v" >&2; exit 1; }
   local goline godebug
   goline=$(grep -m1 -E '^go [0-9]' "$modfile")
