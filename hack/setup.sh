@@ -12,7 +12,7 @@ PACKAGES=(
   libabsl-dev libcpprest-dev libboost-dev libboost-system-dev libssl-dev
   libyaml-cpp-dev libspdlog-dev libfmt-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
-  libsimdjson-dev rapidjson-dev
+  libsimdjson-dev rapidjson-dev jq
 )
 
 SUDO=""
