@@ -13,234 +13,24 @@
 //   6. Every admission has a placement of exactly its count, held by the placement service, and
 //      elastic counts lie in [min, max].
 //   7. Every pending workload carries a reason.
-#include <map>
-#include <random>
-#include <set>
 #include <string>
-#include <vector>
 
 #include "gtest/gtest.h"
 #include "operator/admission/admission_cycle.h"
 #include "tests/unit/operator/fake_placement_service.h"
+#include "tests/unit/operator/random_scenario.h"
 #include "tests/unit/operator/world.h"
 
 namespace phalanx::admission {
 namespace {
 
+using testing::Checker;
 using testing::FakePlacementService;
-using testing::FakeDomain;
-using testing::Gpu;
-using testing::Job;
+using testing::Scenario;
 using testing::World;
 
 constexpr int kScenarios = 5000;
 constexpr int kCyclesPerScenario = 3;
-
-class Scenario {
- public:
-  explicit Scenario(uint64_t seed) : rng_(seed) {}
-
-  int Pick(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
-  bool Coin(double p = 0.5) { return std::bernoulli_distribution(p)(rng_); }
-
-  std::vector<FakeDomain> Domains(int flavors) {
-    std::vector<FakeDomain> domains;
-    for (int f = 0; f < flavors; ++f) {
-      for (int d = Pick(1, 3); d > 0; --d) {
-        domains.push_back({"f" + std::to_string(f) + "-d" + std::to_string(d),
-                           {{"pool", "f" + std::to_string(f)}},
-                           8 * Pick(1, 4)});
-      }
-    }
-    return domains;
-  }
-
-  ClusterQueue Queue(int index, int flavors) {
-    ClusterQueue cq;
-    cq.name = "q" + std::to_string(index);
-    int cohort = Pick(0, 2);
-    cq.cohort = cohort == 0 ? "" : "c" + std::to_string(cohort);
-    ResourceGroup group{.covered_resources = {"nvidia.com/gpu"}};
-    int first = Pick(0, flavors - 1);
-    for (int k = 0; k < flavors; ++k) {
-      if (k > 0 && Coin()) break;
-      std::string flavor = "f" + std::to_string((first + k) % flavors);
-      int64_t nominal = 4 * Pick(0, 8);
-      std::optional<int64_t> borrowing, lending;
-      if (!cq.cohort.empty() && Coin(0.4)) borrowing = 4 * Pick(0, 4);
-      if (!cq.cohort.empty() && Coin(0.4)) lending = Pick(0, static_cast<int>(nominal));
-      group.flavors.push_back({flavor, {Gpu(nominal, borrowing, lending)}});
-    }
-    cq.resource_groups.push_back(group);
-    cq.queueing_strategy = Coin() ? QueueingStrategy::kStrictFifo : QueueingStrategy::kBestEffortFifo;
-    cq.preemption.within_cluster_queue = static_cast<WithinClusterQueuePolicy>(Pick(0, 2));
-    cq.preemption.reclaim_within_cohort = static_cast<ReclaimWithinCohortPolicy>(Pick(0, 2));
-    if (Coin(0.3)) {
-      cq.preemption.borrow_within_cohort = {BorrowWithinCohortPolicy::kLowerPriority,
-                                            Coin() ? std::optional<int32_t>(Pick(0, 3)) : std::nullopt};
-    }
-    cq.fair_sharing_weight = std::vector<double>{0.5, 1, 2}[Pick(0, 2)];
-    return cq;
-  }
-
-  Workload NewJob(int queues, int serial, int64_t now) {
-    std::string ns = "q" + std::to_string(Pick(0, queues - 1));
-    Workload w = Job(ns + "/w" + std::to_string(serial), Pick(1, 4), std::vector<int64_t>{1, 2, 4, 8}[Pick(0, 3)],
-                     Pick(0, 3), now * 100 + Pick(0, 99));
-    if (Coin(0.25)) {
-      int min = Pick(1, 2);
-      w.elastic = placement::ElasticRange{min, min + Pick(0, 4), Pick(1, 2)};
-    }
-    return w;
-  }
-
- private:
-  std::mt19937_64 rng_;
-};
-
-// Order inside a queue: priority, then creation, then key.
-bool Ahead(const Workload& a, int32_t pa, const Workload& b, int32_t pb) {
-  if (pa != pb) return pa > pb;
-  if (a.creation_time != b.creation_time) return a.creation_time < b.creation_time;
-  return a.key < b.key;
-}
-
-struct Checker {
-  const Snapshot& before;  // the snapshot the cycle saw
-  const CycleResult& result;
-  const FakePlacementService& fake;
-  std::string* failure;
-
-  void Fail(const std::string& what) {
-    if (failure->empty()) *failure = what;
-  }
-
-  const ClusterQueue* Queue(const std::string& name) const {
-    for (const ClusterQueue& cq : before.cluster_queues) {
-      if (cq.name == name) return &cq;
-    }
-    return nullptr;
-  }
-
-  void Run(const Snapshot& after) {
-    CheckAdmissions();
-    CheckVictims();
-    CheckStrictFifo();
-    CheckQuota(after);
-    for (const PendingDecision& p : result.pending) {
-      if (p.message.empty()) Fail("pending " + p.workload + " has no message");
-    }
-  }
-
-  void CheckAdmissions() {
-    std::set<std::string> seen;
-    for (const AdmissionDecision& a : result.admissions) {
-      if (!seen.insert(a.workload).second) Fail(a.workload + " admitted twice in one cycle");
-      const Workload* w = nullptr;
-      for (const Workload& x : before.workloads) {
-        if (x.key == a.workload) w = &x;
-      }
-      if (w == nullptr) return Fail("admitted unknown " + a.workload);
-      if (w->admitted) Fail(a.workload + " admitted while already admitted");
-      if (a.count <= 0 || a.placement.nodes.size() != static_cast<size_t>(a.count)) {
-        Fail(a.workload + " admitted without a placement of its count");
-      }
-      if (fake.HeldCount(a.workload) != a.count) Fail(a.workload + " is not held at its count");
-      if (w->elastic ? (a.count < w->elastic->min || a.count > w->elastic->max) : a.count != w->count) {
-        Fail(a.workload + " admitted with a count outside its request");
-      }
-    }
-  }
-
-  void CheckVictims() {
-    std::map<std::string, const Workload*> by_key;
-    for (const Workload& w : before.workloads) by_key[w.key] = &w;
-    for (const PreemptionDecision& p : result.preemptions) {
-      const Workload* victim = by_key[p.victim];
-      const Workload* preemptor = by_key[p.preemptor];
-      if (victim == nullptr || preemptor == nullptr) return Fail("unknown preemption party");
-      const ClusterQueue* cq = Queue(preemptor->namespace_name);
-      if (victim->priority < preemptor->priority) continue;
-      bool allowed = false;
-      if (p.reason == PreemptionReason::kInClusterQueue) {
-        allowed = cq->preemption.within_cluster_queue ==
-                      WithinClusterQueuePolicy::kLowerOrNewerEqualPriority &&
-                  victim->priority == preemptor->priority &&
-                  victim->creation_time > preemptor->creation_time;
-      } else if (p.reason == PreemptionReason::kReclaimWithinCohort ||
-                 p.reason == PreemptionReason::kFairSharing) {
-        allowed = cq->preemption.reclaim_within_cohort == ReclaimWithinCohortPolicy::kAny;
-      }
-      if (!allowed) {
-        Fail(p.preemptor + " (priority " + std::to_string(preemptor->priority) + ") preempted " +
-             p.victim + " (priority " + std::to_string(victim->priority) + ") for " +
-             std::string(ToString(p.reason)));
-      }
-      if (p.reason == PreemptionReason::kBorrowWithinCohort) {
-        const auto& threshold = cq->preemption.borrow_within_cohort.max_priority_threshold;
-        if (threshold && victim->priority > *threshold) Fail("borrowWithinCohort threshold broken");
-      }
-    }
-  }
-
-  void CheckStrictFifo() {
-    std::set<std::string> admitted;
-    for (const AdmissionDecision& a : result.admissions) admitted.insert(a.workload);
-    for (const ClusterQueue& cq : before.cluster_queues) {
-      if (cq.queueing_strategy != QueueingStrategy::kStrictFifo) continue;
-      for (const Workload& later : before.workloads) {
-        if (later.admitted || later.namespace_name != cq.name || !admitted.contains(later.key)) {
-          continue;
-        }
-        for (const Workload& earlier : before.workloads) {
-          if (earlier.admitted || earlier.namespace_name != cq.name ||
-              admitted.contains(earlier.key)) {
-            continue;
-          }
-          if (Ahead(earlier, earlier.priority, later, later.priority)) {
-            Fail("StrictFIFO " + cq.name + " admitted " + later.key + " past pending " + earlier.key);
-          }
-        }
-      }
-    }
-  }
-
-  void CheckQuota(const Snapshot& after) {
-    // usage[cq][flavor] from the admitted workloads after the decisions were applied.
-    std::map<std::string, std::map<std::string, int64_t>> usage;
-    for (const Workload& w : after.workloads) {
-      if (!w.admitted) continue;
-      usage[w.admitted->cluster_queue][w.admitted->flavors.at("nvidia.com/gpu")] +=
-          w.admitted->count * w.per_pod.at("nvidia.com/gpu");
-    }
-    std::map<std::pair<std::string, std::string>, std::pair<int64_t, int64_t>> cohorts;  // used, lent
-    for (const ClusterQueue& cq : after.cluster_queues) {
-      for (const FlavorQuotas& fq : cq.resource_groups[0].flavors) {
-        const ResourceQuota& q = fq.resources[0];
-        int64_t used = usage[cq.name][fq.flavor];
-        if (cq.cohort.empty() && used > q.nominal) {
-          Fail(cq.name + " uses " + std::to_string(used) + " of nominal " + std::to_string(q.nominal));
-        }
-        if (q.borrowing_limit && used > q.nominal + *q.borrowing_limit) {
-          Fail(cq.name + " borrows beyond its borrowingLimit");
-        }
-        if (!cq.cohort.empty()) {
-          int64_t guaranteed = q.lending_limit ? q.nominal - *q.lending_limit : 0;
-          auto& [cohort_used, cohort_lent] = cohorts[{cq.cohort, fq.flavor}];
-          cohort_used += std::max<int64_t>(0, used - guaranteed);
-          cohort_lent += q.nominal - guaranteed;
-        }
-      }
-    }
-    for (const auto& [key, amounts] : cohorts) {
-      if (amounts.first > amounts.second) {
-        Fail("cohort " + key.first + " flavor " + key.second + " uses " +
-             std::to_string(amounts.first) + " beyond guarantees but lends only " +
-             std::to_string(amounts.second));
-      }
-    }
-  }
-};
 
 TEST(AdmissionPropertyTest, InvariantsHoldOverRandomScenarios) {
   int admitted = 0, preempted = 0, pending = 0;
@@ -261,7 +51,8 @@ TEST(AdmissionPropertyTest, InvariantsHoldOverRandomScenarios) {
       CycleResult result = world.Cycle();
       world.Apply(result);
       std::string failure;
-      Checker{before, result, fake, &failure}.Run(world.snapshot);
+      Checker{before, result, [&](std::string_view job) { return fake.HeldCount(job); }, &failure}
+          .Run(world.snapshot);
       ASSERT_TRUE(failure.empty()) << "seed " << seed << " cycle " << cycle << ": " << failure;
       admitted += static_cast<int>(result.admissions.size());
       preempted += static_cast<int>(result.preemptions.size());

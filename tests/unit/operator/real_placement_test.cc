@@ -1,0 +1,175 @@
+// The admission cycle against the real in-process placement service on small synthetic
+// clusters: topology really decides, the planner's victims really free one domain, and the
+// property invariants hold with the real placer too.
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "operator/admission/admission_cycle.h"
+#include "scheduler/in_process_placement_service.h"
+#include "scheduler/synthetic_cluster.h"
+#include "tests/unit/operator/random_scenario.h"
+#include "tests/unit/operator/world.h"
+
+namespace phalanx::admission {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using testing::AdmittedKeys;
+using testing::Checker;
+using testing::Gpu;
+using testing::GpuQueue;
+using testing::Job;
+using testing::PendingFor;
+using testing::Scenario;
+using testing::World;
+
+const std::string kLeaf = "topology.k8s.aws/network-node-layer-3";
+const std::string kSpine = "topology.k8s.aws/network-node-layer-2";
+
+// `nodes` p5 nodes (8 GPUs), 4 per layer-3 block, 2 blocks per layer-2 domain, all free.
+std::unique_ptr<placement::InProcessPlacementService> EmptyCluster(int nodes) {
+  placement::SyntheticClusterOptions options{.topology = "eks", .nodes = nodes,
+                                             .nodes_per_leaf = 4, .fanout = 2,
+                                             .occupancy = 0, .churn = 0};
+  auto cluster = placement::BuildSyntheticCluster(options);
+  EXPECT_TRUE(cluster.ok()) << cluster.status();
+  return std::make_unique<placement::InProcessPlacementService>(std::move(cluster->snapshot));
+}
+
+int32_t HeldCount(const placement::InProcessPlacementService& service, std::string_view job) {
+  int32_t count = 0;
+  service.Read([&](const placement::ClusterSnapshot& s) {
+    if (const auto* r = s.FindReservation(job)) count = static_cast<int32_t>(r->ranks.size());
+  });
+  return count;
+}
+
+Workload LeafJob(std::string key, int32_t pods, int32_t priority = 0, int64_t created = 0) {
+  Workload w = Job(std::move(key), pods, 8, priority, created);
+  w.required_level = kLeaf;
+  return w;
+}
+
+TEST(RealPlacementTest, AdmitsWhatTheTopologyHoldsAndExplainsTheRest) {
+  auto service = EmptyCluster(32);  // 8 blocks of 4 nodes
+  World world(*service);
+  world.Flavor("p5").Queue(GpuQueue("team-a", "", {{"p5", Gpu(256)}}));
+  world.Add(LeafJob("team-a/too-wide", 8, 0, 0));  // 8 nodes never fit one 4-node block
+  for (int i = 0; i < 8; ++i) world.Add(LeafJob("team-a/block" + std::to_string(i), 4, 0, i + 1));
+  CycleResult result = world.Cycle();
+  EXPECT_EQ(result.admissions.size(), 8u);
+  // The first pass charged too-wide's 64 GPUs, leaving quota for six blocks; its placement
+  // failed, so a second pass (one more round trip) admits the last two.
+  EXPECT_EQ(result.calls.reserve_batch, 2);
+  std::set<std::string> blocks;
+  for (const AdmissionDecision& a : result.admissions) {
+    EXPECT_EQ(a.placement.domain.level, kLeaf);
+    EXPECT_EQ(HeldCount(*service, a.workload), 4);
+    blocks.insert(a.placement.domain.ToString());
+  }
+  EXPECT_EQ(blocks.size(), 8u);  // each gang in its own block
+  const PendingDecision* wide = PendingFor(result, "team-a/too-wide");
+  ASSERT_NE(wide, nullptr);
+  EXPECT_EQ(wide->reason, PendingReason::kTopology);
+  EXPECT_THAT(wide->message, HasSubstr("placement: "));
+  EXPECT_THAT(wide->message, HasSubstr("in one topology.k8s.aws/network-node-layer-3 domain"));
+  EXPECT_THAT(wide->message, HasSubstr("quota: ClusterQueue team-a has 64 nvidia.com/gpu"));
+}
+
+TEST(RealPlacementTest, PlannerVictimsFreeOneBlockForTheGang) {
+  auto service = EmptyCluster(8);  // 2 blocks of 4 nodes
+  World world(*service);
+  ClusterQueue cq = GpuQueue("team-a", "", {{"p5", Gpu(64)}});
+  cq.preemption.within_cluster_queue = WithinClusterQueuePolicy::kLowerPriority;
+  world.Flavor("p5").Queue(cq);
+  for (int i = 0; i < 8; ++i) {
+    Workload w = Job("team-a/small" + std::to_string(i), 1, 8, 0, i);
+    ASSERT_TRUE(service->Reserve({.job = w.key, .count = 1, .per_pod = w.per_pod}).ok());
+    world.Admitted(w, "team-a", "p5", i);
+  }
+  world.Add(LeafJob("team-a/gang", 4, 5, 100));
+  CycleResult result = world.Cycle();
+  ASSERT_THAT(AdmittedKeys(result), ::testing::ElementsAre("team-a/gang"));
+  ASSERT_EQ(result.preemptions.size(), 4u);
+  const std::string block = result.admissions[0].placement.domain.ToString();
+  EXPECT_EQ(result.admissions[0].placement.domain.level, kLeaf);
+  EXPECT_EQ(HeldCount(*service, "team-a/gang"), 4);
+  for (const PreemptionDecision& p : result.preemptions) {
+    EXPECT_EQ(p.new_count, 0);
+    EXPECT_EQ(HeldCount(*service, p.victim), 0);
+  }
+  int survivors = 0;
+  for (int i = 0; i < 8; ++i) survivors += HeldCount(*service, "team-a/small" + std::to_string(i));
+  EXPECT_EQ(survivors, 4);
+}
+
+TEST(RealPlacementTest, ElasticAdmissionTakesWhatTheBlockHolds) {
+  auto service = EmptyCluster(8);
+  World world(*service);
+  world.Flavor("p5").Queue(GpuQueue("team-a", "", {{"p5", Gpu(64)}}));
+  Workload elastic = LeafJob("team-a/elastic", 0);
+  elastic.elastic = placement::ElasticRange{2, 8, 1};
+  world.Add(elastic);
+  CycleResult result = world.Cycle();
+  ASSERT_EQ(result.admissions.size(), 1u);
+  EXPECT_EQ(result.admissions[0].count, 4);  // one 4-node block, although quota allows 8
+  EXPECT_EQ(HeldCount(*service, "team-a/elastic"), 4);
+}
+
+// The property invariants with the real placer: one flavor (synthetic nodes carry no flavor
+// labels), random topology requests.
+TEST(RealPlacementTest, InvariantsHoldOverRandomScenarios) {
+  constexpr int kScenarios = 300;
+  int admitted = 0;
+  for (int s = 0; s < kScenarios; ++s) {
+    const uint64_t seed = 5000 + s;
+    Scenario gen(seed);
+    auto service = EmptyCluster(gen.Pick(1, 4) * 4);
+    World world(*service);
+    world.Flavor("f0");
+    int queues = gen.Pick(2, 4);
+    for (int q = 0; q < queues; ++q) world.Queue(gen.Queue(q, 1));
+    world.snapshot.fair_sharing.enable = gen.Coin(0.3);
+    int serial = 0;
+    for (int cycle = 0; cycle < 3; ++cycle) {
+      for (int n = gen.Pick(2, 8); n > 0; --n) {
+        Workload w = gen.NewJob(queues, ++serial, cycle);
+        w.required_level = std::vector<std::string>{"", kLeaf, kSpine}[gen.Pick(0, 2)];
+        world.Add(w);
+      }
+      Snapshot before = world.snapshot;
+      CycleResult result = world.Cycle();
+      world.Apply(result);
+      std::string failure;
+      Checker{before, result, [&](std::string_view job) { return HeldCount(*service, job); },
+              &failure}
+          .Run(world.snapshot);
+      ASSERT_TRUE(failure.empty()) << "seed " << seed << " cycle " << cycle << ": " << failure;
+      for (const AdmissionDecision& a : result.admissions) {
+        const Workload& w = *world.Find(a.workload);
+        if (!w.required_level.empty()) {
+          // The gang lies inside one domain at (or below) its required level.
+          EXPECT_TRUE(a.placement.domain.level == w.required_level ||
+                      a.placement.domain.level == kLeaf ||
+                      a.placement.domain.level == "kubernetes.io/hostname")
+              << a.workload << " placed in " << a.placement.domain.ToString();
+        }
+      }
+      admitted += static_cast<int>(result.admissions.size());
+      std::erase_if(world.snapshot.workloads, [&](const Workload& w) {
+        if (!w.admitted || !gen.Coin(0.3)) return false;
+        EXPECT_TRUE(service->Release(w.key).ok()) << w.key;
+        return true;
+      });
+    }
+  }
+  EXPECT_GT(admitted, kScenarios);
+}
+
+}  // namespace
+}  // namespace phalanx::admission
