@@ -8,7 +8,7 @@
 //                                R"({"data":{"k":"v"}})").status());
 //   RETURN_IF_ERROR(client.Bind("ml", "job-a-0", pod_uid, "node-7"));
 //
-// Errors carry the API server's HTTP code and reason (kube/errors.h): IsNotFound, IsConflict...
+// Errors carry the API server's HTTP code and reason (kube/errors.h): IsConflict, IsGone, ...
 // Client is an interface so controllers are unit-tested with MockClient (tests/mocks/kube/).
 #pragma once
 
@@ -80,53 +80,64 @@ struct DeleteOptions {
 // Called with each watch event; return false to stop watching.
 using WatchCallback = std::function<bool(const WatchEvent& event)>;
 
+// Public calls are non-virtual and forward to the protected Do* methods that implementations
+// (RestClient, MockClient) override: default arguments stay out of virtual functions.
 class Client {
  public:
   virtual ~Client() = default;
 
   // GET one object (or its subresource, e.g. "status").
-  virtual absl::StatusOr<std::string> Get(const Resource& resource, std::string_view ns,
-                                          std::string_view name,
-                                          std::string_view subresource = "") = 0;
+  absl::StatusOr<std::string> Get(const Resource& resource, std::string_view ns,
+                                  std::string_view name, std::string_view subresource = "") {
+    return DoGet(resource, ns, name, subresource);
+  }
 
   // Lists page by page (limit/continue), calling `on_page` with each raw page body
   // ({"metadata":{"resourceVersion","continue"},"items":[...]}). A continue token that expired
   // mid-way is 410 Gone: start over.
-  virtual absl::Status ListPages(const Resource& resource, std::string_view ns,
-                                 const ListOptions& options,
-                                 const std::function<absl::Status(std::string_view page)>& on_page) = 0;
+  absl::Status ListPages(const Resource& resource, std::string_view ns, const ListOptions& options,
+                         const std::function<absl::Status(std::string_view page)>& on_page) {
+    return DoListPages(resource, ns, options, on_page);
+  }
 
   // POST a new object to the collection (or to a subresource of `name`, e.g. pods/binding).
   // Returns the created object.
-  virtual absl::StatusOr<std::string> Create(const Resource& resource, std::string_view ns,
-                                             std::string_view body,
-                                             const WriteOptions& options = {},
-                                             std::string_view name = "",
-                                             std::string_view subresource = "") = 0;
+  absl::StatusOr<std::string> Create(const Resource& resource, std::string_view ns,
+                                     std::string_view body, const WriteOptions& options = {},
+                                     std::string_view name = "",
+                                     std::string_view subresource = "") {
+    return DoCreate(resource, ns, body, options, name, subresource);
+  }
 
   // PUT a whole object. Its metadata.resourceVersion makes this a compare-and-swap: 409 Conflict
   // if the object changed since it was read.
-  virtual absl::StatusOr<std::string> Update(const Resource& resource, std::string_view ns,
-                                             std::string_view name, std::string_view body,
-                                             const WriteOptions& options = {},
-                                             std::string_view subresource = "") = 0;
+  absl::StatusOr<std::string> Update(const Resource& resource, std::string_view ns,
+                                     std::string_view name, std::string_view body,
+                                     const WriteOptions& options = {},
+                                     std::string_view subresource = "") {
+    return DoUpdate(resource, ns, name, body, options, subresource);
+  }
 
-  virtual absl::StatusOr<std::string> Patch(const Resource& resource, std::string_view ns,
-                                            std::string_view name, PatchType type,
-                                            std::string_view body,
-                                            const WriteOptions& options = {},
-                                            std::string_view subresource = "") = 0;
+  absl::StatusOr<std::string> Patch(const Resource& resource, std::string_view ns,
+                                    std::string_view name, PatchType type, std::string_view body,
+                                    const WriteOptions& options = {},
+                                    std::string_view subresource = "") {
+    return DoPatch(resource, ns, name, type, body, options, subresource);
+  }
 
-  virtual absl::Status Delete(const Resource& resource, std::string_view ns,
-                              std::string_view name, const DeleteOptions& options = {}) = 0;
+  absl::Status Delete(const Resource& resource, std::string_view ns, std::string_view name,
+                      const DeleteOptions& options = {}) {
+    return DoDelete(resource, ns, name, options);
+  }
 
   // One watch request: streams events to `on_event` until the server ends it (timeoutSeconds),
   // `on_event` returns false, or `cancel` fires. ERROR events are delivered like any other;
   // a 410 at the start comes back as an error status (IsGone). Resuming, relisting and backoff
   // are the caller's (see kube/reflector.h).
-  virtual absl::Status Watch(const Resource& resource, std::string_view ns,
-                             const WatchOptions& options, const WatchCallback& on_event,
-                             const Cancellation* cancel) = 0;
+  absl::Status Watch(const Resource& resource, std::string_view ns, const WatchOptions& options,
+                     const WatchCallback& on_event, const Cancellation* cancel = nullptr) {
+    return DoWatch(resource, ns, options, on_event, cancel);
+  }
 
   // --- Conveniences over the calls above -----------------------------------------------------
 
@@ -154,6 +165,31 @@ class Client {
   // guards against binding a pod that was deleted and recreated under the same name.
   absl::Status Bind(std::string_view ns, std::string_view pod, std::string_view pod_uid,
                     std::string_view node);
+
+ protected:
+  virtual absl::StatusOr<std::string> DoGet(const Resource& resource, std::string_view ns,
+                                            std::string_view name,
+                                            std::string_view subresource) = 0;
+  virtual absl::Status DoListPages(
+      const Resource& resource, std::string_view ns, const ListOptions& options,
+      const std::function<absl::Status(std::string_view page)>& on_page) = 0;
+  virtual absl::StatusOr<std::string> DoCreate(const Resource& resource, std::string_view ns,
+                                               std::string_view body, const WriteOptions& options,
+                                               std::string_view name,
+                                               std::string_view subresource) = 0;
+  virtual absl::StatusOr<std::string> DoUpdate(const Resource& resource, std::string_view ns,
+                                               std::string_view name, std::string_view body,
+                                               const WriteOptions& options,
+                                               std::string_view subresource) = 0;
+  virtual absl::StatusOr<std::string> DoPatch(const Resource& resource, std::string_view ns,
+                                              std::string_view name, PatchType type,
+                                              std::string_view body, const WriteOptions& options,
+                                              std::string_view subresource) = 0;
+  virtual absl::Status DoDelete(const Resource& resource, std::string_view ns,
+                                std::string_view name, const DeleteOptions& options) = 0;
+  virtual absl::Status DoWatch(const Resource& resource, std::string_view ns,
+                               const WatchOptions& options, const WatchCallback& on_event,
+                               const Cancellation* cancel) = 0;
 };
 
 }  // namespace kube

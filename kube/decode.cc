@@ -410,6 +410,30 @@ absl::StatusOr<DecodedList<T>> Decoder::DecodeList(std::string_view json) {
   return list;
 }
 
+absl::StatusOr<ListMeta> DecodeListMeta(std::string_view json) {
+  simdjson::ondemand::parser parser;
+  simdjson::padded_string padded(json);
+  simdjson::ondemand::document doc;
+  object root;
+  KUBE_JSON_TRY(parser.iterate(padded).get(doc), "list");
+  KUBE_JSON_TRY(doc.get_object().get(root), "list");
+  ListMeta meta;
+  for (auto field : root) {
+    std::string_view key;
+    KUBE_JSON_TRY(field.unescaped_key().get(key), "list");
+    if (key != "metadata") continue;
+    value v;
+    KUBE_JSON_TRY(field.value().get(v), "list.metadata");
+    RETURN_IF_ERROR(ForEachField(v, "list.metadata", [&](std::string_view k, value& item) {
+      if (k == "resourceVersion") return ReadString(item, "resourceVersion", &meta.resource_version);
+      if (k == "continue") return ReadString(item, "continue", &meta.continue_token);
+      return absl::OkStatus();
+    }));
+    break;
+  }
+  return meta;
+}
+
 template <typename T>
 absl::StatusOr<T> Decode(std::string_view json) {
   Decoder decoder;

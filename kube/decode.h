@@ -25,6 +25,15 @@ struct DecodedList {
   std::string continue_token;
 };
 
+struct ListMeta {
+  std::string resource_version;
+  std::string continue_token;
+};
+
+// Only the metadata of a list response. The API server writes metadata before items, so the
+// on-demand parser stops long before the items.
+absl::StatusOr<ListMeta> DecodeListMeta(std::string_view json);
+
 // Decodes one object. InvalidArgument names the field that was malformed.
 template <typename T>
 absl::StatusOr<T> Decode(std::string_view json);

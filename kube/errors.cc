@@ -147,6 +147,15 @@ absl::Status StatusFromResponse(const HttpResponse& response) {
                         parsed.causes);
 }
 
+absl::Status WithContext(const absl::Status& status, std::string_view context) {
+  if (status.ok()) return status;
+  absl::Status out(status.code(), internal::Cat(context, ": ", status.message()));
+  status.ForEachPayload([&](absl::string_view url, const absl::Cord& payload) {
+    out.SetPayload(url, payload);
+  });
+  return out;
+}
+
 std::optional<KubeError> KubeErrorOf(const absl::Status& status) {
   absl::optional<absl::Cord> payload = status.GetPayload(kPayloadUrl);
   if (!payload.has_value()) return std::nullopt;
@@ -170,11 +179,6 @@ bool HasCodeOrReason(const absl::Status& status, int code, std::string_view reas
 }
 }  // namespace
 
-bool IsNotFound(const absl::Status& status) { return HasCodeOrReason(status, 404, "NotFound"); }
-bool IsAlreadyExists(const absl::Status& status) {
-  std::optional<KubeError> error = KubeErrorOf(status);
-  return error.has_value() && error->reason == "AlreadyExists";
-}
 bool IsConflict(const absl::Status& status) {
   std::optional<KubeError> error = KubeErrorOf(status);
   return error.has_value() && error->http_code == 409 && error->reason != "AlreadyExists";

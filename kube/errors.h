@@ -3,7 +3,8 @@
 // branch on what Kubernetes said rather than on message text:
 //
 //   absl::StatusOr<std::string> pod = client.Get(kube::Pods(), "ns", "p");
-//   if (kube::IsNotFound(pod.status())) { ... }
+//   if (absl::IsNotFound(pod.status())) { ... }
+//   if (kube::IsConflict(status)) { ... }   // re-read and retry (kube::RetryOnConflict)
 //   if (std::optional<kube::KubeError> e = kube::KubeErrorOf(status); e && e->retry_after > 0) ...
 //
 // absl codes: 400 InvalidArgument, 401 Unauthenticated, 403 PermissionDenied, 404 NotFound,
@@ -46,11 +47,15 @@ absl::Status MakeKubeStatus(int http_code, std::string_view reason, std::string_
 // Parses a metav1.Status JSON document into a status (code from its `code` field).
 absl::Status StatusFromStatusObject(std::string_view json, int fallback_http_code);
 
+// Prefixes the message with `context` ("GET /api/v1/...: ") and keeps the code and the KubeError
+// payload (phalanx::Annotate keeps only the code).
+absl::Status WithContext(const absl::Status& status, std::string_view context);
+
 // The Kubernetes details of a status produced by this client, if any.
 std::optional<KubeError> KubeErrorOf(const absl::Status& status);
 
-bool IsNotFound(const absl::Status& status);
-bool IsAlreadyExists(const absl::Status& status);
+// 404 and 409 AlreadyExists map to kNotFound and kAlreadyExists, so absl::IsNotFound(status) and
+// absl::IsAlreadyExists(status) answer those (our own would be ambiguous with them under ADL).
 bool IsConflict(const absl::Status& status);
 // 410 Gone, or reason Expired/Gone: the resourceVersion is too old, relist.
 bool IsGone(const absl::Status& status);

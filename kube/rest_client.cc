@@ -4,6 +4,7 @@
 
 #include "kube/internal/strings.h"
 #include "common/status.h"
+#include "kube/decode.h"
 #include "kube/errors.h"
 #include "kube/json.h"
 #include "simdjson.h"
@@ -45,41 +46,22 @@ std::vector<std::pair<std::string_view, std::string>> WriteQuery(const WriteOpti
   return query;
 }
 
-// The metadata.continue of a list page; metadata precedes items in the API server's output, so
-// the on-demand parser stops long before the items.
-absl::StatusOr<std::string> ContinueToken(std::string_view page) {
-  simdjson::ondemand::parser parser;
-  simdjson::padded_string padded(page);
-  simdjson::ondemand::document doc;
-  simdjson::ondemand::object root;
-  if (parser.iterate(padded).get(doc) != simdjson::SUCCESS ||
-      doc.get_object().get(root) != simdjson::SUCCESS) {
-    return absl::DataLossError("list response is not a JSON object");
-  }
-  simdjson::ondemand::object meta;
-  if (root["metadata"].get_object().get(meta) != simdjson::SUCCESS) return std::string();
-  std::string_view token;
-  if (meta["continue"].get_string().get(token) != simdjson::SUCCESS) return std::string();
-  return std::string(token);
-}
-
 }  // namespace
 
 absl::StatusOr<std::string> RestClient::Call(HttpRequest request) {
   ASSIGN_OR_RETURN(HttpResponse response, transport_.Send(request));
   if (response.status < 200 || response.status >= 300) {
-    return phalanx::Annotate(StatusFromResponse(response),
-                             internal::Cat(request.method, " ", request.path));
+    return WithContext(StatusFromResponse(response), internal::Cat(request.method, " ", request.path));
   }
   return std::move(response.body);
 }
 
-absl::StatusOr<std::string> RestClient::Get(const Resource& resource, std::string_view ns,
+absl::StatusOr<std::string> RestClient::DoGet(const Resource& resource, std::string_view ns,
                                             std::string_view name, std::string_view subresource) {
   return Call(MakeRequest("GET", ObjectPath(resource, ns, name, subresource)));
 }
 
-absl::Status RestClient::ListPages(const Resource& resource, std::string_view ns,
+absl::Status RestClient::DoListPages(const Resource& resource, std::string_view ns,
                                    const ListOptions& options,
                                    const std::function<absl::Status(std::string_view)>& on_page) {
   std::string continue_token;
@@ -95,14 +77,15 @@ absl::Status RestClient::ListPages(const Resource& resource, std::string_view ns
     };
     ASSIGN_OR_RETURN(std::string page,
                      Call(MakeRequest("GET", WithQuery(CollectionPath(resource, ns), query))));
-    ASSIGN_OR_RETURN(continue_token, ContinueToken(page));
+    ASSIGN_OR_RETURN(ListMeta meta, DecodeListMeta(page));
+    continue_token = std::move(meta.continue_token);
     RETURN_IF_ERROR(on_page(page));
     first = false;
   }
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::string> RestClient::Create(const Resource& resource, std::string_view ns,
+absl::StatusOr<std::string> RestClient::DoCreate(const Resource& resource, std::string_view ns,
                                                std::string_view body, const WriteOptions& options,
                                                std::string_view name,
                                                std::string_view subresource) {
@@ -111,7 +94,7 @@ absl::StatusOr<std::string> RestClient::Create(const Resource& resource, std::st
   return Call(MakeRequest("POST", WithQuery(path, WriteQuery(options, false)), body));
 }
 
-absl::StatusOr<std::string> RestClient::Update(const Resource& resource, std::string_view ns,
+absl::StatusOr<std::string> RestClient::DoUpdate(const Resource& resource, std::string_view ns,
                                                std::string_view name, std::string_view body,
                                                const WriteOptions& options,
                                                std::string_view subresource) {
@@ -119,7 +102,7 @@ absl::StatusOr<std::string> RestClient::Update(const Resource& resource, std::st
   return Call(MakeRequest("PUT", WithQuery(path, WriteQuery(options, false)), body));
 }
 
-absl::StatusOr<std::string> RestClient::Patch(const Resource& resource, std::string_view ns,
+absl::StatusOr<std::string> RestClient::DoPatch(const Resource& resource, std::string_view ns,
                                               std::string_view name, PatchType type,
                                               std::string_view body, const WriteOptions& options,
                                               std::string_view subresource) {
@@ -131,7 +114,7 @@ absl::StatusOr<std::string> RestClient::Patch(const Resource& resource, std::str
                           body, ContentType(type)));
 }
 
-absl::Status RestClient::Delete(const Resource& resource, std::string_view ns,
+absl::Status RestClient::DoDelete(const Resource& resource, std::string_view ns,
                                 std::string_view name, const DeleteOptions& options) {
   rapidjson::Document doc(rapidjson::kObjectType);
   auto& alloc = doc.GetAllocator();
@@ -157,7 +140,7 @@ absl::Status RestClient::Delete(const Resource& resource, std::string_view ns,
   return Call(MakeRequest("DELETE", ObjectPath(resource, ns, name), ToJson(doc))).status();
 }
 
-absl::Status RestClient::Watch(const Resource& resource, std::string_view ns,
+absl::Status RestClient::DoWatch(const Resource& resource, std::string_view ns,
                                const WatchOptions& options, const WatchCallback& on_event,
                                const Cancellation* cancel) {
   std::vector<std::pair<std::string_view, std::string>> query = {

@@ -1,0 +1,92 @@
+#include "kube/errors.h"
+
+#include "common/testing/status_matchers.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/unit/kube/testdata.h"
+
+namespace kube {
+namespace {
+
+using ::phalanx::testing::StatusIs;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using testing::Testdata;
+
+absl::Status FromFile(int code, const std::string& name, HttpHeaders headers = {}) {
+  return StatusFromResponse(HttpResponse{.status = code, .headers = std::move(headers),
+                                         .body = Testdata(name)});
+}
+
+TEST(ErrorsTest, NotFound) {
+  absl::Status status = FromFile(404, "status_404.json");
+  EXPECT_THAT(status, StatusIs(absl::StatusCode::kNotFound, HasSubstr("llama-70b-9")));
+  EXPECT_TRUE(IsNotFound(status));
+  EXPECT_FALSE(IsConflict(status));
+  EXPECT_EQ(KubeErrorOf(status)->reason, "NotFound");
+  EXPECT_EQ(KubeErrorOf(status)->http_code, 404);
+}
+
+TEST(ErrorsTest, ConflictAndAlreadyExistsShare409ButDiffer) {
+  absl::Status conflict = FromFile(409, "status_409_conflict.json");
+  absl::Status exists = FromFile(409, "status_409_exists.json");
+  EXPECT_THAT(conflict, StatusIs(absl::StatusCode::kAborted));
+  EXPECT_THAT(exists, StatusIs(absl::StatusCode::kAlreadyExists));
+  EXPECT_TRUE(IsConflict(conflict));
+  EXPECT_FALSE(IsAlreadyExists(conflict));
+  EXPECT_TRUE(IsAlreadyExists(exists));
+  EXPECT_FALSE(IsConflict(exists));
+}
+
+TEST(ErrorsTest, GoneFromExpiredStatus) {
+  absl::Status status = FromFile(410, "status_410.json");
+  EXPECT_THAT(status, StatusIs(absl::StatusCode::kOutOfRange, HasSubstr("too old")));
+  EXPECT_TRUE(IsGone(status));
+  EXPECT_EQ(KubeErrorOf(status)->reason, "Expired");
+}
+
+TEST(ErrorsTest, InvalidKeepsFieldCauses) {
+  absl::Status status = FromFile(422, "status_422.json");
+  EXPECT_TRUE(IsInvalid(status));
+  EXPECT_THAT(status, StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("spec.queueName")));
+  EXPECT_THAT(KubeErrorOf(status)->causes,
+              ElementsAre(HasSubstr("spec.replicas: Invalid value: 0"),
+                          "spec.queueName: Required value"));
+}
+
+TEST(ErrorsTest, TooManyRequestsRetryAfterFromBodyOrHeader) {
+  absl::Status from_body = FromFile(429, "status_429.json");
+  EXPECT_TRUE(IsTooManyRequests(from_body));
+  EXPECT_TRUE(IsRetryable(from_body));
+  EXPECT_THAT(from_body, StatusIs(absl::StatusCode::kResourceExhausted));
+  EXPECT_EQ(KubeErrorOf(from_body)->retry_after, absl::Seconds(1));
+  absl::Status from_header = FromFile(429, "status_429.json", {{"retry-after", "7"}});
+  EXPECT_EQ(KubeErrorOf(from_header)->retry_after, absl::Seconds(7));
+}
+
+TEST(ErrorsTest, NonStatusBodiesStillMapByHttpCode) {
+  absl::Status unauthorized = StatusFromResponse({.status = 401, .body = "Unauthorized\n"});
+  EXPECT_TRUE(IsUnauthorized(unauthorized));
+  EXPECT_THAT(unauthorized, StatusIs(absl::StatusCode::kUnauthenticated));
+  absl::Status forbidden = StatusFromResponse({.status = 403, .body = "<html>denied</html>"});
+  EXPECT_TRUE(IsForbidden(forbidden));
+  absl::Status unavailable = StatusFromResponse({.status = 503, .body = ""});
+  EXPECT_THAT(unavailable, StatusIs(absl::StatusCode::kUnavailable));
+  EXPECT_TRUE(IsRetryable(unavailable));
+  EXPECT_EQ(KubeErrorOf(unavailable)->reason, "ServiceUnavailable");
+}
+
+TEST(ErrorsTest, SuccessIsOkAndPlainStatusesHaveNoDetails) {
+  EXPECT_OK(StatusFromResponse({.status = 201, .body = "{}"}));
+  EXPECT_FALSE(KubeErrorOf(absl::UnavailableError("connection refused")).has_value());
+  EXPECT_TRUE(IsRetryable(absl::UnavailableError("connection refused")));
+}
+
+TEST(ErrorsTest, StatusObjectCodeWinsOverFallback) {
+  // Watch ERROR events carry a Status whose `code` is the truth.
+  absl::Status status = StatusFromStatusObject(Testdata("status_410.json"), 500);
+  EXPECT_TRUE(IsGone(status));
+}
+
+}  // namespace
+}  // namespace kube

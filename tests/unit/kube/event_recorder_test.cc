@@ -1,0 +1,93 @@
+#include "kube/event_recorder.h"
+
+#include "common/testing/status_matchers.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kube/errors.h"
+#include "kube/json.h"
+#include "tests/mocks/kube/mock_client.h"
+#include "tests/mocks/kube/mock_clock.h"
+#include "tests/unit/kube/testdata.h"
+
+namespace kube {
+namespace {
+
+using ::testing::_;
+using ::testing::HasSubstr;
+using ::testing::Invoke;
+using ::testing::Return;
+
+const ObjectReference kJob{.api_version = "phalanx.dev/v1alpha1", .kind = "TrainingJob",
+                           .namespace_ = "ml", .name = "llama", .uid = "j-1"};
+
+TEST(EventRecorderTest, CreatesACoreV1Event) {
+  MockClient client;
+  FakeClock clock;
+  EventRecorder recorder(client, {.component = "phalanx-operator", .host = "op-0"}, clock);
+  std::string body;
+  EXPECT_CALL(client, DoCreate(_, "ml", _, _, "", ""))
+      .WillOnce(Invoke([&](const Resource& r, std::string_view, std::string_view b,
+                           const WriteOptions&, std::string_view, std::string_view) {
+        EXPECT_EQ(r.plural, "events");
+        body = std::string(b);
+        return std::string("{}");
+      }));
+  ASSERT_OK(recorder.Record(kJob, EventType::kNormal, "Admitted", "admitted to gpu-a"));
+  ASSERT_OK_AND_ASSIGN(rapidjson::Document doc, ParseJson(body));
+  EXPECT_EQ(StringMember(doc, "kind"), "Event");
+  EXPECT_THAT(std::string(StringMember(doc["metadata"], "name")), HasSubstr("llama."));
+  EXPECT_EQ(StringMember(doc["involvedObject"], "uid"), "j-1");
+  EXPECT_EQ(StringMember(doc["involvedObject"], "kind"), "TrainingJob");
+  EXPECT_EQ(StringMember(doc, "reason"), "Admitted");
+  EXPECT_EQ(StringMember(doc, "type"), "Normal");
+  EXPECT_EQ(StringMember(doc["source"], "component"), "phalanx-operator");
+  EXPECT_EQ(StringMember(doc, "firstTimestamp"), "2026-01-01T00:00:00Z");
+  EXPECT_EQ(doc["count"].GetInt(), 1);
+}
+
+TEST(EventRecorderTest, RepeatsAreAggregatedIntoCount) {
+  MockClient client;
+  FakeClock clock;
+  EventRecorder recorder(client, {.component = "c"}, clock);
+  EXPECT_CALL(client, DoCreate(_, _, _, _, _, _)).Times(2).WillRepeatedly(Return(std::string("{}")));
+  std::vector<std::string> patches;
+  EXPECT_CALL(client, DoPatch(_, "ml", HasSubstr("llama."), PatchType::kMerge, _, _, ""))
+      .WillRepeatedly(Invoke([&](const Resource&, std::string_view, std::string_view,
+                                 PatchType, std::string_view b, const WriteOptions&,
+                                 std::string_view) {
+        patches.emplace_back(b);
+        return std::string("{}");
+      }));
+  ASSERT_OK(recorder.Record(kJob, EventType::kWarning, "Unplaceable", "no domain fits"));
+  clock.Advance(absl::Seconds(30));
+  ASSERT_OK(recorder.Record(kJob, EventType::kWarning, "Unplaceable", "no domain fits"));
+  ASSERT_OK(recorder.Record(kJob, EventType::kWarning, "Unplaceable", "no domain fits"));
+  ASSERT_EQ(patches.size(), 2u);
+  EXPECT_THAT(patches[1], HasSubstr("\"count\":3"));
+  EXPECT_THAT(patches[0], HasSubstr("\"lastTimestamp\":\"2026-01-01T00:00:30Z\""));
+  // A different message is a different event.
+  ASSERT_OK(recorder.Record(kJob, EventType::kWarning, "Unplaceable", "quota exhausted"));
+}
+
+TEST(EventRecorderTest, ExpiredEventIsRecreated) {
+  MockClient client;
+  FakeClock clock;
+  EventRecorder recorder(client, {.component = "c"}, clock);
+  EXPECT_CALL(client, DoCreate(_, _, _, _, _, _)).Times(2).WillRepeatedly(Return(std::string("{}")));
+  EXPECT_CALL(client, DoPatch(_, _, _, _, _, _, _))
+      .WillOnce(Return(StatusFromResponse({.status = 404, .body = testing::Testdata("status_404.json")})));
+  ASSERT_OK(recorder.Record(kJob, EventType::kNormal, "R", "m"));
+  ASSERT_OK(recorder.Record(kJob, EventType::kNormal, "R", "m"));
+}
+
+TEST(EventRecorderTest, ClusterScopedObjectsGoToDefault) {
+  MockClient client;
+  FakeClock clock;
+  EventRecorder recorder(client, {.component = "c"}, clock);
+  EXPECT_CALL(client, DoCreate(_, "default", _, _, _, _)).WillOnce(Return(std::string("{}")));
+  ASSERT_OK(recorder.Record({.api_version = "v1", .kind = "Node", .name = "n-1", .uid = "n"},
+                            EventType::kWarning, "Unhealthy", "GPU XID 79"));
+}
+
+}  // namespace
+}  // namespace kube
