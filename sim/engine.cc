@@ -1,0 +1,476 @@
+#include "sim/engine.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <queue>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "common/status.h"
+#include "sim/comm_model.h"
+#include "sim/random.h"
+
+namespace phalanx::sim {
+
+int32_t NodesNeeded(int32_t pods, int32_t gpus_per_pod, int32_t node_gpus) {
+  const int32_t per_node = std::max(1, node_gpus / std::max(gpus_per_pod, 1));
+  return (pods + per_node - 1) / per_node;
+}
+
+namespace {
+
+enum class EventType { kArrival, kCompletion, kNodeFailure, kNodeRepair, kCycle };
+
+struct Event {
+  double t = 0;
+  int64_t seq = 0;
+  EventType type = EventType::kCycle;
+  int32_t subject = 0;  // job or node
+  int64_t epoch = 0;    // completion events are stale once the job's epoch moved on
+  bool operator>(const Event& o) const { return t != o.t ? t > o.t : seq > o.seq; }
+};
+
+constexpr size_t kMaxViolations = 20;
+
+class Simulation {
+ public:
+  Simulation(const ClusterModel& cluster, const std::vector<TraceJob>& jobs, const EngineOptions& options,
+      Policy& policy)
+      : cluster_(cluster), trace_(jobs), options_(options), policy_(policy),
+        failure_rng_(options.seed ^ 0x6a09e667f3bcc909ULL) {}
+
+  absl::StatusOr<RunResult> Go() {
+    const auto wall_start = std::chrono::steady_clock::now();
+    Setup();
+    RETURN_IF_ERROR(policy_.Init(cluster_, jobs_));
+    int64_t last_reported = -1;
+    while (!events_.empty() && finished_ < static_cast<int32_t>(jobs_.size())) {
+      Event event = events_.top();
+      events_.pop();
+      if (event.t > horizon_) break;
+      Advance(event.t);
+      switch (event.type) {
+        case EventType::kArrival:
+          SetState(event.subject, JobState::kPending);
+          RequestCycle(now_);
+          break;
+        case EventType::kCompletion:
+          if (event.epoch == epoch_[event.subject]) RETURN_IF_ERROR(Complete(event.subject));
+          break;
+        case EventType::kNodeFailure:
+          RETURN_IF_ERROR(FailNode());
+          break;
+        case EventType::kNodeRepair:
+          node_up_[event.subject] = 1;
+          RETURN_IF_ERROR(policy_.NodeChanged(event.subject, true));
+          RequestCycle(now_);
+          break;
+        case EventType::kCycle:
+          next_cycle_ = std::numeric_limits<double>::infinity();
+          RETURN_IF_ERROR(DoCycle());
+          break;
+      }
+      if (options_.progress && finished_ / 100 != last_reported) {
+        last_reported = finished_ / 100;
+        options_.progress(static_cast<double>(finished_) / std::max<size_t>(jobs_.size(), 1));
+      }
+    }
+    result_.summary.policy = policy_.name();
+    result_.summary.makespan_s = now_;
+    result_.busy_gpu_seconds = busy_gpu_seconds_;
+    Summarize(cluster_, result_);
+    result_.summary.wall_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+    return std::move(result_);
+  }
+
+ private:
+  void Setup() {
+    const size_t n = trace_.size();
+    jobs_.resize(n);
+    epoch_.assign(n, 0);
+    work_left_.assign(n, 0);
+    progress_from_.assign(n, 0);
+    restart_pending_.assign(n, 0);
+    result_.outcomes.resize(n);
+    double last_submit = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const TraceJob& spec = trace_[i];
+      JobStatus& job = jobs_[i];
+      job.id = static_cast<int32_t>(i);
+      job.spec = &spec;
+      work_left_[i] = static_cast<double>(spec.pods) * spec.duration_s;
+      JobOutcome& out = result_.outcomes[i];
+      out.submit_s = spec.submit_s;
+      out.pods = spec.pods;
+      out.gpus_per_pod = spec.gpus_per_pod;
+      out.nodes_needed = NodesNeeded(spec.pods, spec.gpus_per_pod, NodeGpusFor(spec));
+      out.multi_node = out.nodes_needed > 1;
+      Push(spec.submit_s, EventType::kArrival, job.id);
+      last_submit = std::max(last_submit, spec.submit_s);
+    }
+    node_up_.assign(cluster_.nodes.size(), 1);
+    used_.assign(cluster_.nodes.size(), 0);
+    // Generous: a policy that leaves jobs pending forever must not loop forever on failures.
+    horizon_ = last_submit + 365.0 * 86400;
+    const FailureSpec& failures = cluster_.spec.failures;
+    if (failures.node_mtbf_hours > 0 && !cluster_.nodes.empty()) ScheduleFailure();
+    result_.usage.push_back({0.0, 0});
+  }
+
+  int32_t NodeGpusFor(const TraceJob& spec) const {
+    for (const NodeGroup& group : cluster_.groups) {
+      if (spec.node_group.empty() || group.spec.name == spec.node_group) return group.type->gpus;
+    }
+    return 8;
+  }
+
+  // Keeps the pending and running sets (what a cycle looks at) in step with job states.
+  void SetState(int32_t id, JobState state) {
+    JobState& current = jobs_[id].state;
+    if (current == JobState::kPending) pending_.erase(id);
+    if (current == JobState::kRunning) running_.erase(id);
+    current = state;
+    if (state == JobState::kPending) pending_.insert(id);
+    if (state == JobState::kRunning) running_.insert(id);
+  }
+
+  void Push(double t, EventType type, int32_t subject, int64_t epoch = 0) {
+    events_.push(Event{t, seq_++, type, subject, epoch});
+  }
+
+  void ScheduleFailure() {
+    const double mean_gap =
+        cluster_.spec.failures.node_mtbf_hours * 3600 / static_cast<double>(cluster_.nodes.size());
+    Push(now_ + failure_rng_.Exponential(mean_gap), EventType::kNodeFailure, 0);
+  }
+
+  // Cycles run on a grid of cluster.spec.cycle_seconds, at most one per grid point.
+  void RequestCycle(double t) {
+    const double step = cluster_.spec.cycle_seconds;
+    const double at = std::ceil(t / step - 1e-9) * step;
+    if (at >= next_cycle_) return;
+    next_cycle_ = at;
+    Push(at, EventType::kCycle, 0);
+  }
+
+  void Advance(double t) {
+    if (t > now_) {
+      busy_gpu_seconds_ += static_cast<double>(used_total_) * (t - now_);
+      now_ = t;
+    }
+  }
+
+  void Violation(int64_t& counter, std::string message) {
+    ++counter;
+    if (result_.violations.size() < kMaxViolations) {
+      result_.violations.push_back(absl::StrCat("t=", now_, "s ", message));
+    }
+  }
+
+  void RecordUsage() {
+    if (!result_.usage.empty() && result_.usage.back().first == now_) {
+      result_.usage.back().second = used_total_;
+    } else {
+      result_.usage.push_back({now_, used_total_});
+    }
+  }
+
+  // Charges (sign +1) or frees (-1) the job's pods on the ledger, checking capacity.
+  void Charge(int32_t id, const std::vector<int32_t>& nodes, int sign) {
+    const int32_t gpus = trace_[id].gpus_per_pod;
+    for (int32_t node : nodes) {
+      used_[node] += sign * gpus;
+      used_total_ += sign * gpus;
+      if (sign > 0) {
+        const int32_t capacity = cluster_.nodes[node].type->gpus;
+        if (!node_up_[node]) {
+          Violation(result_.summary.overcommit_events,
+                    absl::StrCat(trace_[id].name, " placed on failed node ",
+                                 cluster_.nodes[node].name));
+        } else if (used_[node] > capacity) {
+          Violation(result_.summary.overcommit_events,
+                    absl::StrCat(cluster_.nodes[node].name, " over-committed: ", used_[node],
+                                 " of ", capacity, " GPUs after ", trace_[id].name));
+        }
+      }
+    }
+    RecordUsage();
+  }
+
+  void CheckGang(int32_t id, size_t count) {
+    const TraceJob& spec = trace_[id];
+    const bool ok = spec.elastic() ? (count >= static_cast<size_t>(spec.elastic_min) &&
+                                      count <= static_cast<size_t>(spec.elastic_max))
+                                   : count == static_cast<size_t>(spec.pods);
+    if (!ok) {
+      Violation(result_.summary.partial_gang_events,
+                absl::StrCat(spec.name, " running with ", count, " pods, gang needs ",
+                             spec.min_pods(), spec.elastic() ? "+" : ""));
+    }
+  }
+
+  // Credits progress of a running job up to now and books its GPU-seconds.
+  void Settle(int32_t id) {
+    JobStatus& job = jobs_[id];
+    const double count = static_cast<double>(job.nodes.size());
+    const double elapsed = now_ - job.run_start_s;
+    const double gpu_seconds = elapsed * count * trace_[id].gpus_per_pod;
+    result_.outcomes[id].gpu_seconds += gpu_seconds;
+    const double productive = std::max(0.0, now_ - progress_from_[id]);
+    const double overhead = std::max(0.0, elapsed - productive);
+    result_.outcomes[id].restart_gpu_seconds += overhead * count * trace_[id].gpus_per_pod;
+    work_left_[id] = std::max(0.0, work_left_[id] - productive * count);
+    job.run_start_s = now_;
+    progress_from_[id] = std::max(progress_from_[id], now_);
+  }
+
+  void ScheduleCompletion(int32_t id) {
+    const double count = static_cast<double>(jobs_[id].nodes.size());
+    ++epoch_[id];
+    Push(progress_from_[id] + work_left_[id] / count, EventType::kCompletion, id, epoch_[id]);
+  }
+
+  // Back to pending after a preemption or failure.
+  void Stop(int32_t id) {
+    Settle(id);
+    JobStatus& job = jobs_[id];
+    Charge(id, job.nodes, -1);
+    job.nodes.clear();
+    SetState(id, JobState::kPending);
+    restart_pending_[id] = 1;
+    ++epoch_[id];
+  }
+
+  absl::Status Complete(int32_t id) {
+    Settle(id);
+    JobStatus& job = jobs_[id];
+    Charge(id, job.nodes, -1);
+    job.nodes.clear();
+    SetState(id, JobState::kDone);
+    job.finish_s = now_;
+    result_.outcomes[id].finish_s = now_;
+    ++finished_;
+    RETURN_IF_ERROR(policy_.JobFinished(id));
+    RequestCycle(now_);
+    return absl::OkStatus();
+  }
+
+  absl::Status FailNode() {
+    // A uniformly chosen node that is up; failures stop once every job is done (loop exit).
+    std::vector<int32_t> up;
+    for (size_t i = 0; i < node_up_.size(); ++i) {
+      if (node_up_[i]) up.push_back(static_cast<int32_t>(i));
+    }
+    ScheduleFailure();
+    if (up.empty()) return absl::OkStatus();
+    const int32_t node = up[failure_rng_.UniformInt(0, static_cast<int64_t>(up.size()) - 1)];
+    ++result_.summary.node_failures;
+    const std::vector<int32_t> running(running_.begin(), running_.end());
+    for (int32_t id : running) {
+      JobStatus& job = jobs_[id];
+      if (std::find(job.nodes.begin(), job.nodes.end(), node) == job.nodes.end()) continue;
+      Stop(job.id);
+      ++job.interruptions;
+      ++result_.outcomes[job.id].interruptions;
+      ++result_.summary.interruptions;
+      RETURN_IF_ERROR(policy_.JobInterrupted(job.id));
+    }
+    node_up_[node] = 0;
+    RETURN_IF_ERROR(policy_.NodeChanged(node, false));
+    Push(now_ + cluster_.spec.failures.repair_hours * 3600, EventType::kNodeRepair, node);
+    RequestCycle(now_);
+    return absl::OkStatus();
+  }
+
+  bool ValidNodes(const Action& action) {
+    for (int32_t node : action.nodes) {
+      if (node < 0 || node >= static_cast<int32_t>(cluster_.nodes.size())) {
+        Violation(result_.summary.invalid_actions,
+                  absl::StrCat(trace_[action.job].name, ": node index ", node, " out of range"));
+        return false;
+      }
+    }
+    return true;
+  }
+
+  void FirstPlacement(int32_t id) {
+    JobOutcome& out = result_.outcomes[id];
+    const std::vector<int32_t>& nodes = jobs_[id].nodes;
+    out.comm_slowdown = CommSlowdown(cluster_, nodes, trace_[id].gpus_per_pod);
+    // Judge the gang that was placed: an elastic job may start below its maximum.
+    out.nodes_needed = NodesNeeded(static_cast<int32_t>(nodes.size()), trace_[id].gpus_per_pod,
+                                   cluster_.nodes[nodes[0]].type->gpus);
+    out.multi_node = out.nodes_needed > 1;
+    if (!out.multi_node) return;
+    // The lowest level whose domains are big enough for the gang.
+    const SimNode& first = cluster_.nodes[nodes[0]];
+    const NodeGroup& group = cluster_.groups[first.group];
+    for (int32_t l = static_cast<int32_t>(group.levels.size()) - 1; l >= 0; --l) {
+      const Domain& domain = cluster_.domains[first.domains[l]];
+      if (domain.size() < out.nodes_needed) continue;
+      out.locality_applicable = true;
+      out.locality_ok = std::all_of(nodes.begin(), nodes.end(), [&](int32_t n) {
+        const SimNode& node = cluster_.nodes[n];
+        return node.group == first.group && node.domains[l] == first.domains[l];
+      });
+      return;
+    }
+  }
+
+  absl::Status Apply(const Action& action) {
+    if (action.job < 0 || action.job >= static_cast<int32_t>(jobs_.size())) {
+      Violation(result_.summary.invalid_actions, absl::StrCat("unknown job ", action.job));
+      return absl::OkStatus();
+    }
+    const int32_t id = action.job;
+    JobStatus& job = jobs_[id];
+    switch (action.kind) {
+      case Action::Kind::kStart: {
+        if (job.state != JobState::kPending || action.nodes.empty() || !ValidNodes(action)) {
+          Violation(result_.summary.invalid_actions,
+                    absl::StrCat("start of ", trace_[id].name, " which is not pending"));
+          return absl::OkStatus();
+        }
+        CheckGang(id, action.nodes.size());
+        job.nodes = action.nodes;
+        SetState(id, JobState::kRunning);
+        job.run_start_s = now_;
+        progress_from_[id] = now_ + (restart_pending_[id] ? options_.restart_overhead_s : 0);
+        restart_pending_[id] = 0;
+        Charge(id, job.nodes, +1);
+        if (job.first_start_s < 0) {
+          job.first_start_s = now_;
+          result_.outcomes[id].first_start_s = now_;
+          FirstPlacement(id);
+        }
+        ScheduleCompletion(id);
+        return absl::OkStatus();
+      }
+      case Action::Kind::kResize: {
+        if (job.state != JobState::kRunning || action.nodes.empty() || !ValidNodes(action)) {
+          Violation(result_.summary.invalid_actions,
+                    absl::StrCat("resize of ", trace_[id].name, " which is not running"));
+          return absl::OkStatus();
+        }
+        CheckGang(id, action.nodes.size());
+        Settle(id);
+        if (action.nodes.size() > job.nodes.size()) ++result_.summary.grows;
+        if (action.nodes.size() < job.nodes.size()) ++result_.summary.shrinks;
+        Charge(id, job.nodes, -1);
+        job.nodes = action.nodes;
+        Charge(id, job.nodes, +1);
+        ScheduleCompletion(id);
+        return absl::OkStatus();
+      }
+      case Action::Kind::kEvict: {
+        if (job.state != JobState::kRunning) {
+          Violation(result_.summary.invalid_actions,
+                    absl::StrCat("eviction of ", trace_[id].name, " which is not running"));
+          return absl::OkStatus();
+        }
+        Stop(id);
+        ++job.preemptions;
+        ++result_.outcomes[id].preemptions;
+        ++result_.summary.preemptions;
+        return absl::OkStatus();
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status DoCycle() {
+    ++result_.summary.cycles;
+    CycleView view;
+    view.now = now_;
+    view.jobs = &jobs_;
+    view.node_up = &node_up_;
+    view.pending.assign(pending_.begin(), pending_.end());
+    view.running.assign(running_.begin(), running_.end());
+    ASSIGN_OR_RETURN(std::vector<Action> actions, policy_.Cycle(view));
+    for (const Action& action : actions) RETURN_IF_ERROR(Apply(action));
+    const double wakeup = policy_.NextWakeup();
+    if (std::isfinite(wakeup)) RequestCycle(std::max(wakeup, now_ + 1e-6));
+    return absl::OkStatus();
+  }
+
+  const ClusterModel& cluster_;
+  const std::vector<TraceJob>& trace_;
+  const EngineOptions& options_;
+  Policy& policy_;
+  Rng failure_rng_;
+
+  std::vector<JobStatus> jobs_;
+  std::set<int32_t> pending_;
+  std::set<int32_t> running_;
+  std::vector<int64_t> epoch_;
+  std::vector<double> work_left_;      // pod-seconds
+  std::vector<double> progress_from_;  // progress resumes here (after restart overhead)
+  std::vector<char> restart_pending_;
+  std::vector<char> node_up_;
+  std::vector<int64_t> used_;
+  int64_t used_total_ = 0;
+  double busy_gpu_seconds_ = 0;
+  double now_ = 0;
+  double horizon_ = 0;
+  double next_cycle_ = std::numeric_limits<double>::infinity();
+  int64_t seq_ = 0;
+  int32_t finished_ = 0;
+  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
+  RunResult result_;
+};
+
+double Percentile(std::vector<double> values, double p) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  // Nearest-rank percentile: deterministic and always an observed value.
+  const size_t rank = static_cast<size_t>(std::ceil(p / 100.0 * values.size()));
+  return values[std::min(values.size() - 1, rank == 0 ? 0 : rank - 1)];
+}
+
+}  // namespace
+
+Engine::Engine(const ClusterModel& cluster, const std::vector<TraceJob>& jobs,
+               EngineOptions options)
+    : cluster_(cluster), jobs_(jobs), options_(std::move(options)) {}
+
+absl::StatusOr<RunResult> Engine::Run(Policy& policy) {
+  Simulation simulation(cluster_, jobs_, options_, policy);
+  return simulation.Go();
+}
+
+void Summarize(const ClusterModel& cluster, RunResult& result) {
+  Summary& s = result.summary;
+  s.jobs = static_cast<int32_t>(result.outcomes.size());
+  std::vector<double> waits;
+  double jct_sum = 0;
+  int64_t applicable = 0, local = 0, multi = 0;
+  double slowdown_sum = 0;
+  s.jobs_completed = 0;
+  for (const JobOutcome& out : result.outcomes) {
+    if (out.first_start_s >= 0) waits.push_back(out.first_start_s - out.submit_s);
+    if (out.finish_s >= 0) {
+      ++s.jobs_completed;
+      jct_sum += out.finish_s - out.submit_s;
+    }
+    if (out.first_start_s >= 0 && out.multi_node) {
+      ++multi;
+      slowdown_sum += out.comm_slowdown;
+      if (out.locality_applicable) {
+        ++applicable;
+        local += out.locality_ok ? 1 : 0;
+      }
+    }
+  }
+  s.wait_p50_s = Percentile(waits, 50);
+  s.wait_p99_s = Percentile(waits, 99);
+  s.jct_mean_s = s.jobs_completed > 0 ? jct_sum / s.jobs_completed : 0;
+  s.locality_lowest_level = applicable > 0 ? static_cast<double>(local) / applicable : 1.0;
+  s.comm_slowdown_mean = multi > 0 ? slowdown_sum / multi : 1.0;
+  const double capacity = static_cast<double>(cluster.total_gpus) * s.makespan_s;
+  s.gpu_utilization = capacity > 0 ? result.busy_gpu_seconds / capacity : 0;
+}
+
+}  // namespace phalanx::sim

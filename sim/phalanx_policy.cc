@@ -1,0 +1,296 @@
+#include "sim/phalanx_policy.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <unordered_map>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/status.h"
+#include "operator/admission/admission_cycle.h"
+#include "scheduler/cluster_snapshot.h"
+#include "scheduler/in_process_placement_service.h"
+#include "scheduler/topology.h"
+
+namespace phalanx::sim {
+
+absl::StatusOr<std::vector<std::string>> ClusterTopologyLevels(const ClusterModel& cluster) {
+  std::vector<std::string> deepest;
+  for (const NodeGroup& group : cluster.groups) {
+    if (group.levels.size() > deepest.size()) deepest = group.levels;
+  }
+  for (const NodeGroup& group : cluster.groups) {
+    if (!std::equal(group.levels.begin(), group.levels.end(), deepest.begin())) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          cluster.spec.source, ": node group ", group.spec.name, " (", group.spec.preset,
+          ") cannot share one Topology with levels ", absl::StrJoin(deepest, ", ")));
+    }
+  }
+  return deepest;
+}
+
+placement::GangRequest GangRequestFor(const TraceJob& job, const std::string& key) {
+  placement::GangRequest request;
+  request.job = key;
+  request.count = job.pods;
+  if (job.elastic()) request.elastic = placement::ElasticRange{job.elastic_min, job.elastic_max, 1};
+  request.per_pod = {{std::string(kResourceGpu), job.gpus_per_pod}};
+  request.required_level = job.required_level;
+  request.preferred_level = job.preferred_level;
+  request.group_size = job.group_size;
+  request.group_level = job.group_level;
+  request.priority = job.priority;
+  if (!job.node_group.empty()) request.node_selector[std::string(kNodeGroupLabel)] = job.node_group;
+  return request;
+}
+
+namespace {
+
+using admission::AdmittedState;
+using admission::Workload;
+
+admission::WithinClusterQueuePolicy WithinPolicy(const std::string& name) {
+  if (name == "LowerPriority") return admission::WithinClusterQueuePolicy::kLowerPriority;
+  if (name == "LowerOrNewerEqualPriority") {
+    return admission::WithinClusterQueuePolicy::kLowerOrNewerEqualPriority;
+  }
+  return admission::WithinClusterQueuePolicy::kNever;
+}
+
+admission::ReclaimWithinCohortPolicy ReclaimPolicy(const std::string& name) {
+  if (name == "LowerPriority") return admission::ReclaimWithinCohortPolicy::kLowerPriority;
+  if (name == "Any") return admission::ReclaimWithinCohortPolicy::kAny;
+  return admission::ReclaimWithinCohortPolicy::kNever;
+}
+
+std::optional<int64_t> Gpus(const std::optional<ResourceList>& list) {
+  if (!list) return std::nullopt;
+  auto it = list->find(kResourceGpu);
+  return it == list->end() ? int64_t{0} : it->second;
+}
+
+class PhalanxPolicy : public Policy {
+ public:
+  std::string name() const override { return "phalanx"; }
+
+  absl::Status Init(const ClusterModel& cluster, const std::vector<JobStatus>& jobs) override {
+    cluster_ = &cluster;
+    ASSIGN_OR_RETURN(std::vector<std::string> levels, ClusterTopologyLevels(cluster));
+    ASSIGN_OR_RETURN(placement::Topology topology, placement::Topology::Create(levels));
+    placement::ClusterSnapshot snapshot(std::move(topology));
+    for (const SimNode& node : cluster.nodes) RETURN_IF_ERROR(snapshot.AddNode(NodeInfo(node, true)));
+    service_ = std::make_unique<placement::InProcessPlacementService>(std::move(snapshot));
+    BuildQueues(cluster);
+    workloads_.clear();
+    admitted_.assign(jobs.size(), std::nullopt);
+    for (const JobStatus& job : jobs) {
+      const TraceJob& spec = *job.spec;
+      Workload w;
+      w.key = absl::StrCat(spec.queue, "/", spec.name);
+      w.namespace_name = spec.queue;
+      w.queue_name = spec.queue;
+      w.count = spec.pods;
+      if (spec.elastic()) w.elastic = placement::ElasticRange{spec.elastic_min, spec.elastic_max, 1};
+      w.per_pod = {{std::string(kResourceGpu), spec.gpus_per_pod}};
+      w.priority = spec.priority;
+      // Milliseconds plus the trace position: a strict order even for equal submit times.
+      w.creation_time = std::llround(spec.submit_s * 1000) * 1'000'000 + job.id;
+      w.required_level = spec.required_level;
+      w.preferred_level = spec.preferred_level;
+      w.group_size = spec.group_size;
+      w.group_level = spec.group_level;
+      if (!spec.node_group.empty()) w.node_selector[std::string(kNodeGroupLabel)] = spec.node_group;
+      if (!by_key_.emplace(w.key, job.id).second) {
+        return absl::InvalidArgumentError(absl::StrCat(spec.origin, ": duplicate job name \"",
+                                                       spec.name, "\" in queue ", spec.queue));
+      }
+      workloads_.push_back(std::move(w));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<std::vector<Action>> Cycle(const CycleView& view) override {
+    jobs_ = view.jobs;
+    base_.now = std::llround(view.now);
+    base_.workloads.clear();
+    base_.workloads.reserve(view.pending.size() + view.running.size());
+    for (int32_t id : view.running) {
+      base_.workloads.push_back(workloads_[id]);
+      base_.workloads.back().admitted = admitted_[id];
+    }
+    for (int32_t id : view.pending) base_.workloads.push_back(workloads_[id]);
+    const admission::CycleResult result = admission::RunAdmissionCycle(base_, *service_);
+    if (!result.errors.empty()) {
+      const admission::ObjectError& e = result.errors.front();
+      return absl::InvalidArgumentError(
+          absl::StrCat("admission: ", e.kind, " ", e.name, ": ", e.message));
+    }
+    std::vector<Action> actions;
+    // Victims first: the cycle already released or shrunk them in the placement service.
+    for (const admission::PreemptionDecision& p : result.preemptions) {
+      ASSIGN_OR_RETURN(int32_t id, JobId(p.victim));
+      if (p.new_count == 0) {
+        admitted_[id].reset();
+        actions.push_back(Action{Action::Kind::kEvict, id, {}});
+      } else {
+        admitted_[id]->count = p.new_count;
+        ASSIGN_OR_RETURN(std::vector<int32_t> nodes, ReservedNodes(p.victim));
+        actions.push_back(Action{Action::Kind::kResize, id, std::move(nodes)});
+      }
+    }
+    for (const admission::AdmissionDecision& a : result.admissions) {
+      ASSIGN_OR_RETURN(int32_t id, JobId(a.workload));
+      admitted_[id] = AdmittedState{a.cluster_queue, a.flavors, a.count, base_.now};
+      ASSIGN_OR_RETURN(std::vector<int32_t> nodes, NodeIndices(a.placement.nodes));
+      actions.push_back(Action{Action::Kind::kStart, id, std::move(nodes)});
+    }
+    // Elastic growth only when nobody is waiting: growing must never delay an admission.
+    if (result.pending.empty()) RETURN_IF_ERROR(Grow(view, actions));
+    return actions;
+  }
+
+  absl::Status JobFinished(int32_t job) override { return Forget(job); }
+  absl::Status JobInterrupted(int32_t job) override { return Forget(job); }
+
+  absl::Status NodeChanged(int32_t node, bool up) override {
+    const placement::NodeInfo info = NodeInfo(cluster_->nodes[node], up);
+    return service_->Update([&](placement::ClusterSnapshot& s) { return s.UpdateNode(info); });
+  }
+
+ private:
+  static placement::NodeInfo NodeInfo(const SimNode& node, bool ready) {
+    placement::NodeInfo info;
+    info.name = node.name;
+    info.labels = node.labels;
+    info.allocatable = node.allocatable;
+    info.ready = ready;
+    return info;
+  }
+
+  void BuildQueues(const ClusterModel& cluster) {
+    base_ = admission::Snapshot{};
+    for (const NodeGroup& group : cluster.groups) {
+      admission::ResourceFlavor flavor;
+      flavor.name = group.spec.name;
+      flavor.node_labels[std::string(kNodeGroupLabel)] = group.spec.name;
+      base_.flavors.push_back(std::move(flavor));
+    }
+    std::set<std::string> cohorts;
+    for (const QueueSpec& q : cluster.spec.queues) {
+      admission::ClusterQueue cq;
+      cq.name = q.name;
+      cq.cohort = q.cohort;
+      if (!q.cohort.empty()) cohorts.insert(q.cohort);
+      admission::ResourceGroup group;
+      group.covered_resources = {std::string(kResourceGpu)};
+      for (const FlavorQuota& f : q.flavors) {
+        admission::FlavorQuotas fq;
+        fq.flavor = f.flavor;
+        fq.resources.push_back(admission::ResourceQuota{
+            std::string(kResourceGpu), *Gpus(f.nominal), Gpus(f.borrowing_limit),
+            Gpus(f.lending_limit)});
+        group.flavors.push_back(std::move(fq));
+      }
+      cq.resource_groups.push_back(std::move(group));
+      cq.queueing_strategy = q.queueing_strategy == "StrictFIFO"
+                                 ? admission::QueueingStrategy::kStrictFifo
+                                 : admission::QueueingStrategy::kBestEffortFifo;
+      cq.preemption.within_cluster_queue = WithinPolicy(q.within_cluster_queue);
+      cq.preemption.reclaim_within_cohort = ReclaimPolicy(q.reclaim_within_cohort);
+      cq.fair_sharing_weight = q.fair_sharing_weight;
+      base_.cluster_queues.push_back(std::move(cq));
+      base_.local_queues.push_back(admission::LocalQueue{q.name, q.name, q.name});
+      base_.namespaces.push_back(admission::Namespace{q.name, {}});
+    }
+    for (const std::string& cohort : cohorts) base_.cohorts.push_back(admission::Cohort{cohort, ""});
+  }
+
+  absl::StatusOr<int32_t> JobId(const std::string& key) const {
+    auto it = by_key_.find(key);
+    if (it == by_key_.end()) return absl::InternalError(absl::StrCat("unknown workload ", key));
+    return it->second;
+  }
+
+  absl::StatusOr<std::vector<int32_t>> NodeIndices(const std::vector<std::string>& names) const {
+    std::vector<int32_t> nodes;
+    nodes.reserve(names.size());
+    for (const std::string& name : names) {
+      const int32_t index = cluster_->NodeIndex(name);
+      if (index < 0) return absl::InternalError(absl::StrCat("placement names unknown node ", name));
+      nodes.push_back(index);
+    }
+    return nodes;
+  }
+
+  // Rank -> node of a reservation as the placement service holds it now.
+  absl::StatusOr<std::vector<int32_t>> ReservedNodes(const std::string& key) const {
+    std::vector<std::string> names;
+    bool found = false;
+    service_->Read([&](const placement::ClusterSnapshot& s) {
+      const placement::ClusterSnapshot::Reservation* r = s.FindReservation(key);
+      if (r == nullptr) return;
+      found = true;
+      for (const auto& rank : r->ranks) names.push_back(s.nodes()[rank.node].info.name);
+    });
+    if (!found) return absl::InternalError(absl::StrCat("no reservation for ", key));
+    return NodeIndices(names);
+  }
+
+  int32_t ReservedMax(const std::string& key) const {
+    int32_t max = 0;
+    service_->Read([&](const placement::ClusterSnapshot& s) {
+      const placement::ClusterSnapshot::Reservation* r = s.FindReservation(key);
+      if (r != nullptr && r->request.elastic) max = r->request.elastic->max;
+    });
+    return max;
+  }
+
+  absl::Status Grow(const CycleView& view, std::vector<Action>& actions) {
+    for (int32_t id : view.running) {
+      if (!admitted_[id]) continue;  // evicted in this cycle
+      const TraceJob& spec = *(*jobs_)[id].spec;
+      if (!spec.elastic() || admitted_[id]->count >= spec.elastic_max) continue;
+      const int32_t current = admitted_[id]->count;
+      // The admission core reserves elastic gangs with the range [min, admitted count], and
+      // Resize stays inside the reserved range (see /work/notes/requests.md), so growth is
+      // capped there: it recovers pods that placement, not quota, held back.
+      const int32_t ceiling = std::min(spec.elastic_max, ReservedMax(workloads_[id].key));
+      if (ceiling <= current) continue;
+      // All-or-nothing Resize: try the maximum, then halfway, then one more pod.
+      for (int32_t target : {ceiling, current + (ceiling - current + 1) / 2, current + 1}) {
+        if (target <= current) continue;
+        absl::StatusOr<placement::PlacementResult> grown =
+            service_->Resize(workloads_[id].key, target);
+        if (!grown.ok()) return Annotate(grown.status(), "growing " + workloads_[id].key);
+        if (!grown->placed) continue;
+        admitted_[id]->count = target;
+        ASSIGN_OR_RETURN(std::vector<int32_t> nodes, NodeIndices(grown->placement.nodes));
+        actions.push_back(Action{Action::Kind::kResize, id, std::move(nodes)});
+        break;
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Forget(int32_t job) {
+    admitted_[job].reset();
+    absl::Status status = service_->Release(workloads_[job].key);
+    if (!status.ok() && !absl::IsNotFound(status)) return status;
+    return absl::OkStatus();
+  }
+
+  const ClusterModel* cluster_ = nullptr;
+  const std::vector<JobStatus>* jobs_ = nullptr;
+  std::unique_ptr<placement::InProcessPlacementService> service_;
+  admission::Snapshot base_;
+  std::vector<Workload> workloads_;
+  std::vector<std::optional<AdmittedState>> admitted_;
+  std::unordered_map<std::string, int32_t> by_key_;
+};
+
+}  // namespace
+
+std::unique_ptr<Policy> MakePhalanxPolicy() { return std::make_unique<PhalanxPolicy>(); }
+
+}  // namespace phalanx::sim

@@ -1,0 +1,33 @@
+// The `phalanx` policy: the simulator driving Phalanx's real admission core
+// (operator/admission, RunAdmissionCycle) and real placement core (scheduler/,
+// InProcessPlacementService over a ClusterSnapshot) — the same code the operator and the
+// scheduler run, not a model of it.
+//
+//   ASSIGN_OR_RETURN(std::unique_ptr<Policy> phalanx, MakePhalanxPolicy());
+//   Engine(cluster, jobs, {}).Run(*phalanx);
+//
+// Mapping: each node group is a ResourceFlavor (nodes carry sim.phalanx.dev/node-group); each
+// queue of the cluster spec is a ClusterQueue with a LocalQueue of the same name in a namespace
+// of the same name; each trace job is a Workload "<queue>/<job>". Elastic jobs grow toward their
+// maximum through PlacementService::Resize when nothing is waiting for admission.
+#pragma once
+
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "scheduler/placement_types.h"
+#include "sim/cluster.h"
+#include "sim/policy.h"
+
+namespace phalanx::sim {
+
+std::unique_ptr<Policy> MakePhalanxPolicy();
+
+// The node-label Topology shared by all node groups of the cluster (the deepest preset; the
+// others must be its prefix), for the placement core.
+absl::StatusOr<std::vector<std::string>> ClusterTopologyLevels(const ClusterModel& cluster);
+
+// The placement core's view of a trace job.
+placement::GangRequest GangRequestFor(const TraceJob& job, const std::string& key);
+
+}  // namespace phalanx::sim

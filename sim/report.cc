@@ -1,0 +1,384 @@
+#include "sim/report.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "rapidjson/stringbuffer.h"
+#include "rapidjson/writer.h"
+
+namespace phalanx::sim {
+
+namespace {
+
+// Fixed decimals keep the JSON readable and stable.
+double Round(double value, int decimals) {
+  const double scale = std::pow(10.0, decimals);
+  return std::round(value * scale) / scale;
+}
+
+std::string Duration(double seconds) {
+  if (seconds < 120) return absl::StrFormat("%.0fs", seconds);
+  if (seconds < 7200) return absl::StrFormat("%.1fm", seconds / 60);
+  return absl::StrFormat("%.1fh", seconds / 3600);
+}
+
+std::string Escape(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '&': out += "&amp;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+const char* kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b",
+                         "#e377c2", "#7f7f7f"};
+
+const char* Color(size_t i) { return kColors[i % (sizeof(kColors) / sizeof(kColors[0]))]; }
+
+double EndTime(const SimulationReport& report) {
+  double end = 0;
+  for (const RunResult& r : report.results) end = std::max(end, r.summary.makespan_s);
+  return end;
+}
+
+}  // namespace
+
+std::vector<double> UtilizationSeries(const RunResult& result, int64_t total_gpus, double end_s,
+                                      int buckets) {
+  std::vector<double> series(buckets, 0.0);
+  if (end_s <= 0 || total_gpus <= 0 || buckets <= 0) return series;
+  const double width = end_s / buckets;
+  const auto& usage = result.usage;
+  for (size_t i = 0; i < usage.size(); ++i) {
+    const double from = usage[i].first;
+    const double to = i + 1 < usage.size() ? usage[i + 1].first : result.summary.makespan_s;
+    if (to <= from) continue;
+    const double gpus = static_cast<double>(usage[i].second);
+    // Spread this step's GPU-seconds over the buckets it overlaps.
+    int b = std::min(buckets - 1, static_cast<int>(from / width));
+    for (; b < buckets && b * width < to; ++b) {
+      const double lo = std::max(from, b * width);
+      const double hi = std::min(to, (b + 1) * width);
+      if (hi > lo) series[b] += gpus * (hi - lo);
+    }
+  }
+  for (double& v : series) v /= width * static_cast<double>(total_gpus);
+  return series;
+}
+
+std::vector<LocalityBucket> LocalityBySize(const RunResult& result) {
+  std::vector<LocalityBucket> buckets = {{"2", 0, 0},     {"3-4", 0, 0},   {"5-8", 0, 0},
+                                         {"9-16", 0, 0},  {"17-32", 0, 0}, {"33-64", 0, 0},
+                                         {"65+", 0, 0}};
+  for (const JobOutcome& out : result.outcomes) {
+    if (!out.locality_applicable || out.first_start_s < 0) continue;
+    const int32_t n = out.nodes_needed;
+    const size_t b = n <= 2 ? 0 : n <= 4 ? 1 : n <= 8 ? 2 : n <= 16 ? 3 : n <= 32 ? 4 : n <= 64 ? 5 : 6;
+    ++buckets[b].total;
+    buckets[b].local += out.locality_ok ? 1 : 0;
+  }
+  return buckets;
+}
+
+std::string FormatTable(const SimulationReport& report) {
+  std::string out = absl::StrFormat(
+      "cluster: %s, %d GPUs   trace: %s, %d jobs\n\n", DescribeCluster(*report.cluster),
+      report.cluster->total_gpus, report.trace_source, report.jobs);
+  out += absl::StrFormat("%-18s %6s %9s %9s %9s %6s %9s %8s %8s %8s %8s\n", "policy", "util",
+                         "wait p50", "wait p99", "JCT mean", "done", "locality", "comm x",
+                         "preempt", "partial", "overcom");
+  for (const RunResult& r : report.results) {
+    const Summary& s = r.summary;
+    out += absl::StrFormat("%-18s %5.1f%% %9s %9s %9s %6d %8.1f%% %8.3f %8d %8d %8d\n", s.policy,
+                           100 * s.gpu_utilization, Duration(s.wait_p50_s), Duration(s.wait_p99_s),
+                           Duration(s.jct_mean_s), s.jobs_completed,
+                           100 * s.locality_lowest_level, s.comm_slowdown_mean, s.preemptions,
+                           s.partial_gang_events, s.overcommit_events);
+  }
+  out +=
+      "\nutil: busy GPU-seconds / (GPUs x makespan); locality: multi-node jobs inside one domain "
+      "of the\nlowest level that could hold them; comm x: all-reduce slowdown vs ideal placement "
+      "(docs/simulator.md).\n";
+  return out;
+}
+
+std::string FormatJson(const SimulationReport& report) {
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
+  const ClusterModel& cluster = *report.cluster;
+  w.StartObject();
+  w.Key("cluster");
+  w.StartObject();
+  w.Key("name");
+  w.String(cluster.spec.name.c_str());
+  w.Key("source");
+  w.String(cluster.spec.source.c_str());
+  w.Key("description");
+  w.String(DescribeCluster(cluster).c_str());
+  w.Key("nodes");
+  w.Int64(static_cast<int64_t>(cluster.nodes.size()));
+  w.Key("gpus");
+  w.Int64(cluster.total_gpus);
+  w.Key("queues");
+  w.Int64(static_cast<int64_t>(cluster.spec.queues.size()));
+  w.EndObject();
+  w.Key("trace");
+  w.String(report.trace_source.c_str());
+  w.Key("seed");
+  w.Uint64(report.seed);
+  w.Key("jobs");
+  w.Int64(report.jobs);
+  w.Key("policies");
+  w.StartArray();
+  for (const RunResult& r : report.results) {
+    const Summary& s = r.summary;
+    w.StartObject();
+    w.Key("policy");
+    w.String(s.policy.c_str());
+    w.Key("gpu_utilization");
+    w.Double(Round(s.gpu_utilization, 4));
+    w.Key("wait_p50_s");
+    w.Double(Round(s.wait_p50_s, 1));
+    w.Key("wait_p99_s");
+    w.Double(Round(s.wait_p99_s, 1));
+    w.Key("jct_mean_s");
+    w.Double(Round(s.jct_mean_s, 1));
+    w.Key("jobs_completed");
+    w.Int(s.jobs_completed);
+    w.Key("locality_lowest_level");
+    w.Double(Round(s.locality_lowest_level, 4));
+    w.Key("comm_slowdown_mean");
+    w.Double(Round(s.comm_slowdown_mean, 4));
+    w.Key("preemptions");
+    w.Int64(s.preemptions);
+    w.Key("shrinks");
+    w.Int64(s.shrinks);
+    w.Key("grows");
+    w.Int64(s.grows);
+    w.Key("node_failures");
+    w.Int64(s.node_failures);
+    w.Key("interruptions");
+    w.Int64(s.interruptions);
+    w.Key("makespan_s");
+    w.Double(Round(s.makespan_s, 1));
+    w.Key("partial_gang_events");
+    w.Int64(s.partial_gang_events);
+    w.Key("overcommit_events");
+    w.Int64(s.overcommit_events);
+    w.Key("invalid_actions");
+    w.Int64(s.invalid_actions);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+  return std::string(buffer.GetString()) + "\n";
+}
+
+namespace {
+
+// A chart frame: plot area [x0, x1] x [y0, y1] in SVG pixels.
+struct Frame {
+  double x0 = 60, x1 = 700, y0 = 20, y1 = 280;
+  double W() const { return x1 - x0; }
+  double H() const { return y1 - y0; }
+};
+
+std::string Svg(const std::string& title, const std::string& body) {
+  return absl::StrCat(
+      "<figure><figcaption>", Escape(title), "</figcaption>",
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 860 330\" width=\"860\" "
+      "height=\"330\" role=\"img\">", body, "</svg></figure>\n");
+}
+
+std::string Axes(const Frame& f, const std::vector<std::pair<double, std::string>>& xticks,
+                 const std::vector<std::pair<double, std::string>>& yticks,
+                 const std::string& xlabel, const std::string& ylabel) {
+  std::string s;
+  for (const auto& [y, label] : yticks) {
+    const double py = f.y1 - y * f.H();
+    s += absl::StrFormat(
+        "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
+        "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\">%s</text>",
+        f.x0, py, f.x1, py, f.x0 - 6, py + 4, Escape(label));
+  }
+  for (const auto& [x, label] : xticks) {
+    const double px = f.x0 + x * f.W();
+    s += absl::StrFormat(
+        "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#999\"/>"
+        "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"middle\">%s</text>",
+        px, f.y1, px, f.y1 + 5, px, f.y1 + 18, Escape(label));
+  }
+  s += absl::StrFormat(
+      "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"#333\"/>",
+      f.x0, f.y0, f.W(), f.H());
+  s += absl::StrFormat(
+      "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" text-anchor=\"middle\">%s</text>",
+      f.x0 + f.W() / 2, f.y1 + 36, Escape(xlabel));
+  s += absl::StrFormat(
+      "<text x=\"14\" y=\"%.1f\" font-size=\"12\" text-anchor=\"middle\" "
+      "transform=\"rotate(-90 14 %.1f)\">%s</text>",
+      f.y0 + f.H() / 2, f.y0 + f.H() / 2, Escape(ylabel));
+  return s;
+}
+
+std::string Legend(const SimulationReport& report, double x, double y) {
+  std::string s;
+  for (size_t i = 0; i < report.results.size(); ++i) {
+    s += absl::StrFormat(
+        "<rect x=\"%.1f\" y=\"%.1f\" width=\"12\" height=\"12\" fill=\"%s\"/>"
+        "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\">%s</text>",
+        x, y + i * 18, Color(i), x + 18, y + i * 18 + 11, Escape(report.results[i].summary.policy));
+  }
+  return s;
+}
+
+std::string Percent(double v) { return absl::StrFormat("%.0f%%", v * 100); }
+
+std::string UtilizationChart(const SimulationReport& report) {
+  const Frame f;
+  const double end = EndTime(report);
+  const int buckets = 150;
+  std::vector<std::pair<double, std::string>> xt, yt;
+  for (int i = 0; i <= 5; ++i) xt.push_back({i / 5.0, absl::StrFormat("%.0fh", end * i / 5 / 3600)});
+  for (int i = 0; i <= 4; ++i) yt.push_back({i / 4.0, Percent(i / 4.0)});
+  std::string body = Axes(f, xt, yt, "simulated time", "GPUs busy");
+  for (size_t p = 0; p < report.results.size(); ++p) {
+    const std::vector<double> series =
+        UtilizationSeries(report.results[p], report.cluster->total_gpus, end, buckets);
+    std::string points;
+    for (int b = 0; b < buckets; ++b) {
+      const double x = f.x0 + (b + 0.5) / buckets * f.W();
+      const double y = f.y1 - std::clamp(series[b], 0.0, 1.0) * f.H();
+      absl::StrAppend(&points, absl::StrFormat("%.1f,%.1f ", x, y));
+    }
+    body += absl::StrFormat(
+        "<polyline points=\"%s\" fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\"/>", points,
+        Color(p));
+  }
+  body += Legend(report, f.x1 + 14, f.y0);
+  return Svg("GPU utilization over time (share of all GPUs busy, averaged per slice)", body);
+}
+
+std::string WaitCdfChart(const SimulationReport& report) {
+  const Frame f;
+  // Log-scale x from 1 s to the largest wait.
+  double max_wait = 60;
+  for (const RunResult& r : report.results) {
+    for (const JobOutcome& o : r.outcomes) {
+      if (o.first_start_s >= 0) max_wait = std::max(max_wait, o.first_start_s - o.submit_s);
+    }
+  }
+  const double lmax = std::log10(max_wait * 1.2);
+  auto px = [&](double seconds) { return f.x0 + std::log10(std::max(seconds, 1.0)) / lmax * f.W(); };
+  std::vector<std::pair<double, std::string>> xt, yt;
+  for (double s : {1.0, 10.0, 60.0, 600.0, 3600.0, 36000.0, 86400.0, 864000.0}) {
+    if (s <= max_wait * 1.2) xt.push_back({(px(s) - f.x0) / f.W(), Duration(s)});
+  }
+  for (int i = 0; i <= 4; ++i) yt.push_back({i / 4.0, Percent(i / 4.0)});
+  std::string body = Axes(f, xt, yt, "wait from submit to first start (log scale)",
+                          "jobs started within");
+  for (size_t p = 0; p < report.results.size(); ++p) {
+    std::vector<double> waits;
+    for (const JobOutcome& o : report.results[p].outcomes) {
+      if (o.first_start_s >= 0) waits.push_back(o.first_start_s - o.submit_s);
+    }
+    std::sort(waits.begin(), waits.end());
+    const double n = static_cast<double>(report.results[p].outcomes.size());
+    std::string points = absl::StrFormat("%.1f,%.1f ", f.x0, f.y1);
+    // At most ~300 steps keeps the page small for 100,000 jobs.
+    const size_t stride = std::max<size_t>(1, waits.size() / 300);
+    for (size_t i = 0; i < waits.size(); i += stride) {
+      const size_t j = std::min(waits.size() - 1, i + stride - 1);
+      absl::StrAppend(&points, absl::StrFormat("%.1f,%.1f ", px(waits[j]),
+                                               f.y1 - (j + 1) / n * f.H()));
+    }
+    body += absl::StrFormat(
+        "<polyline points=\"%s\" fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\"/>", points,
+        Color(p));
+  }
+  body += Legend(report, f.x1 + 14, f.y0);
+  return Svg("Wait-time CDF (never-started jobs keep the curve below 100%)", body);
+}
+
+std::string LocalityChart(const SimulationReport& report) {
+  const Frame f;
+  std::vector<std::vector<LocalityBucket>> all;
+  for (const RunResult& r : report.results) all.push_back(LocalityBySize(r));
+  const size_t groups = all.empty() ? 0 : all[0].size();
+  std::vector<std::pair<double, std::string>> xt, yt;
+  for (int i = 0; i <= 4; ++i) yt.push_back({i / 4.0, Percent(i / 4.0)});
+  std::string body;
+  const double slot = f.W() / std::max<size_t>(groups, 1);
+  const double bar = slot * 0.8 / std::max<size_t>(report.results.size(), 1);
+  for (size_t g = 0; g < groups; ++g) {
+    int64_t total = 0;
+    for (const auto& buckets : all) total = std::max(total, buckets[g].total);
+    xt.push_back({(g + 0.5) / groups, absl::StrCat(all[0][g].label, " (n=", total, ")")});
+    for (size_t p = 0; p < all.size(); ++p) {
+      const LocalityBucket& b = all[p][g];
+      if (b.total == 0) continue;
+      const double v = static_cast<double>(b.local) / b.total;
+      const double x = f.x0 + g * slot + slot * 0.1 + p * bar;
+      body += absl::StrFormat(
+          "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\">"
+          "<title>%s, %s nodes: %d of %d local</title></rect>",
+          x, f.y1 - v * f.H(), bar * 0.9, v * f.H(), Color(p),
+          Escape(report.results[p].summary.policy), b.label, b.local, b.total);
+    }
+  }
+  body = Axes(f, xt, yt, "gang size in nodes", "inside one lowest-level domain") + body;
+  body += Legend(report, f.x1 + 14, f.y0);
+  return Svg("Locality by job size (multi-node jobs placed in one domain of the lowest level "
+             "that could hold them)",
+             body);
+}
+
+}  // namespace
+
+std::string FormatHtml(const SimulationReport& report) {
+  std::string rows;
+  for (size_t i = 0; i < report.results.size(); ++i) {
+    const Summary& s = report.results[i].summary;
+    rows += absl::StrFormat(
+        "<tr><td><span class=\"dot\" style=\"background:%s\"></span>%s</td><td>%.1f%%</td>"
+        "<td>%s</td><td>%s</td><td>%s</td><td>%d / %d</td><td>%.1f%%</td><td>%.3f</td><td>%d</td>"
+        "<td>%d</td><td>%d</td></tr>\n",
+        Color(i), Escape(s.policy), 100 * s.gpu_utilization, Duration(s.wait_p50_s),
+        Duration(s.wait_p99_s), Duration(s.jct_mean_s), s.jobs_completed, s.jobs,
+        100 * s.locality_lowest_level, s.comm_slowdown_mean, s.preemptions,
+        s.partial_gang_events, s.overcommit_events);
+  }
+  return absl::StrCat(
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+      "<title>Phalanx simulation</title><style>"
+      "body{font-family:system-ui,sans-serif;margin:24px;color:#222;max-width:1000px}"
+      "table{border-collapse:collapse;margin:12px 0}td,th{padding:4px 10px;border-bottom:1px solid "
+      "#ddd;text-align:right}td:first-child,th:first-child{text-align:left}"
+      ".dot{display:inline-block;width:10px;height:10px;border-radius:5px;margin-right:6px}"
+      "figure{margin:24px 0}figcaption{font-weight:600;margin-bottom:6px}"
+      ".note{color:#555;font-size:14px}</style></head><body>\n",
+      "<h1>Phalanx simulation</h1>\n<p>Cluster: <b>", Escape(DescribeCluster(*report.cluster)),
+      "</b>, ", report.cluster->total_gpus, " GPUs, ", report.cluster->spec.queues.size(),
+      " queues. Trace: <b>", Escape(report.trace_source), "</b>, ", report.jobs,
+      " jobs. Every policy ran the same trace.</p>\n",
+      "<table><tr><th>policy</th><th>GPU util</th><th>wait p50</th><th>wait p99</th>"
+      "<th>JCT mean</th><th>completed</th><th>locality</th><th>comm slowdown</th>"
+      "<th>preemptions</th><th>partial gangs</th><th>over-commit</th></tr>\n",
+      rows, "</table>\n",
+      "<p class=\"note\">Locality: multi-node jobs placed inside one domain of the lowest network "
+      "level that could hold them. Comm slowdown: modelled all-reduce time against the ideal "
+      "placement of the same gang (1.0 = ideal). Partial gangs and over-commit are counted by the "
+      "simulator's own checks, independently of the policy.</p>\n",
+      UtilizationChart(report), WaitCdfChart(report), LocalityChart(report), "</body></html>\n");
+}
+
+}  // namespace phalanx::sim

@@ -1,0 +1,335 @@
+#include "sim/trace.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "common/status.h"
+#include "sim/random.h"
+#include "sim/yaml_input.h"
+
+namespace phalanx::sim {
+
+std::string ExpandLevel(const std::string& level) {
+  if (absl::StartsWith(level, "layer-")) {
+    return absl::StrCat("topology.k8s.aws/network-node-", level);
+  }
+  if (level == "clique") return "nvidia.com/gpu.clique";
+  if (level == "hostname" || level == "node") return std::string(kHostnameLabel);
+  return level;
+}
+
+namespace {
+
+void SortBySubmit(std::vector<TraceJob>& jobs) {
+  std::stable_sort(jobs.begin(), jobs.end(),
+                   [](const TraceJob& a, const TraceJob& b) { return a.submit_s < b.submit_s; });
+}
+
+// Field checks shared by both formats; `field` prefixes messages.
+absl::Status CheckJob(const TraceJob& job, const std::string& where) {
+  auto bad = [&](const std::string& field, const std::string& message) {
+    return absl::InvalidArgumentError(absl::StrCat(where, ": ", field, ": ", message));
+  };
+  if (job.queue.empty()) return bad("queue", "required field is missing");
+  if (job.submit_s < 0) return bad("submit", "must be >= 0");
+  if (job.pods <= 0) return bad("pods", "must be >= 1");
+  if (job.gpus_per_pod < 0) return bad("gpusPerPod", "must be >= 0");
+  if (!(job.duration_s > 0)) return bad("duration", "must be > 0");
+  if (job.elastic_min != 0 || job.elastic_max != 0) {
+    if (job.elastic_min <= 0 || job.elastic_max < job.elastic_min) {
+      return bad("elastic", "want 1 <= min <= max");
+    }
+    if (job.pods != job.elastic_max) return bad("elastic.max", "must equal pods");
+  }
+  if (job.group_size < 0) return bad("topology.groupSize", "must be >= 0");
+  if (job.group_size > 0 && job.group_level.empty()) {
+    return bad("topology.groupLevel", "required when groupSize is set");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<TraceJob>> ParseYamlTrace(const std::string& text,
+                                                     const std::string& source) {
+  ASSIGN_OR_RETURN(YAML::Node root, LoadYamlText(text, source));
+  YamlReader in(source);
+  if (!root.IsMap()) return in.Error(root, "(document)", "want a map with a jobs list");
+  RETURN_IF_ERROR(in.OnlyKeys(root, "", {"jobs"}));
+  ASSIGN_OR_RETURN(YAML::Node list, in.Sequence(root, "jobs", "jobs", true));
+  std::vector<TraceJob> jobs;
+  for (size_t i = 0; i < list.size(); ++i) {
+    const YAML::Node node = list[i];
+    const std::string f = absl::StrCat("jobs[", i, "]");
+    RETURN_IF_ERROR(in.OnlyKeys(node, f,
+                                {"name", "submit", "queue", "priority", "pods", "gpusPerPod",
+                                 "duration", "elastic", "topology", "nodeGroup"}));
+    TraceJob job;
+    job.origin = absl::StrCat(source, ":", node.Mark().line + 1);
+    ASSIGN_OR_RETURN(job.name, in.String(node, "name", f + ".name", absl::StrCat("job-", i)));
+    ASSIGN_OR_RETURN(job.submit_s, in.Double(node, "submit", f + ".submit", 0.0));
+    ASSIGN_OR_RETURN(job.queue, in.String(node, "queue", f + ".queue"));
+    ASSIGN_OR_RETURN(int64_t priority, in.Int(node, "priority", f + ".priority", 0));
+    ASSIGN_OR_RETURN(int64_t pods, in.Int(node, "pods", f + ".pods", 1));
+    ASSIGN_OR_RETURN(int64_t gpus, in.Int(node, "gpusPerPod", f + ".gpusPerPod", 8));
+    ASSIGN_OR_RETURN(job.duration_s, in.Double(node, "duration", f + ".duration"));
+    job.priority = static_cast<int32_t>(priority);
+    job.pods = static_cast<int32_t>(pods);
+    job.gpus_per_pod = static_cast<int32_t>(gpus);
+    ASSIGN_OR_RETURN(YAML::Node elastic, in.Map(node, "elastic", f + ".elastic"));
+    if (elastic.IsDefined()) {
+      RETURN_IF_ERROR(in.OnlyKeys(elastic, f + ".elastic", {"min", "max"}));
+      ASSIGN_OR_RETURN(int64_t min, in.Int(elastic, "min", f + ".elastic.min"));
+      ASSIGN_OR_RETURN(int64_t max, in.Int(elastic, "max", f + ".elastic.max", pods));
+      job.elastic_min = static_cast<int32_t>(min);
+      job.elastic_max = static_cast<int32_t>(max);
+    }
+    ASSIGN_OR_RETURN(YAML::Node topology, in.Map(node, "topology", f + ".topology"));
+    if (topology.IsDefined()) {
+      const std::string t = f + ".topology";
+      RETURN_IF_ERROR(in.OnlyKeys(topology, t, {"required", "preferred", "groupSize", "groupLevel"}));
+      ASSIGN_OR_RETURN(std::string required, in.String(topology, "required", t + ".required", ""));
+      ASSIGN_OR_RETURN(std::string preferred, in.String(topology, "preferred", t + ".preferred", ""));
+      ASSIGN_OR_RETURN(int64_t group_size, in.Int(topology, "groupSize", t + ".groupSize", 0));
+      ASSIGN_OR_RETURN(std::string group_level, in.String(topology, "groupLevel", t + ".groupLevel", ""));
+      job.required_level = ExpandLevel(required);
+      job.preferred_level = ExpandLevel(preferred);
+      job.group_size = static_cast<int32_t>(group_size);
+      job.group_level = ExpandLevel(group_level);
+    }
+    ASSIGN_OR_RETURN(job.node_group, in.String(node, "nodeGroup", f + ".nodeGroup", ""));
+    RETURN_IF_ERROR(CheckJob(job, absl::StrCat(job.origin, ": ", f)));
+    jobs.push_back(std::move(job));
+  }
+  SortBySubmit(jobs);
+  return jobs;
+}
+
+absl::StatusOr<std::vector<TraceJob>> ParseCsvTrace(const std::string& text,
+                                                    const std::string& source) {
+  std::vector<std::string> lines = absl::StrSplit(text, '\n');
+  std::vector<std::string> header;
+  std::vector<TraceJob> jobs;
+  static const std::vector<std::string> kColumns = {
+      "name",         "submit_s",       "queue",       "priority",   "pods",
+      "gpus_per_pod", "duration_s",     "elastic_min", "elastic_max", "required_level",
+      "preferred_level", "group_size", "group_level", "node_group"};
+  for (size_t n = 0; n < lines.size(); ++n) {
+    std::string line(absl::StripAsciiWhitespace(lines[n]));
+    if (line.empty() || line[0] == '#') continue;
+    const std::string where = absl::StrCat(source, ":", n + 1);
+    std::vector<std::string> cells = absl::StrSplit(line, ',');
+    for (std::string& cell : cells) cell = std::string(absl::StripAsciiWhitespace(cell));
+    if (header.empty()) {
+      header = cells;
+      for (const std::string& column : header) {
+        if (std::find(kColumns.begin(), kColumns.end(), column) == kColumns.end()) {
+          return absl::InvalidArgumentError(
+              absl::StrCat(where, ": header: unknown column \"", column, "\""));
+        }
+      }
+      for (const char* must : {"submit_s", "queue", "pods", "duration_s"}) {
+        if (std::find(header.begin(), header.end(), must) == header.end()) {
+          return absl::InvalidArgumentError(
+              absl::StrCat(where, ": header: missing column \"", must, "\""));
+        }
+      }
+      continue;
+    }
+    if (cells.size() != header.size()) {
+      return absl::InvalidArgumentError(absl::StrCat(where, ": want ", header.size(),
+                                                     " columns, got ", cells.size()));
+    }
+    TraceJob job;
+    job.origin = where;
+    job.name = absl::StrCat("job-", jobs.size());
+    for (size_t c = 0; c < cells.size(); ++c) {
+      const std::string& column = header[c];
+      const std::string& cell = cells[c];
+      if (cell.empty()) continue;
+      auto bad = [&](const std::string& want) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(where, ": ", column, ": want ", want, ", got \"", cell, "\""));
+      };
+      auto as_int = [&](int32_t& out) -> absl::Status {
+        if (!absl::SimpleAtoi(cell, &out)) return bad("an integer");
+        return absl::OkStatus();
+      };
+      auto as_double = [&](double& out) -> absl::Status {
+        if (!absl::SimpleAtod(cell, &out) || !std::isfinite(out)) return bad("a number");
+        return absl::OkStatus();
+      };
+      if (column == "name") job.name = cell;
+      else if (column == "submit_s") RETURN_IF_ERROR(as_double(job.submit_s));
+      else if (column == "queue") job.queue = cell;
+      else if (column == "priority") RETURN_IF_ERROR(as_int(job.priority));
+      else if (column == "pods") RETURN_IF_ERROR(as_int(job.pods));
+      else if (column == "gpus_per_pod") RETURN_IF_ERROR(as_int(job.gpus_per_pod));
+      else if (column == "duration_s") RETURN_IF_ERROR(as_double(job.duration_s));
+      else if (column == "elastic_min") RETURN_IF_ERROR(as_int(job.elastic_min));
+      else if (column == "elastic_max") RETURN_IF_ERROR(as_int(job.elastic_max));
+      else if (column == "required_level") job.required_level = ExpandLevel(cell);
+      else if (column == "preferred_level") job.preferred_level = ExpandLevel(cell);
+      else if (column == "group_size") RETURN_IF_ERROR(as_int(job.group_size));
+      else if (column == "group_level") job.group_level = ExpandLevel(cell);
+      else if (column == "node_group") job.node_group = cell;
+    }
+    if (job.elastic_min > 0 && job.elastic_max == 0) job.elastic_max = job.pods;
+    RETURN_IF_ERROR(CheckJob(job, where));
+    jobs.push_back(std::move(job));
+  }
+  if (header.empty()) return absl::InvalidArgumentError(absl::StrCat(source, ": empty trace"));
+  SortBySubmit(jobs);
+  return jobs;
+}
+
+absl::StatusOr<std::vector<TraceJob>> LoadTrace(const std::string& path) {
+  ASSIGN_OR_RETURN(std::string text, ReadTextFile(path));
+  if (absl::EndsWith(path, ".csv")) return ParseCsvTrace(text, path);
+  return ParseYamlTrace(text, path);
+}
+
+absl::Status ValidateTrace(const std::vector<TraceJob>& jobs, const ClusterModel& cluster) {
+  for (const TraceJob& job : jobs) {
+    auto bad = [&](const std::string& field, const std::string& message) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(job.origin, ": ", field, ": job ", job.name, ": ", message));
+    };
+    const bool queue_known =
+        std::any_of(cluster.spec.queues.begin(), cluster.spec.queues.end(),
+                    [&](const QueueSpec& q) { return q.name == job.queue; });
+    if (!queue_known) return bad("queue", absl::StrCat("no queue named \"", job.queue, "\""));
+    int32_t largest_fit = 0;
+    bool group_known = job.node_group.empty();
+    for (size_t g = 0; g < cluster.groups.size(); ++g) {
+      const NodeGroup& group = cluster.groups[g];
+      if (!job.node_group.empty() && group.spec.name != job.node_group) continue;
+      group_known = true;
+      for (const std::string* level : {&job.required_level, &job.preferred_level, &job.group_level}) {
+        if (!level->empty() && *level != kHostnameLabel &&
+            cluster.LevelIndex(static_cast<int32_t>(g), *level) < 0) {
+          return bad("topology", absl::StrCat("node group ", group.spec.name,
+                                              " has no topology level \"", *level, "\""));
+        }
+      }
+      const int32_t per_node = job.gpus_per_pod == 0 ? 110 : group.type->gpus / job.gpus_per_pod;
+      largest_fit = std::max(largest_fit, per_node * group.spec.count);
+    }
+    if (!group_known) return bad("nodeGroup", absl::StrCat("no node group \"", job.node_group, "\""));
+    if (largest_fit < job.min_pods()) {
+      return bad("pods", absl::StrCat(job.min_pods(), " pods of ", job.gpus_per_pod,
+                                      " GPUs cannot fit even in the empty cluster"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::vector<TraceJob> GenerateTrace(const ClusterModel& cluster, const TraceOptions& options) {
+  Rng rng(options.seed);
+  // Team mix follows the nominal quotas, so each team's demand roughly matches its share.
+  std::vector<double> team_weights;
+  for (const QueueSpec& queue : cluster.spec.queues) {
+    int64_t gpus = 0;
+    for (const FlavorQuota& f : queue.flavors) {
+      auto it = f.nominal.find(kResourceGpu);
+      if (it != f.nominal.end()) gpus += it->second;
+    }
+    team_weights.push_back(static_cast<double>(std::max<int64_t>(gpus, 1)));
+  }
+  std::vector<double> group_weights;
+  for (const NodeGroup& group : cluster.groups) {
+    group_weights.push_back(static_cast<double>(group.spec.count) * group.type->gpus);
+  }
+  // Size classes: single pod with 1/2/4/full-node GPUs, then gangs of whole nodes. Weights
+  // follow Philly/Helios (most jobs small); durations grow with size so that most GPU-time
+  // is in multi-node jobs.
+  static const std::vector<double> kSingleWeights = {0.30, 0.08, 0.10, 0.17};
+  static const std::vector<int32_t> kGangNodes = {2, 4, 8, 16, 32, 64};
+  static const std::vector<double> kGangWeights = {0.12, 0.09, 0.06, 0.045, 0.025, 0.01};
+  std::vector<double> size_weights = kSingleWeights;
+  size_weights.insert(size_weights.end(), kGangWeights.begin(), kGangWeights.end());
+  static const std::vector<int32_t> kPriorities = {10, 100, 1000};
+  static const std::vector<double> kPriorityWeights = {0.2, 0.7, 0.1};
+
+  std::vector<TraceJob> jobs;
+  jobs.reserve(options.jobs);
+  double gpu_seconds = 0;
+  for (int32_t i = 0; i < options.jobs; ++i) {
+    TraceJob job;
+    job.name = absl::StrFormat("job-%06d", i);
+    job.origin = absl::StrCat("generated[", i, "]");
+    const int team = rng.WeightedIndex(team_weights);
+    job.queue = cluster.spec.queues[team].name;
+    const int g = rng.WeightedIndex(group_weights);
+    const NodeGroup& group = cluster.groups[g];
+    if (cluster.groups.size() > 1) job.node_group = group.spec.name;
+    job.priority = kPriorities[rng.WeightedIndex(kPriorityWeights)];
+    const int size = rng.WeightedIndex(size_weights);
+    const int32_t node_gpus = group.type->gpus;
+    if (size < static_cast<int>(kSingleWeights.size())) {
+      job.pods = 1;
+      job.gpus_per_pod = std::min(node_gpus, 1 << size);
+      if (size == 3) job.gpus_per_pod = node_gpus;
+      job.duration_s = rng.LogUniform(120, 6 * 3600);
+    } else {
+      // Gangs never ask for more than half of their node group, so every job can run.
+      const int32_t nodes = std::min(kGangNodes[size - kSingleWeights.size()],
+                                     std::max(2, group.spec.count / 2));
+      job.pods = nodes;
+      job.gpus_per_pod = node_gpus;
+      job.duration_s = rng.LogUniform(600, 24 * 3600);
+      // Topology: prefer the lowest level whose domains can hold the gang; most users also set
+      // a hard ceiling one level up (or the top level).
+      int32_t fit_level = -1;  // lowest level (deepest index) whose domain size >= nodes
+      int64_t size_at = 1;
+      for (int32_t l = static_cast<int32_t>(group.levels.size()) - 1; l >= 0; --l) {
+        size_at *= group.spec.fanout[l];
+        if (size_at >= nodes) {
+          fit_level = l;
+          break;
+        }
+      }
+      if (fit_level >= 0) {
+        job.preferred_level = group.levels[fit_level];
+        if (rng.Bernoulli(0.7)) job.required_level = group.levels[std::max(0, fit_level - 1)];
+      }
+      if (nodes >= 4 && rng.Bernoulli(0.3)) {
+        job.elastic_min = nodes / 2;
+        job.elastic_max = nodes;
+      }
+      if (group.spec.preset == "gb200") {
+        // Tensor-parallel groups inside one NVL72 clique.
+        int32_t group_size = 1;
+        while (group_size * 2 <= std::min(nodes, group.spec.fanout.back()) &&
+               nodes % (group_size * 2) == 0) {
+          group_size *= 2;
+        }
+        if (group_size > 1) {
+          job.group_size = group_size;
+          job.group_level = group.levels.back();
+        }
+      }
+    }
+    gpu_seconds += job.duration_s * static_cast<double>(job.gpus());
+    jobs.push_back(std::move(job));
+  }
+  // Poisson arrivals at the rate that offers `load` of the cluster's GPUs.
+  const double mean_gpu_seconds = jobs.empty() ? 0 : gpu_seconds / jobs.size();
+  const double mean_gap =
+      mean_gpu_seconds / (options.load * static_cast<double>(std::max<int64_t>(cluster.total_gpus, 1)));
+  double t = 0;
+  for (TraceJob& job : jobs) {
+    job.submit_s = std::round(t);
+    t += rng.Exponential(mean_gap);
+  }
+  return jobs;
+}
+
+}  // namespace phalanx::sim

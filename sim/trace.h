@@ -1,0 +1,74 @@
+// Job traces: what arrives when. Read from YAML or CSV files, or generated from a seed with
+// distributions modelled on published GPU-cluster traces.
+//
+//   ASSIGN_OR_RETURN(std::vector<TraceJob> jobs, LoadTrace("trace.csv"));
+//   std::vector<TraceJob> generated = GenerateTrace(cluster, {.jobs = 3000, .seed = 1});
+//
+// File formats (docs/simulator.md has examples):
+//   YAML: {jobs: [{name, submit, queue, priority, pods, gpusPerPod, duration,
+//                  elastic: {min, max}, topology: {required, preferred, groupSize, groupLevel},
+//                  nodeGroup}]}
+//   CSV:  a header row naming columns among name, submit_s, queue, priority, pods, gpus_per_pod,
+//         duration_s, elastic_min, elastic_max, required_level, preferred_level, group_size,
+//         group_level, node_group; then one job per row.
+// Levels may be full label keys or short names: layer-1 .. layer-4, clique, hostname.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "sim/cluster.h"
+
+namespace phalanx::sim {
+
+struct TraceJob {
+  std::string name;
+  double submit_s = 0;
+  std::string queue;
+  int32_t priority = 0;
+  int32_t pods = 1;          // elastic jobs: the count the duration was measured at (= max)
+  int32_t gpus_per_pod = 8;
+  double duration_s = 0;     // run time at `pods` pods
+  int32_t elastic_min = 0;   // 0 = not elastic
+  int32_t elastic_max = 0;
+  std::string required_level;
+  std::string preferred_level;
+  int32_t group_size = 0;
+  std::string group_level;
+  std::string node_group;    // "" = any node group
+  std::string origin;        // "trace.csv:12", for messages
+
+  bool elastic() const { return elastic_min > 0; }
+  int32_t min_pods() const { return elastic() ? elastic_min : pods; }
+  int64_t gpus() const { return int64_t{pods} * gpus_per_pod; }
+};
+
+// "layer-3" -> "topology.k8s.aws/network-node-layer-3", "clique" -> "nvidia.com/gpu.clique",
+// "hostname" -> "kubernetes.io/hostname"; anything else unchanged.
+std::string ExpandLevel(const std::string& level);
+
+// Loads by extension (.csv, else YAML). Jobs come back sorted by submit time (stable).
+absl::StatusOr<std::vector<TraceJob>> LoadTrace(const std::string& path);
+absl::StatusOr<std::vector<TraceJob>> ParseYamlTrace(const std::string& text,
+                                                     const std::string& source);
+absl::StatusOr<std::vector<TraceJob>> ParseCsvTrace(const std::string& text,
+                                                    const std::string& source);
+
+// Checks jobs against the cluster: known queue, node group and levels, and a gang that could
+// fit in the empty cluster. InvalidArgument naming the job's origin and field.
+absl::Status ValidateTrace(const std::vector<TraceJob>& jobs, const ClusterModel& cluster);
+
+struct TraceOptions {
+  int32_t jobs = 3000;
+  uint64_t seed = 1;
+  double load = 0.9;  // offered GPU-seconds per second as a fraction of the cluster's GPUs
+};
+
+// The generator's model (docs/simulator.md): most jobs are one pod of 1-8 GPUs, while most
+// GPU-time goes to multi-node jobs (Philly, Helios); durations are log-uniform; arrivals are
+// Poisson at the rate that offers `load`; priorities and elastic ranges mix teams' habits.
+std::vector<TraceJob> GenerateTrace(const ClusterModel& cluster, const TraceOptions& options);
+
+}  // namespace phalanx::sim

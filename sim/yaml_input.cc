@@ -1,0 +1,169 @@
+#include "sim/yaml_input.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace phalanx::sim {
+
+absl::StatusOr<YAML::Node> LoadYamlText(const std::string& text, const std::string& source) {
+  try {
+    return YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(source, ":", e.mark.line + 1, ":", e.mark.column + 1, ": ", e.msg));
+  }
+}
+
+absl::StatusOr<std::vector<YAML::Node>> LoadAllYamlText(const std::string& text,
+                                                        const std::string& source) {
+  try {
+    return YAML::LoadAll(text);
+  } catch (const YAML::Exception& e) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(source, ":", e.mark.line + 1, ":", e.mark.column + 1, ": ", e.msg));
+  }
+}
+
+absl::StatusOr<std::string> ReadTextFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return absl::InvalidArgumentError(absl::StrCat(path, ": cannot open file"));
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+absl::StatusOr<YAML::Node> LoadYamlFile(const std::string& path) {
+  absl::StatusOr<std::string> text = ReadTextFile(path);
+  if (!text.ok()) return text.status();
+  return LoadYamlText(*text, path);
+}
+
+absl::Status YamlReader::Error(const YAML::Node& node, const std::string& field,
+                               const std::string& message) const {
+  const int line = node.IsDefined() ? node.Mark().line + 1 : 0;
+  if (line <= 0) return absl::InvalidArgumentError(absl::StrCat(source_, ": ", field, ": ", message));
+  return absl::InvalidArgumentError(absl::StrCat(source_, ":", line, ": ", field, ": ", message));
+}
+
+namespace {
+
+std::string Describe(const YAML::Node& node) {
+  if (node.IsScalar()) return absl::StrCat("\"", node.Scalar(), "\"");
+  if (node.IsSequence()) return "a list";
+  if (node.IsMap()) return "a map";
+  return "nothing";
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> YamlReader::Scalar(const YAML::Node& node,
+                                               const std::string& field) const {
+  if (!node.IsScalar()) return Error(node, field, absl::StrCat("want a value, got ", Describe(node)));
+  return node.Scalar();
+}
+
+absl::StatusOr<int64_t> YamlReader::IntValue(const YAML::Node& node, const std::string& field) const {
+  int64_t value = 0;
+  if (!node.IsScalar() || !YAML::convert<int64_t>::decode(node, value)) {
+    return Error(node, field, absl::StrCat("want an integer, got ", Describe(node)));
+  }
+  return value;
+}
+
+absl::StatusOr<double> YamlReader::DoubleValue(const YAML::Node& node,
+                                               const std::string& field) const {
+  double value = 0;
+  if (!node.IsScalar() || !YAML::convert<double>::decode(node, value)) {
+    return Error(node, field, absl::StrCat("want a number, got ", Describe(node)));
+  }
+  return value;
+}
+
+absl::StatusOr<std::string> YamlReader::String(const YAML::Node& map, const char* key,
+                                               const std::string& field,
+                                               std::optional<std::string> fallback) const {
+  const YAML::Node node = map[key];
+  if (!node.IsDefined() || node.IsNull()) {
+    if (fallback) return *fallback;
+    return Error(map, field, "required field is missing");
+  }
+  return Scalar(node, field);
+}
+
+absl::StatusOr<int64_t> YamlReader::Int(const YAML::Node& map, const char* key,
+                                        const std::string& field,
+                                        std::optional<int64_t> fallback) const {
+  const YAML::Node node = map[key];
+  if (!node.IsDefined() || node.IsNull()) {
+    if (fallback) return *fallback;
+    return Error(map, field, "required field is missing");
+  }
+  return IntValue(node, field);
+}
+
+absl::StatusOr<double> YamlReader::Double(const YAML::Node& map, const char* key,
+                                          const std::string& field,
+                                          std::optional<double> fallback) const {
+  const YAML::Node node = map[key];
+  if (!node.IsDefined() || node.IsNull()) {
+    if (fallback) return *fallback;
+    return Error(map, field, "required field is missing");
+  }
+  return DoubleValue(node, field);
+}
+
+absl::StatusOr<bool> YamlReader::Bool(const YAML::Node& map, const char* key,
+                                      const std::string& field, std::optional<bool> fallback) const {
+  const YAML::Node node = map[key];
+  if (!node.IsDefined() || node.IsNull()) {
+    if (fallback) return *fallback;
+    return Error(map, field, "required field is missing");
+  }
+  bool value = false;
+  if (!node.IsScalar() || !YAML::convert<bool>::decode(node, value)) {
+    return Error(node, field, absl::StrCat("want true or false, got ", Describe(node)));
+  }
+  return value;
+}
+
+absl::StatusOr<YAML::Node> YamlReader::Map(const YAML::Node& map, const char* key,
+                                           const std::string& field, bool required) const {
+  YAML::Node node = map[key];
+  if (!node.IsDefined() || node.IsNull()) {
+    if (required) return Error(map, field, "required field is missing");
+    return YAML::Node(YAML::NodeType::Undefined);
+  }
+  if (!node.IsMap()) return Error(node, field, absl::StrCat("want a map, got ", Describe(node)));
+  return node;
+}
+
+absl::StatusOr<YAML::Node> YamlReader::Sequence(const YAML::Node& map, const char* key,
+                                                const std::string& field, bool required) const {
+  YAML::Node node = map[key];
+  if (!node.IsDefined() || node.IsNull()) {
+    if (required) return Error(map, field, "required field is missing");
+    return YAML::Node(YAML::NodeType::Undefined);
+  }
+  if (!node.IsSequence()) return Error(node, field, absl::StrCat("want a list, got ", Describe(node)));
+  return node;
+}
+
+absl::Status YamlReader::OnlyKeys(const YAML::Node& map, const std::string& field,
+                                  const std::vector<std::string>& known) const {
+  if (!map.IsMap()) return Error(map, field, absl::StrCat("want a map, got ", Describe(map)));
+  for (const auto& entry : map) {
+    const std::string key = entry.first.as<std::string>("");
+    bool ok = false;
+    for (const std::string& k : known) ok = ok || k == key;
+    if (!ok) {
+      return Error(entry.first, field.empty() ? key : absl::StrCat(field, ".", key),
+                   absl::StrCat("unknown field (known: ", absl::StrJoin(known, ", "), ")"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace phalanx::sim
