@@ -158,9 +158,12 @@ void KueueAssign(const ClusterModel& cluster, const FreeCapacity& free,
   int64_t remaining = count;
   for (size_t i = 0; i < sorted.size() && remaining > 0; ++i) {
     if (fit(sorted[i]) >= remaining) {
-      size_t last = i;
-      while (last + 1 < sorted.size() && fit(sorted[last + 1]) >= remaining) ++last;
-      take(sorted[last], remaining);
+      // The tightest child that holds the rest; the first of equals keeps topology order.
+      size_t best = i;
+      for (size_t j = i + 1; j < sorted.size() && fit(sorted[j]) >= remaining; ++j) {
+        if (fit(sorted[j]) < fit(sorted[best])) best = j;
+      }
+      take(sorted[best], remaining);
       remaining = 0;
     } else {
       take(sorted[i], fit(sorted[i]));

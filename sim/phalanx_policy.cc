@@ -34,7 +34,9 @@ placement::GangRequest GangRequestFor(const TraceJob& job, const std::string& ke
   placement::GangRequest request;
   request.job = key;
   request.count = job.pods;
-  if (job.elastic()) request.elastic = placement::ElasticRange{job.elastic_min, job.elastic_max, 1};
+  if (job.elastic()) {
+    request.elastic = placement::ElasticRange{job.elastic_min, job.elastic_max, job.elastic_step};
+  }
   request.per_pod = {{std::string(kResourceGpu), job.gpus_per_pod}};
   request.required_level = job.required_level;
   request.preferred_level = job.preferred_level;
@@ -43,6 +45,25 @@ placement::GangRequest GangRequestFor(const TraceJob& job, const std::string& ke
   request.priority = job.priority;
   if (!job.node_group.empty()) request.node_selector[std::string(kNodeGroupLabel)] = job.node_group;
   return request;
+}
+
+placement::NodeInfo SnapshotNode(const SimNode& node, bool ready) {
+  placement::NodeInfo info;
+  info.name = node.name;
+  info.labels = node.labels;
+  info.allocatable = node.allocatable;
+  info.ready = ready;
+  return info;
+}
+
+absl::StatusOr<placement::ClusterSnapshot> BuildSnapshot(const ClusterModel& cluster) {
+  ASSIGN_OR_RETURN(std::vector<std::string> levels, ClusterTopologyLevels(cluster));
+  ASSIGN_OR_RETURN(placement::Topology topology, placement::Topology::Create(levels));
+  placement::ClusterSnapshot snapshot(std::move(topology));
+  for (const SimNode& node : cluster.nodes) {
+    RETURN_IF_ERROR(snapshot.AddNode(SnapshotNode(node, true)));
+  }
+  return snapshot;
 }
 
 namespace {
@@ -76,10 +97,7 @@ class PhalanxPolicy : public Policy {
 
   absl::Status Init(const ClusterModel& cluster, const std::vector<JobStatus>& jobs) override {
     cluster_ = &cluster;
-    ASSIGN_OR_RETURN(std::vector<std::string> levels, ClusterTopologyLevels(cluster));
-    ASSIGN_OR_RETURN(placement::Topology topology, placement::Topology::Create(levels));
-    placement::ClusterSnapshot snapshot(std::move(topology));
-    for (const SimNode& node : cluster.nodes) RETURN_IF_ERROR(snapshot.AddNode(NodeInfo(node, true)));
+    ASSIGN_OR_RETURN(placement::ClusterSnapshot snapshot, BuildSnapshot(cluster));
     service_ = std::make_unique<placement::InProcessPlacementService>(std::move(snapshot));
     BuildQueues(cluster);
     workloads_.clear();
@@ -91,7 +109,9 @@ class PhalanxPolicy : public Policy {
       w.namespace_name = spec.queue;
       w.queue_name = spec.queue;
       w.count = spec.pods;
-      if (spec.elastic()) w.elastic = placement::ElasticRange{spec.elastic_min, spec.elastic_max, 1};
+      if (spec.elastic()) {
+        w.elastic = placement::ElasticRange{spec.elastic_min, spec.elastic_max, spec.elastic_step};
+      }
       w.per_pod = {{std::string(kResourceGpu), spec.gpus_per_pod}};
       w.priority = spec.priority;
       // Milliseconds plus the trace position: a strict order even for equal submit times.
@@ -154,26 +174,21 @@ class PhalanxPolicy : public Policy {
   absl::Status JobInterrupted(int32_t job) override { return Forget(job); }
 
   absl::Status NodeChanged(int32_t node, bool up) override {
-    const placement::NodeInfo info = NodeInfo(cluster_->nodes[node], up);
+    const placement::NodeInfo info = SnapshotNode(cluster_->nodes[node], up);
     return service_->Update([&](placement::ClusterSnapshot& s) { return s.UpdateNode(info); });
   }
 
  private:
-  static placement::NodeInfo NodeInfo(const SimNode& node, bool ready) {
-    placement::NodeInfo info;
-    info.name = node.name;
-    info.labels = node.labels;
-    info.allocatable = node.allocatable;
-    info.ready = ready;
-    return info;
-  }
-
   void BuildQueues(const ClusterModel& cluster) {
     base_ = admission::Snapshot{};
     for (const NodeGroup& group : cluster.groups) {
       admission::ResourceFlavor flavor;
       flavor.name = group.spec.name;
-      flavor.node_labels[std::string(kNodeGroupLabel)] = group.spec.name;
+      // One node group needs no selector; a selector would only make every placement check
+      // every node's labels.
+      if (cluster.groups.size() > 1) {
+        flavor.node_labels[std::string(kNodeGroupLabel)] = group.spec.name;
+      }
       base_.flavors.push_back(std::move(flavor));
     }
     std::set<std::string> cohorts;
@@ -257,9 +272,10 @@ class PhalanxPolicy : public Policy {
       // capped there: it recovers pods that placement, not quota, held back.
       const int32_t ceiling = std::min(spec.elastic_max, ReservedMax(workloads_[id].key));
       if (ceiling <= current) continue;
-      // All-or-nothing Resize: try the maximum, then halfway, then one more pod.
-      for (int32_t target : {ceiling, current + (ceiling - current + 1) / 2, current + 1}) {
-        if (target <= current) continue;
+      // All-or-nothing Resize on the size grid: the largest size first, at most three tries.
+      const int32_t step = std::max(1, spec.elastic_step);
+      int tries = 0;
+      for (int32_t target = ceiling; target > current && tries < 3; target -= step, ++tries) {
         absl::StatusOr<placement::PlacementResult> grown =
             service_->Resize(workloads_[id].key, target);
         if (!grown.ok()) return Annotate(grown.status(), "growing " + workloads_[id].key);

@@ -15,6 +15,7 @@
 #include <memory>
 
 #include "absl/status/statusor.h"
+#include "scheduler/cluster_snapshot.h"
 #include "scheduler/placement_types.h"
 #include "sim/cluster.h"
 #include "sim/policy.h"
@@ -26,6 +27,10 @@ std::unique_ptr<Policy> MakePhalanxPolicy();
 // The node-label Topology shared by all node groups of the cluster (the deepest preset; the
 // others must be its prefix), for the placement core.
 absl::StatusOr<std::vector<std::string>> ClusterTopologyLevels(const ClusterModel& cluster);
+
+// The placement core's snapshot of the modelled cluster, empty and every node Ready.
+absl::StatusOr<placement::ClusterSnapshot> BuildSnapshot(const ClusterModel& cluster);
+placement::NodeInfo SnapshotNode(const SimNode& node, bool ready);
 
 // The placement core's view of a trace job.
 placement::GangRequest GangRequestFor(const TraceJob& job, const std::string& key);

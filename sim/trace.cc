@@ -47,6 +47,7 @@ absl::Status CheckJob(const TraceJob& job, const std::string& where) {
       return bad("elastic", "want 1 <= min <= max");
     }
     if (job.pods != job.elastic_max) return bad("elastic.max", "must equal pods");
+    if (job.elastic_step < 1) return bad("elastic.step", "must be >= 1");
   }
   if (job.group_size < 0) return bad("topology.groupSize", "must be >= 0");
   if (job.group_size > 0 && job.group_level.empty()) {
@@ -85,11 +86,13 @@ absl::StatusOr<std::vector<TraceJob>> ParseYamlTrace(const std::string& text,
     job.gpus_per_pod = static_cast<int32_t>(gpus);
     ASSIGN_OR_RETURN(YAML::Node elastic, in.Map(node, "elastic", f + ".elastic"));
     if (elastic.IsDefined()) {
-      RETURN_IF_ERROR(in.OnlyKeys(elastic, f + ".elastic", {"min", "max"}));
+      RETURN_IF_ERROR(in.OnlyKeys(elastic, f + ".elastic", {"min", "max", "step"}));
       ASSIGN_OR_RETURN(int64_t min, in.Int(elastic, "min", f + ".elastic.min"));
       ASSIGN_OR_RETURN(int64_t max, in.Int(elastic, "max", f + ".elastic.max", pods));
       job.elastic_min = static_cast<int32_t>(min);
       job.elastic_max = static_cast<int32_t>(max);
+      ASSIGN_OR_RETURN(int64_t step, in.Int(elastic, "step", f + ".elastic.step", 1));
+      job.elastic_step = static_cast<int32_t>(step);
     }
     ASSIGN_OR_RETURN(YAML::Node topology, in.Map(node, "topology", f + ".topology"));
     if (topology.IsDefined()) {
@@ -119,7 +122,7 @@ absl::StatusOr<std::vector<TraceJob>> ParseCsvTrace(const std::string& text,
   std::vector<TraceJob> jobs;
   static const std::vector<std::string> kColumns = {
       "name",         "submit_s",       "queue",       "priority",   "pods",
-      "gpus_per_pod", "duration_s",     "elastic_min", "elastic_max", "required_level",
+      "gpus_per_pod", "duration_s",     "elastic_min", "elastic_max", "elastic_step", "required_level",
       "preferred_level", "group_size", "group_level", "node_group"};
   for (size_t n = 0; n < lines.size(); ++n) {
     std::string line(absl::StripAsciiWhitespace(lines[n]));
@@ -175,6 +178,7 @@ absl::StatusOr<std::vector<TraceJob>> ParseCsvTrace(const std::string& text,
       else if (column == "duration_s") RETURN_IF_ERROR(as_double(job.duration_s));
       else if (column == "elastic_min") RETURN_IF_ERROR(as_int(job.elastic_min));
       else if (column == "elastic_max") RETURN_IF_ERROR(as_int(job.elastic_max));
+      else if (column == "elastic_step") RETURN_IF_ERROR(as_int(job.elastic_step));
       else if (column == "required_level") job.required_level = ExpandLevel(cell);
       else if (column == "preferred_level") job.preferred_level = ExpandLevel(cell);
       else if (column == "group_size") RETURN_IF_ERROR(as_int(job.group_size));
@@ -301,8 +305,10 @@ std::vector<TraceJob> GenerateTrace(const ClusterModel& cluster, const TraceOpti
         if (rng.Bernoulli(0.7)) job.required_level = group.levels[std::max(0, fit_level - 1)];
       }
       if (nodes >= 4 && rng.Bernoulli(0.3)) {
+        // Elastic training scales in whole data-parallel replicas: here half or all of the gang.
         job.elastic_min = nodes / 2;
         job.elastic_max = nodes;
+        job.elastic_step = nodes / 2;
       }
       if (group.spec.preset == "gb200") {
         // Tensor-parallel groups inside one NVL72 clique.

@@ -6,10 +6,10 @@
 //
 // File formats (docs/simulator.md has examples):
 //   YAML: {jobs: [{name, submit, queue, priority, pods, gpusPerPod, duration,
-//                  elastic: {min, max}, topology: {required, preferred, groupSize, groupLevel},
+//                  elastic: {min, max, step}, topology: {required, preferred, groupSize, groupLevel},
 //                  nodeGroup}]}
 //   CSV:  a header row naming columns among name, submit_s, queue, priority, pods, gpus_per_pod,
-//         duration_s, elastic_min, elastic_max, required_level, preferred_level, group_size,
+//         duration_s, elastic_min, elastic_max, elastic_step, required_level, preferred_level, group_size,
 //         group_level, node_group; then one job per row.
 // Levels may be full label keys or short names: layer-1 .. layer-4, clique, hostname.
 #pragma once
@@ -33,6 +33,7 @@ struct TraceJob {
   double duration_s = 0;     // run time at `pods` pods
   int32_t elastic_min = 0;   // 0 = not elastic
   int32_t elastic_max = 0;
+  int32_t elastic_step = 1;  // sizes min, min+step, ... (whole data-parallel replicas)
   std::string required_level;
   std::string preferred_level;
   int32_t group_size = 0;

@@ -1,0 +1,127 @@
+// `phalanx plan -f job.yaml`: a dry-run placement of a TrainingJob on a modelled cluster (the
+// built-in default, or --cluster FILE), through the real placement core: where the gang would
+// land, rank by rank, or why it cannot, in the placement core's own words.
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "cli/command.h"
+#include "common/resources.h"
+#include "scheduler/in_process_placement_service.h"
+#include "sim/cluster.h"
+#include "sim/comm_model.h"
+#include "sim/phalanx_policy.h"
+#include "sim/training_job.h"
+
+namespace phalanx::cli {
+namespace {
+
+constexpr char kUsage[] =
+    R"(Usage: phalanx plan -f JOB.yaml [--cluster CLUSTER.yaml]
+
+Dry-runs the placement of a TrainingJob (apiVersion phalanx.dev/v1alpha1) on an empty modelled
+cluster with Phalanx's placement core, and explains where each rank lands or why the gang
+cannot be placed. Nothing is reserved.
+
+  -f, --file FILE   the TrainingJob manifest (multi-document YAML is fine)
+  --cluster FILE    cluster spec YAML as for `phalanx simulate` (default: the built-in cluster,
+                    128 p5.48xlarge in EKS 3-layer topology)
+
+Exit codes: 0 an answer was given (placed or not), 1 runtime failure, 2 bad input.)";
+
+int Fail(const absl::Status& status) {
+  std::fprintf(stderr, "phalanx plan: %s\n", std::string(status.message()).c_str());
+  return absl::IsInvalidArgument(status) ? kExitBadInput : kExitFailure;
+}
+
+int RunPlan(const std::vector<std::string>& args) {
+  std::string job_file, cluster_file;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& flag = args[i];
+    if ((flag == "-f" || flag == "--file" || flag == "--cluster") && i + 1 < args.size()) {
+      (flag == "--cluster" ? cluster_file : job_file) = args[++i];
+    } else {
+      std::fprintf(stderr, "phalanx plan: unexpected argument \"%s\" (see phalanx plan --help)\n",
+                   flag.c_str());
+      return kExitBadInput;
+    }
+  }
+  if (job_file.empty()) {
+    std::fprintf(stderr, "phalanx plan: -f JOB.yaml is required\n");
+    return kExitBadInput;
+  }
+  absl::StatusOr<sim::PlannedJob> job = sim::LoadTrainingJob(job_file);
+  if (!job.ok()) return Fail(job.status());
+  absl::StatusOr<sim::ClusterSpec> spec =
+      cluster_file.empty() ? absl::StatusOr<sim::ClusterSpec>(sim::DefaultClusterSpec())
+                           : sim::LoadClusterSpec(cluster_file);
+  if (!spec.ok()) return Fail(spec.status());
+  absl::StatusOr<sim::ClusterModel> cluster = sim::BuildCluster(*spec);
+  if (!cluster.ok()) return Fail(cluster.status());
+  absl::StatusOr<placement::ClusterSnapshot> snapshot = sim::BuildSnapshot(*cluster);
+  if (!snapshot.ok()) return Fail(snapshot.status());
+  placement::InProcessPlacementService service(*std::move(snapshot));
+
+  const placement::GangRequest& request = job->request;
+  const std::string size =
+      request.elastic ? absl::StrFormat("%d-%d pods (elastic, step %d)", request.elastic->min,
+                                        request.elastic->max, request.elastic->step)
+                      : absl::StrFormat("%d pods", request.count);
+  std::printf("TrainingJob %s: %s of {%s}\n", request.job.c_str(), size.c_str(),
+              FormatResources(request.per_pod).c_str());
+  std::printf("cluster: %s, %lld GPUs (%s, empty)\n", sim::DescribeCluster(*cluster).c_str(),
+              static_cast<long long>(cluster->total_gpus), cluster->spec.source.c_str());
+  std::printf("topology: required %s, preferred %s",
+              request.required_level.empty() ? "(none)" : request.required_level.c_str(),
+              request.preferred_level.empty() ? "(none)" : request.preferred_level.c_str());
+  if (request.group_size > 0) {
+    std::printf(", groups of %d ranks per %s", request.group_size, request.group_level.c_str());
+  }
+  std::printf("\n\n");
+
+  absl::StatusOr<placement::PlacementResult> result = service.Place(request);
+  if (!result.ok()) return Fail(result.status());
+  if (!result->placed) {
+    const placement::Explanation& why = result->explanation;
+    std::printf("cannot be placed: %s\n", why.summary.c_str());
+    if (why.best_domain) {
+      std::printf("  closest domain: %s holds %d of %d pods\n",
+                  why.best_domain->ToString().c_str(), why.fit_in_best, why.wanted);
+    }
+    for (const auto& [reason, nodes] : why.nodes_rejected) {
+      std::printf("  %d nodes rejected: %s\n", nodes, reason.c_str());
+    }
+    return kExitOk;
+  }
+  const placement::Placement& p = result->placement;
+  std::printf("placed %zu pods inside %s\n", p.nodes.size(), p.domain.ToString().c_str());
+  std::vector<int32_t> indices;
+  for (size_t rank = 0; rank < p.nodes.size(); ++rank) {
+    const int32_t index = cluster->NodeIndex(p.nodes[rank]);
+    indices.push_back(index);
+    std::string where;
+    if (index >= 0) {
+      const sim::SimNode& node = cluster->nodes[index];
+      for (const std::string& level : cluster->groups[node.group].levels) {
+        absl::StrAppend(&where, where.empty() ? "" : " / ", node.labels.at(level));
+      }
+    }
+    std::printf("  rank %-4zu %-12s %s\n", rank, p.nodes[rank].c_str(), where.c_str());
+  }
+  if (request.per_pod.count(std::string(kResourceGpu)) && !indices.empty() && indices[0] >= 0) {
+    const int32_t gpus = static_cast<int32_t>(request.per_pod.at(std::string(kResourceGpu)));
+    std::printf("\nmodelled all-reduce: %.1f ms per GiB, %.2fx the ideal placement "
+                "(docs/simulator.md)\n",
+                1000 * sim::AllReduceSeconds(*cluster, indices, gpus),
+                sim::CommSlowdown(*cluster, indices, gpus));
+  }
+  return kExitOk;
+}
+
+PHALANX_COMMAND("plan", "dry-run the placement of a TrainingJob and explain it", kUsage, RunPlan);
+
+}  // namespace
+}  // namespace phalanx::cli

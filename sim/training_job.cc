@@ -1,0 +1,128 @@
+#include "sim/training_job.h"
+
+#include <map>
+
+#include "absl/strings/str_cat.h"
+#include "common/resources.h"
+#include "common/status.h"
+#include "sim/yaml_input.h"
+
+namespace phalanx::sim {
+
+namespace {
+
+absl::StatusOr<std::map<std::string, std::string>> StringMap(const YamlReader& in,
+                                                             const YAML::Node& node,
+                                                             const std::string& field) {
+  std::map<std::string, std::string> out;
+  if (!node.IsDefined() || node.IsNull()) return out;
+  if (!node.IsMap()) return in.Error(node, field, "want a map");
+  for (const auto& entry : node) {
+    const std::string key = entry.first.as<std::string>("");
+    ASSIGN_OR_RETURN(out[key], in.Scalar(entry.second, absl::StrCat(field, ".", key)));
+  }
+  return out;
+}
+
+absl::StatusOr<PlannedJob> FromDocument(const YamlReader& in, const YAML::Node& doc) {
+  PlannedJob job;
+  ASSIGN_OR_RETURN(std::string api, in.String(doc, "apiVersion", "apiVersion"));
+  if (api != "phalanx.dev/v1alpha1") {
+    return in.Error(doc["apiVersion"], "apiVersion",
+                    absl::StrCat("want phalanx.dev/v1alpha1, got \"", api, "\""));
+  }
+  ASSIGN_OR_RETURN(YAML::Node metadata, in.Map(doc, "metadata", "metadata", true));
+  ASSIGN_OR_RETURN(job.name, in.String(metadata, "name", "metadata.name"));
+  ASSIGN_OR_RETURN(job.namespace_name,
+                   in.String(metadata, "namespace", "metadata.namespace", "default"));
+  ASSIGN_OR_RETURN(YAML::Node spec, in.Map(doc, "spec", "spec", true));
+  ASSIGN_OR_RETURN(job.queue_name, in.String(spec, "queueName", "spec.queueName", ""));
+  placement::GangRequest& r = job.request;
+  r.job = absl::StrCat(job.namespace_name, "/", job.name);
+  ASSIGN_OR_RETURN(int64_t replicas, in.Int(spec, "replicas", "spec.replicas", 1));
+  if (replicas < 1 || replicas > 100000) {
+    return in.Error(spec["replicas"], "spec.replicas", "must be between 1 and 100000");
+  }
+  r.count = static_cast<int32_t>(replicas);
+  ASSIGN_OR_RETURN(int64_t priority, in.Int(spec, "priority", "spec.priority", 0));
+  r.priority = static_cast<int32_t>(priority);
+  ASSIGN_OR_RETURN(YAML::Node elastic, in.Map(spec, "elastic", "spec.elastic"));
+  if (elastic.IsDefined()) {
+    ASSIGN_OR_RETURN(int64_t min, in.Int(elastic, "minReplicas", "spec.elastic.minReplicas"));
+    ASSIGN_OR_RETURN(int64_t max, in.Int(elastic, "maxReplicas", "spec.elastic.maxReplicas"));
+    ASSIGN_OR_RETURN(int64_t step, in.Int(elastic, "step", "spec.elastic.step", 1));
+    if (min < 1 || max < min || step < 1) {
+      return in.Error(elastic, "spec.elastic", "want 1 <= minReplicas <= maxReplicas, step >= 1");
+    }
+    r.elastic = placement::ElasticRange{static_cast<int32_t>(min), static_cast<int32_t>(max),
+                                        static_cast<int32_t>(step)};
+  }
+  ASSIGN_OR_RETURN(YAML::Node topology, in.Map(spec, "topology", "spec.topology"));
+  if (topology.IsDefined()) {
+    RETURN_IF_ERROR(in.OnlyKeys(topology, "spec.topology",
+                                {"required", "preferred", "groupSize", "groupLevel"}));
+    ASSIGN_OR_RETURN(r.required_level, in.String(topology, "required", "spec.topology.required", ""));
+    ASSIGN_OR_RETURN(r.preferred_level,
+                     in.String(topology, "preferred", "spec.topology.preferred", ""));
+    ASSIGN_OR_RETURN(int64_t group_size,
+                     in.Int(topology, "groupSize", "spec.topology.groupSize", 0));
+    r.group_size = static_cast<int32_t>(group_size);
+    ASSIGN_OR_RETURN(r.group_level,
+                     in.String(topology, "groupLevel", "spec.topology.groupLevel", ""));
+  }
+  ASSIGN_OR_RETURN(YAML::Node tmpl, in.Map(spec, "template", "spec.template", true));
+  ASSIGN_OR_RETURN(YAML::Node pod, in.Map(tmpl, "spec", "spec.template.spec", true));
+  ASSIGN_OR_RETURN(r.node_selector,
+                   StringMap(in, pod["nodeSelector"], "spec.template.spec.nodeSelector"));
+  ASSIGN_OR_RETURN(YAML::Node tolerations,
+                   in.Sequence(pod, "tolerations", "spec.template.spec.tolerations"));
+  for (size_t i = 0; tolerations.IsDefined() && i < tolerations.size(); ++i) {
+    const std::string f = absl::StrCat("spec.template.spec.tolerations[", i, "]");
+    placement::Toleration t;
+    ASSIGN_OR_RETURN(t.key, in.String(tolerations[i], "key", f + ".key", ""));
+    ASSIGN_OR_RETURN(t.op, in.String(tolerations[i], "operator", f + ".operator", "Equal"));
+    ASSIGN_OR_RETURN(t.value, in.String(tolerations[i], "value", f + ".value", ""));
+    ASSIGN_OR_RETURN(t.effect, in.String(tolerations[i], "effect", f + ".effect", ""));
+    if (t.op != "Equal" && t.op != "Exists") {
+      return in.Error(tolerations[i]["operator"], f + ".operator", "want Equal or Exists");
+    }
+    r.tolerations.push_back(std::move(t));
+  }
+  ASSIGN_OR_RETURN(YAML::Node containers,
+                   in.Sequence(pod, "containers", "spec.template.spec.containers", true));
+  if (containers.size() == 0) {
+    return in.Error(containers, "spec.template.spec.containers", "needs at least one container");
+  }
+  for (size_t i = 0; i < containers.size(); ++i) {
+    const std::string f = absl::StrCat("spec.template.spec.containers[", i, "].resources");
+    const YAML::Node resources = containers[i]["resources"];
+    ASSIGN_OR_RETURN(auto requests, StringMap(in, resources["requests"], f + ".requests"));
+    ASSIGN_OR_RETURN(auto limits, StringMap(in, resources["limits"], f + ".limits"));
+    for (const auto& [name, value] : limits) requests.emplace(name, value);  // requests win
+    absl::StatusOr<ResourceList> list = ParseResourceList(requests, f + ".requests");
+    if (!list.ok()) return in.Error(resources, f, std::string(list.status().message()));
+    AddTo(r.per_pod, *list);
+  }
+  return job;
+}
+
+}  // namespace
+
+absl::StatusOr<PlannedJob> ParseTrainingJob(const std::string& text, const std::string& source) {
+  ASSIGN_OR_RETURN(std::vector<YAML::Node> docs, LoadAllYamlText(text, source));
+  YamlReader in(source);
+  for (const YAML::Node& doc : docs) {
+    if (!doc.IsMap()) continue;
+    if (doc["kind"].IsDefined() && doc["kind"].IsScalar() && doc["kind"].Scalar() == "TrainingJob") {
+      return FromDocument(in, doc);
+    }
+  }
+  return absl::InvalidArgumentError(absl::StrCat(source, ": kind: no TrainingJob document found"));
+}
+
+absl::StatusOr<PlannedJob> LoadTrainingJob(const std::string& path) {
+  ASSIGN_OR_RETURN(std::string text, ReadTextFile(path));
+  return ParseTrainingJob(text, path);
+}
+
+}  // namespace phalanx::sim

@@ -1,0 +1,122 @@
+#include "sim/cluster.h"
+
+#include "common/testing/status_matchers.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "sim/phalanx_policy.h"
+#include "tests/unit/sim/sim_test_util.h"
+
+namespace phalanx::sim {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(ClusterTest, DefaultIs128P5NodesInEksThreeLayerTopologyWithThreeTeams) {
+  ASSERT_OK_AND_ASSIGN(ClusterModel cluster, BuildCluster(DefaultClusterSpec()));
+  ASSERT_EQ(cluster.nodes.size(), 128u);
+  EXPECT_EQ(cluster.total_gpus, 1024);
+  EXPECT_EQ(cluster.spec.queues.size(), 3u);
+  int64_t quota = 0;
+  for (const QueueSpec& q : cluster.spec.queues) quota += q.flavors[0].nominal.at("nvidia.com/gpu");
+  EXPECT_EQ(quota, 1024);
+  const SimNode& node = cluster.nodes[17];
+  EXPECT_EQ(node.labels.at("node.kubernetes.io/instance-type"), "p5.48xlarge");
+  EXPECT_EQ(node.labels.at("kubernetes.io/hostname"), node.name);
+  // 16 nodes per layer-3 block: node 17 is in the second block, nodes 0-15 in the first.
+  EXPECT_NE(node.labels.at(testing::kLayer3), cluster.nodes[15].labels.at(testing::kLayer3));
+  EXPECT_EQ(node.labels.at(testing::kLayer3), cluster.nodes[31].labels.at(testing::kLayer3));
+  EXPECT_EQ(node.labels.at(testing::kLayer2), cluster.nodes[0].labels.at(testing::kLayer2));
+}
+
+TEST(ClusterTest, DomainsAreContiguousNodeRanges) {
+  ClusterModel cluster = testing::SmallCluster(16);
+  for (const Domain& d : cluster.domains) {
+    for (int32_t i = d.begin; i < d.end; ++i) {
+      EXPECT_EQ(cluster.nodes[i].domains[d.level], &d - cluster.domains.data());
+    }
+  }
+  EXPECT_EQ(cluster.LevelsCrossed(0, 3), 0);   // same block
+  EXPECT_EQ(cluster.LevelsCrossed(0, 4), 1);   // same layer-2
+  EXPECT_EQ(cluster.LevelsCrossed(0, 8), 2);   // same layer-1
+  EXPECT_EQ(cluster.domains[cluster.nodes[0].domains[1]].children.size(), 2u);
+}
+
+TEST(ClusterTest, ParsesAMixedClusterWithFlavorsAndFailures) {
+  const std::string text = R"(name: lab
+cycleSeconds: 5
+nodeGroups:
+- name: h100
+  instanceType: p5.48xlarge
+  count: 32
+  topology: {preset: eks, fanout: [1, 2, 16]}
+- name: gb
+  instanceType: p6e-gb200.36xlarge
+  count: 36
+queues:
+- name: research
+  cohort: all
+  flavors:
+  - name: gb
+    nominalQuota: {nvidia.com/gpu: 144}
+  - name: h100
+    nominalQuota: {nvidia.com/gpu: "256"}
+    borrowingLimit: {nvidia.com/gpu: 0}
+  preemption: {withinClusterQueue: Never, reclaimWithinCohort: LowerPriority}
+failures: {nodeMtbfHours: 1000, repairHours: 2}
+)";
+  ASSERT_OK_AND_ASSIGN(ClusterSpec spec, ParseClusterSpec(text, "lab.yaml"));
+  EXPECT_EQ(spec.cycle_seconds, 5);
+  ASSERT_EQ(spec.groups.size(), 2u);
+  EXPECT_EQ(spec.groups[1].preset, "gb200");  // the instance type's default
+  EXPECT_EQ(spec.queues[0].flavors[1].borrowing_limit->at("nvidia.com/gpu"), 0);
+  EXPECT_EQ(spec.queues[0].reclaim_within_cohort, "LowerPriority");
+  EXPECT_EQ(spec.failures.node_mtbf_hours, 1000);
+  ASSERT_OK_AND_ASSIGN(ClusterModel cluster, BuildCluster(spec));
+  EXPECT_EQ(cluster.total_gpus, 32 * 8 + 36 * 4);
+  // gb200 nodes: 18 per NVL72 clique.
+  const SimNode& gb = cluster.nodes[32];
+  EXPECT_EQ(gb.labels.at("nvidia.com/gpu.clique"), cluster.nodes[32 + 17].labels.at("nvidia.com/gpu.clique"));
+  EXPECT_NE(gb.labels.at("nvidia.com/gpu.clique"), cluster.nodes[32 + 18].labels.at("nvidia.com/gpu.clique"));
+  // p5 (eks) levels are a prefix of gb200's, so both share one placement Topology.
+  ASSERT_OK_AND_ASSIGN(std::vector<std::string> levels, ClusterTopologyLevels(cluster));
+  EXPECT_EQ(levels.back(), "nvidia.com/gpu.clique");
+}
+
+struct BadSpec {
+  std::string text;
+  std::string message;  // file:line: field: ...
+};
+
+class BadClusterSpecTest : public ::testing::TestWithParam<BadSpec> {};
+
+TEST_P(BadClusterSpecTest, NamesFileLineAndField) {
+  absl::StatusOr<ClusterSpec> spec = ParseClusterSpec(GetParam().text, "bad.yaml");
+  ASSERT_FALSE(spec.ok());
+  EXPECT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(spec.status().message()), HasSubstr(GetParam().message));
+}
+
+constexpr char kQueues[] = "queues:\n- name: q\n  nominalQuota: {nvidia.com/gpu: 8}\n";
+
+INSTANTIATE_TEST_SUITE_P(
+    Inputs, BadClusterSpecTest,
+    ::testing::Values(
+        BadSpec{std::string("nodeGroups:\n- instanceType: p9.huge\n  count: 1\n") + kQueues,
+                "bad.yaml:2: nodeGroups[0].instanceType: unknown instance type \"p9.huge\""},
+        BadSpec{std::string("nodeGroups:\n- instanceType: p5.48xlarge\n  count: many\n") + kQueues,
+                "bad.yaml:3: nodeGroups[0].count: want an integer, got \"many\""},
+        BadSpec{std::string("nodeGroups:\n- instanceType: p5.48xlarge\n  count: 4\n  topology:\n"
+                            "    fanout: [2, 2]\n") + kQueues,
+                "bad.yaml:5: nodeGroups[0].topology.fanout: preset eks has 3 levels"},
+        BadSpec{std::string("nodeGroups:\n- instanceType: p5.48xlarge\n  count: 4\n  colour: red\n") +
+                    kQueues,
+                "bad.yaml:4: nodeGroups[0].colour: unknown field"},
+        BadSpec{"nodeGroups:\n- instanceType: p5.48xlarge\n  count: 4\nqueues:\n- name: q\n"
+                "  nominalQuota: {nvidia.com/gpu: lots}\n",
+                "bad.yaml:6: queues[0].nominalQuota"},
+        BadSpec{"nodeGroups: [\n", "bad.yaml:2:"},
+        BadSpec{"nodeGroups:\n- instanceType: p5.48xlarge\n  count: 4\n",
+                "queues: required field is missing"}));
+
+}  // namespace
+}  // namespace phalanx::sim

@@ -1,0 +1,55 @@
+#include "sim/scenario.h"
+
+#include "common/testing/status_matchers.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace phalanx::sim {
+namespace {
+
+TEST(ScenarioTest, SameSeedGivesByteIdenticalJson) {
+  SimulateOptions options;
+  options.nodes = 32;
+  options.jobs = 400;
+  options.seed = 9;
+  ASSERT_OK_AND_ASSIGN(Scenario first, LoadScenario(options));
+  ASSERT_OK_AND_ASSIGN(SimulationReport a, RunScenario(first, options));
+  ASSERT_OK_AND_ASSIGN(Scenario second, LoadScenario(options));
+  ASSERT_OK_AND_ASSIGN(SimulationReport b, RunScenario(second, options));
+  EXPECT_EQ(FormatJson(a), FormatJson(b));
+  options.seed = 10;
+  ASSERT_OK_AND_ASSIGN(Scenario third, LoadScenario(options));
+  ASSERT_OK_AND_ASSIGN(SimulationReport c, RunScenario(third, options));
+  EXPECT_NE(FormatJson(a), FormatJson(c));
+}
+
+TEST(ScenarioTest, UnknownPolicyIsBadInput) {
+  SimulateOptions options;
+  options.policies = {"slurm"};
+  ASSERT_OK_AND_ASSIGN(Scenario scenario, LoadScenario(options));
+  EXPECT_THAT(RunScenario(scenario, options).status().message(),
+              ::testing::HasSubstr("unknown policy \"slurm\""));
+}
+
+// The built-in default, every policy: Phalanx never runs a partial gang or over-commits a node
+// (counted by the engine, not the policy), and keeps gangs at least as local as every baseline.
+TEST(ScenarioTest, DefaultScenarioPhalanxIsSafeAndMostLocal) {
+  SimulateOptions options;
+  ASSERT_OK_AND_ASSIGN(Scenario scenario, LoadScenario(options));
+  ASSERT_OK_AND_ASSIGN(SimulationReport report, RunScenario(scenario, options));
+  ASSERT_EQ(report.results.size(), 5u);
+  const Summary& phalanx = report.results[0].summary;
+  ASSERT_EQ(phalanx.policy, "phalanx");
+  EXPECT_EQ(phalanx.jobs_completed, 3000);
+  EXPECT_EQ(phalanx.partial_gang_events, 0);
+  EXPECT_EQ(phalanx.overcommit_events, 0);
+  EXPECT_EQ(phalanx.invalid_actions, 0);
+  for (size_t i = 1; i < report.results.size(); ++i) {
+    const Summary& baseline = report.results[i].summary;
+    EXPECT_EQ(baseline.jobs_completed, 3000) << baseline.policy;
+    EXPECT_GE(phalanx.locality_lowest_level, baseline.locality_lowest_level) << baseline.policy;
+  }
+}
+
+}  // namespace
+}  // namespace phalanx::sim

@@ -1,0 +1,103 @@
+#include "sim/trace.h"
+
+#include <numeric>
+
+#include "common/testing/status_matchers.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/unit/sim/sim_test_util.h"
+
+namespace phalanx::sim {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(TraceTest, ParsesCsvWithHeaderNamedColumnsAndSortsBySubmit) {
+  const std::string csv =
+      "name,submit_s,queue,priority,pods,gpus_per_pod,duration_s,elastic_min,elastic_max,"
+      "required_level,preferred_level\n"
+      "b,60,q,100,4,8,3600,2,4,layer-2,layer-3\n"
+      "# a comment\n"
+      "a,0,q,10,1,1,120,,,,\n";
+  ASSERT_OK_AND_ASSIGN(std::vector<TraceJob> jobs, ParseCsvTrace(csv, "t.csv"));
+  ASSERT_EQ(jobs.size(), 2u);
+  EXPECT_EQ(jobs[0].name, "a");
+  EXPECT_EQ(jobs[1].elastic_min, 2);
+  EXPECT_EQ(jobs[1].required_level, "topology.k8s.aws/network-node-layer-2");
+  EXPECT_EQ(jobs[1].preferred_level, "topology.k8s.aws/network-node-layer-3");
+  EXPECT_EQ(jobs[1].origin, "t.csv:2");
+}
+
+TEST(TraceTest, CsvErrorsNameLineAndColumn) {
+  absl::StatusOr<std::vector<TraceJob>> jobs =
+      ParseCsvTrace("submit_s,queue,pods,duration_s\n0,q,two,60\n", "t.csv");
+  ASSERT_FALSE(jobs.ok());
+  EXPECT_THAT(std::string(jobs.status().message()),
+              HasSubstr("t.csv:2: pods: want an integer, got \"two\""));
+  jobs = ParseCsvTrace("submit_s,queue,pods\n", "t.csv");
+  EXPECT_THAT(std::string(jobs.status().message()), HasSubstr("missing column \"duration_s\""));
+}
+
+TEST(TraceTest, ParsesYamlAndNamesLineAndFieldOnErrors) {
+  const std::string yaml = R"(jobs:
+- name: llama
+  submit: 10
+  queue: q
+  pods: 16
+  duration: 7200
+  elastic: {min: 8, max: 16}
+  topology: {required: layer-2, groupSize: 4, groupLevel: layer-3}
+)";
+  ASSERT_OK_AND_ASSIGN(std::vector<TraceJob> jobs, ParseYamlTrace(yaml, "t.yaml"));
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0].gpus_per_pod, 8);
+  EXPECT_EQ(jobs[0].group_size, 4);
+  EXPECT_EQ(jobs[0].elastic_max, 16);
+  absl::StatusOr<std::vector<TraceJob>> bad =
+      ParseYamlTrace("jobs:\n- queue: q\n  duration: 60\n  pods: -1\n", "t.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(std::string(bad.status().message()), HasSubstr("t.yaml:2: jobs[0]: pods: must be >= 1"));
+  bad = ParseYamlTrace("jobs:\n- queue: q\n  duration: soon\n", "t.yaml");
+  EXPECT_THAT(std::string(bad.status().message()),
+              HasSubstr("t.yaml:3: jobs[0].duration: want a number"));
+}
+
+TEST(TraceTest, ValidateRejectsUnknownQueueAndImpossibleGangs) {
+  ClusterModel cluster = testing::SmallCluster(16);
+  TraceJob job = testing::Gang("x", 2, 8);
+  job.queue = "nope";
+  EXPECT_THAT(std::string(ValidateTrace({job}, cluster).message()), HasSubstr("no queue named"));
+  job = testing::Gang("x", 17, 8);
+  EXPECT_THAT(std::string(ValidateTrace({job}, cluster).message()),
+              HasSubstr("cannot fit even in the empty cluster"));
+  job = testing::Gang("x", 2, 8);
+  job.required_level = "nvidia.com/gpu.clique";
+  EXPECT_THAT(std::string(ValidateTrace({job}, cluster).message()), HasSubstr("no topology level"));
+}
+
+TEST(TraceTest, GeneratorIsDeterministicAndShapedLikePublishedTraces) {
+  ASSERT_OK_AND_ASSIGN(ClusterModel cluster, BuildCluster(DefaultClusterSpec()));
+  const std::vector<TraceJob> a = GenerateTrace(cluster, {.jobs = 3000, .seed = 4});
+  const std::vector<TraceJob> b = GenerateTrace(cluster, {.jobs = 3000, .seed = 4});
+  const std::vector<TraceJob> c = GenerateTrace(cluster, {.jobs = 3000, .seed = 5});
+  ASSERT_EQ(a.size(), 3000u);
+  int small = 0, differ = 0;
+  double multi_gpu_s = 0, all_gpu_s = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].submit_s, b[i].submit_s);
+    EXPECT_EQ(a[i].pods, b[i].pods);
+    differ += a[i].duration_s != c[i].duration_s;
+    if (i > 0) EXPECT_GE(a[i].submit_s, a[i - 1].submit_s);
+    small += a[i].pods == 1;
+    const double gpu_s = a[i].duration_s * a[i].gpus();
+    all_gpu_s += gpu_s;
+    if (a[i].pods > 1) multi_gpu_s += gpu_s;
+  }
+  EXPECT_GT(differ, 2900);
+  EXPECT_GT(small, 1500);                   // most jobs are single-pod
+  EXPECT_GT(multi_gpu_s / all_gpu_s, 0.6);  // most GPU-time is in multi-node jobs
+  EXPECT_OK(ValidateTrace(a, cluster));
+}
+
+}  // namespace
+}  // namespace phalanx::sim
