@@ -64,8 +64,7 @@ absl::Status ClusterSnapshot::ValidateNode(const NodeInfo& node) const {
 
 absl::StatusOr<ResourceVector> ClusterSnapshot::NodeAllocatable(const NodeInfo& node) {
   ASSIGN_OR_RETURN(ResourceVector allocatable,
-                   resources_.ToVector(node.allocatable, absl::StrCat("node[", node.name,
-                                                                      "].allocatable")));
+                   resources_.ToVector(node.allocatable, "node", node.name, "allocatable"));
   if (node.allocatable.find(kResourcePods) == node.allocatable.end()) {
     allocatable[kPodsIndex] = kDefaultPodsPerNode;
   }
@@ -125,13 +124,16 @@ absl::Status ClusterSnapshot::UpdateNode(const NodeInfo& info) {
     return absl::NotFoundError(absl::StrCat("node.name (", Quote(info.name), ") is not known"));
   }
   ASSIGN_OR_RETURN(ResourceVector allocatable, NodeAllocatable(info));
-  bool moved = false;
+  // The node moves in the tree only if the label values along its path changed.
+  std::vector<std::string_view> path;
   for (const std::string& level : topology_.levels()) {
-    auto before = nodes_[index].info.labels.find(level);
-    auto after = info.labels.find(level);
-    bool had = before != nodes_[index].info.labels.end();
-    bool has = after != info.labels.end();
-    if (had != has || (had && before->second != after->second)) moved = true;
+    auto label = info.labels.find(level);
+    if (label == info.labels.end()) break;
+    path.push_back(label->second);
+  }
+  bool moved = static_cast<int>(path.size()) != nodes_[index].depth;
+  for (int d = nodes_[index].domain; !moved && d > 0; d = domains_[d].parent) {
+    moved = domains_[d].value != path[domains_[d].level - 1];
   }
   if (moved) {
     Detach(index);
@@ -251,7 +253,7 @@ absl::Status ClusterSnapshot::AddPod(const PodInfo& info) {
   Pod pod;
   pod.node = index;
   ASSIGN_OR_RETURN(pod.requests,
-                   resources_.ToVector(info.requests, absl::StrCat("pod[", info.key, "].requests")));
+                   resources_.ToVector(info.requests, "pod", info.key, "requests"));
   pod.requests[kPodsIndex] = std::max<int64_t>(1, pod.requests[kPodsIndex]);
   pod.job = info.job;
   pod.rank = info.rank;

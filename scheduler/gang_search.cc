@@ -212,7 +212,10 @@ GangSearch::GangSearch(const ClusterSnapshot& snapshot, const GangShape& shape, 
       overlay_(overlay),
       slots_(snapshot.nodes().size(), 0),
       capacity_(snapshot.domains().size(), 0),
-      visited_(snapshot.topology().depth() + 1) {}
+      visited_(snapshot.topology().depth() + 1) {
+  const int64_t per = shape.per_pod[kGpuIndex];
+  for (int k = 0; k < kGpuBuckets; ++k) pods_per_bucket_[k] = per > 0 ? k / per : 0;
+}
 
 void GangSearch::Run(int64_t prune_below) {
   for (auto& level : visited_) level.clear();
@@ -234,7 +237,7 @@ int64_t GangSearch::UpperBound(int domain) const {
       // Pods cannot straddle nodes, so the histogram bounds far tighter than the GPU sum.
       int64_t pods = d.gpu_overflow / per;
       for (int k = static_cast<int>(per); k < kGpuBuckets - 1; ++k) {
-        pods += d.gpu_histogram[k] * (k / per);
+        pods += d.gpu_histogram[k] * pods_per_bucket_[k];
       }
       bound = std::min(bound, pods);
     } else {
@@ -293,12 +296,14 @@ int64_t GangSearch::ComputeSlots(int index) const {
     auto it = overlay_->find(index);
     if (it != overlay_->end()) extra = &it->second;
   }
+  // One division for the first (usually binding) resource; the others are checked with a
+  // multiplication and divided only when they bind tighter.
   int64_t slots = kUnbounded;
   for (int r : shape_.resources) {
     int64_t free = node.allocatable[r] - node.used[r] + (extra ? (*extra)[r] : 0);
     int64_t per = shape_.per_pod[r];
     if (free < per) return 0;
-    slots = std::min(slots, free / per);
+    if (slots == kUnbounded || free < slots * per) slots = free / per;
   }
   return slots;
 }
@@ -477,9 +482,13 @@ Explanation GangSearch::Explain(int64_t wanted) const {
   }
   why.fit_in_best = static_cast<int32_t>(std::max<int64_t>(best_fit, 0));
 
-  std::string what = absl::StrCat(
-      "needs ", wanted, " pods x ",
-      shape_.per_pod_list.empty() ? "no resources" : FormatResources(shape_.per_pod_list));
+  // GPUs say what a training pod is; the full list only when it asks for none.
+  auto gpus = shape_.per_pod_list.find(kResourceGpu);
+  std::string per_pod = gpus != shape_.per_pod_list.end()
+                            ? absl::StrCat(gpus->first, "=", gpus->second)
+                            : FormatResources(shape_.per_pod_list);
+  std::string what =
+      absl::StrCat("needs ", wanted, " pods x ", per_pod.empty() ? "no resources" : per_pod);
   std::string where;
   if (ceiling == 0) {
     where = "in the cluster";

@@ -15,6 +15,7 @@
 // the group level, summed above it. See docs/placement.md for the algorithm and its invariants.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -122,6 +123,7 @@ class GangSearch {
   std::vector<int64_t> capacity_;  // per domain, group-aware
   std::vector<std::vector<int>> visited_;  // per level: domains computed, in topology order
   std::vector<int> visited_nodes_;         // nodes with slots > 0, in topology order
+  std::array<int64_t, kGpuBuckets> pods_per_bucket_{};  // pods a node with k free GPUs takes
 };
 
 }  // namespace phalanx::placement

@@ -28,12 +28,16 @@ absl::StatusOr<int> ResourceTable::Intern(std::string_view name) {
 }
 
 absl::StatusOr<ResourceVector> ResourceTable::ToVector(const ResourceList& list,
+                                                       std::string_view kind,
+                                                       std::string_view owner,
                                                        std::string_view field) {
   ResourceVector out;
   for (const auto& [name, amount] : list) {
-    std::string where = absl::StrCat(absl::string_view(field.data(), field.size()), "[", name, "]");
-    if (name.empty()) return absl::InvalidArgumentError(absl::StrCat(where, " has an empty name"));
-    if (amount < 0) {
+    if (name.empty() || amount < 0) {
+      auto view = [](std::string_view v) { return absl::string_view(v.data(), v.size()); };
+      std::string where =
+          absl::StrCat(view(kind), "[", view(owner), "].", view(field), "[", name, "]");
+      if (name.empty()) return absl::InvalidArgumentError(where + " has an empty name");
       return absl::InvalidArgumentError(absl::StrCat(where, " must not be negative, got ", amount));
     }
     absl::StatusOr<int> index = Intern(name);

@@ -60,8 +60,10 @@ class ResourceTable {
   const std::string& Name(int index) const { return names_[index]; }
   int size() const { return static_cast<int>(names_.size()); }
 
-  // Converts a ResourceList, interning new names. `field` names the source in errors.
-  absl::StatusOr<ResourceVector> ToVector(const ResourceList& list, std::string_view field);
+  // Converts a ResourceList, interning new names. Errors name the source as
+  // "<kind>[<owner>].<field>[<resource>]", e.g. "node[ip-1].allocatable[cpu]".
+  absl::StatusOr<ResourceVector> ToVector(const ResourceList& list, std::string_view kind,
+                                          std::string_view owner, std::string_view field);
   // The ResourceList of a vector (entries that are zero are left out).
   ResourceList ToList(const ResourceVector& vector) const;
 

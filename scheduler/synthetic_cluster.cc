@@ -53,10 +53,12 @@ GangRequest GpuGang(std::string job, int32_t pods, int64_t gpus_per_pod,
   request.count = pods;
   int64_t gpus = std::max<int64_t>(1, shape.gpus_per_node);
   // Leave headroom for daemonsets: a whole-node pod asks for 90% of cpu and memory.
+  // Whole cores and whole GiB, as people write them.
+  constexpr int64_t kGi = int64_t{1} << 30;
   request.per_pod = {
       {std::string(kResourceGpu), gpus_per_pod},
-      {std::string(kResourceCpu), shape.cpu_millis * 9 / 10 * gpus_per_pod / gpus},
-      {std::string(kResourceMemory), shape.memory_bytes * 9 / 10 * gpus_per_pod / gpus},
+      {std::string(kResourceCpu), shape.cpu_millis * 9 / 10 * gpus_per_pod / gpus / 1000 * 1000},
+      {std::string(kResourceMemory), shape.memory_bytes * 9 / 10 * gpus_per_pod / gpus / kGi * kGi},
       {std::string(kResourceEfa), shape.efa_per_node * gpus_per_pod / gpus},
   };
   return request;
@@ -115,6 +117,8 @@ absl::StatusOr<SyntheticCluster> BuildSyntheticCluster(const SyntheticClusterOpt
       pick -= s.weight;
     }
     int64_t gpus_per_pod = std::min(shape->gpus_per_pod, options.gpus_per_node);
+    // A job larger than an eighth of the cluster would make occupancy swing wildly.
+    if (shape->pods * gpus_per_pod * 8 > cluster.total_gpus && shape->pods > 1) continue;
     std::string job = absl::StrFormat("synthetic/job-%05d", serial);
     ASSIGN_OR_RETURN(PlacementResult result,
                      cluster.snapshot.Reserve(GpuGang(job, shape->pods, gpus_per_pod, options)));
@@ -139,15 +143,20 @@ absl::StatusOr<SyntheticCluster> BuildSyntheticCluster(const SyntheticClusterOpt
   std::vector<std::string> jobs;
   for (const auto& [job, gpus] : job_gpus) jobs.push_back(job);
   std::shuffle(jobs.begin(), jobs.end(), rng);
-  while (cluster.used_gpus > target && !jobs.empty()) {
-    std::string job = jobs.back();
-    jobs.pop_back();
+  // Jobs whose end would undershoot the target by more than 2 % are kept running.
+  const int64_t slack = cluster.total_gpus / 50;
+  std::vector<std::string> running;
+  for (const std::string& job : jobs) {
+    if (cluster.used_gpus <= target || cluster.used_gpus - job_gpus[job] < target - slack) {
+      running.push_back(job);
+      continue;
+    }
     for (const std::string& pod : job_pods[job]) RETURN_IF_ERROR(cluster.snapshot.RemovePod(pod));
     RETURN_IF_ERROR(cluster.snapshot.Release(job));
     cluster.used_gpus -= job_gpus[job];
   }
-  std::sort(jobs.begin(), jobs.end());
-  cluster.jobs = std::move(jobs);
+  std::sort(running.begin(), running.end());
+  cluster.jobs = std::move(running);
   return cluster;
 }
 

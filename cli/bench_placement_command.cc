@@ -1,0 +1,206 @@
+// `phalanx bench placement`: times Place() on a synthetic cluster (scheduler/synthetic_cluster.h,
+// the same generator the benchmarks and tests use) and reports percentiles, which Google
+// Benchmark does not. With --json it prints exactly one JSON line.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "cli/command.h"
+#include "scheduler/synthetic_cluster.h"
+
+namespace phalanx::cli {
+namespace {
+
+using placement::ClusterSnapshot;
+using placement::GangRequest;
+using placement::PlacementResult;
+using placement::PodInfo;
+using placement::SyntheticCluster;
+using placement::SyntheticClusterOptions;
+using Clock = std::chrono::steady_clock;
+
+constexpr char kUsage[] =
+    R"(Usage: phalanx bench placement [--nodes N] [--occupancy F] [--gang G] [--iterations K]
+                               [--gpus-per-pod P] [--required LEVEL] [--topology NAME]
+                               [--seed S] [--json]
+
+Builds a synthetic cluster (N nodes x 8 GPUs, occupied to fraction F by a realistic job mix
+with churn), then times K dry-run placements of a gang of G pods x P GPUs and reports p50/p99
+latency, how many placements succeeded, and the cost of one snapshot update (pod bind or
+unbind, node status update).
+
+  --nodes N        nodes (default 4096)
+  --occupancy F    fraction of GPUs in use, 0..1 (default 0.7)
+  --gang G         pods per gang (default 64)
+  --iterations K   placements to time (default 1000)
+  --gpus-per-pod P GPUs per pod (default 8)
+  --required LEVEL required topology level label (default: none)
+  --topology NAME  eks, eks-4layer or gb200 (default eks-4layer)
+  --seed S         cluster generator seed (default 1)
+  --json           print one JSON line:
+                   {"nodes":..,"gang":..,"p50_us":..,"p99_us":..,"placed":..,"failed":..,...}
+
+Exit codes: 0 success, 1 runtime failure, 2 bad input.)";
+
+int BadInput(const std::string& message) {
+  std::fprintf(stderr, "phalanx bench placement: %s\n\n%s\n", message.c_str(), kUsage);
+  return kExitBadInput;
+}
+
+double Percentile(std::vector<double> sorted, double p) {
+  if (sorted.empty()) return 0;
+  size_t index = static_cast<size_t>(p * static_cast<double>(sorted.size() - 1) + 0.5);
+  return sorted[std::min(index, sorted.size() - 1)];
+}
+
+double ElapsedNs(Clock::time_point start) {
+  return std::chrono::duration<double, std::nano>(Clock::now() - start).count();
+}
+
+// Mean cost of one pod bind or unbind, over `pairs` bind+unbind pairs on random nodes.
+double PodUpdateNs(ClusterSnapshot& snapshot, int nodes, int pairs) {
+  std::mt19937 rng(11);
+  std::vector<PodInfo> pods;
+  for (int i = 0; i < 1024; ++i) {
+    pods.push_back({absl::StrCat("bench/pod-", i),
+                    absl::StrFormat("node-%05d", static_cast<int>(rng() % nodes)),
+                    {{"cpu", 1000}, {"memory", int64_t{4} << 30}}, "", -1});
+  }
+  Clock::time_point start = Clock::now();
+  for (int i = 0; i < pairs; ++i) {
+    const PodInfo& pod = pods[i % pods.size()];
+    if (!snapshot.AddPod(pod).ok() || !snapshot.RemovePod(pod.key).ok()) return -1;
+  }
+  return ElapsedNs(start) / (2.0 * pairs);
+}
+
+// Mean cost of one node status update (Ready flips; the node stays where it is in the tree).
+double NodeUpdateNs(ClusterSnapshot& snapshot, const SyntheticClusterOptions& options,
+                    int updates) {
+  std::vector<placement::NodeInfo> infos;
+  for (int i = 0; i < 1024; ++i) {
+    infos.push_back(placement::SyntheticNode(options, snapshot.topology(), (i * 7) % options.nodes));
+    infos.back().ready = i % 2 == 1;
+  }
+  Clock::time_point start = Clock::now();
+  for (int i = 0; i < updates; ++i) {
+    if (!snapshot.UpdateNode(infos[i % infos.size()]).ok()) return -1;
+  }
+  double ns = ElapsedNs(start) / updates;
+  for (int i = 0; i < options.nodes; ++i) {  // every node Ready again
+    (void)snapshot.UpdateNode(placement::SyntheticNode(options, snapshot.topology(), i));
+  }
+  return ns;
+}
+
+int RunBenchPlacement(const std::vector<std::string>& args) {
+  SyntheticClusterOptions options;
+  int gang = 64;
+  int iterations = 1000;
+  int gpus_per_pod = 8;
+  std::string required;
+  bool json = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& flag = args[i];
+    if (flag == "--json") {
+      json = true;
+      continue;
+    }
+    if (i + 1 >= args.size()) return BadInput(absl::StrCat(flag, " needs a value"));
+    const std::string& value = args[++i];
+    bool ok = true;
+    if (flag == "--nodes") {
+      ok = absl::SimpleAtoi(value, &options.nodes) && options.nodes > 0;
+    } else if (flag == "--occupancy") {
+      ok = absl::SimpleAtod(value, &options.occupancy) && options.occupancy >= 0 &&
+           options.occupancy <= 1;
+    } else if (flag == "--gang") {
+      ok = absl::SimpleAtoi(value, &gang) && gang > 0;
+    } else if (flag == "--iterations") {
+      ok = absl::SimpleAtoi(value, &iterations) && iterations > 0;
+    } else if (flag == "--gpus-per-pod") {
+      ok = absl::SimpleAtoi(value, &gpus_per_pod) && gpus_per_pod >= 0;
+    } else if (flag == "--required") {
+      required = value;
+    } else if (flag == "--topology") {
+      options.topology = value;
+    } else if (flag == "--seed") {
+      ok = absl::SimpleAtoi(value, &options.seed);
+    } else {
+      return BadInput(absl::StrCat("unknown flag ", flag));
+    }
+    if (!ok) return BadInput(absl::StrCat("invalid value for ", flag, ": \"", value, "\""));
+  }
+
+  Clock::time_point build_start = Clock::now();
+  absl::StatusOr<SyntheticCluster> built = placement::BuildSyntheticCluster(options);
+  if (!built.ok()) return BadInput(built.status().ToString());
+  double build_ms = ElapsedNs(build_start) / 1e6;
+  SyntheticCluster& cluster = *built;
+  ClusterSnapshot& snapshot = cluster.snapshot;
+
+  GangRequest request = placement::GpuGang("bench/gang", gang, gpus_per_pod, options);
+  request.required_level = required;
+  std::vector<double> latencies_us;
+  latencies_us.reserve(static_cast<size_t>(iterations));
+  int placed = 0;
+  int failed = 0;
+  std::string domain;
+  for (int i = 0; i < iterations; ++i) {
+    Clock::time_point start = Clock::now();
+    absl::StatusOr<PlacementResult> result = snapshot.Place(request);
+    latencies_us.push_back(ElapsedNs(start) / 1e3);
+    if (!result.ok()) return BadInput(result.status().ToString());
+    if (result->placed) {
+      ++placed;
+      domain = result->placement.domain.ToString();
+    } else {
+      ++failed;
+      domain = result->explanation.summary;
+    }
+  }
+  std::sort(latencies_us.begin(), latencies_us.end());
+  double p50 = Percentile(latencies_us, 0.50);
+  double p99 = Percentile(latencies_us, 0.99);
+  double max = latencies_us.back();
+  double update_ns = PodUpdateNs(snapshot, options.nodes, 100000);
+  double node_update_ns = NodeUpdateNs(snapshot, options, 20000);
+  if (update_ns < 0 || node_update_ns < 0) {
+    std::fprintf(stderr, "phalanx bench placement: a snapshot update failed\n");
+    return kExitFailure;
+  }
+  double occupancy = static_cast<double>(cluster.used_gpus) / static_cast<double>(cluster.total_gpus);
+
+  if (json) {
+    std::printf(
+        "{\"nodes\":%d,\"gang\":%d,\"gpus_per_pod\":%d,\"occupancy\":%.3f,\"iterations\":%d,"
+        "\"p50_us\":%.1f,\"p99_us\":%.1f,\"max_us\":%.1f,\"placed\":%d,\"failed\":%d,"
+        "\"update_ns\":%.0f,\"node_update_ns\":%.0f,\"build_ms\":%.0f}\n",
+        options.nodes, gang, gpus_per_pod, occupancy, iterations, p50, p99, max, placed, failed,
+        update_ns, node_update_ns, build_ms);
+    return kExitOk;
+  }
+  std::printf("cluster: %d nodes (%s), %.1f%% of GPUs in use by %zu jobs, built in %.0f ms\n",
+              options.nodes, options.topology.c_str(), 100 * occupancy, cluster.jobs.size(),
+              build_ms);
+  std::printf("gang:    %d pods x %d GPUs%s%s\n", gang, gpus_per_pod,
+              required.empty() ? "" : ", required level ", required.c_str());
+  std::printf("place:   p50 %.1f us, p99 %.1f us, max %.1f us over %d placements\n", p50, p99,
+              max, iterations);
+  std::printf("result:  %d placed, %d failed; %s\n", placed, failed, domain.c_str());
+  std::printf("update:  pod bind/unbind %.0f ns, node status %.0f ns\n", update_ns,
+              node_update_ns);
+  return kExitOk;
+}
+
+PHALANX_COMMAND("bench placement", "time gang placement on a synthetic cluster (p50/p99)",
+                kUsage, RunBenchPlacement);
+
+}  // namespace
+}  // namespace phalanx::cli

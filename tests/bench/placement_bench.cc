@@ -1,0 +1,115 @@
+// Placement benchmarks (DESIGN.md §10): placing gangs of 1, 8, 64 and 256 pods on 4,096 nodes x
+// 8 GPUs in the eks-4layer topology, 70 % occupied by a realistic job mix; and the cost of the
+// snapshot's incremental updates (pod bind/unbind, node update).
+//
+//   build-placement/tests/bench/phalanx_placement_bench --benchmark_format=json
+//
+// Google Benchmark reports means; `phalanx bench placement` reports p50/p99 per placement.
+#include <random>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "benchmark/benchmark.h"
+#include "scheduler/synthetic_cluster.h"
+
+namespace phalanx::placement {
+namespace {
+
+const SyntheticClusterOptions& Options() {
+  static const SyntheticClusterOptions options{.topology = "eks-4layer", .nodes = 4096,
+                                               .occupancy = 0.7, .seed = 1};
+  return options;
+}
+
+// One cluster shared by every benchmark, built once (the build itself takes ~100 ms).
+ClusterSnapshot& Cluster() {
+  static SyntheticCluster* cluster = [] {
+    absl::StatusOr<SyntheticCluster> built = BuildSyntheticCluster(Options());
+    if (!built.ok()) {
+      std::fprintf(stderr, "cannot build the cluster: %s\n", built.status().ToString().c_str());
+      std::abort();
+    }
+    return new SyntheticCluster(std::move(built).value());
+  }();
+  return cluster->snapshot;
+}
+
+void BM_PlaceGang(benchmark::State& state) {
+  ClusterSnapshot& snapshot = Cluster();
+  const int32_t pods = static_cast<int32_t>(state.range(0));
+  GangRequest request = GpuGang("bench/gang", pods, 8, Options());
+  int64_t placed = 0;
+  for (auto _ : state) {
+    absl::StatusOr<PlacementResult> result = snapshot.Place(request);
+    placed += result.ok() && result->placed;
+    benchmark::DoNotOptimize(result);
+  }
+  state.counters["placed_fraction"] =
+      static_cast<double>(placed) / static_cast<double>(state.iterations());
+}
+BENCHMARK(BM_PlaceGang)->Arg(1)->Arg(8)->Arg(64)->Arg(256)->Unit(benchmark::kMicrosecond);
+
+// A gang that must fit in one layer-2 domain (256 nodes): the usual shape of a large job.
+void BM_PlaceGangRequiredLayer2(benchmark::State& state) {
+  ClusterSnapshot& snapshot = Cluster();
+  GangRequest request =
+      GpuGang("bench/gang", static_cast<int32_t>(state.range(0)), 8, Options());
+  request.required_level = "topology.k8s.aws/network-node-layer-2";
+  for (auto _ : state) benchmark::DoNotOptimize(snapshot.Place(request));
+}
+BENCHMARK(BM_PlaceGangRequiredLayer2)->Arg(64)->Unit(benchmark::kMicrosecond);
+
+// Reserve then Release: what admission pays per admitted gang, including the O(depth) charge
+// of every rank.
+void BM_ReserveRelease(benchmark::State& state) {
+  ClusterSnapshot& snapshot = Cluster();
+  GangRequest request =
+      GpuGang("bench/reserved", static_cast<int32_t>(state.range(0)), 8, Options());
+  for (auto _ : state) {
+    absl::StatusOr<PlacementResult> result = snapshot.Reserve(request);
+    if (result.ok() && result->placed) benchmark::DoNotOptimize(snapshot.Release(request.job));
+  }
+}
+BENCHMARK(BM_ReserveRelease)->Arg(64)->Unit(benchmark::kMicrosecond);
+
+// One pod bound then unbound on a random node: two snapshot updates per iteration.
+void BM_PodBindUnbind(benchmark::State& state) {
+  ClusterSnapshot& snapshot = Cluster();
+  std::mt19937 rng(7);
+  std::vector<PodInfo> pods;
+  for (int i = 0; i < 1024; ++i) {
+    pods.push_back({absl::StrCat("bench/pod-", i),
+                    absl::StrFormat("node-%05d", static_cast<int>(rng() % 4096)),
+                    {{"cpu", 1000}, {"memory", int64_t{4} << 30}},
+                    "",
+                    -1});
+  }
+  size_t i = 0;
+  for (auto _ : state) {
+    const PodInfo& pod = pods[i++ % pods.size()];
+    benchmark::DoNotOptimize(snapshot.AddPod(pod));
+    benchmark::DoNotOptimize(snapshot.RemovePod(pod.key));
+  }
+  state.SetItemsProcessed(2 * state.iterations());
+}
+BENCHMARK(BM_PodBindUnbind)->Unit(benchmark::kNanosecond);
+
+// A node's status changes (Ready flips, a taint appears) without moving in the topology.
+void BM_NodeUpdate(benchmark::State& state) {
+  ClusterSnapshot& snapshot = Cluster();
+  const Topology& topology = snapshot.topology();
+  std::vector<NodeInfo> nodes;
+  for (int i = 0; i < 1024; ++i) {
+    nodes.push_back(SyntheticNode(Options(), topology, (i * 4) % 4096));
+    nodes.back().ready = i % 2 == 0;
+  }
+  size_t i = 0;
+  for (auto _ : state) benchmark::DoNotOptimize(snapshot.UpdateNode(nodes[i++ % nodes.size()]));
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_NodeUpdate)->Unit(benchmark::kNanosecond);
+
+}  // namespace
+}  // namespace phalanx::placement
+
+BENCHMARK_MAIN();
