@@ -140,8 +140,19 @@ absl::Status ClusterSnapshot::UpdateNode(const NodeInfo& info) {
   } else {
     Contribute(index, -1);
   }
+  // Status updates usually leave labels, taints and allocatable as they were: compare before
+  // copying, since copying the maps' long label keys costs more than comparing them.
   Node& node = nodes_[index];
-  node.info = info;
+  if (node.info.labels != info.labels) node.info.labels = info.labels;
+  if (node.info.allocatable != info.allocatable) node.info.allocatable = info.allocatable;
+  if (!std::equal(node.info.taints.begin(), node.info.taints.end(), info.taints.begin(),
+                  info.taints.end(), [](const Taint& a, const Taint& b) {
+                    return a.key == b.key && a.value == b.value && a.effect == b.effect;
+                  })) {
+    node.info.taints = info.taints;
+  }
+  node.info.ready = info.ready;
+  node.info.unschedulable = info.unschedulable;
   node.allocatable = allocatable;
   SetFlags(node);
   if (moved) {
