@@ -13,13 +13,13 @@ namespace {
 
 using ::testing::HasSubstr;
 
-struct Run {
+struct CliRun {
   int code = -1;
   std::string output;  // stdout and stderr
 };
 
-Run Phalanx(const std::string& args) {
-  Run run;
+CliRun Phalanx(const std::string& args) {
+  CliRun run;
   const std::string command = std::string(PHALANX_CLI_PATH) + " " + args + " 2>&1";
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return run;
@@ -41,14 +41,14 @@ TEST(CliTest, SimulateBadClusterIsExit2WithFileLineAndField) {
   const std::string path = WriteFile("bad-cluster.yaml",
                                      "nodeGroups:\n- instanceType: p5.48xlarge\n  count: lots\n"
                                      "queues:\n- name: q\n  nominalQuota: {nvidia.com/gpu: 8}\n");
-  Run run = Phalanx("simulate --cluster " + path);
+  CliRun run = Phalanx("simulate --cluster " + path);
   EXPECT_EQ(run.code, 2);
   EXPECT_THAT(run.output, HasSubstr(path + ":3: nodeGroups[0].count: want an integer"));
 }
 
 TEST(CliTest, SimulateBadTraceAndFlagsAreExit2) {
   const std::string trace = WriteFile("bad.csv", "submit_s,queue,pods,duration_s\n0,team-a,x,60\n");
-  Run run = Phalanx("simulate --trace " + trace);
+  CliRun run = Phalanx("simulate --trace " + trace);
   EXPECT_EQ(run.code, 2);
   EXPECT_THAT(run.output, HasSubstr(trace + ":2: pods: want an integer"));
   EXPECT_EQ(Phalanx("simulate --nodes many").code, 2);
@@ -57,7 +57,7 @@ TEST(CliTest, SimulateBadTraceAndFlagsAreExit2) {
 }
 
 TEST(CliTest, SimulateSmallRunPrintsJson) {
-  Run run = Phalanx("simulate --nodes 16 --jobs 50 --policy phalanx,kueue-tas --json");
+  CliRun run = Phalanx("simulate --nodes 16 --jobs 50 --policy phalanx,kueue-tas --json");
   EXPECT_EQ(run.code, 0) << run.output;
   EXPECT_THAT(run.output, HasSubstr("\"policy\":\"phalanx\""));
   EXPECT_THAT(run.output, HasSubstr("\"partial_gang_events\":0"));
@@ -65,13 +65,13 @@ TEST(CliTest, SimulateSmallRunPrintsJson) {
 
 TEST(CliTest, HelpIsAvailableEverywhere) {
   EXPECT_EQ(Phalanx("simulate --help").code, 0);
-  Run plan = Phalanx("plan --help");
+  CliRun plan = Phalanx("plan --help");
   EXPECT_EQ(plan.code, 0);
   EXPECT_THAT(plan.output, HasSubstr("Usage: phalanx plan"));
 }
 
 TEST(CliTest, PlanPlacesTheExamplePretrainingJobInOneBlock) {
-  Run run = Phalanx(std::string("plan -f ") + PHALANX_SOURCE_DIR +
+  CliRun run = Phalanx(std::string("plan -f ") + PHALANX_SOURCE_DIR +
                     "/deploy/examples/10-trainingjob-pretrain-64gpu.yaml");
   EXPECT_EQ(run.code, 0) << run.output;
   EXPECT_THAT(run.output, HasSubstr("placed 8 pods inside topology.k8s.aws/network-node-layer-3="));
@@ -92,7 +92,7 @@ spec:
       - name: c
         resources: {limits: {nvidia.com/gpu: 8}}
 )");
-  Run run = Phalanx("plan -f " + job);
+  CliRun run = Phalanx("plan -f " + job);
   EXPECT_EQ(run.code, 0) << run.output;
   EXPECT_THAT(run.output, HasSubstr("cannot be placed"));
   EXPECT_THAT(run.output, HasSubstr("holds 16 of 40 pods"));
@@ -106,7 +106,7 @@ spec:
   replicas: zero
   template: {spec: {containers: [{name: c}]}}
 )");
-  Run run = Phalanx("plan -f " + job);
+  CliRun run = Phalanx("plan -f " + job);
   EXPECT_EQ(run.code, 2);
   EXPECT_THAT(run.output, HasSubstr(job + ":5: spec.replicas: want an integer"));
   EXPECT_EQ(Phalanx("plan").code, 2);

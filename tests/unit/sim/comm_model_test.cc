@@ -21,8 +21,10 @@ TEST(CommModelTest, EveryLayerClimbedCostsMore) {
   EXPECT_DOUBLE_EQ(block, 1.0);
   EXPECT_GT(layer2, block);
   EXPECT_GT(layer1, layer2);
-  // With the default constants a hop over one layer keeps 85% of EFA bandwidth.
-  EXPECT_NEAR(layer2, 1 / 0.85, 0.05);
+  // A hop over one layer keeps 85% of EFA bandwidth; the NVLink part inside each node does not
+  // change, so the whole all-reduce slows by less than 1/0.85.
+  EXPECT_GT(layer2, 1.05);
+  EXPECT_LT(layer2, 1 / 0.85);
 }
 
 TEST(CommModelTest, GangsNeedingMoreThanADomainAreJudgedAgainstTheirOwnIdeal) {

@@ -60,7 +60,9 @@ void ExpectConservation(const std::vector<TraceJob>& jobs, const RunResult& resu
   for (size_t i = 0; i < jobs.size(); ++i) {
     const JobOutcome& out = result.outcomes[i];
     sum += out.gpu_seconds;
-    if (out.first_start_s >= 0) EXPECT_GE(out.first_start_s, jobs[i].submit_s) << jobs[i].name;
+    if (out.first_start_s >= 0) {
+      EXPECT_GE(out.first_start_s, jobs[i].submit_s) << jobs[i].name;
+    }
     if (out.finish_s >= 0) {
       const double work = jobs[i].duration_s * static_cast<double>(jobs[i].gpus());
       EXPECT_NEAR(out.gpu_seconds - out.restart_gpu_seconds, work, 1e-6 * work + 1e-3)

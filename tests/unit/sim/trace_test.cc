@@ -87,7 +87,9 @@ TEST(TraceTest, GeneratorIsDeterministicAndShapedLikePublishedTraces) {
     EXPECT_EQ(a[i].submit_s, b[i].submit_s);
     EXPECT_EQ(a[i].pods, b[i].pods);
     differ += a[i].duration_s != c[i].duration_s;
-    if (i > 0) EXPECT_GE(a[i].submit_s, a[i - 1].submit_s);
+    if (i > 0) {
+      EXPECT_GE(a[i].submit_s, a[i - 1].submit_s);
+    }
     small += a[i].pods == 1;
     const double gpu_s = a[i].duration_s * a[i].gpus();
     all_gpu_s += gpu_s;
