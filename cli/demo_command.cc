@@ -73,27 +73,28 @@ int RunDemo(const std::vector<std::string>& args) {
       static_cast<long long>(cluster->used_gpus), background.size());
   placement::InProcessPlacementService service(std::move(cluster->snapshot));
 
-  std::printf("1. Pre-training gang demo/llama-70b: 8 pods x 8 GPUs, all in one layer-3 domain\n");
-  GangRequest llama = placement::GpuGang("demo/llama-70b", 8, 8, options);
-  llama.required_level = kLayer3;
+  auto gang = [&](const char* job, int32_t pods, const char* level, const char* story) {
+    std::printf("%s", story);
+    GangRequest request = placement::GpuGang(job, pods, 8, options);
+    request.required_level = level;
+    return request;
+  };
+  GangRequest llama = gang("demo/llama-70b", 8, kLayer3,
+                           "1. Pre-training gang demo/llama-70b: 8 pods x 8 GPUs, all in one "
+                           "layer-3 domain\n");
   Show(service.Reserve(llama));
-
-  std::printf("\n2. Elastic fine-tune demo/finetune: 2..12 pods (step 2) x 8 GPUs in one layer-2 "
-              "domain\n");
-  GangRequest finetune = placement::GpuGang("demo/finetune", 0, 8, options);
+  GangRequest finetune = gang("demo/finetune", 0, kLayer2,
+                              "\n2. Elastic fine-tune demo/finetune: 2..12 pods (step 2) x 8 "
+                              "GPUs in one layer-2 domain\n");
   finetune.elastic = ElasticRange{2, 12, 2};
-  finetune.required_level = kLayer2;
   Show(service.Reserve(finetune));
-
-  std::printf("\n3. demo/too-big: 12 pods x 8 GPUs in one layer-3 domain (a domain has 8 nodes)\n");
-  GangRequest too_big = placement::GpuGang("demo/too-big", 12, 8, options);
-  too_big.required_level = kLayer3;
-  Show(service.Reserve(too_big));
-
-  std::printf("\n4. Urgent demo/urgent (priority 100): 8 pods x 8 GPUs in one layer-3 domain;\n"
-              "   every other job runs at priority 0 and may be shrunk or evicted\n");
-  GangRequest urgent = placement::GpuGang("demo/urgent", 8, 8, options);
-  urgent.required_level = kLayer3;
+  Show(service.Reserve(gang("demo/too-big", 12, kLayer3,
+                            "\n3. demo/too-big: 12 pods x 8 GPUs in one layer-3 domain (a domain "
+                            "has 8 nodes)\n")));
+  GangRequest urgent = gang("demo/urgent", 8, kLayer3,
+                            "\n4. Urgent demo/urgent (priority 100): 8 pods x 8 GPUs in one "
+                            "layer-3 domain;\n   every other job runs at priority 0 and may be "
+                            "shrunk or evicted\n");
   urgent.priority = 100;
   std::vector<RunningGang> candidates = {{"demo/finetune", 0, finetune.elastic}};
   for (const std::string& job : background) candidates.push_back({job, 0, std::nullopt});

@@ -278,6 +278,12 @@ int64_t GangSearch::NodeCapacity(int node) const {
   return slots;
 }
 
+const ResourceVector* GangSearch::Extra(int node) const {
+  if (overlay_ == nullptr) return nullptr;
+  auto it = overlay_->find(node);
+  return it == overlay_->end() ? nullptr : &it->second;
+}
+
 int64_t GangSearch::ComputeSlots(int index) const {
   const ClusterSnapshot::Node& node = snapshot_.nodes()[index];
   if (node.removed || node.condition != NodeCondition::kSchedulable) return 0;
@@ -291,11 +297,7 @@ int64_t GangSearch::ComputeSlots(int index) const {
     auto it = node.info.labels.find(key);
     if (it == node.info.labels.end() || it->second != value) return 0;
   }
-  const ResourceVector* extra = nullptr;
-  if (overlay_ != nullptr) {
-    auto it = overlay_->find(index);
-    if (it != overlay_->end()) extra = &it->second;
-  }
+  const ResourceVector* extra = Extra(index);
   // One division for the first (usually binding) resource; the others are checked with a
   // multiplication and divided only when they bind tighter.
   int64_t slots = kUnbounded;
@@ -326,11 +328,7 @@ std::string GangSearch::RejectReason(int index) const {
   if (node.depth < shape_.min_node_depth) return "MissingTopologyLabel";
   if (!shape_.missing_resource.empty()) return "Insufficient " + shape_.missing_resource;
   if (ComputeSlots(index) > 0) return "";
-  const ResourceVector* extra = nullptr;
-  if (overlay_ != nullptr) {
-    auto it = overlay_->find(index);
-    if (it != overlay_->end()) extra = &it->second;
-  }
+  const ResourceVector* extra = Extra(index);
   for (int r : shape_.resources) {
     if (node.allocatable[r] - node.used[r] + (extra ? (*extra)[r] : 0) < shape_.per_pod[r]) {
       return "Insufficient " + snapshot_.resources().Name(r);

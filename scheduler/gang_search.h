@@ -107,6 +107,8 @@ class GangSearch {
   int64_t Visit(int domain, int64_t prune_below);
   // Exact pods-of-this-shape a node can take; 0 if the node is excluded for any reason.
   int64_t ComputeSlots(int node) const;
+  // The overlay's extra free resources on `node`, or null.
+  const ResourceVector* Extra(int node) const;
   // The reason node `node` holds no pod of this shape ("" if it holds some).
   std::string RejectReason(int node) const;
   int64_t UpperBound(int domain) const;

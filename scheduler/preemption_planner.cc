@@ -75,13 +75,18 @@ class Planner {
     return t.is_node ? snapshot_.nodes()[t.index].domain : t.index;
   }
 
-  bool Fits(const Target& target, const std::vector<int>& present, const Action& action) {
-    ++checks_;
+  // Pods of the gang that `target` holds once `action` is applied.
+  int64_t CapacityAfter(const Target& target, const std::vector<int>& present,
+                        const Action& action) const {
     GangSearch::FreeOverlay overlay = Overlay(present, action);
     GangSearch search(snapshot_, shape_, Root(target), &overlay);
     search.Run(0);
-    int64_t fit = target.is_node ? search.NodeCapacity(target.index) : search.Capacity(target.index);
-    return fit >= shape_.min_count;
+    return target.is_node ? search.NodeCapacity(target.index) : search.Capacity(target.index);
+  }
+
+  bool Fits(const Target& target, const std::vector<int>& present, const Action& action) {
+    ++checks_;
+    return CapacityAfter(target, present, action) >= shape_.min_count;
   }
 
   // For every target at `level`: the candidates (positions in all_) holding a rank inside it,
@@ -193,11 +198,7 @@ bool Planner::Greedy(const Target& target, const std::vector<int>& present, Acti
       if (action[i] == 0) continue;
       Action trial = action;
       trial[i] = 0;
-      GangSearch::FreeOverlay overlay = Overlay(present, trial);
-      GangSearch search(snapshot_, shape_, Root(target), &overlay);
-      search.Run(0);
-      int64_t gain =
-          target.is_node ? search.NodeCapacity(target.index) : search.Capacity(target.index);
+      int64_t gain = CapacityAfter(target, present, trial);
       if (best < 0 || gain > best_gain) {
         best = static_cast<int>(i);
         best_gain = gain;
