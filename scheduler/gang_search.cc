@@ -305,7 +305,10 @@ int64_t GangSearch::ComputeSlots(int index) const {
     int64_t free = node.allocatable[r] - node.used[r] + (extra ? (*extra)[r] : 0);
     int64_t per = shape_.per_pod[r];
     if (free < per) return 0;
-    if (slots == kUnbounded || free < slots * per) slots = free / per;
+    int64_t needed;
+    if (slots == kUnbounded || __builtin_mul_overflow(slots, per, &needed) || free < needed) {
+      slots = free / per;
+    }
   }
   return slots;
 }

@@ -285,10 +285,10 @@ void CheckOneCase(uint64_t seed) {
     }
   }
 
-  // Ranks in topology order: at every level, the ranks inside any one domain are one
-  // contiguous run, so consecutive ranks leave a domain only once. Equivalently, the lowest
-  // common domain of ranks i and i+1 is never coarser than that of ranks i and j > i+1 ...
-  // which is exactly "no domain is entered twice".
+  // Ranks in topology order: at every level, the ranks placed inside any one domain form one
+  // contiguous interval (checked as "once the rank sequence leaves a domain it never re-enters
+  // it"). Equivalently, for ranks i < j < k the lowest common domain of i and j is never coarser
+  // than that of i and k: a ring over consecutive ranks leaves each domain only once.
   for (int l = 1; l <= node_level; ++l) {
     std::set<std::string> left;
     for (int32_t r = 1; r < count; ++r) {

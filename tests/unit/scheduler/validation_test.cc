@@ -1,4 +1,7 @@
 // Bad requests are InvalidArgument naming the field, from every entry point; never a crash.
+#include <functional>
+#include <limits>
+
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "scheduler/cluster_snapshot.h"
@@ -95,6 +98,39 @@ TEST(ValidationTest, HostnameIsAValidLevel) {
   ASSERT_OK_AND_ASSIGN(result, snapshot.Place(request));
   EXPECT_FALSE(result.placed);
   EXPECT_THAT(result.explanation.summary, HasSubstr("on one node"));
+}
+
+TEST(ValidationTest, ExtremeValuesAreAnswersNotCrashes) {
+  ClusterSnapshot snapshot(Eks());
+  AddNodes(snapshot, {"a", "b", "c"}, "n", 2);
+  GangRequest huge = Gang("ns/j", std::numeric_limits<int32_t>::max(), 1);
+  ASSERT_OK_AND_ASSIGN(PlacementResult result, snapshot.Place(huge));
+  EXPECT_FALSE(result.placed);
+  huge = Gang("ns/j", 1, 1);
+  huge.per_pod = {{"memory", std::numeric_limits<int64_t>::max()},
+                  {"cpu", std::numeric_limits<int64_t>::max()}};
+  ASSERT_OK_AND_ASSIGN(result, snapshot.Place(huge));
+  EXPECT_FALSE(result.placed);
+  huge.per_pod = {{"memory", 1}, {"cpu", std::numeric_limits<int64_t>::max() / 2}};
+  ASSERT_OK_AND_ASSIGN(result, snapshot.Place(huge));
+  EXPECT_FALSE(result.placed);
+  GangRequest elastic = Gang("ns/e", 0, 8);
+  elastic.elastic = ElasticRange{1, std::numeric_limits<int32_t>::max(), 1};
+  ASSERT_OK_AND_ASSIGN(result, snapshot.Place(elastic));
+  EXPECT_EQ(result.placement.nodes.size(), 2u);
+}
+
+TEST(ValidationTest, FlatTopologyPlacesAcrossTheCluster) {
+  ASSERT_OK_AND_ASSIGN(Topology flat, Topology::Create({}));
+  ClusterSnapshot snapshot(flat);
+  AddNodes(snapshot, {}, "n", 3);
+  ASSERT_OK_AND_ASSIGN(PlacementResult result, snapshot.Place(Gang("ns/j", 3, 8)));
+  ASSERT_TRUE(result.placed);
+  EXPECT_EQ(result.placement.domain.ToString(), "cluster");
+  EXPECT_THAT(snapshot.Place(Gang("ns/j", 1, 8, kLayer3)),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("request.required_level")));
+  ASSERT_OK_AND_ASSIGN(result, snapshot.Place(Gang("ns/j", 2, 4, kHostname)));
+  EXPECT_TRUE(result.placed);
 }
 
 }  // namespace
