@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <chrono>
 #include <exception>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <system_error>
 #include <utility>
@@ -38,24 +40,46 @@ absl::Status ErrorFromException(const std::exception& e, std::string_view what) 
   return absl::UnavailableError(internal::Cat(what, ": ", e.what()));
 }
 
+bool IsIdempotent(std::string_view method) {
+  return method == "GET" || method == "HEAD" || method == "PUT" || method == "DELETE";
+}
+
 class CpprestTransport : public Transport {
  public:
   CpprestTransport(RestConfig config, CpprestTransportOptions options)
       : config_(std::move(config)),
         options_(options),
-        client_(config_.server, MakeConfig(options_.request_timeout)) {}
+        client_(NewClient()) {}
 
   absl::StatusOr<HttpResponse> Send(const HttpRequest& request) override {
-    ASSIGN_OR_RETURN(http::http_request req, ToCpprest(request));
     std::string what = internal::Cat(request.method, " ", request.path);
-    try {
-      http::http_response resp = client_.request(req).get();
-      HttpResponse out = FromCpprest(resp);
-      out.body = resp.extract_utf8string(true).get();
-      return out;
-    } catch (const std::exception& e) {
-      return ErrorFromException(e, what);
+    absl::Status first_error;
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      // A cpprest request object can be sent only once: rebuild it for the retry.
+      ASSIGN_OR_RETURN(http::http_request req, ToCpprest(request));
+      std::shared_ptr<http::client::http_client> client = CurrentClient();
+      try {
+        http::http_response resp = client->request(req).get();
+        HttpResponse out = FromCpprest(resp);
+        out.body = resp.extract_utf8string(true).get();
+        return out;
+      } catch (const std::exception& e) {
+        absl::Status status = ErrorFromException(e, what);
+        // Pooled keep-alive connections the server has since closed (an API-server restart, an
+        // idle timeout) fail on first use, and the pool may hold several. Drop the whole pool
+        // and retry once on a fresh connection when the request cannot have been processed (its
+        // body was never written) or is safe to repeat, as Go's net/http does for client-go.
+        if (attempt == 0 && absl::IsUnavailable(status) &&
+            (IsIdempotent(request.method) ||
+             std::string_view(e.what()).find("Failed to write request") != std::string_view::npos)) {
+          ResetClient(client);
+          first_error = status;
+          continue;
+        }
+        return status;
+      }
     }
+    return first_error;
   }
 
   absl::StatusOr<HttpResponse> Stream(const HttpRequest& request, const ChunkCallback& on_chunk,
@@ -85,6 +109,20 @@ class CpprestTransport : public Transport {
   }
 
  private:
+  std::shared_ptr<http::client::http_client> NewClient() const {
+    return std::make_shared<http::client::http_client>(config_.server,
+                                                       MakeConfig(options_.request_timeout));
+  }
+  std::shared_ptr<http::client::http_client> CurrentClient() {
+    std::lock_guard<std::mutex> lock(client_mu_);
+    return client_;
+  }
+  // Replaces `failed` (unless another thread already did) so later requests use new connections.
+  void ResetClient(const std::shared_ptr<http::client::http_client>& failed) {
+    std::lock_guard<std::mutex> lock(client_mu_);
+    if (client_ == failed) client_ = NewClient();
+  }
+
   absl::StatusOr<HttpResponse> StreamWith(http::client::http_client& client,
                                           http::http_request& req,
                                           pplx::cancellation_token_source& cts,
@@ -176,7 +214,10 @@ class CpprestTransport : public Transport {
 
   const RestConfig config_;
   const CpprestTransportOptions options_;
-  http::client::http_client client_;
+  std::mutex client_mu_;
+  // Shared by concurrent Send()s (cpprest clients are thread-safe); swapped out when its pooled
+  // connections have gone stale.
+  std::shared_ptr<http::client::http_client> client_;
 };
 
 }  // namespace
