@@ -205,19 +205,29 @@ bool Tolerates(const std::vector<Toleration>& tolerations, const Taint& taint) {
 }
 
 GangSearch::GangSearch(const ClusterSnapshot& snapshot, const GangShape& shape, int root,
-                       const FreeOverlay* overlay)
+                       const FreeOverlay* overlay, Scratch* scratch)
     : snapshot_(snapshot),
       shape_(shape),
       root_(root),
       overlay_(overlay),
-      slots_(snapshot.nodes().size(), 0),
-      capacity_(snapshot.domains().size(), 0),
+      scratch_(scratch != nullptr ? scratch : &own_scratch_),
       visited_(snapshot.topology().depth() + 1) {
+  const size_t nodes = snapshot.nodes().size();
+  const size_t domains = snapshot.domains().size();
+  if (scratch_->slots.size() < nodes) {
+    scratch_->slots.resize(nodes);
+    scratch_->slots_epoch.resize(nodes, 0);
+  }
+  if (scratch_->capacity.size() < domains) {
+    scratch_->capacity.resize(domains);
+    scratch_->capacity_epoch.resize(domains, 0);
+  }
   const int64_t per = shape.per_pod[kGpuIndex];
   for (int k = 0; k < kGpuBuckets; ++k) pods_per_bucket_[k] = per > 0 ? k / per : 0;
 }
 
 void GangSearch::Run(int64_t prune_below) {
+  ++scratch_->epoch;  // forget every earlier result
   for (auto& level : visited_) level.clear();
   visited_nodes_.clear();
   Visit(root_, prune_below);
@@ -259,19 +269,22 @@ int64_t GangSearch::Visit(int domain, int64_t prune_below) {
   int64_t sum = 0;
   for (int child : d.children) sum += Visit(child, prune_below);
   for (int node : d.nodes) {
-    slots_[node] = ComputeSlots(node);
-    if (slots_[node] > 0) {
+    int64_t slots = ComputeSlots(node);
+    scratch_->slots[node] = slots;
+    scratch_->slots_epoch[node] = scratch_->epoch;
+    if (slots > 0) {
       visited_nodes_.push_back(node);
       sum += NodeCapacity(node);
     }
   }
   if (shape_.group_size > 0 && shape_.group_level == d.level) sum -= sum % shape_.group_size;
-  capacity_[domain] = sum;
+  scratch_->capacity[domain] = sum;
+  scratch_->capacity_epoch[domain] = scratch_->epoch;
   return sum;
 }
 
 int64_t GangSearch::NodeCapacity(int node) const {
-  int64_t slots = slots_[node];
+  int64_t slots = Slots(node);
   if (shape_.group_size > 0 && shape_.group_level == snapshot_.topology().node_level()) {
     slots -= slots % shape_.group_size;
   }
@@ -346,7 +359,7 @@ int64_t GangSearch::MaxCount() const {
   if (ceiling == snapshot_.topology().node_level()) {
     for (int node : visited_nodes_) best = std::max(best, NodeCapacity(node));
   } else {
-    for (int domain : visited_[ceiling]) best = std::max(best, capacity_[domain]);
+    for (int domain : visited_[ceiling]) best = std::max(best, Capacity(domain));
   }
   return best;
 }
@@ -363,7 +376,7 @@ std::optional<GangSearch::Choice> GangSearch::BestFit(const std::vector<Choice>&
   int64_t best_capacity = 0;
   int64_t best_gpus = 0;
   for (const Choice& c : candidates) {
-    int64_t capacity = c.is_node ? NodeCapacity(c.index) : capacity_[c.index];
+    int64_t capacity = c.is_node ? NodeCapacity(c.index) : Capacity(c.index);
     if (capacity < count) continue;
     int64_t gpus = FreeGpus(c);
     if (!best || capacity < best_capacity || (capacity == best_capacity && gpus < best_gpus)) {
@@ -430,7 +443,7 @@ void GangSearch::Fill(int domain, int64_t count, std::vector<int>& out) const {
   std::vector<Entry> entries;
   std::vector<int64_t> capacities;
   for (int child : d.children) {
-    if (capacity_[child] > 0) entries.push_back({capacity_[child], child, false});
+    if (Capacity(child) > 0) entries.push_back({Capacity(child), child, false});
   }
   for (int node : d.nodes) {
     if (NodeCapacity(node) > 0) entries.push_back({NodeCapacity(node), node, true});
@@ -478,7 +491,7 @@ Explanation GangSearch::Explain(int64_t wanted) const {
   if (ceiling != topology.node_level()) {
     for (int domain : snapshot_.domains_at_level(ceiling)) {
       if (snapshot_.AncestorAt(domain, root_level) != root_) continue;
-      consider(capacity_[domain], snapshot_.DomainIdOf(domain));
+      consider(Capacity(domain), snapshot_.DomainIdOf(domain));
     }
   }
   why.fit_in_best = static_cast<int32_t>(std::max<int64_t>(best_fit, 0));

@@ -69,17 +69,33 @@ class GangSearch {
     bool is_node = false;
   };
 
+  // Per-node and per-domain results, reusable across searches of one snapshot so that many
+  // small searches (preemption planning) do not each allocate and clear cluster-sized arrays.
+  // An entry is valid only if its stamp equals the current epoch.
+  struct Scratch {
+    std::vector<int64_t> slots;
+    std::vector<int64_t> capacity;
+    std::vector<uint32_t> slots_epoch;
+    std::vector<uint32_t> capacity_epoch;
+    uint32_t epoch = 0;
+  };
+
   // Searches the subtree of `root` (0 = the whole cluster). With an overlay, aggregates are no
-  // longer upper bounds, so pruning is off.
+  // longer upper bounds, so pruning is off. `scratch`, if given, must outlive the search and not
+  // be shared with a live search.
   GangSearch(const ClusterSnapshot& snapshot, const GangShape& shape, int root = 0,
-             const FreeOverlay* overlay = nullptr);
+             const FreeOverlay* overlay = nullptr, Scratch* scratch = nullptr);
+  GangSearch(const GangSearch&) = delete;
+  GangSearch& operator=(const GangSearch&) = delete;
 
   // Computes per-node slots and per-domain capacities. Subtrees that cannot hold a single pod,
   // and candidate-level domains whose aggregate bound is below `prune_below`, are skipped (their
   // capacity reads 0). Run(0) computes everything exactly.
   void Run(int64_t prune_below);
 
-  int64_t Capacity(int domain) const { return capacity_[domain]; }
+  int64_t Capacity(int domain) const {
+    return scratch_->capacity_epoch[domain] == scratch_->epoch ? scratch_->capacity[domain] : 0;
+  }
   int64_t NodeCapacity(int node) const;
   // The largest capacity of one placement domain no coarser than the required level.
   int64_t MaxCount() const;
@@ -116,13 +132,16 @@ class GangSearch {
   void Fill(int domain, int64_t count, std::vector<int>& out) const;
   std::optional<Choice> BestFit(const std::vector<Choice>& candidates, int64_t count) const;
   int CeilingLevel() const;
+  int64_t Slots(int node) const {
+    return scratch_->slots_epoch[node] == scratch_->epoch ? scratch_->slots[node] : 0;
+  }
 
   const ClusterSnapshot& snapshot_;
   const GangShape& shape_;
   int root_;
   const FreeOverlay* overlay_;
-  std::vector<int64_t> slots_;     // per node, raw
-  std::vector<int64_t> capacity_;  // per domain, group-aware
+  Scratch own_scratch_;
+  Scratch* scratch_;  // slots per node (raw), capacity per domain (group-aware)
   std::vector<std::vector<int>> visited_;  // per level: domains computed, in topology order
   std::vector<int> visited_nodes_;         // nodes with slots > 0, in topology order
   std::array<int64_t, kGpuBuckets> pods_per_bucket_{};  // pods a node with k free GPUs takes

@@ -57,7 +57,10 @@ class Planner {
   Planner(const ClusterSnapshot& snapshot, const GangShape& shape, std::vector<Candidate> all)
       : snapshot_(snapshot), shape_(shape), all_(std::move(all)) {}
 
-  std::optional<Plan> PlanFor(const Target& target, const std::vector<int>& present);
+  // The best plan for `target`, or nullopt. With `bound` (the best plan so far), subsets larger
+  // than it could produce are not tried, which only ever skips strictly worse plans.
+  std::optional<Plan> PlanFor(const Target& target, const std::vector<int>& present,
+                              const Plan* bound);
 
   GangSearch::FreeOverlay Overlay(const std::vector<int>& present, const Action& action) const {
     GangSearch::FreeOverlay overlay;
@@ -79,7 +82,7 @@ class Planner {
   int64_t CapacityAfter(const Target& target, const std::vector<int>& present,
                         const Action& action) const {
     GangSearch::FreeOverlay overlay = Overlay(present, action);
-    GangSearch search(snapshot_, shape_, Root(target), &overlay);
+    GangSearch search(snapshot_, shape_, Root(target), &overlay, &scratch_);
     search.Run(0);
     return target.is_node ? search.NodeCapacity(target.index) : search.Capacity(target.index);
   }
@@ -107,25 +110,28 @@ class Planner {
   }
 
  private:
-  // The first subset (by size, then admission order) of `pool` positions for which `apply`
-  // yields a fitting action; false when none or when the check budget ran out.
+  // The first subset (by size up to `max_size`, then admission order) of `pool` positions for
+  // which `apply` yields a fitting action; false when none or when the check budget ran out.
   bool SearchSubsets(const Target& target, const std::vector<int>& present,
                      const std::vector<size_t>& pool, const Action& base,
-                     int32_t Candidate::*new_count_of, Action& out, bool& exhausted);
+                     int32_t Candidate::*new_count_of, size_t max_size, Action& out,
+                     bool& exhausted);
   void Minimize(const Target& target, const std::vector<int>& present, Action& action);
   bool Greedy(const Target& target, const std::vector<int>& present, Action& action);
 
   const ClusterSnapshot& snapshot_;
   const GangShape& shape_;
   std::vector<Candidate> all_;
+  mutable GangSearch::Scratch scratch_;
   int checks_ = 0;
 };
 
 bool Planner::SearchSubsets(const Target& target, const std::vector<int>& present,
                             const std::vector<size_t>& pool, const Action& base,
-                            int32_t Candidate::*new_count_of, Action& out, bool& exhausted) {
+                            int32_t Candidate::*new_count_of, size_t max_size, Action& out,
+                            bool& exhausted) {
   const int start = checks_;
-  for (size_t size = 1; size <= pool.size(); ++size) {
+  for (size_t size = 1; size <= std::min(pool.size(), max_size); ++size) {
     // Combinations of `size` positions in lexicographic order = admission's preference.
     std::vector<size_t> pick(size);
     for (size_t i = 0; i < size; ++i) pick[i] = i;
@@ -210,7 +216,8 @@ bool Planner::Greedy(const Target& target, const std::vector<int>& present, Acti
   return true;
 }
 
-std::optional<Plan> Planner::PlanFor(const Target& target, const std::vector<int>& present) {
+std::optional<Plan> Planner::PlanFor(const Target& target, const std::vector<int>& present,
+                                     const Plan* bound) {
   Action untouched(present.size());
   Action all_evicted(present.size(), 0);
   for (size_t i = 0; i < present.size(); ++i) untouched[i] = all_[present[i]].count;
@@ -225,16 +232,23 @@ std::optional<Plan> Planner::PlanFor(const Target& target, const std::vector<int
     everyone.push_back(i);
     if (all_[present[i]].CanShrink()) shrinkable.push_back(i);
   }
+  size_t max_shrinks = present.size();
+  size_t max_evictions = present.size();
+  if (bound != nullptr) {
+    max_evictions = static_cast<size_t>(bound->evictions);
+    if (bound->evictions == 0) max_shrinks = static_cast<size_t>(bound->shrinks);
+  }
   // Shrinks alone, fewest gangs first.
-  found = SearchSubsets(target, present, shrinkable, untouched, &Candidate::min_count, action,
-                        exhausted);
+  found = SearchSubsets(target, present, shrinkable, untouched, &Candidate::min_count,
+                        max_shrinks, action, exhausted);
   // Then evictions, fewest first, with every other elastic gang shrunk as far as allowed.
-  if (!found && !exhausted) {
+  if (!found && !exhausted && max_evictions > 0) {
     Action shrunk = untouched;
     for (size_t i : shrinkable) shrunk[i] = all_[present[i]].min_count;
-    found = SearchSubsets(target, present, everyone, shrunk, nullptr, action, exhausted);
+    found = SearchSubsets(target, present, everyone, shrunk, nullptr, max_evictions, action,
+                          exhausted);
   }
-  if (!found) {
+  if (!found && exhausted) {
     action = untouched;
     found = Greedy(target, present, action);
   }
@@ -320,7 +334,16 @@ absl::StatusOr<PreemptionPlan> PlanGangPreemption(const ClusterSnapshot& snapsho
   } else {
     for (int level = snapshot.topology().node_level(); level >= 0; --level) levels.push_back(level);
   }
-  std::optional<Plan> best;
+  // Targets some eligible gang holds capacity in, most promising first (the fewest pods missing
+  // today), so that a good plan found early bounds the search of the others.
+  GangSearch today(snapshot, shape);
+  today.Run(0);
+  struct Work {
+    int64_t missing;
+    Target target;
+    std::vector<int> present;
+  };
+  std::vector<Work> work;
   for (int level : levels) {
     std::vector<Target> targets;
     CollectTargets(snapshot, 0, level, targets);
@@ -328,9 +351,17 @@ absl::StatusOr<PreemptionPlan> PlanGangPreemption(const ClusterSnapshot& snapsho
     for (const Target& target : targets) {
       auto holders = present.find(target.index);
       if (holders == present.end()) continue;
-      std::optional<Plan> candidate = planner.PlanFor(target, holders->second);
-      if (candidate && (!best || candidate->Key() < best->Key())) best = std::move(candidate);
+      int64_t fits = target.is_node ? today.NodeCapacity(target.index)
+                                    : today.Capacity(target.index);
+      work.push_back({shape.min_count - fits, target, std::move(holders->second)});
     }
+  }
+  std::stable_sort(work.begin(), work.end(),
+                   [](const Work& a, const Work& b) { return a.missing < b.missing; });
+  std::optional<Plan> best;
+  for (const Work& w : work) {
+    std::optional<Plan> candidate = planner.PlanFor(w.target, w.present, best ? &*best : nullptr);
+    if (candidate && (!best || candidate->Key() < best->Key())) best = std::move(candidate);
   }
 
   if (!best.has_value()) {

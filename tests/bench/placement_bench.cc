@@ -72,6 +72,29 @@ void BM_ReserveRelease(benchmark::State& state) {
 }
 BENCHMARK(BM_ReserveRelease)->Arg(64)->Unit(benchmark::kMicrosecond);
 
+// A 64-pod gang that needs one whole layer-3 domain (64 nodes) at 90 % occupancy: no domain is
+// free, so PlanPreemption must pick victims among every running job.
+void BM_PlanPreemption(benchmark::State& state) {
+  static SyntheticCluster* busy = [] {
+    SyntheticClusterOptions options = Options();
+    options.occupancy = 0.9;
+    return new SyntheticCluster(std::move(BuildSyntheticCluster(options)).value());
+  }();
+  ClusterSnapshot& snapshot = busy->snapshot;
+  GangRequest request = GpuGang("bench/urgent", 64, 8, Options());
+  request.required_level = state.range(0) ? "topology.k8s.aws/network-node-layer-3" : "";
+  request.priority = 10;
+  std::vector<RunningGang> candidates;
+  for (const std::string& job : snapshot.ReservedJobs()) candidates.push_back({job, 0, {}});
+  int64_t victims = 0;
+  for (auto _ : state) {
+    absl::StatusOr<PreemptionPlan> plan = snapshot.PlanPreemption(request, candidates);
+    if (plan.ok()) victims = static_cast<int64_t>(plan->victims.size());
+  }
+  state.counters["victims"] = static_cast<double>(victims);
+}
+BENCHMARK(BM_PlanPreemption)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond);
+
 // One pod bound then unbound on a random node: two snapshot updates per iteration.
 void BM_PodBindUnbind(benchmark::State& state) {
   ClusterSnapshot& snapshot = Cluster();

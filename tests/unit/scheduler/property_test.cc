@@ -1,6 +1,7 @@
 // Property tests: thousands of random clusters (the shared synthetic generator with random
 // shapes, occupancy and node noise) and random requests, checked against an independent model.
 // Each case is seeded by kSeed + case number; a failure prints the seed and the request.
+#include <algorithm>
 #include <map>
 #include <random>
 
@@ -408,6 +409,108 @@ TEST(PlacementPropertyTest, RandomChangeSequencesKeepAggregatesExact) {
       ASSERT_OK(snapshot.CheckConsistency());
     }
   }
+}
+
+// Preemption plans over random clusters. Invariants:
+//  - every victim was offered, has a priority strictly below the request's, and holds at least
+//    one rank inside the required-level domain the gang lands in;
+//  - a shrink keeps at least the victim's elastic minimum and takes at least one pod;
+//  - carrying the plan out (deleting the victims' pods of the dropped ranks, then Release or
+//    Resize) makes the gang fit, in that same required-level domain;
+//  - "infeasible" is honest: even with every eligible gang evicted, the gang does not fit.
+TEST(PlacementPropertyTest, PreemptionPlansAreSoundAndHonest) {
+  int with_victims = 0;
+  int infeasible = 0;
+  for (int i = 0; i < 1000; ++i) {
+    const uint64_t seed = kSeed * 13 + static_cast<uint64_t>(i);
+    Rng rng(seed);
+    SyntheticClusterOptions options = RandomCluster(rng, seed);
+    options.occupancy = Uniform(rng, 60, 100) / 100.0;
+    options.bound_fraction = 0.5;
+    ASSERT_OK_AND_ASSIGN(SyntheticCluster cluster, BuildSyntheticCluster(options));
+    ClusterSnapshot& snapshot = cluster.snapshot;
+    const Topology& topology = snapshot.topology();
+    GangRequest request = RandomRequest(rng, topology, options);
+    request.priority = 5;
+    std::vector<RunningGang> candidates;
+    std::map<std::string, RunningGang> offered;
+    for (const std::string& job : cluster.jobs) {
+      RunningGang gang{job, Uniform(rng, 0, 8), std::nullopt};
+      int32_t count = static_cast<int32_t>(snapshot.FindReservation(job)->ranks.size());
+      if (count >= 2 && rng() % 3 == 0) gang.elastic = ElasticRange{Uniform(rng, 1, count - 1), count, 1};
+      candidates.push_back(gang);
+      offered[job] = gang;
+    }
+    std::shuffle(candidates.begin(), candidates.end(), rng);
+    SCOPED_TRACE(absl::StrCat("seed=", seed, " topology=", options.topology, " nodes=",
+                              options.nodes, " request: ", Describe(request)));
+    ASSERT_OK_AND_ASSIGN(PreemptionPlan plan, snapshot.PlanPreemption(request, candidates));
+    const int required = *topology.LevelIndex(request.required_level);
+
+    // Carries out `victims` on a copy of the snapshot, as the operator would.
+    auto carry_out = [&](const std::vector<Victim>& victims) {
+      ClusterSnapshot after = snapshot;
+      for (const Victim& v : victims) {
+        int32_t count = static_cast<int32_t>(after.FindReservation(v.job)->ranks.size());
+        for (int32_t rank = v.new_count; rank < count; ++rank) {
+          absl::Status removed = after.RemovePod(absl::StrCat(v.job, "-", rank));
+          EXPECT_TRUE(removed.ok() || absl::IsNotFound(removed)) << removed;
+        }
+        if (v.new_count == 0) {
+          EXPECT_OK(after.Release(v.job));
+        } else {
+          EXPECT_OK(after.Resize(v.job, v.new_count).status());
+        }
+      }
+      return after;
+    };
+
+    if (!plan.feasible) {
+      std::vector<Victim> everyone;
+      for (const RunningGang& gang : candidates) {
+        if (gang.priority < request.priority) everyone.push_back({gang.job, 0});
+      }
+      ClusterSnapshot emptied = carry_out(everyone);
+      ASSERT_OK_AND_ASSIGN(PlacementResult result, emptied.Place(request));
+      EXPECT_FALSE(result.placed) << "a plan existed: evicting every eligible gang fits it";
+      ++infeasible;
+      continue;
+    }
+    ASSERT_FALSE(plan.placement.nodes.empty());
+    with_victims += !plan.victims.empty();
+    Oracle oracle(snapshot, request);
+    std::string domain = oracle.Key(plan.placement.nodes[0], required);
+    for (const Victim& v : plan.victims) {
+      ASSERT_EQ(offered.count(v.job), 1u) << v.job;
+      const RunningGang& gang = offered[v.job];
+      EXPECT_LT(gang.priority, request.priority) << v.job;
+      const auto* reservation = snapshot.FindReservation(v.job);
+      int32_t count = static_cast<int32_t>(reservation->ranks.size());
+      if (v.new_count > 0) {
+        ASSERT_TRUE(gang.elastic.has_value()) << v.job << " shrunk but not elastic";
+        EXPECT_GE(v.new_count, gang.elastic->min);
+        EXPECT_LT(v.new_count, count);
+      }
+      bool inside = false;
+      for (const auto& rank : reservation->ranks) {
+        inside |= oracle.Key(snapshot.nodes()[rank.node].info.name, required) == domain;
+      }
+      EXPECT_TRUE(inside) << v.job << " holds nothing in " << domain;
+    }
+    ClusterSnapshot after = carry_out(plan.victims);
+    ASSERT_OK_AND_ASSIGN(PlacementResult result, after.Place(request));
+    ASSERT_TRUE(result.placed) << "the plan does not make room: " << result.explanation.summary;
+    if (required > 0) {
+      Oracle placed(after, request);
+      EXPECT_EQ(placed.Key(result.placement.nodes[0], required), domain);
+    }
+    if (::testing::Test::HasFailure()) FAIL() << "first failing seed: " << seed;
+  }
+  // The seeds exercise both outcomes, not only gangs that fit without preemption.
+  std::printf("preemption cases: %d with victims, %d infeasible of 1000\n", with_victims,
+              infeasible);
+  EXPECT_GE(with_victims, 100);
+  EXPECT_GE(infeasible, 50);
 }
 
 }  // namespace
