@@ -223,13 +223,17 @@ std::vector<int32_t> PlaceKueueTas(const ClusterModel& cluster, const FreeCapaci
     std::sort(out.begin(), out.end());
     return out;
   }
-  // Unconstrained: LeastFreeCapacity over nodes (the default TAS profile since v0.15).
-  std::vector<int32_t> nodes;
+  // Unconstrained: LeastFreeCapacity over nodes (the default TAS profile since v0.15), ties in
+  // node order. Fits are small integers, so bucket them instead of sorting.
+  std::vector<std::vector<int32_t>> buckets;
   for (int32_t i = ng.begin; i < ng.end; ++i) {
-    if (free.NodeFit(i, g) > 0) nodes.push_back(i);
+    const int32_t fit = free.NodeFit(i, g);
+    if (fit <= 0) continue;
+    if (static_cast<size_t>(fit) >= buckets.size()) buckets.resize(fit + 1);
+    buckets[fit].push_back(i);
   }
-  std::stable_sort(nodes.begin(), nodes.end(),
-                   [&](int32_t a, int32_t b) { return free.NodeFit(a, g) < free.NodeFit(b, g); });
+  std::vector<int32_t> nodes;
+  for (const std::vector<int32_t>& bucket : buckets) nodes.insert(nodes.end(), bucket.begin(), bucket.end());
   std::vector<int32_t> out = FillInOrder(free, nodes, g, pods);
   std::sort(out.begin(), out.end());
   return out;
@@ -435,6 +439,8 @@ class BaselinePolicy : public Policy {
   absl::StatusOr<std::vector<Action>> Cycle(const CycleView& view) override {
     jobs_ = view.jobs;
     now_ = view.now;
+    failed_placements_.clear();
+    failed_preemptions_.clear();
     std::vector<Action> actions;
     // Admitted jobs still waiting for nodes (first-fit; preemptors) go first, in admission order.
     std::vector<int32_t> waiting(waiting_.begin(), waiting_.end());
@@ -442,14 +448,15 @@ class BaselinePolicy : public Policy {
       return state_[a].admitted_seq < state_[b].admitted_seq;
     });
     for (int32_t id : waiting) TryPlaceAdmitted(id, actions);
-    // Pending jobs by priority, then submit order (Kueue BestEffortFIFO / StrictFIFO).
-    std::vector<int32_t> pending;
+    // Pending jobs by priority, then submit order (Kueue BestEffortFIFO / StrictFIFO). Few
+    // distinct priorities: bucket instead of sorting every cycle.
+    std::map<int32_t, std::vector<int32_t>, std::greater<int32_t>> by_priority;
     for (int32_t id : view.pending) {
-      if (state_[id].phase == Phase::kNone) pending.push_back(id);
+      if (state_[id].phase == Phase::kNone) by_priority[Spec(id).priority].push_back(id);
     }
-    std::stable_sort(pending.begin(), pending.end(), [&](int32_t a, int32_t b) {
-      return Spec(a).priority > Spec(b).priority;
-    });
+    std::vector<int32_t> pending;
+    pending.reserve(view.pending.size());
+    for (const auto& [priority, ids] : by_priority) pending.insert(pending.end(), ids.begin(), ids.end());
     std::set<int32_t> blocked_queues;  // StrictFIFO queues whose head is stuck
     for (int32_t id : pending) {
       const int32_t q = state_[id].queue;
@@ -518,15 +525,26 @@ class BaselinePolicy : public Policy {
     running_.erase(id);
   }
 
-  std::vector<int32_t> Place(int32_t id, int32_t group, int32_t pods) const {
+  // Within a cycle free capacity only shrinks (until an eviction), so a shape that failed to
+  // place fails again for as many or more pods: remember the smallest failure per shape.
+  std::vector<int32_t> Place(int32_t id, int32_t group, int32_t pods) {
     const TraceJob& job = Spec(id);
+    const std::string shape = absl::StrCat(group, "/", job.gpus_per_pod, "/", job.required_level,
+                                           "/", job.preferred_level);
+    auto failed = failed_placements_.find(shape);
+    if (failed != failed_placements_.end() && pods >= failed->second) return {};
+    std::vector<int32_t> nodes;
     switch (kind_) {
-      case Kind::kKueueTas: return PlaceKueueTas(*cluster_, *free_, job, group, pods);
-      case Kind::kVolcano: return PlaceVolcano(*cluster_, *free_, job, group, pods);
-      case Kind::kKai: return PlaceKai(*cluster_, *free_, job, group, pods);
-      case Kind::kFirstFit: return PlaceFirstFit(*cluster_, *free_, job, group, pods);
+      case Kind::kKueueTas: nodes = PlaceKueueTas(*cluster_, *free_, job, group, pods); break;
+      case Kind::kVolcano: nodes = PlaceVolcano(*cluster_, *free_, job, group, pods); break;
+      case Kind::kKai: nodes = PlaceKai(*cluster_, *free_, job, group, pods); break;
+      case Kind::kFirstFit: nodes = PlaceFirstFit(*cluster_, *free_, job, group, pods); break;
     }
-    return {};
+    if (nodes.empty()) {
+      int32_t& smallest = failed_placements_.try_emplace(shape, pods).first->second;
+      smallest = std::min(smallest, pods);
+    }
+    return nodes;
   }
 
   void Start(int32_t id, std::vector<Action>& actions) {
@@ -616,6 +634,12 @@ class BaselinePolicy : public Policy {
     for (int32_t g : quota_.Flavors(q)) {
       if (!job.node_group.empty() && cluster_->groups[g].spec.name != job.node_group) continue;
       const int64_t gpus = int64_t{job.min_pods()} * job.gpus_per_pod;
+      const std::pair<int32_t, int32_t> key{q, g};
+      auto known = failed_preemptions_.find(key);
+      if (known != failed_preemptions_.end() && job.priority <= known->second.first &&
+          gpus >= known->second.second) {
+        continue;
+      }
       const bool reclaiming = quota_.WithinNominal(q, g, gpus);
       struct Candidate {
         int32_t id;
@@ -656,7 +680,16 @@ class BaselinePolicy : public Policy {
       for (int32_t v : victims) {
         quota_.Charge(state_[v].queue, g, int64_t{state_[v].count} * Spec(v).gpus_per_pod);
       }
+      if (!fits && !reclaiming) {
+        // Only priority-bounded candidates were possible: remember the failure.
+        auto& entry = failed_preemptions_[key];
+        if (entry.second == 0 || (job.priority >= entry.first && gpus <= entry.second)) {
+          entry = {job.priority, gpus};
+        }
+      }
       if (!fits) continue;
+      failed_placements_.clear();  // evictions free capacity and quota
+      failed_preemptions_.clear();
       for (int32_t v : victims) {
         Drop(v);
         actions.push_back(Action{Action::Kind::kEvict, v, {}});
@@ -679,6 +712,9 @@ class BaselinePolicy : public Policy {
   std::vector<JobBook> state_;
   std::set<int32_t> waiting_;
   std::set<int32_t> running_;
+  std::map<std::string, int32_t> failed_placements_;  // this cycle: shape -> fewest pods failed
+  // this cycle: (queue, flavor) -> (priority, GPUs) for which quota preemption found nothing
+  std::map<std::pair<int32_t, int32_t>, std::pair<int32_t, int64_t>> failed_preemptions_;
   double now_ = 0;
   int64_t next_seq_ = 0;
 };

@@ -5,7 +5,6 @@
 #include <cmath>
 #include <limits>
 #include <queue>
-#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
@@ -20,6 +19,24 @@ int32_t NodesNeeded(int32_t pods, int32_t gpus_per_pod, int32_t node_gpus) {
 }
 
 namespace {
+
+// Job ids in increasing order; a sorted vector because cycles copy the whole set far more often
+// than jobs change state, and arrivals append at the end.
+class SortedIds {
+ public:
+  void insert(int32_t id) {
+    auto it = std::lower_bound(ids_.begin(), ids_.end(), id);
+    if (it == ids_.end() || *it != id) ids_.insert(it, id);
+  }
+  void erase(int32_t id) {
+    auto it = std::lower_bound(ids_.begin(), ids_.end(), id);
+    if (it != ids_.end() && *it == id) ids_.erase(it);
+  }
+  const std::vector<int32_t>& ids() const { return ids_; }
+
+ private:
+  std::vector<int32_t> ids_;
+};
 
 enum class EventType { kArrival, kCompletion, kNodeFailure, kNodeRepair, kCycle };
 
@@ -268,7 +285,7 @@ class Simulation {
     if (up.empty()) return absl::OkStatus();
     const int32_t node = up[failure_rng_.UniformInt(0, static_cast<int64_t>(up.size()) - 1)];
     ++result_.summary.node_failures;
-    const std::vector<int32_t> running(running_.begin(), running_.end());
+    const std::vector<int32_t> running = running_.ids();
     for (int32_t id : running) {
       JobStatus& job = jobs_[id];
       if (std::find(job.nodes.begin(), job.nodes.end(), node) == job.nodes.end()) continue;
@@ -387,8 +404,8 @@ class Simulation {
     view.now = now_;
     view.jobs = &jobs_;
     view.node_up = &node_up_;
-    view.pending.assign(pending_.begin(), pending_.end());
-    view.running.assign(running_.begin(), running_.end());
+    view.pending = pending_.ids();
+    view.running = running_.ids();
     ASSIGN_OR_RETURN(std::vector<Action> actions, policy_.Cycle(view));
     for (const Action& action : actions) RETURN_IF_ERROR(Apply(action));
     const double wakeup = policy_.NextWakeup();
@@ -403,8 +420,8 @@ class Simulation {
   Rng failure_rng_;
 
   std::vector<JobStatus> jobs_;
-  std::set<int32_t> pending_;
-  std::set<int32_t> running_;
+  SortedIds pending_;
+  SortedIds running_;
   std::vector<int64_t> epoch_;
   std::vector<double> work_left_;      // pod-seconds
   std::vector<double> progress_from_;  // progress resumes here (after restart overhead)
