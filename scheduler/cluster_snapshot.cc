@@ -123,28 +123,38 @@ absl::Status ClusterSnapshot::UpdateNode(const NodeInfo& info) {
   if (index < 0) {
     return absl::NotFoundError(absl::StrCat("node.name (", Quote(info.name), ") is not known"));
   }
-  ASSIGN_OR_RETURN(ResourceVector allocatable, NodeAllocatable(info));
-  // The node moves in the tree only if the label values along its path changed.
-  std::vector<std::string_view> path;
-  for (const std::string& level : topology_.levels()) {
-    auto label = info.labels.find(level);
-    if (label == info.labels.end()) break;
-    path.push_back(label->second);
+  // Status updates (Ready, cordon, taints) usually leave labels and allocatable as they were:
+  // comparing first skips re-interning resources, re-reading the topology path and copying the
+  // maps' long label keys.
+  const NodeInfo& old = nodes_[index].info;
+  const bool same_labels = old.labels == info.labels;
+  const bool same_allocatable = old.allocatable == info.allocatable;
+  ResourceVector allocatable = nodes_[index].allocatable;
+  if (!same_allocatable) {
+    ASSIGN_OR_RETURN(allocatable, NodeAllocatable(info));
   }
-  bool moved = static_cast<int>(path.size()) != nodes_[index].depth;
-  for (int d = nodes_[index].domain; !moved && d > 0; d = domains_[d].parent) {
-    moved = domains_[d].value != path[domains_[d].level - 1];
+  // The node moves in the tree only if the label values along its path changed.
+  bool moved = false;
+  if (!same_labels) {
+    std::vector<std::string_view> path;
+    for (const std::string& level : topology_.levels()) {
+      auto label = info.labels.find(level);
+      if (label == info.labels.end()) break;
+      path.push_back(label->second);
+    }
+    moved = static_cast<int>(path.size()) != nodes_[index].depth;
+    for (int d = nodes_[index].domain; !moved && d > 0; d = domains_[d].parent) {
+      moved = domains_[d].value != path[domains_[d].level - 1];
+    }
   }
   if (moved) {
     Detach(index);
   } else {
     Contribute(index, -1);
   }
-  // Status updates usually leave labels, taints and allocatable as they were: compare before
-  // copying, since copying the maps' long label keys costs more than comparing them.
   Node& node = nodes_[index];
-  if (node.info.labels != info.labels) node.info.labels = info.labels;
-  if (node.info.allocatable != info.allocatable) node.info.allocatable = info.allocatable;
+  if (!same_labels) node.info.labels = info.labels;
+  if (!same_allocatable) node.info.allocatable = info.allocatable;
   if (!std::equal(node.info.taints.begin(), node.info.taints.end(), info.taints.begin(),
                   info.taints.end(), [](const Taint& a, const Taint& b) {
                     return a.key == b.key && a.value == b.value && a.effect == b.effect;
