@@ -37,13 +37,16 @@ absl::StatusOr<int> ResolveLevel(std::string_view field, const std::string& valu
 //  - if one entry holds everything, the best fit (smallest capacity that holds it);
 //  - otherwise the fewest entries possible, and among those the fullest ones (smallest
 //    capacities), each taken whole except the last, so that large free entries stay whole.
+// Equal capacities go to the entry with fewer free GPUs (`gpus`), then to topology order.
 // Returns (entry position, amount) pairs. Requires sum(capacities) >= need.
 std::vector<std::pair<size_t, int64_t>> SelectAmounts(const std::vector<int64_t>& capacities,
+                                                      const std::vector<int64_t>& gpus,
                                                       int64_t need) {
   std::vector<size_t> pool(capacities.size());
   std::iota(pool.begin(), pool.end(), 0);
-  std::stable_sort(pool.begin(), pool.end(),
-                   [&](size_t a, size_t b) { return capacities[a] < capacities[b]; });
+  std::stable_sort(pool.begin(), pool.end(), [&](size_t a, size_t b) {
+    return capacities[a] != capacities[b] ? capacities[a] < capacities[b] : gpus[a] < gpus[b];
+  });
   std::vector<std::pair<size_t, int64_t>> picks;
   while (need > 0 && !pool.empty()) {
     // The smallest entry that holds the rest on its own ends the selection.
@@ -442,14 +445,18 @@ void GangSearch::Fill(int domain, int64_t count, std::vector<int>& out) const {
   // Entries in topology order: child domains by label value, then the domain's own nodes.
   std::vector<Entry> entries;
   std::vector<int64_t> capacities;
+  std::vector<int64_t> gpus;
   for (int child : d.children) {
     if (Capacity(child) > 0) entries.push_back({Capacity(child), child, false});
   }
   for (int node : d.nodes) {
     if (NodeCapacity(node) > 0) entries.push_back({NodeCapacity(node), node, true});
   }
-  for (const Entry& e : entries) capacities.push_back(e.capacity);
-  std::vector<std::pair<size_t, int64_t>> picks = SelectAmounts(capacities, count);
+  for (const Entry& e : entries) {
+    capacities.push_back(e.capacity);
+    gpus.push_back(FreeGpus({0, e.index, e.is_node}));
+  }
+  std::vector<std::pair<size_t, int64_t>> picks = SelectAmounts(capacities, gpus, count);
   std::sort(picks.begin(), picks.end());
   for (const auto& [position, amount] : picks) {
     const Entry& e = entries[position];

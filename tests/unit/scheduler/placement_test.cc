@@ -124,6 +124,20 @@ TEST(PlaceTest, PacksPartlyUsedNodesFirstAndUsesFewNodes) {
   EXPECT_EQ(Distinct(result.placement.nodes), (std::set<std::string>{"n0", "n2"}));
 }
 
+TEST(PlaceTest, AmongEquallyUsefulNodesTakesTheTighterFit) {
+  // Each node takes one 4-GPU pod; the pods go where they strand the fewest GPUs (n1: 4 free,
+  // n3: 5 free) and leave the 6- and 8-GPU holes for bigger pods.
+  ClusterSnapshot snapshot(Eks());
+  AddNodes(snapshot, {"a", "b", "c"}, "n", 4);
+  Occupy(snapshot, "n0", 2);
+  Occupy(snapshot, "n1", 4);
+  Occupy(snapshot, "n2", 1);
+  Occupy(snapshot, "n3", 3);
+  ASSERT_OK_AND_ASSIGN(PlacementResult result, snapshot.Place(Gang("ns/j", 2, 4)));
+  ASSERT_TRUE(result.placed);
+  EXPECT_THAT(result.placement.nodes, ElementsAre("n1", "n3"));
+}
+
 TEST(PlaceTest, RanksFollowTopologyOrderSoConsecutiveRanksShareDomains) {
   ClusterSnapshot snapshot(Eks());
   AddNodes(snapshot, {"a", "b", "c2"}, "y", 3);
