@@ -31,7 +31,8 @@ class Backoff {
   };
 
   explicit Backoff(Options options) : Backoff(options, std::random_device{}()) {}
-  Backoff(Options options, uint64_t seed) : options_(options), current_(options.initial), rng_(seed) {}
+  Backoff(Options options, uint64_t seed)
+      : options_(options), current_(options.initial), rng_(seed) {}
 
   // The next delay; each call grows the base delay by `factor` up to `max`.
   absl::Duration Next();
@@ -47,8 +48,8 @@ class Backoff {
 struct RetryOptions {
   int attempts = 5;
   // client-go's DefaultRetry: 10 ms steps with 10 % jitter.
-  Backoff::Options backoff{.initial = absl::Milliseconds(10), .max = absl::Seconds(1),
-                           .factor = 1.0, .jitter = 0.1};
+  Backoff::Options backoff{
+      .initial = absl::Milliseconds(10), .max = absl::Seconds(1), .factor = 1.0, .jitter = 0.1};
 };
 
 // Runs `fn` until it returns something other than a 409 Conflict, at most `attempts` times,

@@ -3,8 +3,9 @@
 //
 //   kube::RestClient client(transport);
 //   ASSIGN_OR_RETURN(std::string cm, client.Get(kube::ConfigMaps(), "ml", "settings"));
-//   ASSIGN_OR_RETURN(kube::ListResult pods, client.List(kube::Pods(), "ml", {.label_selector = "job=a"}));
-//   RETURN_IF_ERROR(client.Patch(kube::ConfigMaps(), "ml", "settings", kube::PatchType::kMerge,
+//   ASSIGN_OR_RETURN(kube::ListResult pods, client.List(kube::Pods(), "ml", {.label_selector =
+//   "job=a"})); RETURN_IF_ERROR(client.Patch(kube::ConfigMaps(), "ml", "settings",
+//   kube::PatchType::kMerge,
 //                                R"({"data":{"k":"v"}})").status());
 //   RETURN_IF_ERROR(client.Bind("ml", "job-a-0", pod_uid, "node-7"));
 //
@@ -156,8 +157,7 @@ class Client {
   }
   absl::StatusOr<std::string> PatchStatus(const Resource& resource, std::string_view ns,
                                           std::string_view name, PatchType type,
-                                          std::string_view body,
-                                          const WriteOptions& options = {}) {
+                                          std::string_view body, const WriteOptions& options = {}) {
     return Patch(resource, ns, name, type, body, options, "status");
   }
 

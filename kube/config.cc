@@ -7,9 +7,9 @@
 #include <sstream>
 
 #include "absl/strings/escaping.h"
-#include "kube/internal/strings.h"
 #include "absl/strings/strip.h"
 #include "common/status.h"
+#include "kube/internal/strings.h"
 #include "yaml-cpp/yaml.h"
 
 namespace kube {
@@ -75,7 +75,8 @@ absl::StatusOr<YAML::Node> FindNamed(const YAML::Node& root, const char* list, c
       }
     }
   }
-  return absl::NotFoundError(internal::Cat("kubeconfig has no ", list, " entry named \"", name, "\""));
+  return absl::NotFoundError(
+      internal::Cat("kubeconfig has no ", list, " entry named \"", name, "\""));
 }
 
 std::string StringField(const YAML::Node& node, const char* key) {

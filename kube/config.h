@@ -1,7 +1,8 @@
 // Where the API server is and how to authenticate to it: from a kubeconfig file (what kubectl
 // uses) or from the in-cluster service-account mount (what a pod uses).
 //
-//   ASSIGN_OR_RETURN(kube::RestConfig config, kube::LoadKubeconfig("/tmp/phalanx-cluster/kubeconfig"));
+//   ASSIGN_OR_RETURN(kube::RestConfig config,
+//   kube::LoadKubeconfig("/tmp/phalanx-cluster/kubeconfig"));
 //   // or, inside a pod:
 //   ASSIGN_OR_RETURN(kube::RestConfig config, kube::LoadInClusterConfig());
 //   ASSIGN_OR_RETURN(auto transport, kube::NewCpprestTransport(config));

@@ -4,10 +4,10 @@
 #include <cstring>
 #include <utility>
 
-#include "kube/internal/strings.h"
 #include "common/quantity.h"
 #include "common/resources.h"
 #include "common/status.h"
+#include "kube/internal/strings.h"
 #include "simdjson.h"
 
 namespace kube {
@@ -136,7 +136,8 @@ absl::Status ReadMeta(value& v, ObjectMeta* meta) {
       return ReadString(item, "metadata.deletionTimestamp", &meta->deletion_timestamp);
     }
     if (key == "labels") return ReadStringMap(item, "metadata.labels", &meta->labels);
-    if (key == "annotations") return ReadStringMap(item, "metadata.annotations", &meta->annotations);
+    if (key == "annotations")
+      return ReadStringMap(item, "metadata.annotations", &meta->annotations);
     if (key == "finalizers") {
       return ForEachElement(item, "metadata.finalizers", [&](value& f) {
         return ReadString(f, "metadata.finalizers", &meta->finalizers.emplace_back());
@@ -191,7 +192,8 @@ absl::Status DecodeNode(value& root, Node* node) {
     }
     if (key == "status") {
       return ForEachField(item, "status", [&](std::string_view k, value& field) -> absl::Status {
-        if (k == "allocatable") return ReadQuantities(field, "status.allocatable", &node->allocatable);
+        if (k == "allocatable")
+          return ReadQuantities(field, "status.allocatable", &node->allocatable);
         if (k == "conditions") {
           return ForEachCondition(field, [&](const std::string& type, const std::string& status) {
             if (type == "Ready") node->ready = status == "True";
@@ -250,54 +252,57 @@ absl::Status DecodePodSpec(value& spec, Pod* pod) {
   phalanx::ResourceList sidecars;
   phalanx::ResourceList init_max;
   phalanx::ResourceList overhead;
-  RETURN_IF_ERROR(ForEachField(spec, "spec", [&](std::string_view key, value& item) -> absl::Status {
-    if (key == "nodeName") return ReadString(item, "spec.nodeName", &pod->node_name);
-    if (key == "schedulerName") return ReadString(item, "spec.schedulerName", &pod->scheduler_name);
-    if (key == "priorityClassName") {
-      return ReadString(item, "spec.priorityClassName", &pod->priority_class_name);
-    }
-    if (key == "priority") {
-      int64_t priority = 0;
-      KUBE_JSON_TRY(item.get_int64().get(priority), "spec.priority");
-      pod->priority = static_cast<int32_t>(priority);
-      return absl::OkStatus();
-    }
-    if (key == "nodeSelector") return ReadStringMap(item, "spec.nodeSelector", &pod->node_selector);
-    if (key == "tolerations") {
-      return ForEachElement(item, "spec.tolerations", [&](value& t) {
-        return ReadToleration(t, &pod->tolerations.emplace_back());
-      });
-    }
-    if (key == "overhead") return ReadQuantities(item, "spec.overhead", &overhead);
-    if (key == "containers") {
-      return ForEachElement(item, "spec.containers", [&](value& c) -> absl::Status {
-        ContainerRequests r;
-        RETURN_IF_ERROR(ReadContainer(c, "spec.containers", &r));
-        phalanx::AddTo(containers, r.requests);
-        return absl::OkStatus();
-      });
-    }
-    if (key == "initContainers") {
-      // Init containers run in order; sidecars started earlier keep running alongside later
-      // ones, so each step needs its own request plus the sidecars so far (kube-scheduler's
-      // resourcehelper.PodRequests).
-      return ForEachElement(item, "spec.initContainers", [&](value& c) -> absl::Status {
-        ContainerRequests r;
-        RETURN_IF_ERROR(ReadContainer(c, "spec.initContainers", &r));
-        phalanx::ResourceList step;
-        if (r.restartable) {
-          phalanx::AddTo(sidecars, r.requests);
-          step = sidecars;
-        } else {
-          step = r.requests;
-          phalanx::AddTo(step, sidecars);
+  RETURN_IF_ERROR(
+      ForEachField(spec, "spec", [&](std::string_view key, value& item) -> absl::Status {
+        if (key == "nodeName") return ReadString(item, "spec.nodeName", &pod->node_name);
+        if (key == "schedulerName")
+          return ReadString(item, "spec.schedulerName", &pod->scheduler_name);
+        if (key == "priorityClassName") {
+          return ReadString(item, "spec.priorityClassName", &pod->priority_class_name);
         }
-        MaxInto(init_max, step);
+        if (key == "priority") {
+          int64_t priority = 0;
+          KUBE_JSON_TRY(item.get_int64().get(priority), "spec.priority");
+          pod->priority = static_cast<int32_t>(priority);
+          return absl::OkStatus();
+        }
+        if (key == "nodeSelector")
+          return ReadStringMap(item, "spec.nodeSelector", &pod->node_selector);
+        if (key == "tolerations") {
+          return ForEachElement(item, "spec.tolerations", [&](value& t) {
+            return ReadToleration(t, &pod->tolerations.emplace_back());
+          });
+        }
+        if (key == "overhead") return ReadQuantities(item, "spec.overhead", &overhead);
+        if (key == "containers") {
+          return ForEachElement(item, "spec.containers", [&](value& c) -> absl::Status {
+            ContainerRequests r;
+            RETURN_IF_ERROR(ReadContainer(c, "spec.containers", &r));
+            phalanx::AddTo(containers, r.requests);
+            return absl::OkStatus();
+          });
+        }
+        if (key == "initContainers") {
+          // Init containers run in order; sidecars started earlier keep running alongside later
+          // ones, so each step needs its own request plus the sidecars so far (kube-scheduler's
+          // resourcehelper.PodRequests).
+          return ForEachElement(item, "spec.initContainers", [&](value& c) -> absl::Status {
+            ContainerRequests r;
+            RETURN_IF_ERROR(ReadContainer(c, "spec.initContainers", &r));
+            phalanx::ResourceList step;
+            if (r.restartable) {
+              phalanx::AddTo(sidecars, r.requests);
+              step = sidecars;
+            } else {
+              step = r.requests;
+              phalanx::AddTo(step, sidecars);
+            }
+            MaxInto(init_max, step);
+            return absl::OkStatus();
+          });
+        }
         return absl::OkStatus();
-      });
-    }
-    return absl::OkStatus();
-  }));
+      }));
   pod->requests = std::move(containers);
   phalanx::AddTo(pod->requests, sidecars);
   MaxInto(pod->requests, init_max);
@@ -385,28 +390,30 @@ absl::StatusOr<DecodedList<T>> Decoder::DecodeList(std::string_view json) {
   value root;
   KUBE_JSON_TRY(doc.get_value().get(root), "list");
   DecodedList<T> list;
-  RETURN_IF_ERROR(ForEachField(root, "list", [&](std::string_view key, value& item) -> absl::Status {
-    if (key == "metadata") {
-      return ForEachField(item, "list.metadata", [&](std::string_view k, value& field) {
-        if (k == "resourceVersion") {
-          return ReadString(field, "list.metadata.resourceVersion", &list.resource_version);
+  RETURN_IF_ERROR(
+      ForEachField(root, "list", [&](std::string_view key, value& item) -> absl::Status {
+        if (key == "metadata") {
+          return ForEachField(item, "list.metadata", [&](std::string_view k, value& field) {
+            if (k == "resourceVersion") {
+              return ReadString(field, "list.metadata.resourceVersion", &list.resource_version);
+            }
+            if (k == "continue")
+              return ReadString(field, "list.metadata.continue", &list.continue_token);
+            return absl::OkStatus();
+          });
         }
-        if (k == "continue") return ReadString(field, "list.metadata.continue", &list.continue_token);
-        return absl::OkStatus();
-      });
-    }
-    if (key == "items") {
-      return ForEachElement(item, "items", [&](value& element) -> absl::Status {
-        T& out = list.items.emplace_back();
-        absl::Status status = DecodeInto(element, &out);
-        if (!status.ok()) {
-          return phalanx::Annotate(status, internal::Cat("items[", list.items.size() - 1, "]"));
+        if (key == "items") {
+          return ForEachElement(item, "items", [&](value& element) -> absl::Status {
+            T& out = list.items.emplace_back();
+            absl::Status status = DecodeInto(element, &out);
+            if (!status.ok()) {
+              return phalanx::Annotate(status, internal::Cat("items[", list.items.size() - 1, "]"));
+            }
+            return absl::OkStatus();
+          });
         }
         return absl::OkStatus();
-      });
-    }
-    return absl::OkStatus();
-  }));
+      }));
   return list;
 }
 
@@ -425,7 +432,8 @@ absl::StatusOr<ListMeta> DecodeListMeta(std::string_view json) {
     value v;
     KUBE_JSON_TRY(field.value().get(v), "list.metadata");
     RETURN_IF_ERROR(ForEachField(v, "list.metadata", [&](std::string_view k, value& item) {
-      if (k == "resourceVersion") return ReadString(item, "resourceVersion", &meta.resource_version);
+      if (k == "resourceVersion")
+        return ReadString(item, "resourceVersion", &meta.resource_version);
       if (k == "continue") return ReadString(item, "continue", &meta.continue_token);
       return absl::OkStatus();
     }));
@@ -446,10 +454,10 @@ absl::StatusOr<DecodedList<T>> DecodeList(std::string_view json) {
   return decoder.DecodeList<T>(json);
 }
 
-#define PHALANX_KUBE_DECODE_INSTANTIATE(T)                                           \
-  template absl::StatusOr<T> Decoder::Decode<T>(std::string_view);                   \
-  template absl::StatusOr<DecodedList<T>> Decoder::DecodeList<T>(std::string_view);  \
-  template absl::StatusOr<T> Decode<T>(std::string_view);                            \
+#define PHALANX_KUBE_DECODE_INSTANTIATE(T)                                          \
+  template absl::StatusOr<T> Decoder::Decode<T>(std::string_view);                  \
+  template absl::StatusOr<DecodedList<T>> Decoder::DecodeList<T>(std::string_view); \
+  template absl::StatusOr<T> Decode<T>(std::string_view);                           \
   template absl::StatusOr<DecodedList<T>> DecodeList<T>(std::string_view);
 PHALANX_KUBE_DECODE_INSTANTIATE(Pod)
 PHALANX_KUBE_DECODE_INSTANTIATE(Node)

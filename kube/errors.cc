@@ -4,9 +4,9 @@
 
 #include "absl/strings/cord.h"
 #include "absl/strings/numbers.h"
-#include "kube/internal/strings.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "kube/internal/strings.h"
 #include "simdjson.h"
 
 namespace kube {
@@ -17,21 +17,33 @@ constexpr char kSep = '\x1f';
 
 absl::StatusCode CodeFor(int http_code, std::string_view reason) {
   switch (http_code) {
-    case 400: return absl::StatusCode::kInvalidArgument;
-    case 401: return absl::StatusCode::kUnauthenticated;
-    case 403: return absl::StatusCode::kPermissionDenied;
-    case 404: return absl::StatusCode::kNotFound;
-    case 405: return absl::StatusCode::kUnimplemented;
+    case 400:
+      return absl::StatusCode::kInvalidArgument;
+    case 401:
+      return absl::StatusCode::kUnauthenticated;
+    case 403:
+      return absl::StatusCode::kPermissionDenied;
+    case 404:
+      return absl::StatusCode::kNotFound;
+    case 405:
+      return absl::StatusCode::kUnimplemented;
     case 409:
       return reason == "AlreadyExists" ? absl::StatusCode::kAlreadyExists
                                        : absl::StatusCode::kAborted;
-    case 410: return absl::StatusCode::kOutOfRange;
-    case 415: return absl::StatusCode::kInvalidArgument;
-    case 422: return absl::StatusCode::kInvalidArgument;
-    case 429: return absl::StatusCode::kResourceExhausted;
-    case 500: return absl::StatusCode::kInternal;
-    case 503: return absl::StatusCode::kUnavailable;
-    case 504: return absl::StatusCode::kDeadlineExceeded;
+    case 410:
+      return absl::StatusCode::kOutOfRange;
+    case 415:
+      return absl::StatusCode::kInvalidArgument;
+    case 422:
+      return absl::StatusCode::kInvalidArgument;
+    case 429:
+      return absl::StatusCode::kResourceExhausted;
+    case 500:
+      return absl::StatusCode::kInternal;
+    case 503:
+      return absl::StatusCode::kUnavailable;
+    case 504:
+      return absl::StatusCode::kDeadlineExceeded;
     default:
       if (http_code >= 500) return absl::StatusCode::kUnavailable;
       return absl::StatusCode::kUnknown;
@@ -41,20 +53,34 @@ absl::StatusCode CodeFor(int http_code, std::string_view reason) {
 // The reason Kubernetes would give for a bare HTTP code (used when the body is not a Status).
 std::string_view DefaultReason(int http_code) {
   switch (http_code) {
-    case 400: return "BadRequest";
-    case 401: return "Unauthorized";
-    case 403: return "Forbidden";
-    case 404: return "NotFound";
-    case 405: return "MethodNotAllowed";
-    case 409: return "Conflict";
-    case 410: return "Gone";
-    case 415: return "UnsupportedMediaType";
-    case 422: return "Invalid";
-    case 429: return "TooManyRequests";
-    case 500: return "InternalError";
-    case 503: return "ServiceUnavailable";
-    case 504: return "Timeout";
-    default: return "Unknown";
+    case 400:
+      return "BadRequest";
+    case 401:
+      return "Unauthorized";
+    case 403:
+      return "Forbidden";
+    case 404:
+      return "NotFound";
+    case 405:
+      return "MethodNotAllowed";
+    case 409:
+      return "Conflict";
+    case 410:
+      return "Gone";
+    case 415:
+      return "UnsupportedMediaType";
+    case 422:
+      return "Invalid";
+    case 429:
+      return "TooManyRequests";
+    case 500:
+      return "InternalError";
+    case 503:
+      return "ServiceUnavailable";
+    case 504:
+      return "Timeout";
+    default:
+      return "Unknown";
   }
 }
 
@@ -73,7 +99,7 @@ absl::Status MakeKubeStatus(int http_code, std::string_view reason, std::string_
   if (!causes.empty()) internal::Append(&text, " [", absl::StrJoin(causes, "; "), "]");
   absl::Status status(CodeFor(http_code, reason), text);
   std::string payload = internal::Cat(http_code, std::string(1, kSep), reason, std::string(1, kSep),
-                                     absl::ToInt64Milliseconds(retry_after));
+                                      absl::ToInt64Milliseconds(retry_after));
   for (const std::string& cause : causes) internal::Append(&payload, std::string(1, kSep), cause);
   status.SetPayload(kPayloadUrl, absl::Cord(payload));
   return status;
@@ -122,7 +148,8 @@ ParsedStatus ParseStatusObject(std::string_view json) {
     }
   }
   int64_t code = 0;
-  if (obj["code"].get_int64().get(code) == simdjson::SUCCESS) parsed.http_code = static_cast<int>(code);
+  if (obj["code"].get_int64().get(code) == simdjson::SUCCESS)
+    parsed.http_code = static_cast<int>(code);
   return parsed;
 }
 
@@ -150,9 +177,8 @@ absl::Status StatusFromResponse(const HttpResponse& response) {
 absl::Status WithContext(const absl::Status& status, std::string_view context) {
   if (status.ok()) return status;
   absl::Status out(status.code(), internal::Cat(context, ": ", status.message()));
-  status.ForEachPayload([&](absl::string_view url, const absl::Cord& payload) {
-    out.SetPayload(url, payload);
-  });
+  status.ForEachPayload(
+      [&](absl::string_view url, const absl::Cord& payload) { out.SetPayload(url, payload); });
   return out;
 }
 

@@ -59,16 +59,9 @@ absl::Status EventRecorder::Create(const ObjectReference& object, std::string_vi
                                    EventType type, std::string_view reason,
                                    std::string_view message, absl::Time now, const Key& key) {
   // Unique per event, readable, and sorted by time like client-go's "<name>.<hex nanos>".
-  std::string name =
-      internal::Cat(object.name, ".", absl::Hex(absl::ToUnixNanos(now)));
-  rapidjson::Document doc(rapidjson::kObjectType);
+  std::string name = internal::Cat(object.name, ".", absl::Hex(absl::ToUnixNanos(now)));
+  rapidjson::Document doc = NewApiObject("v1", "Event", name, ns);
   auto& alloc = doc.GetAllocator();
-  doc.AddMember("apiVersion", "v1", alloc);
-  doc.AddMember("kind", "Event", alloc);
-  rapidjson::Value meta(rapidjson::kObjectType);
-  meta.AddMember("name", JsonString(name, alloc), alloc);
-  meta.AddMember("namespace", JsonString(ns, alloc), alloc);
-  doc.AddMember("metadata", meta, alloc);
   rapidjson::Value involved(rapidjson::kObjectType);
   involved.AddMember("apiVersion", JsonString(object.api_version, alloc), alloc);
   involved.AddMember("kind", JsonString(object.kind, alloc), alloc);

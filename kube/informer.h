@@ -2,8 +2,8 @@
 // handlers and periodic resync: the C++ counterpart of client-go's SharedIndexInformer.
 //
 //   kube::Informer<kube::Pod> pods(client, kube::Pods(), {.reflector = {.namespace_ = "ml"}});
-//   pods.AddIndexer("node", [](const kube::Pod& p) { return std::vector<std::string>{p.node_name}; });
-//   pods.AddIndexer(kube::kIndexByOwner, kube::OwnerUidIndex<kube::Pod>);
+//   pods.AddIndexer("node", [](const kube::Pod& p) { return std::vector<std::string>{p.node_name};
+//   }); pods.AddIndexer(kube::kIndexByOwner, kube::OwnerUidIndex<kube::Pod>);
 //   pods.AddEventHandlers({.on_add = [&](const kube::Pod& p) { queue.Add(p.meta.Key()); }});
 //   std::thread t([&] { pods.Run(&stop); });
 //   pods.WaitForSync(absl::Seconds(30), &stop);
@@ -86,7 +86,9 @@ class Informer : private ReflectorSink {
         reflector_(client, std::move(resource), options.reflector, *this, clock) {}
 
   // Indexers and handlers must be added before Run.
-  void AddIndexer(std::string name, IndexFunc fn) { indexers_.emplace(std::move(name), std::move(fn)); }
+  void AddIndexer(std::string name, IndexFunc fn) {
+    indexers_.emplace(std::move(name), std::move(fn));
+  }
   void AddEventHandlers(EventHandlers<T> handlers) { handlers_.push_back(std::move(handlers)); }
 
   // Lists, watches and resyncs until `cancel` fires.
@@ -146,7 +148,8 @@ class Informer : private ReflectorSink {
 
   // Calls on_update(obj, obj) for every cached object.
   void Resync() {
-    for (const Ptr& obj : List()) Dispatch([&](const EventHandlers<T>& h) {
+    for (const Ptr& obj : List())
+      Dispatch([&](const EventHandlers<T>& h) {
         if (h.on_update) h.on_update(*obj, *obj);
       });
   }
@@ -195,12 +198,19 @@ class Informer : private ReflectorSink {
     }
     synced_cv_.notify_all();
     staging_.clear();
-    for (const Ptr& obj : added) Dispatch([&](const EventHandlers<T>& h) { if (h.on_add) h.on_add(*obj); });
+    for (const Ptr& obj : added)
+      Dispatch([&](const EventHandlers<T>& h) {
+        if (h.on_add) h.on_add(*obj);
+      });
     for (const auto& [old, now] : updated) {
-      Dispatch([&](const EventHandlers<T>& h) { if (h.on_update) h.on_update(*old, *now); });
+      Dispatch([&](const EventHandlers<T>& h) {
+        if (h.on_update) h.on_update(*old, *now);
+      });
     }
     for (const Ptr& obj : deleted) {
-      Dispatch([&](const EventHandlers<T>& h) { if (h.on_delete) h.on_delete(*obj); });
+      Dispatch([&](const EventHandlers<T>& h) {
+        if (h.on_delete) h.on_delete(*obj);
+      });
     }
   }
 
@@ -228,11 +238,17 @@ class Informer : private ReflectorSink {
       }
     }
     if (event.type == WatchEvent::Type::kDeleted) {
-      Dispatch([&](const EventHandlers<T>& h) { if (h.on_delete) h.on_delete(*obj); });
+      Dispatch([&](const EventHandlers<T>& h) {
+        if (h.on_delete) h.on_delete(*obj);
+      });
     } else if (old == nullptr) {
-      Dispatch([&](const EventHandlers<T>& h) { if (h.on_add) h.on_add(*obj); });
+      Dispatch([&](const EventHandlers<T>& h) {
+        if (h.on_add) h.on_add(*obj);
+      });
     } else {
-      Dispatch([&](const EventHandlers<T>& h) { if (h.on_update) h.on_update(*old, *obj); });
+      Dispatch([&](const EventHandlers<T>& h) {
+        if (h.on_update) h.on_update(*old, *obj);
+      });
     }
   }
 

@@ -11,8 +11,9 @@ absl::StatusOr<rapidjson::Document> ParseJson(std::string_view text) {
   rapidjson::Document doc;
   doc.Parse(text.data(), text.size());
   if (doc.HasParseError()) {
-    return absl::InvalidArgumentError(internal::Cat("invalid JSON at offset ", doc.GetErrorOffset(),
-                                                   ": ", rapidjson::GetParseError_En(doc.GetParseError())));
+    return absl::InvalidArgumentError(
+        internal::Cat("invalid JSON at offset ", doc.GetErrorOffset(), ": ",
+                      rapidjson::GetParseError_En(doc.GetParseError())));
   }
   return doc;
 }
@@ -22,6 +23,19 @@ std::string ToJson(const rapidjson::Value& value) {
   rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
   value.Accept(writer);
   return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+rapidjson::Document NewApiObject(std::string_view api_version, std::string_view kind,
+                                 std::string_view name, std::string_view ns) {
+  rapidjson::Document doc(rapidjson::kObjectType);
+  auto& alloc = doc.GetAllocator();
+  doc.AddMember("apiVersion", JsonString(api_version, alloc), alloc);
+  doc.AddMember("kind", JsonString(kind, alloc), alloc);
+  rapidjson::Value meta(rapidjson::kObjectType);
+  meta.AddMember("name", JsonString(name, alloc), alloc);
+  if (!ns.empty()) meta.AddMember("namespace", JsonString(ns, alloc), alloc);
+  doc.AddMember("metadata", meta, alloc);
+  return doc;
 }
 
 rapidjson::Value JsonString(std::string_view text, rapidjson::Document::AllocatorType& alloc) {

@@ -19,6 +19,11 @@ namespace kube {
 absl::StatusOr<rapidjson::Document> ParseJson(std::string_view text);
 std::string ToJson(const rapidjson::Value& value);
 
+// A new API object: {"apiVersion", "kind", "metadata": {"name", "namespace"}} (namespace left out
+// when empty). Add the rest with AddMember / SetMember.
+rapidjson::Document NewApiObject(std::string_view api_version, std::string_view kind,
+                                 std::string_view name, std::string_view ns);
+
 // A string Value copied into `doc`'s allocator.
 rapidjson::Value JsonString(std::string_view text, rapidjson::Document::AllocatorType& alloc);
 

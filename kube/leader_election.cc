@@ -16,9 +16,12 @@ std::string FormatMicroTime(absl::Time t) {
   return absl::FormatTime("%Y-%m-%dT%H:%M:%E6SZ", t, absl::UTCTimeZone());
 }
 
-LeaderElector::LeaderElector(Client& client, LeaderElectionConfig config,
-                             LeaderCallbacks callbacks, Clock& clock)
-    : client_(client), config_(std::move(config)), callbacks_(std::move(callbacks)), clock_(clock) {}
+LeaderElector::LeaderElector(Client& client, LeaderElectionConfig config, LeaderCallbacks callbacks,
+                             Clock& clock)
+    : client_(client),
+      config_(std::move(config)),
+      callbacks_(std::move(callbacks)),
+      clock_(clock) {}
 
 bool LeaderElector::IsLeader() const {
   std::lock_guard<std::mutex> lock(mu_);
@@ -44,17 +47,12 @@ void LeaderElector::Observe(const Record& record, absl::Time now) {
 
 std::string LeaderElector::LeaseJson(const Record& record,
                                      const std::string& resource_version) const {
-  rapidjson::Document doc(rapidjson::kObjectType);
+  rapidjson::Document doc =
+      NewApiObject("coordination.k8s.io/v1", "Lease", config_.lease_name, config_.lease_namespace);
   auto& alloc = doc.GetAllocator();
-  doc.AddMember("apiVersion", "coordination.k8s.io/v1", alloc);
-  doc.AddMember("kind", "Lease", alloc);
-  rapidjson::Value meta(rapidjson::kObjectType);
-  meta.AddMember("name", JsonString(config_.lease_name, alloc), alloc);
-  meta.AddMember("namespace", JsonString(config_.lease_namespace, alloc), alloc);
   if (!resource_version.empty()) {
-    meta.AddMember("resourceVersion", JsonString(resource_version, alloc), alloc);
+    doc["metadata"].AddMember("resourceVersion", JsonString(resource_version, alloc), alloc);
   }
-  doc.AddMember("metadata", meta, alloc);
   rapidjson::Value spec(rapidjson::kObjectType);
   spec.AddMember("holderIdentity", JsonString(record.holder, alloc), alloc);
   spec.AddMember("leaseDurationSeconds", rapidjson::Value(record.lease_duration_seconds), alloc);
@@ -138,8 +136,7 @@ bool LeaderElector::TryAcquireOrRenew() {
     bool held_by_other = !existing.holder.empty() && existing.holder != config_.identity;
     // Expiry is judged by when *we* last saw the record change, so clock skew between machines
     // does not matter.
-    if (held_by_other &&
-        observed_time_ + absl::Seconds(existing.lease_duration_seconds) > now) {
+    if (held_by_other && observed_time_ + absl::Seconds(existing.lease_duration_seconds) > now) {
       return false;
     }
   }

@@ -2,9 +2,9 @@
 // exponential backoff (a failing item slows down; the others don't) combined with an overall
 // token bucket (a storm of failures cannot flood the API server).
 //
-//   auto limiter = kube::DefaultControllerRateLimiter(clock);  // max(5ms*2^n up to 1000s, 10qps/100 burst)
-//   absl::Duration delay = limiter->When("ml/job-a");
-//   limiter->Forget("ml/job-a");   // after a success: the next failure starts from 5 ms again
+//   auto limiter = kube::DefaultControllerRateLimiter(clock);  // max(5ms*2^n up to 1000s,
+//   10qps/100 burst) absl::Duration delay = limiter->When("ml/job-a"); limiter->Forget("ml/job-a");
+//   // after a success: the next failure starts from 5 ms again
 #pragma once
 
 #include <memory>

@@ -41,14 +41,16 @@ absl::Status Reflector::List(const Cancellation* cancel) {
                            .field_selector = options_.field_selector,
                            .limit = options_.page_size};
   std::string rv;
-  absl::Status status = client_.ListPages(
-      resource_, options_.namespace_, list_options, [&](std::string_view page) -> absl::Status {
-        if (cancel != nullptr && cancel->cancelled()) return absl::CancelledError("list cancelled");
-        // Every page of a paged list carries the resourceVersion the list is pinned to.
-        ASSIGN_OR_RETURN(ListMeta meta, DecodeListMeta(page));
-        rv = std::move(meta.resource_version);
-        return sink_.ListPage(page);
-      });
+  absl::Status status = client_.ListPages(resource_, options_.namespace_, list_options,
+                                          [&](std::string_view page) -> absl::Status {
+                                            if (cancel != nullptr && cancel->cancelled())
+                                              return absl::CancelledError("list cancelled");
+                                            // Every page of a paged list carries the
+                                            // resourceVersion the list is pinned to.
+                                            ASSIGN_OR_RETURN(ListMeta meta, DecodeListMeta(page));
+                                            rv = std::move(meta.resource_version);
+                                            return sink_.ListPage(page);
+                                          });
   if (!status.ok()) {
     sink_.AbortList();
     return status;
@@ -61,12 +63,14 @@ absl::Status Reflector::List(const Cancellation* cancel) {
 absl::Status Reflector::WatchLoop(const Cancellation* cancel) {
   while (cancel == nullptr || !cancel->cancelled()) {
     absl::Duration min = options_.min_watch_timeout;
-    std::uniform_int_distribution<int64_t> spread(0, std::max<int64_t>(0, absl::ToInt64Seconds(min) - 1));
-    WatchOptions watch{.resource_version = last_resource_version(),
-                       .label_selector = options_.label_selector,
-                       .field_selector = options_.field_selector,
-                       .timeout_seconds = static_cast<int>(absl::ToInt64Seconds(min) + spread(rng_)),
-                       .allow_bookmarks = true};
+    std::uniform_int_distribution<int64_t> spread(
+        0, std::max<int64_t>(0, absl::ToInt64Seconds(min) - 1));
+    WatchOptions watch{
+        .resource_version = last_resource_version(),
+        .label_selector = options_.label_selector,
+        .field_selector = options_.field_selector,
+        .timeout_seconds = static_cast<int>(absl::ToInt64Seconds(min) + spread(rng_)),
+        .allow_bookmarks = true};
     ++watches_;
     absl::Status event_error;
     int64_t events = 0;

@@ -8,10 +8,10 @@ std::string Resource::ApiVersion() const {
   return group.empty() ? version : internal::Cat(group, "/", version);
 }
 
-#define PHALANX_KUBE_RESOURCE(fn, ...)               \
-  const Resource& fn() {                             \
+#define PHALANX_KUBE_RESOURCE(fn, ...)                    \
+  const Resource& fn() {                                  \
     static const Resource* r = new Resource{__VA_ARGS__}; \
-    return *r;                                       \
+    return *r;                                            \
   }
 PHALANX_KUBE_RESOURCE(Pods, "", "v1", "pods", true, "Pod")
 PHALANX_KUBE_RESOURCE(Nodes, "", "v1", "nodes", false, "Node")

@@ -2,10 +2,10 @@
 
 #include <utility>
 
-#include "kube/internal/strings.h"
 #include "common/status.h"
 #include "kube/decode.h"
 #include "kube/errors.h"
+#include "kube/internal/strings.h"
 #include "kube/json.h"
 #include "simdjson.h"
 
@@ -16,10 +16,14 @@ constexpr char kJson[] = "application/json";
 
 std::string_view ContentType(PatchType type) {
   switch (type) {
-    case PatchType::kMerge: return "application/merge-patch+json";
-    case PatchType::kJson: return "application/json-patch+json";
-    case PatchType::kStrategicMerge: return "application/strategic-merge-patch+json";
-    case PatchType::kApply: return "application/apply-patch+yaml";
+    case PatchType::kMerge:
+      return "application/merge-patch+json";
+    case PatchType::kJson:
+      return "application/json-patch+json";
+    case PatchType::kStrategicMerge:
+      return "application/strategic-merge-patch+json";
+    case PatchType::kApply:
+      return "application/apply-patch+yaml";
   }
   return kJson;
 }
@@ -51,19 +55,20 @@ std::vector<std::pair<std::string_view, std::string>> WriteQuery(const WriteOpti
 absl::StatusOr<std::string> RestClient::Call(HttpRequest request) {
   ASSIGN_OR_RETURN(HttpResponse response, transport_.Send(request));
   if (response.status < 200 || response.status >= 300) {
-    return WithContext(StatusFromResponse(response), internal::Cat(request.method, " ", request.path));
+    return WithContext(StatusFromResponse(response),
+                       internal::Cat(request.method, " ", request.path));
   }
   return std::move(response.body);
 }
 
 absl::StatusOr<std::string> RestClient::DoGet(const Resource& resource, std::string_view ns,
-                                            std::string_view name, std::string_view subresource) {
+                                              std::string_view name, std::string_view subresource) {
   return Call(MakeRequest("GET", ObjectPath(resource, ns, name, subresource)));
 }
 
 absl::Status RestClient::DoListPages(const Resource& resource, std::string_view ns,
-                                   const ListOptions& options,
-                                   const std::function<absl::Status(std::string_view)>& on_page) {
+                                     const ListOptions& options,
+                                     const std::function<absl::Status(std::string_view)>& on_page) {
   std::string continue_token;
   bool first = true;
   while (first || !continue_token.empty()) {
@@ -86,26 +91,26 @@ absl::Status RestClient::DoListPages(const Resource& resource, std::string_view 
 }
 
 absl::StatusOr<std::string> RestClient::DoCreate(const Resource& resource, std::string_view ns,
-                                               std::string_view body, const WriteOptions& options,
-                                               std::string_view name,
-                                               std::string_view subresource) {
+                                                 std::string_view body, const WriteOptions& options,
+                                                 std::string_view name,
+                                                 std::string_view subresource) {
   std::string path = subresource.empty() ? CollectionPath(resource, ns)
                                          : ObjectPath(resource, ns, name, subresource);
   return Call(MakeRequest("POST", WithQuery(path, WriteQuery(options, false)), body));
 }
 
 absl::StatusOr<std::string> RestClient::DoUpdate(const Resource& resource, std::string_view ns,
-                                               std::string_view name, std::string_view body,
-                                               const WriteOptions& options,
-                                               std::string_view subresource) {
+                                                 std::string_view name, std::string_view body,
+                                                 const WriteOptions& options,
+                                                 std::string_view subresource) {
   std::string path = ObjectPath(resource, ns, name, subresource);
   return Call(MakeRequest("PUT", WithQuery(path, WriteQuery(options, false)), body));
 }
 
 absl::StatusOr<std::string> RestClient::DoPatch(const Resource& resource, std::string_view ns,
-                                              std::string_view name, PatchType type,
-                                              std::string_view body, const WriteOptions& options,
-                                              std::string_view subresource) {
+                                                std::string_view name, PatchType type,
+                                                std::string_view body, const WriteOptions& options,
+                                                std::string_view subresource) {
   if (type == PatchType::kApply && options.field_manager.empty()) {
     return absl::InvalidArgumentError("server-side apply needs a field manager");
   }
@@ -115,7 +120,7 @@ absl::StatusOr<std::string> RestClient::DoPatch(const Resource& resource, std::s
 }
 
 absl::Status RestClient::DoDelete(const Resource& resource, std::string_view ns,
-                                std::string_view name, const DeleteOptions& options) {
+                                  std::string_view name, const DeleteOptions& options) {
   rapidjson::Document doc(rapidjson::kObjectType);
   auto& alloc = doc.GetAllocator();
   doc.AddMember("kind", "DeleteOptions", alloc);
@@ -141,8 +146,8 @@ absl::Status RestClient::DoDelete(const Resource& resource, std::string_view ns,
 }
 
 absl::Status RestClient::DoWatch(const Resource& resource, std::string_view ns,
-                               const WatchOptions& options, const WatchCallback& on_event,
-                               const Cancellation* cancel) {
+                                 const WatchOptions& options, const WatchCallback& on_event,
+                                 const Cancellation* cancel) {
   std::vector<std::pair<std::string_view, std::string>> query = {
       {"watch", "true"},
       {"resourceVersion", options.resource_version},
@@ -224,15 +229,9 @@ absl::StatusOr<ListResult> Client::List(const Resource& resource, std::string_vi
 
 absl::Status Client::Bind(std::string_view ns, std::string_view pod, std::string_view pod_uid,
                           std::string_view node) {
-  rapidjson::Document doc(rapidjson::kObjectType);
+  rapidjson::Document doc = NewApiObject("v1", "Binding", pod, ns);
   auto& alloc = doc.GetAllocator();
-  doc.AddMember("apiVersion", "v1", alloc);
-  doc.AddMember("kind", "Binding", alloc);
-  rapidjson::Value meta(rapidjson::kObjectType);
-  meta.AddMember("name", JsonString(pod, alloc), alloc);
-  meta.AddMember("namespace", JsonString(ns, alloc), alloc);
-  if (!pod_uid.empty()) meta.AddMember("uid", JsonString(pod_uid, alloc), alloc);
-  doc.AddMember("metadata", meta, alloc);
+  if (!pod_uid.empty()) doc["metadata"].AddMember("uid", JsonString(pod_uid, alloc), alloc);
   rapidjson::Value target(rapidjson::kObjectType);
   target.AddMember("apiVersion", "v1", alloc);
   target.AddMember("kind", "Node", alloc);

@@ -1,7 +1,7 @@
 // The Client implementation: Kubernetes REST semantics over any Transport.
 //
-//   ASSIGN_OR_RETURN(std::unique_ptr<kube::Transport> transport, kube::NewCpprestTransport(config));
-//   kube::RestClient client(*transport);
+//   ASSIGN_OR_RETURN(std::unique_ptr<kube::Transport> transport,
+//   kube::NewCpprestTransport(config)); kube::RestClient client(*transport);
 #pragma once
 
 #include "kube/client.h"
@@ -17,12 +17,13 @@ class RestClient : public Client {
  protected:
   absl::StatusOr<std::string> DoGet(const Resource& resource, std::string_view ns,
                                     std::string_view name, std::string_view subresource) override;
-  absl::Status DoListPages(const Resource& resource, std::string_view ns,
-                           const ListOptions& options,
-                           const std::function<absl::Status(std::string_view page)>& on_page) override;
+  absl::Status DoListPages(
+      const Resource& resource, std::string_view ns, const ListOptions& options,
+      const std::function<absl::Status(std::string_view page)>& on_page) override;
   absl::StatusOr<std::string> DoCreate(const Resource& resource, std::string_view ns,
                                        std::string_view body, const WriteOptions& options,
-                                       std::string_view name, std::string_view subresource) override;
+                                       std::string_view name,
+                                       std::string_view subresource) override;
   absl::StatusOr<std::string> DoUpdate(const Resource& resource, std::string_view ns,
                                        std::string_view name, std::string_view body,
                                        const WriteOptions& options,

@@ -2,7 +2,10 @@
 #define _TURN_OFF_PLATFORM_STRING
 #include "kube/transport_cpprest.h"
 
+#include <cpprest/http_client.h>
+
 #include <algorithm>
+#include <boost/asio/ssl.hpp>
 #include <chrono>
 #include <exception>
 #include <memory>
@@ -12,12 +15,9 @@
 #include <utility>
 #include <vector>
 
-#include <boost/asio/ssl.hpp>
-#include <cpprest/http_client.h>
-
 #include "absl/strings/match.h"
-#include "kube/internal/strings.h"
 #include "common/status.h"
+#include "kube/internal/strings.h"
 
 namespace kube {
 
@@ -47,9 +47,7 @@ bool IsIdempotent(std::string_view method) {
 class CpprestTransport : public Transport {
  public:
   CpprestTransport(RestConfig config, CpprestTransportOptions options)
-      : config_(std::move(config)),
-        options_(options),
-        client_(NewClient()) {}
+      : config_(std::move(config)), options_(options), client_(NewClient()) {}
 
   absl::StatusOr<HttpResponse> Send(const HttpRequest& request) override {
     std::string what = internal::Cat(request.method, " ", request.path);
@@ -71,7 +69,8 @@ class CpprestTransport : public Transport {
         // body was never written) or is safe to repeat, as Go's net/http does for client-go.
         if (attempt == 0 && absl::IsUnavailable(status) &&
             (IsIdempotent(request.method) ||
-             std::string_view(e.what()).find("Failed to write request") != std::string_view::npos)) {
+             std::string_view(e.what()).find("Failed to write request") !=
+                 std::string_view::npos)) {
           ResetClient(client);
           first_error = status;
           continue;
@@ -185,8 +184,8 @@ class CpprestTransport : public Transport {
     try {
       req.set_request_uri(web::uri(request.path));
     } catch (const std::exception& e) {
-      return absl::InvalidArgumentError(internal::Cat("bad request path ", request.path, ": ",
-                                                     e.what()));
+      return absl::InvalidArgumentError(
+          internal::Cat("bad request path ", request.path, ": ", e.what()));
     }
     std::string content_type;
     for (const auto& [key, value] : request.headers) {

@@ -3,7 +3,8 @@
 // be swapped for another HTTP stack without touching the client.
 //
 //   ASSIGN_OR_RETURN(kube::RestConfig config, kube::LoadKubeconfig(path));
-//   ASSIGN_OR_RETURN(std::unique_ptr<kube::Transport> transport, kube::NewCpprestTransport(config));
+//   ASSIGN_OR_RETURN(std::unique_ptr<kube::Transport> transport,
+//   kube::NewCpprestTransport(config));
 #pragma once
 
 #include <memory>

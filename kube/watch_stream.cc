@@ -7,11 +7,16 @@ namespace kube {
 
 std::string_view WatchEventTypeName(WatchEvent::Type type) {
   switch (type) {
-    case WatchEvent::Type::kAdded: return "ADDED";
-    case WatchEvent::Type::kModified: return "MODIFIED";
-    case WatchEvent::Type::kDeleted: return "DELETED";
-    case WatchEvent::Type::kBookmark: return "BOOKMARK";
-    case WatchEvent::Type::kError: return "ERROR";
+    case WatchEvent::Type::kAdded:
+      return "ADDED";
+    case WatchEvent::Type::kModified:
+      return "MODIFIED";
+    case WatchEvent::Type::kDeleted:
+      return "DELETED";
+    case WatchEvent::Type::kBookmark:
+      return "BOOKMARK";
+    case WatchEvent::Type::kError:
+      return "ERROR";
   }
   return "UNKNOWN";
 }
@@ -107,7 +112,8 @@ absl::Status WatchStreamParser::Feed(std::string_view chunk, std::vector<WatchEv
       line = partial_;
     }
     std::string_view trimmed = line;
-    while (!trimmed.empty() && (trimmed.back() == '\r' || trimmed.back() == ' ' || trimmed.back() == '\t')) {
+    while (!trimmed.empty() &&
+           (trimmed.back() == '\r' || trimmed.back() == ' ' || trimmed.back() == '\t')) {
       trimmed.remove_suffix(1);
     }
     if (!trimmed.empty()) {

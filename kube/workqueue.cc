@@ -76,7 +76,8 @@ std::optional<std::string> WorkQueue::Get() {
       cv_.wait(lock);
     } else {
       // Never sleep long: the clock may be a fake one that tests advance.
-      absl::Duration wait = std::clamp(next - clock_.Now(), absl::Milliseconds(1), absl::Seconds(1));
+      absl::Duration wait =
+          std::clamp(next - clock_.Now(), absl::Milliseconds(1), absl::Seconds(1));
       cv_.wait_for(lock, absl::ToChronoNanoseconds(wait));
     }
   }

@@ -24,9 +24,10 @@ absl::Status WaitForDefaultServiceAccount(Client& client, const std::string& ns)
                  absl::Seconds(180))) {
     return absl::OkStatus();
   }
-  return absl::DeadlineExceededError(absl::StrCat(
-      "namespace ", ns, " has no default service account after 180 s: is kube-controller-manager "
-      "running?"));
+  return absl::DeadlineExceededError(
+      absl::StrCat("namespace ", ns,
+                   " has no default service account after 180 s: is kube-controller-manager "
+                   "running?"));
 }
 
 absl::StatusOr<Cluster*> Connect() {
@@ -51,9 +52,9 @@ absl::StatusOr<Cluster*> Connect() {
   cluster->client = std::make_unique<RestClient>(*cluster->transport);
   absl::StatusOr<std::string> ns_list = cluster->client->Get(Namespaces(), "", "default");
   if (!ns_list.ok()) {
-    return absl::UnavailableError(absl::StrCat("API server at ", cluster->config.server,
-                                               " (from ", cluster->kubeconfig,
-                                               ") is not reachable: ", ns_list.status().ToString()));
+    return absl::UnavailableError(
+        absl::StrCat("API server at ", cluster->config.server, " (from ", cluster->kubeconfig,
+                     ") is not reachable: ", ns_list.status().ToString()));
   }
   cluster->ns = absl::StrCat("kube-it-", getpid(), "-", RandomSuffix());
   RETURN_IF_ERROR(cluster->client
@@ -83,9 +84,9 @@ const absl::StatusOr<Cluster*>& SharedCluster() {
 absl::Status RunClusterScript(const std::string& script, const std::string& args) {
   const absl::StatusOr<Cluster*>& cluster = SharedCluster();
   RETURN_IF_ERROR(cluster.status());
-  std::string command = absl::StrCat("PHALANX_CLUSTER_DIR='", (*cluster)->state_dir, "' '",
-                                     PHALANX_SOURCE_DIR, "/hack/cluster/", script, "' ", args,
-                                     " 1>&2");
+  std::string command =
+      absl::StrCat("PHALANX_CLUSTER_DIR='", (*cluster)->state_dir, "' '", PHALANX_SOURCE_DIR,
+                   "/hack/cluster/", script, "' ", args, " 1>&2");
   int rc = std::system(command.c_str());
   if (rc != 0) return absl::InternalError(absl::StrCat(command, " exited with ", rc));
   return absl::OkStatus();

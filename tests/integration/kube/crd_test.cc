@@ -11,8 +11,11 @@
 namespace kube::integration {
 namespace {
 
-const Resource kWidgets{.group = "it.phalanx.dev", .version = "v1", .plural = "widgets",
-                        .namespaced = true, .kind = "Widget"};
+const Resource kWidgets{.group = "it.phalanx.dev",
+                        .version = "v1",
+                        .plural = "widgets",
+                        .namespaced = true,
+                        .kind = "Widget"};
 
 constexpr char kCrd[] = R"({
   "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
@@ -57,8 +60,9 @@ class CrdTest : public ClusterTest {
 TEST_F(CrdTest, StatusSubresourceIsSeparateFromSpec) {
   std::string name = "w-" + RandomSuffix();
   // Status in a create is dropped: status is only written through the subresource.
-  ASSERT_OK_AND_ASSIGN(std::string created,
-                       client().Create(kWidgets, ns(), Widget(name, 3, R"(,"status":{"phase":"Bogus"})")));
+  ASSERT_OK_AND_ASSIGN(
+      std::string created,
+      client().Create(kWidgets, ns(), Widget(name, 3, R"(,"status":{"phase":"Bogus"})")));
   EXPECT_EQ(StatusPhase(created), "");
   ASSERT_OK_AND_ASSIGN(RawObject widget, Decode<RawObject>(created));
   EXPECT_EQ(widget.meta.namespace_, ns());
@@ -80,8 +84,9 @@ TEST_F(CrdTest, StatusSubresourceIsSeparateFromSpec) {
   EXPECT_EQ(StatusPhase(updated), "Ready");
 
   // Merge-patch the status subresource and read it back through GetStatus.
-  ASSERT_OK(client().PatchStatus(kWidgets, ns(), name, PatchType::kMerge,
-                                 R"({"status":{"phase":"Done","observed":2}})")
+  ASSERT_OK(client()
+                .PatchStatus(kWidgets, ns(), name, PatchType::kMerge,
+                             R"({"status":{"phase":"Done","observed":2}})")
                 .status());
   ASSERT_OK_AND_ASSIGN(std::string read_status, client().GetStatus(kWidgets, ns(), name));
   EXPECT_EQ(StatusPhase(read_status), "Done");

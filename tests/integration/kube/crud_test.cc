@@ -4,6 +4,7 @@
 #include <set>
 #include <thread>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
 #include "common/testing/status_matchers.h"
@@ -42,26 +43,26 @@ TEST_F(CrudTest, ConfigMapLifecycle) {
   std::string rv1 = Field(created, "metadata", "resourceVersion");
   ASSERT_FALSE(uid.empty());
 
-  EXPECT_TRUE(absl::IsAlreadyExists(
-      client().Create(ConfigMaps(), ns(), ConfigMap(name, "{}")).status()));
+  EXPECT_TRUE(
+      absl::IsAlreadyExists(client().Create(ConfigMaps(), ns(), ConfigMap(name, "{}")).status()));
 
   ASSERT_OK_AND_ASSIGN(std::string got, client().Get(ConfigMaps(), ns(), name));
   EXPECT_EQ(Field(got, "data", "k"), "v1");
 
   // Update carrying the resourceVersion we read: a compare-and-swap.
   std::string rv_meta = absl::StrCat(R"(,"resourceVersion":")", rv1, "\"");
-  ASSERT_OK_AND_ASSIGN(std::string updated,
-                       client().Update(ConfigMaps(), ns(), name,
-                                       ConfigMap(name, R"({"k":"v2"})", rv_meta)));
+  ASSERT_OK_AND_ASSIGN(
+      std::string updated,
+      client().Update(ConfigMaps(), ns(), name, ConfigMap(name, R"({"k":"v2"})", rv_meta)));
   EXPECT_EQ(Field(updated, "data", "k"), "v2");
   // The same stale version again is a 409 Conflict.
   absl::Status stale =
       client().Update(ConfigMaps(), ns(), name, ConfigMap(name, R"({"k":"v3"})", rv_meta)).status();
   EXPECT_TRUE(IsConflict(stale)) << stale;
 
-  ASSERT_OK_AND_ASSIGN(std::string patched,
-                       client().Patch(ConfigMaps(), ns(), name, PatchType::kMerge,
-                                      R"({"data":{"extra":"x"}})"));
+  ASSERT_OK_AND_ASSIGN(
+      std::string patched,
+      client().Patch(ConfigMaps(), ns(), name, PatchType::kMerge, R"({"data":{"extra":"x"}})"));
   EXPECT_EQ(Field(patched, "data", "extra"), "x");
   EXPECT_EQ(Field(patched, "data", "k"), "v2");
   ASSERT_OK_AND_ASSIGN(patched, client().Patch(ConfigMaps(), ns(), name, PatchType::kJson,
@@ -72,8 +73,8 @@ TEST_F(CrudTest, ConfigMapLifecycle) {
   EXPECT_EQ(Field(patched, "data", "s"), "1");
 
   // A delete guarded by the wrong uid is refused.
-  absl::Status wrong_uid = client().Delete(ConfigMaps(), ns(), name,
-                                           {.precondition_uid = "00000000-0000-0000-0000-000000000000"});
+  absl::Status wrong_uid = client().Delete(
+      ConfigMaps(), ns(), name, {.precondition_uid = "00000000-0000-0000-0000-000000000000"});
   EXPECT_TRUE(IsConflict(wrong_uid)) << wrong_uid;
   ASSERT_OK(client().Delete(ConfigMaps(), ns(), name, {.precondition_uid = uid}));
   EXPECT_TRUE(absl::IsNotFound(client().Get(ConfigMaps(), ns(), name).status()));
@@ -136,9 +137,10 @@ TEST_F(CrudTest, PaginatedListOf2000Objects) {
     creators.emplace_back([&] {
       for (int i = next++; i < kObjects; i = next++) {
         std::string meta = absl::StrCat(R"(,"labels":{"set":")", label, "\"}");
-        if (!client().Create(ConfigMaps(), ns(), ConfigMap(absl::StrCat(label, "-", i),
-                                                           R"({"i":")" + std::to_string(i) + "\"}",
-                                                           meta))
+        if (!client()
+                 .Create(ConfigMaps(), ns(),
+                         ConfigMap(absl::StrCat(label, "-", i),
+                                   R"({"i":")" + std::to_string(i) + "\"}", meta))
                  .ok()) {
           failed = true;
         }
@@ -174,14 +176,16 @@ TEST_F(CrudTest, PaginatedListOf2000Objects) {
 TEST_F(CrudTest, ServerSideApplyOwnsFieldsPerManager) {
   std::string name = "ssa-" + RandomSuffix();
   std::string applied = ConfigMap(name, R"({"owned-by-a":"1","shared":"a"})");
-  ASSERT_OK(client().Patch(ConfigMaps(), ns(), name, PatchType::kApply, applied,
-                           {.field_manager = "manager-a"})
+  ASSERT_OK(client()
+                .Patch(ConfigMaps(), ns(), name, PatchType::kApply, applied,
+                       {.field_manager = "manager-a"})
                 .status());
   // Another manager setting a field A owns is a conflict...
-  absl::Status conflict = client().Patch(ConfigMaps(), ns(), name, PatchType::kApply,
-                                         ConfigMap(name, R"({"shared":"b"})"),
-                                         {.field_manager = "manager-b"})
-                              .status();
+  absl::Status conflict =
+      client()
+          .Patch(ConfigMaps(), ns(), name, PatchType::kApply, ConfigMap(name, R"({"shared":"b"})"),
+                 {.field_manager = "manager-b"})
+          .status();
   EXPECT_TRUE(IsConflict(conflict)) << conflict;
   EXPECT_THAT(conflict.message(), HasSubstr("manager-a"));
   // ...unless it forces, which takes the field over.
@@ -209,9 +213,9 @@ TEST_F(CrudTest, OwnerReferencesAreGarbageCollected) {
   std::vector<std::string> children;
   for (int i = 0; i < 3; ++i) {
     std::string child = absl::StrCat(owner_name, "-child-", i);
-    std::string meta = absl::StrCat(R"(,"ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap",)",
-                                    R"("name":")", owner_name, R"(","uid":")", owner_uid,
-                                    R"(","blockOwnerDeletion":true}])");
+    std::string meta =
+        absl::StrCat(R"(,"ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap",)", R"("name":")",
+                     owner_name, R"(","uid":")", owner_uid, R"(","blockOwnerDeletion":true}])");
     ASSERT_OK(client().Create(ConfigMaps(), ns(), ConfigMap(child, "{}", meta)).status());
     children.push_back(child);
   }
@@ -233,14 +237,15 @@ TEST_F(CrudTest, BindPodToKwokNode) {
   ASSERT_OK(client()
                 .Create(Nodes(), "",
                         absl::StrCat(R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")",
-                                     node,
-                                     R"(","annotations":{"kwok.x-k8s.io/node":"fake"},)",
+                                     node, R"(","annotations":{"kwok.x-k8s.io/node":"fake"},)",
                                      R"("labels":{"type":"kwok"}},)",
                                      R"("status":{"allocatable":{"cpu":"32","memory":"256Gi",)",
                                      R"("nvidia.com/gpu":"8","pods":"110"},)",
                                      R"("capacity":{"cpu":"32","memory":"256Gi",)",
                                      R"("nvidia.com/gpu":"8","pods":"110"}}})"))
                 .status());
+  // Nodes are cluster-scoped: delete it even if an assertion below fails.
+  absl::Cleanup delete_node = [&] { (void)client().Delete(Nodes(), "", node); };
   // kwok marks the node Ready.
   EXPECT_TRUE(Eventually(
       [&] {
@@ -279,7 +284,6 @@ TEST_F(CrudTest, BindPodToKwokNode) {
       },
       absl::Seconds(60)));
   ASSERT_OK(client().Delete(Pods(), ns(), pod, {.grace_period_seconds = 0}));
-  ASSERT_OK(client().Delete(Nodes(), "", node));
 }
 
 }  // namespace

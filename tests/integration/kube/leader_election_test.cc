@@ -54,8 +54,8 @@ using LeaderElectionTest = ClusterTest;
 TEST_F(LeaderElectionTest, FailsOverBetweenProcessesWithinTheLeaseTime) {
   std::string lease = "leader-" + RandomSuffix();
   Candidate a(cluster(), lease, "candidate-a");
-  ASSERT_TRUE(Eventually([&] { return Holder(client(), ns(), lease) == "candidate-a"; },
-                         absl::Seconds(20)))
+  ASSERT_TRUE(
+      Eventually([&] { return Holder(client(), ns(), lease) == "candidate-a"; }, absl::Seconds(20)))
       << "candidate-a never acquired the lease";
   Candidate b(cluster(), lease, "candidate-b");
   // b keeps trying but a keeps renewing.
@@ -65,8 +65,8 @@ TEST_F(LeaderElectionTest, FailsOverBetweenProcessesWithinTheLeaseTime) {
   // a crashes: no release, the lease simply stops being renewed.
   a.Stop(SIGKILL);
   absl::Time crashed = absl::Now();
-  ASSERT_TRUE(Eventually([&] { return Holder(client(), ns(), lease) == "candidate-b"; },
-                         absl::Seconds(30)))
+  ASSERT_TRUE(
+      Eventually([&] { return Holder(client(), ns(), lease) == "candidate-b"; }, absl::Seconds(30)))
       << "candidate-b never took over";
   absl::Duration failover = absl::Now() - crashed;
   // b must wait out the lease it last saw renewed (at most one retry period before the crash),

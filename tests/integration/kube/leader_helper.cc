@@ -43,22 +43,24 @@ int main(int argc, char** argv) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
   });
-  kube::LeaderElector elector(
-      client,
-      {.lease_namespace = argv[2], .lease_name = argv[3], .identity = identity,
-       .lease_duration = absl::Seconds(4), .renew_deadline = absl::Seconds(3),
-       .retry_period = absl::Milliseconds(500)},
-      {.on_started_leading =
-           [&](const kube::Cancellation& lost) {
-             std::printf("LEADING %s\n", identity.c_str());
-             std::fflush(stdout);
-             lost.WaitFor(absl::InfiniteDuration());
-           },
-       .on_stopped_leading =
-           [&] {
-             std::printf("STOPPED %s\n", identity.c_str());
-             std::fflush(stdout);
-           }});
+  kube::LeaderElector elector(client,
+                              {.lease_namespace = argv[2],
+                               .lease_name = argv[3],
+                               .identity = identity,
+                               .lease_duration = absl::Seconds(4),
+                               .renew_deadline = absl::Seconds(3),
+                               .retry_period = absl::Milliseconds(500)},
+                              {.on_started_leading =
+                                   [&](const kube::Cancellation& lost) {
+                                     std::printf("LEADING %s\n", identity.c_str());
+                                     std::fflush(stdout);
+                                     lost.WaitFor(absl::InfiniteDuration());
+                                   },
+                               .on_stopped_leading =
+                                   [&] {
+                                     std::printf("STOPPED %s\n", identity.c_str());
+                                     std::fflush(stdout);
+                                   }});
   elector.Run(&stop);
   stop.Cancel();
   watcher.join();

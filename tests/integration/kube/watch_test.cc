@@ -121,7 +121,8 @@ std::string ConfigMap(const std::string& name, const std::string& label, int val
 // The informer's cache holds exactly what the server has: the same keys at the same versions.
 bool CacheMatchesServer(Client& client, const std::string& ns, const std::string& label,
                         const Informer<RawObject>& informer) {
-  absl::StatusOr<ListResult> list = client.List(ConfigMaps(), ns, {.label_selector = "set=" + label});
+  absl::StatusOr<ListResult> list =
+      client.List(ConfigMaps(), ns, {.label_selector = "set=" + label});
   if (!list.ok()) return false;
   std::map<std::string, std::string> server, cache;
   for (const std::string& item : list->items) {
@@ -136,13 +137,21 @@ bool CacheMatchesServer(Client& client, const std::string& ns, const std::string
 class WatchTest : public ClusterTest {
  protected:
   InformerOptions Options(const std::string& label) {
-    return {.reflector = {.namespace_ = ns(),
-                          .label_selector = "set=" + label,
-                          .min_watch_timeout = absl::Seconds(60),
-                          .backoff = {.initial = absl::Milliseconds(200), .max = absl::Seconds(2)}}};
+    return {
+        .reflector = {.namespace_ = ns(),
+                      .label_selector = "set=" + label,
+                      .min_watch_timeout = absl::Seconds(60),
+                      .backoff = {.initial = absl::Milliseconds(200), .max = absl::Seconds(2)}}};
   }
   void Create(const std::string& name, const std::string& label, int value) {
     ASSERT_OK(client().Create(ConfigMaps(), ns(), ConfigMap(name, label, value)).status());
+  }
+  // Creates <label>-0 .. <label>-(n-1) and waits until the informer has them all.
+  void CreateAndSync(const Informer<RawObject>& informer, const std::string& label, int n) {
+    for (int i = 0; i < n; ++i) Create(absl::StrCat(label, "-", i), label, 0);
+    ASSERT_TRUE(informer.WaitForSync(absl::Seconds(30)));
+    ASSERT_TRUE(
+        Eventually([&] { return informer.size() == static_cast<size_t>(n); }, absl::Seconds(30)));
   }
   void Patch(const std::string& name, int value) {
     ASSERT_OK(client()
@@ -159,9 +168,7 @@ TEST_F(WatchTest, InformerSurvivesApiServerRestartWithoutLossOrDuplicates) {
   informer.AddEventHandlers(recorder.Handlers());
   Running running(informer);
 
-  for (int i = 0; i < 10; ++i) Create(absl::StrCat(label, "-", i), label, 0);
-  ASSERT_TRUE(informer.WaitForSync(absl::Seconds(30)));
-  ASSERT_TRUE(Eventually([&] { return informer.size() == 10; }, absl::Seconds(30)));
+  ASSERT_NO_FATAL_FAILURE(CreateAndSync(informer, label, 10));
   for (int i = 0; i < 3; ++i) Patch(absl::StrCat(label, "-", i), 1);
 
   ASSERT_OK(RunClusterScript("restart-apiserver.sh", "--down-for 3"));
@@ -169,7 +176,8 @@ TEST_F(WatchTest, InformerSurvivesApiServerRestartWithoutLossOrDuplicates) {
 
   // Changes after the restart reach the informer through the resumed (or re-listed) watch.
   for (int i = 3; i < 6; ++i) Patch(absl::StrCat(label, "-", i), 2);
-  for (int i = 6; i < 8; ++i) ASSERT_OK(client().Delete(ConfigMaps(), ns(), absl::StrCat(label, "-", i)));
+  for (int i = 6; i < 8; ++i)
+    ASSERT_OK(client().Delete(ConfigMaps(), ns(), absl::StrCat(label, "-", i)));
   for (int i = 10; i < 13; ++i) Create(absl::StrCat(label, "-", i), label, 0);
 
   EXPECT_TRUE(Eventually([&] { return CacheMatchesServer(client(), ns(), label, informer); },
@@ -198,9 +206,7 @@ TEST_F(WatchTest, CompactedResourceVersionIsGoneAndTheInformerRelists) {
   informer.AddEventHandlers(recorder.Handlers());
   Running running(informer);
 
-  for (int i = 0; i < 5; ++i) Create(absl::StrCat(label, "-", i), label, 0);
-  ASSERT_TRUE(informer.WaitForSync(absl::Seconds(30)));
-  ASSERT_TRUE(Eventually([&] { return informer.size() == 5; }, absl::Seconds(30)));
+  ASSERT_NO_FATAL_FAILURE(CreateAndSync(informer, label, 5));
 
   // Cut the informer off, change things behind its back, and compact them out of etcd's history.
   faults.RefuseStreams(true);
@@ -217,8 +223,8 @@ TEST_F(WatchTest, CompactedResourceVersionIsGoneAndTheInformerRelists) {
   // The server now refuses the old version: 410 up front, or an ERROR event with code 410.
   absl::Status event_error;
   absl::Status watch_status = client().Watch(
-      ConfigMaps(), ns(), {.resource_version = stale_rv, .label_selector = "set=" + label,
-                           .timeout_seconds = 5},
+      ConfigMaps(), ns(),
+      {.resource_version = stale_rv, .label_selector = "set=" + label, .timeout_seconds = 5},
       [&](const WatchEvent& e) {
         if (e.type == WatchEvent::Type::kError) event_error = StatusFromStatusObject(e.object, 500);
         return e.type != WatchEvent::Type::kError;
@@ -250,7 +256,8 @@ TEST_F(WatchTest, CancelEndsAQuietWatchPromptly) {
   });
   // A watch on a label nothing has: the server sends nothing for 300 s unless cancelled.
   absl::Status status = client().Watch(
-      ConfigMaps(), ns(), {.label_selector = "set=nothing-" + RandomSuffix(), .timeout_seconds = 300},
+      ConfigMaps(), ns(),
+      {.label_selector = "set=nothing-" + RandomSuffix(), .timeout_seconds = 300},
       [](const WatchEvent&) { return true; }, &stop);
   canceller.join();
   EXPECT_TRUE(status.ok() || absl::IsCancelled(status)) << status;

@@ -29,9 +29,8 @@ class MockClient : public Client {
                std::string_view body, const WriteOptions& options, std::string_view subresource),
               (override));
   MOCK_METHOD(absl::StatusOr<std::string>, DoPatch,
-              (const Resource& resource, std::string_view ns, std::string_view name,
-               PatchType type, std::string_view body, const WriteOptions& options,
-               std::string_view subresource),
+              (const Resource& resource, std::string_view ns, std::string_view name, PatchType type,
+               std::string_view body, const WriteOptions& options, std::string_view subresource),
               (override));
   MOCK_METHOD(absl::Status, DoDelete,
               (const Resource& resource, std::string_view ns, std::string_view name,

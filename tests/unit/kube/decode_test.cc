@@ -102,8 +102,8 @@ TEST(DecodeNodeTest, AllocatableTaintsAndReadiness) {
   EXPECT_TRUE(node.ready);
   EXPECT_FALSE(node.unschedulable);
   ASSERT_EQ(node.taints.size(), 2u);
-  EXPECT_EQ(node.taints[1], (Taint{"sagemaker.amazonaws.com/node-health-status", "Unschedulable",
-                                   "NoExecute"}));
+  EXPECT_EQ(node.taints[1],
+            (Taint{"sagemaker.amazonaws.com/node-health-status", "Unschedulable", "NoExecute"}));
   EXPECT_EQ(node.allocatable.at("cpu"), 191450);
   EXPECT_EQ(node.allocatable.at("memory"), int64_t{2063004} * kMi);
   EXPECT_EQ(node.allocatable.at("nvidia.com/gpu"), 8);
@@ -137,9 +137,10 @@ TEST(DecodeListTest, NullItemsIsEmpty) {
 }
 
 TEST(DecodeRawTest, KeepsTextAndMetadata) {
-  std::string json = R"({"apiVersion":"phalanx.dev/v1alpha1","kind":"TrainingJob",)"
-                     R"("metadata":{"name":"llama","namespace":"ml","uid":"j-1","resourceVersion":"7"},)"
-                     R"("spec":{"replicas":16}})";
+  std::string json =
+      R"({"apiVersion":"phalanx.dev/v1alpha1","kind":"TrainingJob",)"
+      R"("metadata":{"name":"llama","namespace":"ml","uid":"j-1","resourceVersion":"7"},)"
+      R"("spec":{"replicas":16}})";
   ASSERT_OK_AND_ASSIGN(RawObject raw, Decode<RawObject>(json));
   EXPECT_EQ(raw.json, json);
   EXPECT_EQ(raw.meta.Key(), "ml/llama");

@@ -14,8 +14,8 @@ using ::testing::HasSubstr;
 using testing::Testdata;
 
 absl::Status FromFile(int code, const std::string& name, HttpHeaders headers = {}) {
-  return StatusFromResponse(HttpResponse{.status = code, .headers = std::move(headers),
-                                         .body = Testdata(name)});
+  return StatusFromResponse(
+      HttpResponse{.status = code, .headers = std::move(headers), .body = Testdata(name)});
 }
 
 TEST(ErrorsTest, NotFound) {
@@ -49,9 +49,8 @@ TEST(ErrorsTest, InvalidKeepsFieldCauses) {
   absl::Status status = FromFile(422, "status_422.json");
   EXPECT_TRUE(IsInvalid(status));
   EXPECT_THAT(status, StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("spec.queueName")));
-  EXPECT_THAT(KubeErrorOf(status)->causes,
-              ElementsAre(HasSubstr("spec.replicas: Invalid value: 0"),
-                          "spec.queueName: Required value"));
+  EXPECT_THAT(KubeErrorOf(status)->causes, ElementsAre(HasSubstr("spec.replicas: Invalid value: 0"),
+                                                       "spec.queueName: Required value"));
 }
 
 TEST(ErrorsTest, TooManyRequestsRetryAfterFromBodyOrHeader) {

@@ -17,8 +17,11 @@ using ::testing::HasSubstr;
 using ::testing::Invoke;
 using ::testing::Return;
 
-const ObjectReference kJob{.api_version = "phalanx.dev/v1alpha1", .kind = "TrainingJob",
-                           .namespace_ = "ml", .name = "llama", .uid = "j-1"};
+const ObjectReference kJob{.api_version = "phalanx.dev/v1alpha1",
+                           .kind = "TrainingJob",
+                           .namespace_ = "ml",
+                           .name = "llama",
+                           .uid = "j-1"};
 
 TEST(EventRecorderTest, CreatesACoreV1Event) {
   MockClient client;
@@ -49,12 +52,13 @@ TEST(EventRecorderTest, RepeatsAreAggregatedIntoCount) {
   MockClient client;
   FakeClock clock;
   EventRecorder recorder(client, {.component = "c"}, clock);
-  EXPECT_CALL(client, DoCreate(_, _, _, _, _, _)).Times(2).WillRepeatedly(Return(std::string("{}")));
+  EXPECT_CALL(client, DoCreate(_, _, _, _, _, _))
+      .Times(2)
+      .WillRepeatedly(Return(std::string("{}")));
   std::vector<std::string> patches;
   EXPECT_CALL(client, DoPatch(_, "ml", HasSubstr("llama."), PatchType::kMerge, _, _, ""))
-      .WillRepeatedly(Invoke([&](const Resource&, std::string_view, std::string_view,
-                                 PatchType, std::string_view b, const WriteOptions&,
-                                 std::string_view) {
+      .WillRepeatedly(Invoke([&](const Resource&, std::string_view, std::string_view, PatchType,
+                                 std::string_view b, const WriteOptions&, std::string_view) {
         patches.emplace_back(b);
         return std::string("{}");
       }));
@@ -73,9 +77,12 @@ TEST(EventRecorderTest, ExpiredEventIsRecreated) {
   MockClient client;
   FakeClock clock;
   EventRecorder recorder(client, {.component = "c"}, clock);
-  EXPECT_CALL(client, DoCreate(_, _, _, _, _, _)).Times(2).WillRepeatedly(Return(std::string("{}")));
+  EXPECT_CALL(client, DoCreate(_, _, _, _, _, _))
+      .Times(2)
+      .WillRepeatedly(Return(std::string("{}")));
   EXPECT_CALL(client, DoPatch(_, _, _, _, _, _, _))
-      .WillOnce(Return(StatusFromResponse({.status = 404, .body = testing::Testdata("status_404.json")})));
+      .WillOnce(Return(
+          StatusFromResponse({.status = 404, .body = testing::Testdata("status_404.json")})));
   ASSERT_OK(recorder.Record(kJob, EventType::kNormal, "R", "m"));
   ASSERT_OK(recorder.Record(kJob, EventType::kNormal, "R", "m"));
 }

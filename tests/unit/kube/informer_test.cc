@@ -21,8 +21,8 @@ namespace {
 using ::testing::_;
 using ::testing::ElementsAre;
 using ::testing::Invoke;
-using ::testing::UnorderedElementsAre;
 using testing::Testdata;
+using ::testing::UnorderedElementsAre;
 
 std::vector<WatchEvent> Events(const std::string& text) {
   WatchStreamParser parser;
@@ -33,14 +33,14 @@ std::vector<WatchEvent> Events(const std::string& text) {
 
 // A watch call that delivers `events` (stopping where the callback says) and then ends `status`.
 auto DeliverThen(std::vector<WatchEvent> events, absl::Status status) {
-  return [events = std::move(events), status](const Resource&, std::string_view,
-                                              const WatchOptions&, const WatchCallback& on_event,
-                                              const Cancellation*) {
-    for (const WatchEvent& e : events) {
-      if (!on_event(e)) break;
-    }
-    return status;
-  };
+  return
+      [events = std::move(events), status](const Resource&, std::string_view, const WatchOptions&,
+                                           const WatchCallback& on_event, const Cancellation*) {
+        for (const WatchEvent& e : events) {
+          if (!on_event(e)) break;
+        }
+        return status;
+      };
 }
 
 auto Pages(std::vector<std::string> pages) {
@@ -62,24 +62,35 @@ class InformerTest : public ::testing::Test {
   InformerTest() {
     informer_.AddIndexer(kIndexByNamespace, NamespaceIndex<Pod>);
     informer_.AddIndexer("job", LabelIndex<Pod>("phalanx.dev/job"));
-    informer_.AddIndexer("node", [](const Pod& p) { return std::vector<std::string>{p.node_name}; });
+    informer_.AddIndexer("node",
+                         [](const Pod& p) { return std::vector<std::string>{p.node_name}; });
     informer_.AddEventHandlers({
         .on_add = [this](const Pod& p) { log_.push_back("add " + p.meta.Key()); },
-        .on_update = [this](const Pod& old, const Pod& now) {
-          log_.push_back("update " + now.meta.Key() + " " + old.meta.resource_version + "->" +
-                         now.meta.resource_version);
-        },
+        .on_update =
+            [this](const Pod& old, const Pod& now) {
+              log_.push_back("update " + now.meta.Key() + " " + old.meta.resource_version + "->" +
+                             now.meta.resource_version);
+            },
         .on_delete = [this](const Pod& p) { log_.push_back("delete " + p.meta.Key()); },
     });
+  }
+
+  // A watch call that records where it started and stops the informer.
+  auto StopWatching() {
+    return [this](const Resource&, std::string_view, const WatchOptions& o, const WatchCallback&,
+                  const Cancellation*) {
+      watched_from_.push_back(o.resource_version);
+      stop_.Cancel();
+      return absl::OkStatus();
+    };
   }
 
   MockClient client_;
   FakeClock clock_;
   Cancellation stop_;
-  Informer<Pod> informer_{client_, Pods(),
-                          InformerOptions{.reflector = {.min_watch_timeout = absl::Minutes(5),
-                                                        .seed = 7}},
-                          clock_};
+  Informer<Pod> informer_{
+      client_, Pods(),
+      InformerOptions{.reflector = {.min_watch_timeout = absl::Minutes(5), .seed = 7}}, clock_};
   std::vector<std::string> log_;
   std::vector<std::string> watched_from_;
 };
@@ -101,28 +112,24 @@ TEST_F(InformerTest, ListWatchThenRelistAfterExpiredErrorEvent) {
         EXPECT_LT(o.timeout_seconds, 600);
         // The cache is synced before the first watch.
         EXPECT_TRUE(informer_.HasSynced());
-        return DeliverThen(Events(Testdata("watch_stream.jsonl")), absl::OkStatus())(r, ns, o, cb, c);
+        return DeliverThen(Events(Testdata("watch_stream.jsonl")), absl::OkStatus())(r, ns, o, cb,
+                                                                                     c);
       }))
-      .WillOnce(Invoke([&](const Resource&, std::string_view, const WatchOptions& o,
-                           const WatchCallback&, const Cancellation*) {
-        watched_from_.push_back(o.resource_version);
-        stop_.Cancel();
-        return absl::OkStatus();
-      }));
+      .WillOnce(Invoke(StopWatching()));
 
   informer_.Run(&stop_);
 
   // The ERROR 410 made the reflector relist, and the new watch starts at the new list.
   EXPECT_THAT(watched_from_, ElementsAre("190001", "190200"));
   EXPECT_EQ(informer_.reflector().lists(), 2);
-  EXPECT_THAT(log_, ElementsAre(
-                        // first list
-                        "add ml-team/p-0", "add ml-team/p-1", "add other/p-2",
-                        // watch
-                        "add ml-team/p-3", "update ml-team/p-0 189990->190011",
-                        "delete ml-team/p-1",
-                        // relist: p-0 unchanged, p-3 changed, p-2 gone
-                        "update ml-team/p-3 190010->190150", "delete other/p-2"));
+  EXPECT_THAT(log_,
+              ElementsAre(
+                  // first list
+                  "add ml-team/p-0", "add ml-team/p-1", "add other/p-2",
+                  // watch
+                  "add ml-team/p-3", "update ml-team/p-0 189990->190011", "delete ml-team/p-1",
+                  // relist: p-0 unchanged, p-3 changed, p-2 gone
+                  "update ml-team/p-3 190010->190150", "delete other/p-2"));
   EXPECT_EQ(informer_.size(), 2u);
   EXPECT_EQ(informer_.Get("ml-team/p-3")->node_name, "n-9");
   EXPECT_EQ(informer_.Get("ml-team/p-1"), nullptr);
@@ -138,20 +145,16 @@ TEST_F(InformerTest, BrokenWatchResumesFromLastBookmarkWithoutRelisting) {
   std::vector<WatchEvent> events = Events(Testdata("watch_stream.jsonl"));
   // ADDED p-3 (190010), MODIFIED p-0 (190011), BOOKMARK (190050), then the connection drops.
   events.resize(3);
-  EXPECT_CALL(client_, DoListPages(_, _, _, _)).WillOnce(Invoke(Pages({Testdata("pod_list_page1.json")})));
+  EXPECT_CALL(client_, DoListPages(_, _, _, _))
+      .WillOnce(Invoke(Pages({Testdata("pod_list_page1.json")})));
   EXPECT_CALL(client_, DoWatch(_, _, _, _, _))
       .WillOnce(Invoke([&](const Resource& r, std::string_view ns, const WatchOptions& o,
                            const WatchCallback& cb, const Cancellation* c) {
         watched_from_.push_back(o.resource_version);
         return DeliverThen(events, absl::UnavailableError("connection reset by peer"))(r, ns, o, cb,
-                                                                                      c);
+                                                                                       c);
       }))
-      .WillOnce(Invoke([&](const Resource&, std::string_view, const WatchOptions& o,
-                           const WatchCallback&, const Cancellation*) {
-        watched_from_.push_back(o.resource_version);
-        stop_.Cancel();
-        return absl::OkStatus();
-      }));
+      .WillOnce(Invoke(StopWatching()));
   int sleeps_before = clock_.sleeps();
   informer_.Run(&stop_);
   EXPECT_THAT(watched_from_, ElementsAre("190001", "190050"));
@@ -187,37 +190,29 @@ TEST_F(InformerTest, ListFailureBacksOffHonouringRetryAfter) {
                           const std::function<absl::Status(std::string_view)>& on_page) {
         // Fails part-way: the first page must not reach the cache.
         RETURN_IF_ERROR(on_page(Testdata("pod_list_page1.json")));
-        return StatusFromResponse(
-            {.status = 429, .headers = {{"Retry-After", "40"}}, .body = Testdata("status_429.json")});
+        return StatusFromResponse({.status = 429,
+                                   .headers = {{"Retry-After", "40"}},
+                                   .body = Testdata("status_429.json")});
       }))
       .WillOnce(Invoke(Pages({Testdata("pod_list_page2.json")})));
-  EXPECT_CALL(client_, DoWatch(_, _, _, _, _))
-      .WillOnce(Invoke([&](const Resource&, std::string_view, const WatchOptions&,
-                           const WatchCallback&, const Cancellation*) {
-        stop_.Cancel();
-        return absl::OkStatus();
-      }));
+  EXPECT_CALL(client_, DoWatch(_, _, _, _, _)).WillOnce(Invoke(StopWatching()));
   informer_.Run(&stop_);
   EXPECT_GE(clock_.Now() - start, absl::Seconds(40));
   EXPECT_THAT(log_, ElementsAre("add other/p-2"));
 }
 
 TEST_F(InformerTest, ResyncReplaysCachedObjectsAsUpdates) {
-  EXPECT_CALL(client_, DoListPages(_, _, _, _)).WillOnce(Invoke(Pages({Testdata("pod_list_page2.json")})));
-  EXPECT_CALL(client_, DoWatch(_, _, _, _, _))
-      .WillOnce(Invoke([&](const Resource&, std::string_view, const WatchOptions&,
-                           const WatchCallback&, const Cancellation*) {
-        stop_.Cancel();
-        return absl::OkStatus();
-      }));
+  EXPECT_CALL(client_, DoListPages(_, _, _, _))
+      .WillOnce(Invoke(Pages({Testdata("pod_list_page2.json")})));
+  EXPECT_CALL(client_, DoWatch(_, _, _, _, _)).WillOnce(Invoke(StopWatching()));
   informer_.Run(&stop_);
   informer_.Resync();
   EXPECT_THAT(log_, ElementsAre("add other/p-2", "update other/p-2 189995->189995"));
 }
 
 TEST(BackoffTest, GrowsToTheCapWithBoundedJitter) {
-  Backoff backoff({.initial = absl::Seconds(1), .max = absl::Seconds(8), .factor = 2, .jitter = 0.5},
-                  42);
+  Backoff backoff(
+      {.initial = absl::Seconds(1), .max = absl::Seconds(8), .factor = 2, .jitter = 0.5}, 42);
   std::vector<double> bases = {1, 2, 4, 8, 8};
   for (double base : bases) {
     absl::Duration d = backoff.Next();
@@ -231,17 +226,28 @@ TEST(BackoffTest, GrowsToTheCapWithBoundedJitter) {
 TEST(RetryOnConflictTest, RetriesOnlyConflicts) {
   FakeClock clock;
   int calls = 0;
-  absl::Status conflict = StatusFromResponse({.status = 409, .body = Testdata("status_409_conflict.json")});
+  absl::Status conflict =
+      StatusFromResponse({.status = 409, .body = Testdata("status_409_conflict.json")});
   EXPECT_OK(RetryOnConflict([&] { return ++calls < 3 ? conflict : absl::OkStatus(); }, clock));
   EXPECT_EQ(calls, 3);
 
   calls = 0;
-  EXPECT_TRUE(IsConflict(RetryOnConflict([&] { ++calls; return conflict; }, clock, {.attempts = 4})));
+  EXPECT_TRUE(IsConflict(RetryOnConflict(
+      [&] {
+        ++calls;
+        return conflict;
+      },
+      clock, {.attempts = 4})));
   EXPECT_EQ(calls, 4);
 
   calls = 0;
   absl::Status not_found = StatusFromResponse({.status = 404, .body = Testdata("status_404.json")});
-  EXPECT_TRUE(IsNotFound(RetryOnConflict([&] { ++calls; return not_found; }, clock)));
+  EXPECT_TRUE(IsNotFound(RetryOnConflict(
+      [&] {
+        ++calls;
+        return not_found;
+      },
+      clock)));
   EXPECT_EQ(calls, 1);
 }
 

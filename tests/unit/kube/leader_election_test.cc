@@ -85,14 +85,15 @@ class LeaseStore {
 struct Candidate {
   Candidate(LeaseStore& store, Clock& clock, std::string id, LeaderCallbacks callbacks = {})
       : client(transport),
-        elector(client,
-                {.lease_namespace = "phalanx-system", .lease_name = "op", .identity = std::move(id)},
-                std::move(callbacks), clock) {
-    ON_CALL(transport, Send(_)).WillByDefault(Invoke([this, &store](const HttpRequest& r)
-                                                         -> absl::StatusOr<HttpResponse> {
-      if (partitioned) return absl::UnavailableError("connection refused");
-      return store.Handle(r);
-    }));
+        elector(
+            client,
+            {.lease_namespace = "phalanx-system", .lease_name = "op", .identity = std::move(id)},
+            std::move(callbacks), clock) {
+    ON_CALL(transport, Send(_))
+        .WillByDefault(Invoke([this, &store](const HttpRequest& r) -> absl::StatusOr<HttpResponse> {
+          if (partitioned) return absl::UnavailableError("connection refused");
+          return store.Handle(r);
+        }));
     EXPECT_CALL(transport, Send(_)).Times(::testing::AnyNumber());
   }
   ::testing::NiceMock<MockTransport> transport;
@@ -130,7 +131,7 @@ TEST(LeaderElectionTest, TakesOverOnlyAfterLeaseDurationWithoutRenewal) {
   Candidate b(store, clock, "b");
   ASSERT_TRUE(a.elector.TryAcquireOrRenew());
   ASSERT_FALSE(b.elector.TryAcquireOrRenew());  // b observes a's record now
-  a.partitioned = true;                          // a stops renewing
+  a.partitioned = true;                         // a stops renewing
   clock.Advance(absl::Seconds(14));
   EXPECT_FALSE(b.elector.TryAcquireOrRenew());
   clock.Advance(absl::Seconds(1));  // 15 s since b saw the record change
@@ -178,19 +179,17 @@ TEST(LeaderElectionTest, RunStepsDownWhenRenewalsFailPastTheDeadline) {
   EXPECT_TRUE(lost_signalled);
   EXPECT_TRUE(stopped);
   EXPECT_GE(clock.Now() - start, absl::Seconds(10));  // renew deadline
-  EXPECT_EQ(store.Holder(), "a");  // no release when the lease was lost
+  EXPECT_EQ(store.Holder(), "a");                     // no release when the lease was lost
 }
 
 TEST(LeaderElectionTest, RunReleasesOnCancel) {
   LeaseStore store;
   FakeClock clock;
   Cancellation stop;
-  Candidate a(store, clock, "a",
-              {.on_started_leading =
-                   [&](const Cancellation& lost) {
-                     stop.Cancel();
-                     lost.WaitFor(absl::InfiniteDuration());
-                   }});
+  Candidate a(store, clock, "a", {.on_started_leading = [&](const Cancellation& lost) {
+                stop.Cancel();
+                lost.WaitFor(absl::InfiniteDuration());
+              }});
   a.elector.Run(&stop);
   EXPECT_EQ(store.Holder(), "");
   EXPECT_FALSE(a.elector.IsLeader());

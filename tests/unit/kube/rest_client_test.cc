@@ -20,8 +20,11 @@ using ::testing::Invoke;
 using ::testing::Return;
 using testing::Testdata;
 
-const Resource kJobs{.group = "phalanx.dev", .version = "v1alpha1", .plural = "trainingjobs",
-                     .namespaced = true, .kind = "TrainingJob"};
+const Resource kJobs{.group = "phalanx.dev",
+                     .version = "v1alpha1",
+                     .plural = "trainingjobs",
+                     .namespaced = true,
+                     .kind = "TrainingJob"};
 
 HttpResponse Ok(std::string body, int status = 200) {
   return HttpResponse{.status = status, .body = std::move(body)};
@@ -73,9 +76,10 @@ TEST_F(RestClientTest, ListFollowsContinueTokens) {
         paths.push_back(r.path);
         return Ok(Testdata("pod_list_page2.json"));
       }));
-  ASSERT_OK_AND_ASSIGN(ListResult result,
-                       client_.List(Pods(), "", {.label_selector = "phalanx.dev/job", .limit = 2,
-                                                 .resource_version = "0"}));
+  ASSERT_OK_AND_ASSIGN(
+      ListResult result,
+      client_.List(Pods(), "",
+                   {.label_selector = "phalanx.dev/job", .limit = 2, .resource_version = "0"}));
   ASSERT_EQ(result.items.size(), 3u);
   EXPECT_THAT(result.items[2], HasSubstr("\"name\":\"p-2\""));
   EXPECT_EQ(result.resource_version, "190001");
@@ -105,8 +109,9 @@ TEST_F(RestClientTest, WritesUseTheRightVerbsPathsAndContentTypes) {
   ASSERT_OK(client_.UpdateStatus(kJobs, "ml", "llama", "{}").status());
   ASSERT_OK(client_.Patch(kJobs, "ml", "llama", PatchType::kMerge, "{}").status());
   ASSERT_OK(client_.PatchStatus(kJobs, "ml", "llama", PatchType::kJson, "[]").status());
-  ASSERT_OK(client_.Patch(ConfigMaps(), "ml", "cm", PatchType::kApply, "{}",
-                          {.field_manager = "phalanx", .force = true})
+  ASSERT_OK(client_
+                .Patch(ConfigMaps(), "ml", "cm", PatchType::kApply, "{}",
+                       {.field_manager = "phalanx", .force = true})
                 .status());
   ASSERT_EQ(seen.size(), 6u);
   EXPECT_EQ(seen[0].method, "POST");
@@ -137,8 +142,10 @@ TEST_F(RestClientTest, DeleteSendsPropagationAndPreconditions) {
     return Ok("{}");
   }));
   ASSERT_OK(client_.Delete(kJobs, "ml", "llama",
-                           {.propagation_policy = "Foreground", .precondition_uid = "j-1",
-                            .precondition_resource_version = "42", .grace_period_seconds = 0}));
+                           {.propagation_policy = "Foreground",
+                            .precondition_uid = "j-1",
+                            .precondition_resource_version = "42",
+                            .grace_period_seconds = 0}));
   EXPECT_EQ(sent.method, "DELETE");
   EXPECT_EQ(sent.path, "/apis/phalanx.dev/v1alpha1/namespaces/ml/trainingjobs/llama");
   ASSERT_OK_AND_ASSIGN(rapidjson::Document body, ParseJson(sent.body));
@@ -179,13 +186,13 @@ TEST_F(RestClientTest, WatchStreamsEventsAcrossChunkBoundaries) {
         return HttpResponse{.status = 200};
       }));
   std::vector<WatchEvent::Type> types;
-  ASSERT_OK(client_.Watch(Pods(), "ml-team",
-                          {.resource_version = "190001", .timeout_seconds = 317},
-                          [&](const WatchEvent& e) {
-                            types.push_back(e.type);
-                            return e.type != WatchEvent::Type::kDeleted;  // stop after DELETED
-                          },
-                          nullptr));
+  ASSERT_OK(client_.Watch(
+      Pods(), "ml-team", {.resource_version = "190001", .timeout_seconds = 317},
+      [&](const WatchEvent& e) {
+        types.push_back(e.type);
+        return e.type != WatchEvent::Type::kDeleted;  // stop after DELETED
+      },
+      nullptr));
   EXPECT_EQ(sent.path,
             "/api/v1/namespaces/ml-team/pods?watch=true&resourceVersion=190001"
             "&allowWatchBookmarks=true&timeoutSeconds=317");
@@ -196,8 +203,8 @@ TEST_F(RestClientTest, WatchStreamsEventsAcrossChunkBoundaries) {
 TEST_F(RestClientTest, WatchThatStartsTooOldIsGone) {
   EXPECT_CALL(transport_, Stream(_, _, _))
       .WillOnce(Return(HttpResponse{.status = 410, .body = Testdata("status_410.json")}));
-  absl::Status status = client_.Watch(Pods(), "", {.resource_version = "1"},
-                                      [](const WatchEvent&) { return true; }, nullptr);
+  absl::Status status = client_.Watch(
+      Pods(), "", {.resource_version = "1"}, [](const WatchEvent&) { return true; }, nullptr);
   EXPECT_TRUE(IsGone(status));
 }
 
@@ -208,7 +215,8 @@ TEST_F(RestClientTest, WatchWithGarbageIsDataLoss) {
         on_chunk("<html>proxy error</html>\n");
         return HttpResponse{.status = 200};
       }));
-  EXPECT_THAT(client_.Watch(Pods(), "", {}, [](const WatchEvent&) { return true; }, nullptr),
+  EXPECT_THAT(client_.Watch(
+                  Pods(), "", {}, [](const WatchEvent&) { return true; }, nullptr),
               StatusIs(absl::StatusCode::kDataLoss));
 }
 

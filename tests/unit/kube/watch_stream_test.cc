@@ -25,7 +25,7 @@ TEST(WatchStreamTest, ParsesEveryEventType) {
   ASSERT_OK(parser.Feed(Testdata("watch_stream.jsonl"), &events));
   ASSERT_EQ(events.size(), 5u);
   EXPECT_THAT(Types(events), ::testing::ElementsAre(Type::kAdded, Type::kModified, Type::kBookmark,
-                                                     Type::kDeleted, Type::kError));
+                                                    Type::kDeleted, Type::kError));
   EXPECT_EQ(events[0].resource_version, "190010");
   EXPECT_EQ(events[2].resource_version, "190050");  // a bookmark advances the version
   EXPECT_EQ(events[3].resource_version, "190060");
@@ -35,12 +35,15 @@ TEST(WatchStreamTest, ParsesEveryEventType) {
 }
 
 TEST(WatchStreamTest, ObjectTextIsTheRawObject) {
-  ASSERT_OK_AND_ASSIGN(WatchEvent event,
-                       ParseWatchEvent(R"({"type":"ADDED","object":{"metadata":{"name":"a","resourceVersion":"9"}}})"));
+  ASSERT_OK_AND_ASSIGN(
+      WatchEvent event,
+      ParseWatchEvent(
+          R"({"type":"ADDED","object":{"metadata":{"name":"a","resourceVersion":"9"}}})"));
   EXPECT_EQ(event.object, R"({"metadata":{"name":"a","resourceVersion":"9"}})");
   // Key order does not matter.
-  ASSERT_OK_AND_ASSIGN(WatchEvent reversed,
-                       ParseWatchEvent(R"({"object":{"metadata":{"resourceVersion":"10"}},"type":"DELETED"})"));
+  ASSERT_OK_AND_ASSIGN(
+      WatchEvent reversed,
+      ParseWatchEvent(R"({"object":{"metadata":{"resourceVersion":"10"}},"type":"DELETED"})"));
   EXPECT_EQ(reversed.type, Type::kDeleted);
   EXPECT_EQ(reversed.resource_version, "10");
 }

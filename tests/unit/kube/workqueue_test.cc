@@ -4,7 +4,6 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
-
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/mocks/kube/mock_clock.h"
