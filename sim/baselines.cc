@@ -70,22 +70,22 @@ void FreeCapacity::SetUp(int32_t node, bool up) {
   Contribute(node, +1);
 }
 
+int64_t FreeCapacity::RangeFit(int32_t begin, int32_t end, int32_t gpus_per_pod) const {
+  int64_t fit = 0;
+  for (int32_t i = begin; i < end; ++i) fit += NodeFit(i, gpus_per_pod);
+  return fit;
+}
+
 int64_t FreeCapacity::DomainFit(int32_t domain, int32_t gpus_per_pod) const {
   const int s = ShapeIndex(gpus_per_pod);
-  if (s >= 0) return domain_fit_[s][domain];
-  int64_t fit = 0;
   const Domain& d = cluster_.domains[domain];
-  for (int32_t i = d.begin; i < d.end; ++i) fit += NodeFit(i, gpus_per_pod);
-  return fit;
+  return s >= 0 ? domain_fit_[s][domain] : RangeFit(d.begin, d.end, gpus_per_pod);
 }
 
 int64_t FreeCapacity::GroupFit(int32_t group, int32_t gpus_per_pod) const {
   const int s = ShapeIndex(gpus_per_pod);
-  if (s >= 0) return group_fit_[s][group];
-  int64_t fit = 0;
   const NodeGroup& g = cluster_.groups[group];
-  for (int32_t i = g.begin; i < g.end; ++i) fit += NodeFit(i, gpus_per_pod);
-  return fit;
+  return s >= 0 ? group_fit_[s][group] : RangeFit(g.begin, g.end, gpus_per_pod);
 }
 
 // ---- Placement rules -----------------------------------------------------------------------------

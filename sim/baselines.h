@@ -51,6 +51,8 @@ class FreeCapacity {
 
  private:
   int ShapeIndex(int32_t gpus_per_pod) const;
+  // Unregistered shapes: summed over nodes [begin, end).
+  int64_t RangeFit(int32_t begin, int32_t end, int32_t gpus_per_pod) const;
   void Contribute(int32_t node, int sign);
 
   const ClusterModel& cluster_;

@@ -142,40 +142,32 @@ std::string FormatJson(const SimulationReport& report) {
   for (const RunResult& r : report.results) {
     const Summary& s = r.summary;
     w.StartObject();
+    auto number = [&](const char* key, double value, int decimals) {
+      w.Key(key);
+      w.Double(Round(value, decimals));
+    };
+    auto count = [&](const char* key, int64_t value) {
+      w.Key(key);
+      w.Int64(value);
+    };
     w.Key("policy");
     w.String(s.policy.c_str());
-    w.Key("gpu_utilization");
-    w.Double(Round(s.gpu_utilization, 4));
-    w.Key("wait_p50_s");
-    w.Double(Round(s.wait_p50_s, 1));
-    w.Key("wait_p99_s");
-    w.Double(Round(s.wait_p99_s, 1));
-    w.Key("jct_mean_s");
-    w.Double(Round(s.jct_mean_s, 1));
-    w.Key("jobs_completed");
-    w.Int(s.jobs_completed);
-    w.Key("locality_lowest_level");
-    w.Double(Round(s.locality_lowest_level, 4));
-    w.Key("comm_slowdown_mean");
-    w.Double(Round(s.comm_slowdown_mean, 4));
-    w.Key("preemptions");
-    w.Int64(s.preemptions);
-    w.Key("shrinks");
-    w.Int64(s.shrinks);
-    w.Key("grows");
-    w.Int64(s.grows);
-    w.Key("node_failures");
-    w.Int64(s.node_failures);
-    w.Key("interruptions");
-    w.Int64(s.interruptions);
-    w.Key("makespan_s");
-    w.Double(Round(s.makespan_s, 1));
-    w.Key("partial_gang_events");
-    w.Int64(s.partial_gang_events);
-    w.Key("overcommit_events");
-    w.Int64(s.overcommit_events);
-    w.Key("invalid_actions");
-    w.Int64(s.invalid_actions);
+    number("gpu_utilization", s.gpu_utilization, 4);
+    number("wait_p50_s", s.wait_p50_s, 1);
+    number("wait_p99_s", s.wait_p99_s, 1);
+    number("jct_mean_s", s.jct_mean_s, 1);
+    count("jobs_completed", s.jobs_completed);
+    number("locality_lowest_level", s.locality_lowest_level, 4);
+    number("comm_slowdown_mean", s.comm_slowdown_mean, 4);
+    count("preemptions", s.preemptions);
+    count("shrinks", s.shrinks);
+    count("grows", s.grows);
+    count("node_failures", s.node_failures);
+    count("interruptions", s.interruptions);
+    number("makespan_s", s.makespan_s, 1);
+    count("partial_gang_events", s.partial_gang_events);
+    count("overcommit_events", s.overcommit_events);
+    count("invalid_actions", s.invalid_actions);
     w.EndObject();
   }
   w.EndArray();
@@ -241,6 +233,13 @@ std::string Legend(const SimulationReport& report, double x, double y) {
   return s;
 }
 
+// One policy's line: `points` is "x,y x,y ...".
+std::string Polyline(const std::string& points, size_t policy) {
+  return absl::StrFormat(
+      "<polyline points=\"%s\" fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\"/>", points,
+      Color(policy));
+}
+
 std::string Percent(double v) { return absl::StrFormat("%.0f%%", v * 100); }
 
 std::string UtilizationChart(const SimulationReport& report) {
@@ -260,9 +259,7 @@ std::string UtilizationChart(const SimulationReport& report) {
       const double y = f.y1 - std::clamp(series[b], 0.0, 1.0) * f.H();
       absl::StrAppend(&points, absl::StrFormat("%.1f,%.1f ", x, y));
     }
-    body += absl::StrFormat(
-        "<polyline points=\"%s\" fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\"/>", points,
-        Color(p));
+    body += Polyline(points, p);
   }
   body += Legend(report, f.x1 + 14, f.y0);
   return Svg("GPU utilization over time (share of all GPUs busy, averaged per slice)", body);
@@ -280,8 +277,11 @@ std::string WaitCdfChart(const SimulationReport& report) {
   const double lmax = std::log10(max_wait * 1.2);
   auto px = [&](double seconds) { return f.x0 + std::log10(std::max(seconds, 1.0)) / lmax * f.W(); };
   std::vector<std::pair<double, std::string>> xt, yt;
-  for (double s : {1.0, 10.0, 60.0, 600.0, 3600.0, 36000.0, 86400.0, 864000.0}) {
-    if (s <= max_wait * 1.2) xt.push_back({(px(s) - f.x0) / f.W(), Duration(s)});
+  const std::vector<std::pair<double, std::string>> ticks = {
+      {1, "1s"}, {10, "10s"}, {60, "1m"}, {600, "10m"}, {3600, "1h"}, {36000, "10h"},
+      {86400, "1d"}, {864000, "10d"}};
+  for (const auto& [s, label] : ticks) {
+    if (s <= max_wait * 1.2) xt.push_back({(px(s) - f.x0) / f.W(), label});
   }
   for (int i = 0; i <= 4; ++i) yt.push_back({i / 4.0, Percent(i / 4.0)});
   std::string body = Axes(f, xt, yt, "wait from submit to first start (log scale)",
@@ -301,9 +301,7 @@ std::string WaitCdfChart(const SimulationReport& report) {
       absl::StrAppend(&points, absl::StrFormat("%.1f,%.1f ", px(waits[j]),
                                                f.y1 - (j + 1) / n * f.H()));
     }
-    body += absl::StrFormat(
-        "<polyline points=\"%s\" fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\"/>", points,
-        Color(p));
+    body += Polyline(points, p);
   }
   body += Legend(report, f.x1 + 14, f.y0);
   return Svg("Wait-time CDF (never-started jobs keep the curve below 100%)", body);
@@ -335,7 +333,7 @@ std::string LocalityChart(const SimulationReport& report) {
           Escape(report.results[p].summary.policy), b.label, b.local, b.total);
     }
   }
-  body = Axes(f, xt, yt, "gang size in nodes", "inside one lowest-level domain") + body;
+  body = Axes(f, xt, yt, "gang size in nodes", "in one lowest-level domain") + body;
   body += Legend(report, f.x1 + 14, f.y0);
   return Svg("Locality by job size (multi-node jobs placed in one domain of the lowest level "
              "that could hold them)",
@@ -360,9 +358,9 @@ std::string FormatHtml(const SimulationReport& report) {
   return absl::StrCat(
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
       "<title>Phalanx simulation</title><style>"
-      "body{font-family:system-ui,sans-serif;margin:24px;color:#222;max-width:1000px}"
-      "table{border-collapse:collapse;margin:12px 0}td,th{padding:4px 10px;border-bottom:1px solid "
-      "#ddd;text-align:right}td:first-child,th:first-child{text-align:left}"
+      "body{font-family:system-ui,sans-serif;margin:24px;color:#222;max-width:1100px}"
+      "table{border-collapse:collapse;margin:12px 0;font-size:14px}td,th{padding:4px 8px;"
+      "border-bottom:1px solid #ddd;text-align:right;white-space:nowrap}td:first-child,th:first-child{text-align:left}"
       ".dot{display:inline-block;width:10px;height:10px;border-radius:5px;margin-right:6px}"
       "figure{margin:24px 0}figcaption{font-weight:600;margin-bottom:6px}"
       ".note{color:#555;font-size:14px}</style></head><body>\n",
@@ -371,8 +369,8 @@ std::string FormatHtml(const SimulationReport& report) {
       " queues. Trace: <b>", Escape(report.trace_source), "</b>, ", report.jobs,
       " jobs. Every policy ran the same trace.</p>\n",
       "<table><tr><th>policy</th><th>GPU util</th><th>wait p50</th><th>wait p99</th>"
-      "<th>JCT mean</th><th>completed</th><th>locality</th><th>comm slowdown</th>"
-      "<th>preemptions</th><th>partial gangs</th><th>over-commit</th></tr>\n",
+      "<th>JCT mean</th><th>done</th><th>locality</th><th>comm &times;</th>"
+      "<th>preempted</th><th>partial</th><th>overcommit</th></tr>\n",
       rows, "</table>\n",
       "<p class=\"note\">Locality: multi-node jobs placed inside one domain of the lowest network "
       "level that could hold them. Comm slowdown: modelled all-reduce time against the ideal "

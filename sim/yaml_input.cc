@@ -82,51 +82,55 @@ absl::StatusOr<double> YamlReader::DoubleValue(const YAML::Node& node,
   return value;
 }
 
-absl::StatusOr<std::string> YamlReader::String(const YAML::Node& map, const char* key,
-                                               const std::string& field,
-                                               std::optional<std::string> fallback) const {
+namespace {
+
+// An optional scalar field: `fallback` when absent, otherwise `parse` of the node.
+template <typename T, typename Parse>
+absl::StatusOr<T> OptionalField(const YamlReader& in, const YAML::Node& map, const char* key,
+                                const std::string& field, const std::optional<T>& fallback,
+                                Parse parse) {
   const YAML::Node node = map[key];
   if (!node.IsDefined() || node.IsNull()) {
     if (fallback) return *fallback;
-    return Error(map, field, "required field is missing");
+    return in.Error(map, field, "required field is missing");
   }
-  return Scalar(node, field);
+  return parse(node);
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> YamlReader::String(const YAML::Node& map, const char* key,
+                                               const std::string& field,
+                                               std::optional<std::string> fallback) const {
+  return OptionalField<std::string>(*this, map, key, field, fallback,
+                                    [&](const YAML::Node& n) { return Scalar(n, field); });
 }
 
 absl::StatusOr<int64_t> YamlReader::Int(const YAML::Node& map, const char* key,
                                         const std::string& field,
                                         std::optional<int64_t> fallback) const {
-  const YAML::Node node = map[key];
-  if (!node.IsDefined() || node.IsNull()) {
-    if (fallback) return *fallback;
-    return Error(map, field, "required field is missing");
-  }
-  return IntValue(node, field);
+  return OptionalField<int64_t>(*this, map, key, field, fallback,
+                                [&](const YAML::Node& n) { return IntValue(n, field); });
 }
 
 absl::StatusOr<double> YamlReader::Double(const YAML::Node& map, const char* key,
                                           const std::string& field,
                                           std::optional<double> fallback) const {
-  const YAML::Node node = map[key];
-  if (!node.IsDefined() || node.IsNull()) {
-    if (fallback) return *fallback;
-    return Error(map, field, "required field is missing");
-  }
-  return DoubleValue(node, field);
+  return OptionalField<double>(*this, map, key, field, fallback,
+                               [&](const YAML::Node& n) { return DoubleValue(n, field); });
 }
 
 absl::StatusOr<bool> YamlReader::Bool(const YAML::Node& map, const char* key,
-                                      const std::string& field, std::optional<bool> fallback) const {
-  const YAML::Node node = map[key];
-  if (!node.IsDefined() || node.IsNull()) {
-    if (fallback) return *fallback;
-    return Error(map, field, "required field is missing");
-  }
-  bool value = false;
-  if (!node.IsScalar() || !YAML::convert<bool>::decode(node, value)) {
-    return Error(node, field, absl::StrCat("want true or false, got ", Describe(node)));
-  }
-  return value;
+                                      const std::string& field,
+                                      std::optional<bool> fallback) const {
+  return OptionalField<bool>(
+      *this, map, key, field, fallback, [&](const YAML::Node& n) -> absl::StatusOr<bool> {
+        bool value = false;
+        if (!n.IsScalar() || !YAML::convert<bool>::decode(n, value)) {
+          return Error(n, field, absl::StrCat("want true or false, got ", Describe(n)));
+        }
+        return value;
+      });
 }
 
 absl::StatusOr<YAML::Node> YamlReader::Map(const YAML::Node& map, const char* key,
