@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <set>
+#include <unordered_set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -101,7 +102,10 @@ void Cycle::Setup() {
   result_.errors = model_.errors;
   queue_order_.assign(model_.cqs.size(), {});
   blocker_.assign(model_.cqs.size(), -1);
-  std::set<std::string_view> keys;
+  running_by_cq_.assign(model_.cqs.size(), {});
+  std::unordered_set<std::string_view> keys;
+  pending_.reserve(snapshot_.workloads.size());
+  running_.reserve(snapshot_.workloads.size());
   for (const Workload& w : snapshot_.workloads) {
     if (!keys.insert(w.key).second || w.key.empty()) {
       result_.pending.push_back({w.key, "", PendingReason::kInvalid,
@@ -151,6 +155,7 @@ void Cycle::Setup() {
       }
     }
     quota_.Add(running.cq, Scale(running.per_pod, running.count), +1);
+    running_by_cq_[running.cq].push_back(static_cast<int>(running_.size()));
     running_.push_back(std::move(running));
   }
   for (std::vector<int>& order : queue_order_) {
@@ -177,15 +182,13 @@ void Cycle::SetupWorkload(const Workload& w) {
     }
     entry.priority = it->second;
   }
-  std::string lq_name = absl::StrCat(w.namespace_name, "/", w.queue_name);
   auto lq = model_.local_queues.find({w.namespace_name, w.queue_name});
-  if (lq == model_.local_queues.end()) {
+  if (lq == model_.local_queues.end() || lq->second < 0) {
     return fail(PendingReason::kNoLocalQueue,
-                absl::StrCat("LocalQueue ", lq_name, " does not exist"));
-  }
-  if (lq->second < 0) {
-    return fail(PendingReason::kNoLocalQueue,
-                absl::StrCat("LocalQueue ", lq_name, " points to a ClusterQueue that does not exist"));
+                absl::StrCat("LocalQueue ", w.namespace_name, "/", w.queue_name,
+                             lq == model_.local_queues.end()
+                                 ? " does not exist"
+                                 : " points to a ClusterQueue that does not exist"));
   }
   entry.cq = lq->second;
   const CompiledClusterQueue& queue = model_.cqs[entry.cq];
@@ -201,12 +204,16 @@ void Cycle::SetupWorkload(const Workload& w) {
                 absl::StrCat("ClusterQueue ", queue.spec->name,
                              " has a null namespaceSelector, which admits no namespace"));
   }
-  std::map<std::string, std::string> labels;
-  if (auto ns = model_.namespaces.find(w.namespace_name); ns != model_.namespaces.end()) {
-    labels = ns->second->labels;
+  auto [selected, inserted] = namespace_allowed_.try_emplace({entry.cq, w.namespace_name}, false);
+  if (inserted) {
+    std::map<std::string, std::string> labels;
+    if (auto ns = model_.namespaces.find(w.namespace_name); ns != model_.namespaces.end()) {
+      labels = ns->second->labels;
+    }
+    labels.emplace(kNamespaceNameLabel, w.namespace_name);
+    selected->second = Matches(*queue.spec->namespace_selector, labels);
   }
-  labels.emplace(kNamespaceNameLabel, w.namespace_name);
-  if (!Matches(*queue.spec->namespace_selector, labels)) {
+  if (!selected->second) {
     return fail(PendingReason::kNamespaceNotAllowed,
                 absl::StrCat("namespace ", w.namespace_name,
                              " does not match the namespaceSelector of ClusterQueue ",
@@ -368,7 +375,8 @@ bool Cycle::Pass() {
       // from that failure stands.
       if (!outcome.only_excluded_fit) {
         entry.reason = PendingReason::kQuota;
-        entry.message = absl::StrCat("quota: ", outcome.quota_message);
+        entry.message.clear();
+        entry.quota_count = count;
       }
       if (model_.cqs[head.cq].spec->queueing_strategy == QueueingStrategy::kStrictFifo) {
         blocker_[head.cq] = head.entry;
@@ -441,6 +449,31 @@ bool Cycle::Pass() {
 }
 
 void Cycle::Finish() {
+  // Workloads of one queue asking for the same pods in the same flavors share a quota message:
+  // key = queue, count, then per used group its index, per-pod amounts and matching flavors.
+  std::map<std::vector<int64_t>, std::string> quota_messages;
+  for (PendingEntry& entry : pending_) {
+    if (entry.admitted || entry.reason != PendingReason::kQuota || !entry.message.empty()) continue;
+    std::vector<int64_t> key = {entry.cq, entry.quota_count};
+    for (size_t g = 0; g < entry.shape.groups.size(); ++g) {
+      key.push_back(-1 - entry.shape.groups[g]);
+      for (const auto& [position, amount] : entry.shape.amounts[g]) {
+        key.insert(key.end(), {position, amount});
+      }
+      key.insert(key.end(), entry.shape.compatible[g].begin(), entry.shape.compatible[g].end());
+    }
+    auto cached = entry.failed.empty() ? quota_messages.find(key) : quota_messages.end();
+    if (cached != quota_messages.end()) {
+      entry.message = cached->second;
+      continue;
+    }
+    AssignOutcome outcome = Assign(model_, quota_, entry.shape, entry.quota_count, entry.failed,
+                                   /*explain=*/true);
+    entry.message = outcome.assignment
+                        ? "quota was freed after it was considered; it is retried next cycle"
+                        : absl::StrCat("quota: ", outcome.quota_message);
+    if (entry.failed.empty()) quota_messages.emplace(key, entry.message);
+  }
   for (size_t cq = 0; cq < model_.cqs.size(); ++cq) {
     int head = blocker_[cq];
     if (head < 0) continue;
@@ -460,10 +493,13 @@ void Cycle::Finish() {
   }
   for (const PendingEntry& entry : pending_) {
     if (entry.admitted) continue;
+    std::string message = entry.message.empty() ? "not reached this cycle" : entry.message;
+    if (!entry.preemption_note.empty() && entry.reason != PendingReason::kStrictFifoBlocked) {
+      absl::StrAppend(&message, "; ", entry.preemption_note);
+    }
     result_.pending.push_back({entry.workload->key,
                                entry.cq >= 0 ? model_.cqs[entry.cq].spec->name : "",
-                               entry.reason,
-                               entry.message.empty() ? "not reached this cycle" : entry.message});
+                               entry.reason, std::move(message)});
   }
 }
 

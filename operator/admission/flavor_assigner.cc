@@ -142,7 +142,7 @@ std::vector<FlavorChoice> AllChoices(const Model& model, const Shape& shape) {
 }
 
 AssignOutcome Assign(const Model& model, const QuotaTree& quota, const Shape& shape,
-                     int64_t count, const std::set<FlavorChoice>& excluded) {
+                     int64_t count, const std::set<FlavorChoice>& excluded, bool explain) {
   AssignOutcome outcome;
   // Groups never share a (flavor, resource), so each group's fitting flavors are independent.
   std::vector<std::vector<int>> fitting(shape.groups.size());
@@ -153,6 +153,7 @@ AssignOutcome Assign(const Model& model, const QuotaTree& quota, const Shape& sh
       }
     }
     if (fitting[g].empty()) {
+      if (!explain) return outcome;
       std::vector<std::string> reasons;
       for (int position : shape.compatible[g]) {
         for (const auto& [fr, amount] : GroupDemand(model, shape, g, position, count)) {
@@ -177,7 +178,7 @@ AssignOutcome Assign(const Model& model, const QuotaTree& quota, const Shape& sh
     outcome.assignment = MakeAssignment(model, shape, std::move(choice), count);
     return true;
   });
-  if (!outcome.assignment && !outcome.only_excluded_fit) {
+  if (explain && !outcome.assignment && !outcome.only_excluded_fit) {
     outcome.quota_message = absl::StrCat("the flavors with quota in ClusterQueue ",
                                          model.cqs[shape.cq].spec->name,
                                          " disagree on node labels");

@@ -71,9 +71,10 @@ Assignment MakeAssignment(const Model& model, const Shape& shape, FlavorChoice c
 std::vector<FlavorChoice> AllChoices(const Model& model, const Shape& shape);
 
 // The first choice in preference order, not in `excluded`, whose demand for `count` pods
-// fits the queue's available quota.
+// fits the queue's available quota. `explain` fills AssignOutcome::quota_message when there is
+// none (formatting it costs more than the search, so passes leave it to the end of the cycle).
 AssignOutcome Assign(const Model& model, const QuotaTree& quota, const Shape& shape,
-                     int64_t count, const std::set<FlavorChoice>& excluded);
+                     int64_t count, const std::set<FlavorChoice>& excluded, bool explain = false);
 
 // The largest count min + k*step <= max for which Assign succeeds, or nullopt.
 std::optional<int32_t> LargestFittingCount(const Model& model, const QuotaTree& quota,

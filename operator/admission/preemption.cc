@@ -56,7 +56,14 @@ std::vector<Candidate> Cycle::Candidates(const PendingEntry& entry, const Demand
   const int32_t p = entry.priority;
   const bool within_nominal = quota_.FitsNominal(entry.cq, demand);
   std::vector<Candidate> out;
-  for (size_t i = 0; i < running_.size(); ++i) {
+  std::vector<int> scope = running_by_cq_[entry.cq];
+  if (queue.cohort >= 0 && policy.reclaim_within_cohort != ReclaimWithinCohortPolicy::kNever) {
+    for (int member : model_.cohort_members[queue.cohort]) {
+      if (member == entry.cq) continue;
+      scope.insert(scope.end(), running_by_cq_[member].begin(), running_by_cq_[member].end());
+    }
+  }
+  for (int i : scope) {
     const RunningEntry& r = running_[i];
     if (r.touched || r.count <= 0) continue;
     if (r.cq == entry.cq) {
@@ -69,7 +76,7 @@ std::vector<Candidate> Cycle::Candidates(const PendingEntry& entry, const Demand
                                                               entry.workload->creation_time);
           break;
       }
-      if (allowed) out.push_back({static_cast<int>(i), PreemptionReason::kInClusterQueue});
+      if (allowed) out.push_back({i, PreemptionReason::kInClusterQueue});
       continue;
     }
     // Another queue's workload: only from the same cohort, only while that queue borrows
@@ -83,14 +90,14 @@ std::vector<Candidate> Cycle::Candidates(const PendingEntry& entry, const Demand
         policy.reclaim_within_cohort == ReclaimWithinCohortPolicy::kAny || r.priority < p;
     if (fair) {
       if (priority_ok && AllowedByFairSharing(entry.cq, demand, r, Freed(r, 0))) {
-        out.push_back({static_cast<int>(i), PreemptionReason::kFairSharing});
+        out.push_back({i, PreemptionReason::kFairSharing});
       }
     } else if (within_nominal) {
-      if (priority_ok) out.push_back({static_cast<int>(i), PreemptionReason::kReclaimWithinCohort});
+      if (priority_ok) out.push_back({i, PreemptionReason::kReclaimWithinCohort});
     } else if (policy.borrow_within_cohort.policy == BorrowWithinCohortPolicy::kLowerPriority) {
       const std::optional<int32_t>& threshold = policy.borrow_within_cohort.max_priority_threshold;
       if (r.priority < p && (!threshold.has_value() || r.priority <= *threshold)) {
-        out.push_back({static_cast<int>(i), PreemptionReason::kBorrowWithinCohort});
+        out.push_back({i, PreemptionReason::kBorrowWithinCohort});
       }
     }
   }
@@ -117,6 +124,47 @@ std::vector<Candidate> Cycle::Candidates(const PendingEntry& entry, const Demand
   return out;
 }
 
+// The lowest priority among the untouched running workloads of `cqs`, or INT32_MAX.
+int32_t Cycle::LowestRunningPriority(const std::vector<int>& cqs, int except) const {
+  int32_t lowest = std::numeric_limits<int32_t>::max();
+  for (int cq : cqs) {
+    if (cq == except) continue;
+    for (int i : running_by_cq_[cq]) {
+      if (!running_[i].touched && running_[i].count > 0) lowest = std::min(lowest, running_[i].priority);
+    }
+  }
+  return lowest;
+}
+
+// False when no running workload can be a candidate for a preemptor of this priority: a cheap
+// test that spares most of a long pending list the full candidate search.
+bool Cycle::MayHaveCandidates(int cq, int32_t priority) {
+  const CompiledClusterQueue& queue = model_.cqs[cq];
+  const ClusterQueuePreemption& p = queue.spec->preemption;
+  if (lowest_priority_.empty()) {
+    lowest_priority_.resize(model_.cqs.size());
+    for (size_t q = 0; q < model_.cqs.size(); ++q) {
+      int32_t own = LowestRunningPriority({static_cast<int>(q)}, -1);
+      int32_t others = model_.cqs[q].cohort < 0
+                           ? std::numeric_limits<int32_t>::max()
+                           : LowestRunningPriority(model_.cohort_members[model_.cqs[q].cohort],
+                                                   static_cast<int>(q));
+      lowest_priority_[q] = {own, others};
+    }
+  }
+  const auto& [own, others] = lowest_priority_[cq];
+  bool within = p.within_cluster_queue == WithinClusterQueuePolicy::kLowerPriority
+                    ? own < priority
+                    : p.within_cluster_queue == WithinClusterQueuePolicy::kLowerOrNewerEqualPriority &&
+                          own <= priority;
+  bool cohort = queue.cohort >= 0 &&
+                (p.reclaim_within_cohort == ReclaimWithinCohortPolicy::kAny
+                     ? others != std::numeric_limits<int32_t>::max()
+                     : p.reclaim_within_cohort != ReclaimWithinCohortPolicy::kNever &&
+                           others < priority);
+  return within || cohort;
+}
+
 void Cycle::Preempt() {
   std::vector<int> order;
   for (size_t cq = 0; cq < model_.cqs.size(); ++cq) {
@@ -138,11 +186,17 @@ void Cycle::Preempt() {
   int attempts = 0;
   for (int index : order) {
     if (attempts >= options_.max_preemption_attempts) break;
-    if (pending_[index].waiting) {
-      int before = result_.calls.plan_preemption;
-      TryPreempt(index);
-      attempts += result_.calls.plan_preemption - before;
+    PendingEntry& entry = pending_[index];
+    if (!entry.waiting) continue;
+    if (!MayHaveCandidates(entry.cq, entry.priority)) {
+      entry.preemption_note = absl::StrCat("preemption: no running workload is eligible under "
+                                           "ClusterQueue ", model_.cqs[entry.cq].spec->name,
+                                           "'s preemption policy");
+      continue;
     }
+    int before = result_.calls.plan_preemption;
+    TryPreempt(index);
+    attempts += result_.calls.plan_preemption - before;
   }
 }
 
@@ -159,10 +213,19 @@ void Cycle::TryPreempt(int index) {
   std::optional<Assignment> assignment;
   std::vector<Candidate> candidates;
   bool saw_candidates = false;
+  const bool memo = !snapshot_.fair_sharing.enable;  // fair-sharing candidates depend on size
   for (FlavorChoice& choice : AllChoices(model_, entry.shape)) {
     Demand demand = DemandFor(model_, entry.shape, choice, count);
+    auto key = std::make_tuple(cq, choice, quota_.FitsNominal(cq, demand));
+    if (auto it = no_candidates_.find(key); memo && it != no_candidates_.end() &&
+                                            entry.priority <= it->second) {
+      continue;
+    }
     std::vector<Candidate> eligible = Candidates(entry, demand);
-    if (eligible.empty()) continue;
+    if (eligible.empty()) {
+      if (memo) no_candidates_[key] = entry.priority;
+      continue;
+    }
     saw_candidates = true;
     for (const Candidate& c : eligible) {
       const RunningEntry& r = running_[c.running];
@@ -180,11 +243,11 @@ void Cycle::TryPreempt(int index) {
     }
   }
   if (!assignment) {
-    absl::StrAppend(&entry.message, "; preemption: ",
-                    saw_candidates ? "evicting every workload ClusterQueue " + cq_name +
-                                         " may preempt would still not free enough quota"
-                                   : "no running workload is eligible under ClusterQueue " +
-                                         cq_name + "'s preemption policy");
+    entry.preemption_note = absl::StrCat(
+        "preemption: ", saw_candidates ? "evicting every workload ClusterQueue " + cq_name +
+                                             " may preempt would still not free enough quota"
+                                       : "no running workload is eligible under ClusterQueue " +
+                                             cq_name + "'s preemption policy");
     return;
   }
 
@@ -207,12 +270,12 @@ void Cycle::TryPreempt(int index) {
   absl::StatusOr<placement::PreemptionPlan> plan = service_.PlanPreemption(request, gangs);
   ++result_.calls.plan_preemption;
   if (!plan.ok()) {
-    absl::StrAppend(&entry.message, "; preemption planning failed: ", plan.status().ToString());
+    entry.preemption_note = absl::StrCat("preemption planning failed: ", plan.status().ToString());
     return;
   }
   if (!plan->feasible) {
-    absl::StrAppend(&entry.message, "; preemption: even with every eligible victim gone, ",
-                    plan->explanation.summary);
+    entry.preemption_note = absl::StrCat("preemption: even with every eligible victim gone, ",
+                                         plan->explanation.summary);
     return;
   }
 
@@ -246,7 +309,7 @@ void Cycle::TryPreempt(int index) {
   };
   auto rollback = [&](std::string why) {
     for (auto it = undo.rbegin(); it != undo.rend(); ++it) quota_.Add(it->first, it->second, +1);
-    absl::StrAppend(&entry.message, "; preemption: ", why);
+    entry.preemption_note = absl::StrCat("preemption: ", why);
   };
   for (const placement::Victim& victim : plan->victims) {
     auto it = by_key.find(victim.job);
@@ -285,7 +348,10 @@ void Cycle::TryPreempt(int index) {
     }
   }
 
-  // Commit: free the victims in the placement service, then reserve the preemptor.
+  // Commit: free the victims in the placement service, then reserve the preemptor. Borrowing
+  // changes with it, so what other queues may preempt must be looked at afresh.
+  no_candidates_.clear();
+  lowest_priority_.clear();
   std::vector<std::string> victims;
   for (const auto& [c, new_count] : taken) {
     const Candidate& candidate = candidates[c];

@@ -12,8 +12,10 @@ Snapshot BuildSyntheticQueues(const SyntheticQueuesOptions& options) {
   auto chance = [&](double p) { return std::bernoulli_distribution(p)(rng); };
 
   Snapshot snapshot;
-  snapshot.flavors.push_back(
-      {.name = "p5", .node_labels = {{options.flavor_label, options.flavor_value}}});
+  snapshot.flavors.push_back({.name = "p5"});
+  if (!options.flavor_label.empty()) {
+    snapshot.flavors[0].node_labels[options.flavor_label] = options.flavor_value;
+  }
   snapshot.priority_classes = {{"low", 0}, {"normal", 100}, {"high", 1000}};
   const int queues = std::max(1, options.queues);
   const int64_t nominal = options.total_gpus / queues;

@@ -27,7 +27,7 @@ struct SyntheticQueuesOptions {
   // Topology levels used by the jobs' required levels (defaults: the eks-4layer preset).
   std::string block_level = "topology.k8s.aws/network-node-layer-4";
   std::string spine_level = "topology.k8s.aws/network-node-layer-3";
-  // The flavor selects nodes by this label (synthetic nodes are all p5.48xlarge).
+  // The flavor selects nodes by this label (synthetic nodes are all p5.48xlarge); "" = none.
   std::string flavor_label = "node.kubernetes.io/instance-type";
   std::string flavor_value = "p5.48xlarge";
   double strict_fifo_fraction = 0.2;

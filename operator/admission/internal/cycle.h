@@ -2,7 +2,9 @@
 // preemption (preemption.cc). Not part of the public surface: use admission_cycle.h.
 #pragma once
 
+#include <map>
 #include <optional>
+#include <tuple>
 #include <set>
 #include <string>
 #include <vector>
@@ -24,7 +26,11 @@ struct PendingEntry {
   bool waiting = false;            // still a candidate this cycle
   bool admitted = false;
   PendingReason reason = PendingReason::kQuota;
+  // Empty for kQuota until Finish: the quota message is written once, from the final quota
+  // state, for `quota_count` pods, instead of in every pass.
   std::string message;
+  int32_t quota_count = 0;
+  std::string preemption_note;     // why preemption did not help, appended to the message
 };
 
 struct RunningEntry {
@@ -69,6 +75,8 @@ class Cycle {
   bool AllowedByFairSharing(int cq, const Demand& demand, const RunningEntry& victim,
                             const Demand& freed) const;
   Demand Freed(const RunningEntry& victim, int32_t new_count) const;
+  int32_t LowestRunningPriority(const std::vector<int>& cqs, int except) const;
+  bool MayHaveCandidates(int cq, int32_t priority);
 
   const Snapshot& snapshot_;
   placement::PlacementService& service_;
@@ -79,7 +87,15 @@ class Cycle {
   std::vector<PendingEntry> pending_;
   std::vector<RunningEntry> running_;
   std::vector<std::vector<int>> queue_order_;  // ClusterQueue -> pending indices, in order
+  std::vector<std::vector<int>> running_by_cq_;  // ClusterQueue -> running indices
+  std::map<std::pair<int, std::string_view>, bool> namespace_allowed_;  // (queue, namespace)
   std::vector<int> blocker_;                   // StrictFIFO: the pending head blocking the rest
+  // Preemption: (queue, flavor choice, fits nominal) -> the highest priority that found no
+  // eligible candidate since the last committed preemption. Candidate sets only shrink as the
+  // priority drops, so lower-priority workloads need not look again.
+  std::map<std::tuple<int, FlavorChoice, bool>, int32_t> no_candidates_;
+  // Per queue: lowest priority running in it, and in the rest of its cohort (empty = stale).
+  std::vector<std::pair<int32_t, int32_t>> lowest_priority_;
 };
 
 }  // namespace phalanx::admission::internal
