@@ -102,6 +102,8 @@ class PhalanxPolicy : public Policy {
     BuildQueues(cluster);
     workloads_.clear();
     admitted_.assign(jobs.size(), std::nullopt);
+    slot_.assign(jobs.size(), -1);
+    job_at_.clear();
     for (const JobStatus& job : jobs) {
       const TraceJob& spec = *job.spec;
       Workload w;
@@ -133,13 +135,7 @@ class PhalanxPolicy : public Policy {
   absl::StatusOr<std::vector<Action>> Cycle(const CycleView& view) override {
     jobs_ = view.jobs;
     base_.now = std::llround(view.now);
-    base_.workloads.clear();
-    base_.workloads.reserve(view.pending.size() + view.running.size());
-    for (int32_t id : view.running) {
-      base_.workloads.push_back(workloads_[id]);
-      base_.workloads.back().admitted = admitted_[id];
-    }
-    for (int32_t id : view.pending) base_.workloads.push_back(workloads_[id]);
+    Sync(view);
     const admission::CycleResult result = admission::RunAdmissionCycle(base_, *service_);
     if (!result.errors.empty()) {
       const admission::ObjectError& e = result.errors.front();
@@ -151,17 +147,19 @@ class PhalanxPolicy : public Policy {
     for (const admission::PreemptionDecision& p : result.preemptions) {
       ASSIGN_OR_RETURN(int32_t id, JobId(p.victim));
       if (p.new_count == 0) {
-        admitted_[id].reset();
+        SetAdmitted(id, std::nullopt);
         actions.push_back(Action{Action::Kind::kEvict, id, {}});
       } else {
-        admitted_[id]->count = p.new_count;
+        AdmittedState shrunk = *admitted_[id];
+        shrunk.count = p.new_count;
+        SetAdmitted(id, std::move(shrunk));
         ASSIGN_OR_RETURN(std::vector<int32_t> nodes, ReservedNodes(p.victim));
         actions.push_back(Action{Action::Kind::kResize, id, std::move(nodes)});
       }
     }
     for (const admission::AdmissionDecision& a : result.admissions) {
       ASSIGN_OR_RETURN(int32_t id, JobId(a.workload));
-      admitted_[id] = AdmittedState{a.cluster_queue, a.flavors, a.count, base_.now};
+      SetAdmitted(id, AdmittedState{a.cluster_queue, a.flavors, a.count, base_.now});
       ASSIGN_OR_RETURN(std::vector<int32_t> nodes, NodeIndices(a.placement.nodes));
       actions.push_back(Action{Action::Kind::kStart, id, std::move(nodes)});
     }
@@ -280,7 +278,9 @@ class PhalanxPolicy : public Policy {
             service_->Resize(workloads_[id].key, target);
         if (!grown.ok()) return Annotate(grown.status(), "growing " + workloads_[id].key);
         if (!grown->placed) continue;
-        admitted_[id]->count = target;
+        AdmittedState grown_state = *admitted_[id];
+        grown_state.count = target;
+        SetAdmitted(id, std::move(grown_state));
         ASSIGN_OR_RETURN(std::vector<int32_t> nodes, NodeIndices(grown->placement.nodes));
         actions.push_back(Action{Action::Kind::kResize, id, std::move(nodes)});
         break;
@@ -289,8 +289,44 @@ class PhalanxPolicy : public Policy {
     return absl::OkStatus();
   }
 
+  // The snapshot's workload list persists across cycles and changes only where jobs did: copying
+  // every running workload each cycle dominated large runs.
+  void Sync(const CycleView& view) {
+    for (size_t i = 0; i < job_at_.size();) {
+      const JobState state = (*view.jobs)[job_at_[i]].state;
+      if (state == JobState::kPending || state == JobState::kRunning) {
+        ++i;
+        continue;
+      }
+      const int32_t gone = job_at_[i];
+      const size_t last = job_at_.size() - 1;
+      if (i != last) {
+        base_.workloads[i] = std::move(base_.workloads[last]);
+        job_at_[i] = job_at_[last];
+        slot_[job_at_[i]] = static_cast<int32_t>(i);
+      }
+      base_.workloads.pop_back();
+      job_at_.pop_back();
+      slot_[gone] = -1;
+    }
+    for (const std::vector<int32_t>* ids : {&view.running, &view.pending}) {
+      for (int32_t id : *ids) {
+        if (slot_[id] >= 0) continue;
+        slot_[id] = static_cast<int32_t>(job_at_.size());
+        job_at_.push_back(id);
+        base_.workloads.push_back(workloads_[id]);
+        base_.workloads.back().admitted = admitted_[id];
+      }
+    }
+  }
+
+  void SetAdmitted(int32_t id, std::optional<AdmittedState> state) {
+    admitted_[id] = std::move(state);
+    if (slot_[id] >= 0) base_.workloads[slot_[id]].admitted = admitted_[id];
+  }
+
   absl::Status Forget(int32_t job) {
-    admitted_[job].reset();
+    SetAdmitted(job, std::nullopt);
     absl::Status status = service_->Release(workloads_[job].key);
     if (!status.ok() && !absl::IsNotFound(status)) return status;
     return absl::OkStatus();
@@ -302,6 +338,8 @@ class PhalanxPolicy : public Policy {
   admission::Snapshot base_;
   std::vector<Workload> workloads_;
   std::vector<std::optional<AdmittedState>> admitted_;
+  std::vector<int32_t> slot_;    // job -> index in base_.workloads, -1 if not there
+  std::vector<int32_t> job_at_;  // index in base_.workloads -> job
   std::unordered_map<std::string, int32_t> by_key_;
 };
 
