@@ -3,7 +3,6 @@
 // synthetic cluster. docs/benchmarks.md records the results and the commands.
 #include <chrono>
 #include <ctime>
-#include <map>
 #include <type_traits>
 #include <cstdio>
 #include <string>
@@ -149,25 +148,8 @@ int RunBenchAdmission(const std::vector<std::string>& args) {
   admission::Snapshot snapshot = admission::BuildSyntheticQueues(queues);
 
   if (steady) {
-    // Fill: admit what fits, record the admissions, then queue a fresh batch of work.
     admission::CycleResult fill = admission::RunAdmissionCycle(snapshot, service);
-    std::map<std::string, const admission::AdmissionDecision*> admitted;
-    for (const admission::AdmissionDecision& a : fill.admissions) admitted[a.workload] = &a;
-    for (admission::Workload& w : snapshot.workloads) {
-      auto it = admitted.find(w.key);
-      if (it == admitted.end()) continue;
-      w.admitted = admission::AdmittedState{it->second->cluster_queue, it->second->flavors,
-                                            it->second->count, 0};
-    }
-    std::erase_if(snapshot.workloads, [](const admission::Workload& w) { return !w.admitted; });
-    queues.seed = seed + 1;
-    admission::Snapshot fresh = admission::BuildSyntheticQueues(queues);
-    for (admission::Workload& w : fresh.workloads) {
-      w.key += "-new";
-      w.creation_time += queues.pending;
-      snapshot.workloads.push_back(std::move(w));
-    }
-    snapshot.now = 1;
+    snapshot = admission::SteadyStateQueues(std::move(snapshot), fill, queues);
   }
 
   TimedPlacementService timed(service);

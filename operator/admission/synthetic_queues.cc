@@ -2,6 +2,8 @@
 
 #include <random>
 
+#include "operator/admission/apply.h"
+
 #include "absl/strings/str_format.h"
 
 namespace phalanx::admission {
@@ -59,6 +61,21 @@ Snapshot BuildSyntheticQueues(const SyntheticQueuesOptions& options) {
     }
     snapshot.workloads.push_back(std::move(w));
   }
+  return snapshot;
+}
+
+Snapshot SteadyStateQueues(Snapshot snapshot, const CycleResult& filled,
+                           const SyntheticQueuesOptions& options) {
+  ApplyDecisions(filled, snapshot);
+  std::erase_if(snapshot.workloads, [](const Workload& w) { return !w.admitted; });
+  SyntheticQueuesOptions fresh = options;
+  fresh.seed = options.seed + 1;
+  for (Workload& w : BuildSyntheticQueues(fresh).workloads) {
+    w.key += "-new";
+    w.creation_time += options.pending;
+    snapshot.workloads.push_back(std::move(w));
+  }
+  snapshot.now = 1;
   return snapshot;
 }
 

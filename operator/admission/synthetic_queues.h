@@ -37,4 +37,10 @@ struct SyntheticQueuesOptions {
 
 Snapshot BuildSyntheticQueues(const SyntheticQueuesOptions& options);
 
+// The steady state: `snapshot` after `filled` (its first cycle) was applied, keeping only the
+// admitted workloads, plus a fresh batch of options.pending workloads (seed + 1, keys "-new",
+// created after the first batch) at time 1.
+Snapshot SteadyStateQueues(Snapshot snapshot, const CycleResult& filled,
+                           const SyntheticQueuesOptions& options);
+
 }  // namespace phalanx::admission

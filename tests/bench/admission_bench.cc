@@ -8,7 +8,6 @@
 // `phalanx bench admission --json` reports the same cycle once, with its counts.
 #include <cstdio>
 #include <cstdlib>
-#include <map>
 #include <optional>
 
 #include "benchmark/benchmark.h"
@@ -70,21 +69,7 @@ void BM_AdmissionCycleSteadyState(benchmark::State& state) {
   placement::InProcessPlacementService filled(EmptyCluster());
   Snapshot snapshot = BuildSyntheticQueues(Queues(pending, 1));
   CycleResult fill = RunAdmissionCycle(snapshot, filled);
-  std::map<std::string, const AdmissionDecision*> admitted;
-  for (const AdmissionDecision& a : fill.admissions) admitted[a.workload] = &a;
-  for (Workload& w : snapshot.workloads) {
-    if (auto it = admitted.find(w.key); it != admitted.end()) {
-      w.admitted = AdmittedState{it->second->cluster_queue, it->second->flavors,
-                                 it->second->count, 0};
-    }
-  }
-  std::erase_if(snapshot.workloads, [](const Workload& w) { return !w.admitted; });
-  for (Workload& w : BuildSyntheticQueues(Queues(pending, 2)).workloads) {
-    w.key += "-new";
-    w.creation_time += pending;
-    snapshot.workloads.push_back(std::move(w));
-  }
-  snapshot.now = 1;
+  snapshot = SteadyStateQueues(std::move(snapshot), fill, Queues(pending, 1));
   const placement::ClusterSnapshot* full = nullptr;
   filled.Read([&](const placement::ClusterSnapshot& s) { full = new placement::ClusterSnapshot(s); });
   CycleResult result;

@@ -318,10 +318,8 @@ TEST(AdmissionCycleTest, StopPolicyHoldsAndDrains) {
   ClusterQueue drained = GpuQueue("drained", "", {{"h100", Gpu(64)}});
   drained.stop_policy = StopPolicy::kHoldAndDrain;
   world.Flavor("h100").Queue(held).Queue(drained);
-  world.Admitted(Job("held/running", 1, 8), "held", "h100");
-  world.Admitted(Job("drained/running", 1, 8), "drained", "h100");
-  fake.Hold("held/running", "b1", 1, 8);
-  fake.Hold("drained/running", "b1", 1, 8);
+  world.Running(fake, "b1", Job("held/running", 1, 8), "held", "h100");
+  world.Running(fake, "b1", Job("drained/running", 1, 8), "drained", "h100");
   world.Add(Job("held/new", 1, 8)).Add(Job("drained/new", 1, 8));
   CycleResult result = world.Cycle();
   EXPECT_THAT(result.admissions, IsEmpty());

@@ -81,8 +81,7 @@ TEST(FairSharingTest, ReclaimsFromTheLargestShareFirst) {
            {"team-c/c1", 8}, {"team-c/c2", 8}, {"team-c/c3", 4},
            {"team-b/b1", 8}, {"team-b/b2", 8}, {"team-b/b3", 8}}) {
     std::string cq = key.substr(0, key.find('/'));
-    world.Admitted(Job(key, 1, gpus), cq, "h100", ++t);
-    fake.Hold(key, "b1", 1, gpus);
+    world.Running(fake, "b1", Job(key, 1, gpus), cq, "h100", ++t);
   }
   world.Add(Job("team-a/mine", 1, 8));
   CycleResult result = world.Cycle();

@@ -62,8 +62,8 @@ TEST_P(WithinClusterQueueTest, PicksEligibleVictimsMostRecentlyAdmittedFirst) {
   cq.preemption.within_cluster_queue = c.policy;
   world.Flavor("h100").Queue(cq);
   for (const RunningSpec& r : c.running) {
-    world.Admitted(Job(r.key, 1, 8, r.priority, r.created), "team-a", "h100", r.admitted_at);
-    fake.Hold(r.key, "b1", 1, 8);
+    world.Running(fake, "b1", Job(r.key, 1, 8, r.priority, r.created), "team-a", "h100",
+                  r.admitted_at);
   }
   world.Add(Job("team-a/new", 1, 8, c.preemptor_priority, c.preemptor_created));
   CycleResult result = world.Cycle();
@@ -123,10 +123,8 @@ TEST_P(ReclaimTest, ReclaimsOnlyFromBorrowersAsThePolicySays) {
   ClusterQueue a = GpuQueue("team-a", "cohort", {{"h100", Gpu(8)}});
   a.preemption.reclaim_within_cohort = c.policy;
   world.Flavor("h100").Queue(a).Queue(GpuQueue("team-b", "cohort", {{"h100", Gpu(c.lender_nominal)}}));
-  world.Admitted(Job("team-b/b1", 1, 8, c.borrower_priority), "team-b", "h100", 1);
-  world.Admitted(Job("team-b/b2", 1, 8, c.borrower_priority), "team-b", "h100", 2);
-  fake.Hold("team-b/b1", "b1", 1, 8);
-  fake.Hold("team-b/b2", "b1", 1, 8);
+  world.Running(fake, "b1", Job("team-b/b1", 1, 8, c.borrower_priority), "team-b", "h100", 1);
+  world.Running(fake, "b1", Job("team-b/b2", 1, 8, c.borrower_priority), "team-b", "h100", 2);
   world.Add(Job("team-a/reclaimer", 1, 8, 5));
   CycleResult result = world.Cycle();
   EXPECT_EQ(Victims(result), c.want_victims);
@@ -171,12 +169,9 @@ TEST_P(BorrowWithinCohortTest, BorrowingPreemptorRespectsThreshold) {
       .Queue(a)
       .Queue(GpuQueue("team-b", "cohort", {{"h100", Gpu(8)}}))
       .Queue(GpuQueue("team-c", "cohort", {{"h100", Gpu(8)}}));
-  world.Admitted(Job("team-b/b-low", 1, 8, 1), "team-b", "h100", 1);
-  world.Admitted(Job("team-b/b-mid", 1, 4, 3), "team-b", "h100", 2);
-  world.Admitted(Job("team-c/c", 1, 8, 0), "team-c", "h100", 3);
-  fake.Hold("team-b/b-low", "b1", 1, 8);
-  fake.Hold("team-b/b-mid", "b1", 1, 4);
-  fake.Hold("team-c/c", "b1", 1, 8);
+  world.Running(fake, "b1", Job("team-b/b-low", 1, 8, 1), "team-b", "h100", 1);
+  world.Running(fake, "b1", Job("team-b/b-mid", 1, 4, 3), "team-b", "h100", 2);
+  world.Running(fake, "b1", Job("team-c/c", 1, 8, 0), "team-c", "h100", 3);
   world.Add(Job("team-a/borrower", 1, 8, 5));
   CycleResult result = world.Cycle();
   EXPECT_EQ(Victims(result), c.want_victims);
@@ -206,10 +201,9 @@ TEST(PreemptionTest, ElasticVictimsShrinkBeforeAnyoneIsEvicted) {
   world.Flavor("h100").Queue(cq);
   Workload elastic = Job("team-a/elastic", 0, 8, 0);
   elastic.elastic = placement::ElasticRange{1, 2, 1};
-  world.Admitted(elastic, "team-a", "h100", 1);
-  world.Admitted(Job("team-a/rigid", 1, 8, 0), "team-a", "h100", 2);  // admitted more recently
-  fake.Hold("team-a/elastic", "b1", 2, 8);
-  fake.Hold("team-a/rigid", "b1", 1, 8);
+  world.Running(fake, "b1", elastic, "team-a", "h100", 1);
+  // Admitted more recently than the elastic one.
+  world.Running(fake, "b1", Job("team-a/rigid", 1, 8, 0), "team-a", "h100", 2);
   world.Add(Job("team-a/new", 1, 8, 5));
   CycleResult result = world.Cycle();
   ASSERT_EQ(result.preemptions.size(), 1u);
@@ -231,12 +225,9 @@ TEST(PreemptionTest, TopologyChoosesTheVictimThatFreesOneBlock) {
   world.Flavor("h100").Queue(cq);
   // Kueue's order alone would pick "in-b2-newest" first; only "in-b1" frees a whole block
   // with one eviction.
-  world.Admitted(Job("team-a/in-b1", 1, 8, 0), "team-a", "h100", 1);
-  world.Admitted(Job("team-a/in-b2", 1, 8, 0), "team-a", "h100", 2);
-  world.Admitted(Job("team-a/in-b2-newest", 1, 8, 0), "team-a", "h100", 3);
-  fake.Hold("team-a/in-b1", "b1", 1, 8);
-  fake.Hold("team-a/in-b2", "b2", 1, 8);
-  fake.Hold("team-a/in-b2-newest", "b2", 1, 8);
+  world.Running(fake, "b1", Job("team-a/in-b1", 1, 8, 0), "team-a", "h100", 1);
+  world.Running(fake, "b2", Job("team-a/in-b2", 1, 8, 0), "team-a", "h100", 2);
+  world.Running(fake, "b2", Job("team-a/in-b2-newest", 1, 8, 0), "team-a", "h100", 3);
   world.Add(Job("team-a/gang", 2, 8, 5));
   CycleResult result = world.Cycle();
   EXPECT_EQ(Victims(result), std::vector<std::string>{"team-a/in-b1"});
@@ -251,8 +242,7 @@ TEST(PreemptionTest, InfeasiblePlanKeepsEveryoneAndExplains) {
   ClusterQueue cq = GpuQueue("team-a", "", {{"h100", Gpu(64)}});
   cq.preemption.within_cluster_queue = WithinClusterQueuePolicy::kLowerPriority;
   world.Flavor("h100").Queue(cq);
-  world.Admitted(Job("team-a/low", 1, 8, 0), "team-a", "h100", 1);
-  fake.Hold("team-a/low", "b1", 1, 8);
+  world.Running(fake, "b1", Job("team-a/low", 1, 8, 0), "team-a", "h100", 1);
   world.Add(Job("team-a/huge", 8, 8, 5));
   CycleResult result = world.Cycle();
   EXPECT_THAT(result.preemptions, IsEmpty());

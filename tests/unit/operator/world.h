@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "operator/admission/admission_cycle.h"
+#include "operator/admission/apply.h"
 #include "operator/admission/types.h"
 #include "scheduler/placement_service.h"
 
@@ -78,6 +79,15 @@ class World {
     return Add(std::move(w));
   }
 
+  // Admitted(), and the job's pods held in `domain` of a FakePlacementService-like `fake`.
+  template <typename Fake>
+  World& Running(Fake& fake, const std::string& domain, Workload w, const std::string& cq,
+                 const std::string& flavor, int64_t when = 0) {
+    fake.Hold(w.key, domain, w.elastic ? w.elastic->max : w.count,
+              w.per_pod.at(std::string(kResourceGpu)));
+    return Admitted(std::move(w), cq, flavor, when);
+  }
+
   Workload* Find(std::string_view key) {
     for (Workload& w : snapshot.workloads) {
       if (w.key == key) return &w;
@@ -92,17 +102,7 @@ class World {
   // What the operator does with a cycle's decisions: admitted workloads record their admission,
   // evicted ones go back to pending, shrunk ones keep fewer pods. Time advances by one.
   void Apply(const CycleResult& result) {
-    for (const AdmissionDecision& a : result.admissions) {
-      Find(a.workload)->admitted = AdmittedState{a.cluster_queue, a.flavors, a.count, a.admission_time};
-    }
-    for (const PreemptionDecision& p : result.preemptions) {
-      Workload* w = Find(p.victim);
-      if (p.new_count == 0) {
-        w->admitted.reset();
-      } else {
-        w->admitted->count = p.new_count;
-      }
-    }
+    ApplyDecisions(result, snapshot);
     ++snapshot.now;
   }
 
