@@ -396,8 +396,8 @@ void ClusterSnapshot::ReleaseRanks(Reservation& reservation, size_t from) {
     ReservedRank& rank = reservation.ranks[r];
     if (rank.pod.empty()) {
       ChangeUsage(rank.node, reservation.per_pod, -1);
-    } else {
-      pods_[rank.pod].slot = -1;  // the bound pod stays and now counts on its own
+    } else if (auto pod = pods_.find(rank.pod); pod != pods_.end()) {
+      pod->second.slot = -1;  // the bound pod stays and now counts on its own
     }
   }
   reservation.ranks.resize(from);
