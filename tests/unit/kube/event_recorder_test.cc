@@ -23,7 +23,21 @@ const ObjectReference kJob{.api_version = "phalanx.dev/v1alpha1",
                            .name = "llama",
                            .uid = "j-1"};
 
-TEST(EventRecorderTest, CreatesACoreV1Event) {
+class EventRecorderTest : public ::testing::Test {
+ protected:
+  // Expects `creates` new Events, each answered with "{}".
+  void ExpectCreates(int creates) {
+    EXPECT_CALL(client, DoCreate(_, _, _, _, _, _))
+        .Times(creates)
+        .WillRepeatedly(Return(std::string("{}")));
+  }
+
+  MockClient client;
+  FakeClock clock;
+  EventRecorder recorder{client, {.component = "c"}, clock};
+};
+
+TEST(EventRecorderCreateTest, CreatesACoreV1Event) {
   MockClient client;
   FakeClock clock;
   EventRecorder recorder(client, {.component = "phalanx-operator", .host = "op-0"}, clock);
@@ -48,13 +62,8 @@ TEST(EventRecorderTest, CreatesACoreV1Event) {
   EXPECT_EQ(doc["count"].GetInt(), 1);
 }
 
-TEST(EventRecorderTest, RepeatsAreAggregatedIntoCount) {
-  MockClient client;
-  FakeClock clock;
-  EventRecorder recorder(client, {.component = "c"}, clock);
-  EXPECT_CALL(client, DoCreate(_, _, _, _, _, _))
-      .Times(2)
-      .WillRepeatedly(Return(std::string("{}")));
+TEST_F(EventRecorderTest, RepeatsAreAggregatedIntoCount) {
+  ExpectCreates(2);
   std::vector<std::string> patches;
   EXPECT_CALL(client, DoPatch(_, "ml", HasSubstr("llama."), PatchType::kMerge, _, _, ""))
       .WillRepeatedly(Invoke([&](const Resource&, std::string_view, std::string_view, PatchType,
@@ -73,13 +82,8 @@ TEST(EventRecorderTest, RepeatsAreAggregatedIntoCount) {
   ASSERT_OK(recorder.Record(kJob, EventType::kWarning, "Unplaceable", "quota exhausted"));
 }
 
-TEST(EventRecorderTest, ExpiredEventIsRecreated) {
-  MockClient client;
-  FakeClock clock;
-  EventRecorder recorder(client, {.component = "c"}, clock);
-  EXPECT_CALL(client, DoCreate(_, _, _, _, _, _))
-      .Times(2)
-      .WillRepeatedly(Return(std::string("{}")));
+TEST_F(EventRecorderTest, ExpiredEventIsRecreated) {
+  ExpectCreates(2);
   EXPECT_CALL(client, DoPatch(_, _, _, _, _, _, _))
       .WillOnce(Return(
           StatusFromResponse({.status = 404, .body = testing::Testdata("status_404.json")})));
@@ -87,10 +91,7 @@ TEST(EventRecorderTest, ExpiredEventIsRecreated) {
   ASSERT_OK(recorder.Record(kJob, EventType::kNormal, "R", "m"));
 }
 
-TEST(EventRecorderTest, ClusterScopedObjectsGoToDefault) {
-  MockClient client;
-  FakeClock clock;
-  EventRecorder recorder(client, {.component = "c"}, clock);
+TEST_F(EventRecorderTest, ClusterScopedObjectsGoToDefault) {
   EXPECT_CALL(client, DoCreate(_, "default", _, _, _, _)).WillOnce(Return(std::string("{}")));
   ASSERT_OK(recorder.Record({.api_version = "v1", .kind = "Node", .name = "n-1", .uid = "n"},
                             EventType::kWarning, "Unhealthy", "GPU XID 79"));

@@ -124,14 +124,22 @@ TEST(LeaderElectionTest, FirstCandidateAcquiresAndOthersWait) {
   EXPECT_THAT(seen_by_b, ::testing::ElementsAre("a"));
 }
 
-TEST(LeaderElectionTest, TakesOverOnlyAfterLeaseDurationWithoutRenewal) {
+// a holds the lease; b has tried once and so observed a's record.
+class TwoCandidatesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(a.elector.TryAcquireOrRenew());
+    ASSERT_FALSE(b.elector.TryAcquireOrRenew());
+  }
   LeaseStore store;
   FakeClock clock;
-  Candidate a(store, clock, "a");
-  Candidate b(store, clock, "b");
-  ASSERT_TRUE(a.elector.TryAcquireOrRenew());
-  ASSERT_FALSE(b.elector.TryAcquireOrRenew());  // b observes a's record now
-  a.partitioned = true;                         // a stops renewing
+  Candidate a{store, clock, "a"};
+  Candidate b{store, clock, "b"};
+};
+
+TEST_F(TwoCandidatesTest,
+       TakesOverOnlyAfterLeaseDurationWithoutRenewal) {  // b observes a's record now
+  a.partitioned = true;  // a stops renewing (b observed a's record in SetUp)
   clock.Advance(absl::Seconds(14));
   EXPECT_FALSE(b.elector.TryAcquireOrRenew());
   clock.Advance(absl::Seconds(1));  // 15 s since b saw the record change
@@ -144,13 +152,7 @@ TEST(LeaderElectionTest, TakesOverOnlyAfterLeaseDurationWithoutRenewal) {
   EXPECT_EQ(a.elector.leader(), "b");
 }
 
-TEST(LeaderElectionTest, ReleaseLetsTheNextCandidateInAtOnce) {
-  LeaseStore store;
-  FakeClock clock;
-  Candidate a(store, clock, "a");
-  Candidate b(store, clock, "b");
-  ASSERT_TRUE(a.elector.TryAcquireOrRenew());
-  ASSERT_FALSE(b.elector.TryAcquireOrRenew());
+TEST_F(TwoCandidatesTest, ReleaseLetsTheNextCandidateInAtOnce) {
   ASSERT_OK(a.elector.Release());
   EXPECT_EQ(store.Holder(), "");
   EXPECT_TRUE(b.elector.TryAcquireOrRenew());
