@@ -137,8 +137,7 @@ class TwoCandidatesTest : public ::testing::Test {
   Candidate b{store, clock, "b"};
 };
 
-TEST_F(TwoCandidatesTest,
-       TakesOverOnlyAfterLeaseDurationWithoutRenewal) {  // b observes a's record now
+TEST_F(TwoCandidatesTest, TakesOverOnlyAfterLeaseDurationWithoutRenewal) {
   a.partitioned = true;  // a stops renewing (b observed a's record in SetUp)
   clock.Advance(absl::Seconds(14));
   EXPECT_FALSE(b.elector.TryAcquireOrRenew());
