@@ -426,7 +426,9 @@ absl::StatusOr<DecodedList<T>> Decoder::DecodeList(std::string_view json) {
   return list;
 }
 
-absl::StatusOr<ListMeta> DecodeListMeta(std::string_view json) {
+namespace {
+
+absl::StatusOr<ListMeta> ParseListMeta(std::string_view json) {
   simdjson::ondemand::parser parser;
   simdjson::padded_string padded(json);
   simdjson::ondemand::document doc;
@@ -441,14 +443,36 @@ absl::StatusOr<ListMeta> DecodeListMeta(std::string_view json) {
     value v;
     KUBE_JSON_TRY(field.value().get(v), "list.metadata");
     RETURN_IF_ERROR(ForEachField(v, "list.metadata", [&](std::string_view k, value& item) {
-      if (k == "resourceVersion")
+      if (k == "resourceVersion") {
         return ReadString(item, "resourceVersion", &meta.resource_version);
+      }
       if (k == "continue") return ReadString(item, "continue", &meta.continue_token);
       return absl::OkStatus();
     }));
     break;
   }
   return meta;
+}
+
+}  // namespace
+
+absl::StatusOr<ListMeta> DecodeListMeta(std::string_view json) {
+  // The API server writes {"kind":..,"apiVersion":..,"metadata":{..},"items":[..]}: parse only
+  // the head up to "items" (closed with '}') instead of indexing megabytes of items. Anything
+  // else, or a head that does not parse, falls back to the whole document.
+  if (size_t items = json.find("\"items\":"); items != std::string_view::npos) {
+    std::string head(json.substr(0, items));
+    while (!head.empty() && (head.back() == ' ' || head.back() == '\n' || head.back() == '\t' ||
+                             head.back() == '\r')) {
+      head.pop_back();
+    }
+    if (!head.empty() && head.back() == ',') {
+      head.back() = '}';
+      absl::StatusOr<ListMeta> meta = ParseListMeta(head);
+      if (meta.ok() && !meta->resource_version.empty()) return meta;
+    }
+  }
+  return ParseListMeta(json);
 }
 
 template <typename T>

@@ -129,6 +129,20 @@ TEST(DecodeListTest, ItemsResourceVersionAndContinue) {
   EXPECT_EQ(meta.continue_token, "");
 }
 
+TEST(DecodeListTest, ListMetaWhateverTheFieldOrder) {
+  // Items before metadata (not what the API server writes, but valid JSON) still works.
+  ASSERT_OK_AND_ASSIGN(
+      ListMeta meta,
+      DecodeListMeta(
+          R"({"items":[{"metadata":{"resourceVersion":"1"}}],"metadata":{"resourceVersion":"9","continue":"c"}})"));
+  EXPECT_EQ(meta.resource_version, "9");
+  EXPECT_EQ(meta.continue_token, "c");
+  ASSERT_OK_AND_ASSIGN(meta, DecodeListMeta(R"({"kind":"PodList","metadata":{"resourceVersion":"7"},
+      "items": []})"));
+  EXPECT_EQ(meta.resource_version, "7");
+  EXPECT_FALSE(DecodeListMeta("not json").ok());
+}
+
 TEST(DecodeListTest, NullItemsIsEmpty) {
   ASSERT_OK_AND_ASSIGN(DecodedList<Node> list,
                        DecodeList<Node>(R"({"metadata":{"resourceVersion":"5"},"items":null})"));
