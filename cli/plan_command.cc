@@ -88,8 +88,8 @@ int RunPlan(const std::vector<std::string>& args) {
     const placement::Explanation& why = result->explanation;
     std::printf("cannot be placed: %s\n", why.summary.c_str());
     if (why.best_domain) {
-      std::printf("  closest domain: %s holds %d of %d pods\n",
-                  why.best_domain->ToString().c_str(), why.fit_in_best, why.wanted);
+      std::printf("  closest domain: %s holds %d of %d pods\n", why.best_domain->ToString().c_str(),
+                  why.fit_in_best, why.wanted);
     }
     for (const auto& [reason, nodes] : why.nodes_rejected) {
       std::printf("  %d nodes rejected: %s\n", nodes, reason.c_str());
@@ -113,10 +113,11 @@ int RunPlan(const std::vector<std::string>& args) {
   }
   if (request.per_pod.count(std::string(kResourceGpu)) && !indices.empty() && indices[0] >= 0) {
     const int32_t gpus = static_cast<int32_t>(request.per_pod.at(std::string(kResourceGpu)));
-    std::printf("\nmodelled all-reduce: %.1f ms per GiB, %.2fx the ideal placement "
-                "(docs/simulator.md)\n",
-                1000 * sim::AllReduceSeconds(*cluster, indices, gpus),
-                sim::CommSlowdown(*cluster, indices, gpus));
+    std::printf(
+        "\nmodelled all-reduce: %.1f ms per GiB, %.2fx the ideal placement "
+        "(docs/simulator.md)\n",
+        1000 * sim::AllReduceSeconds(*cluster, indices, gpus),
+        sim::CommSlowdown(*cluster, indices, gpus));
   }
   return kExitOk;
 }

@@ -62,8 +62,8 @@ int RunSimulate(const std::vector<std::string>& args) {
     if (flag == "--json") {
       json = true;
     } else if (flag == "--cluster" || flag == "--trace" || flag == "--report" ||
-               flag == "--policy" || flag == "--nodes" || flag == "--jobs" ||
-               flag == "--seed" || flag == "--load") {
+               flag == "--policy" || flag == "--nodes" || flag == "--jobs" || flag == "--seed" ||
+               flag == "--load") {
       if (!value(&v)) return BadInput(absl::StrCat(flag, ": needs a value"));
       if (flag == "--cluster") options.cluster_file = v;
       if (flag == "--trace") options.trace_file = v;
@@ -82,9 +82,8 @@ int RunSimulate(const std::vector<std::string>& args) {
       if (flag == "--seed" && !absl::SimpleAtoi(v, &options.seed)) {
         return BadInput(absl::StrCat("--seed: want a non-negative integer, got \"", v, "\""));
       }
-      if (flag == "--load" &&
-          (!(load_set = absl::SimpleAtod(v, &options.load)) || options.load <= 0 ||
-           options.load > 10)) {
+      if (flag == "--load" && (!(load_set = absl::SimpleAtod(v, &options.load)) ||
+                               options.load <= 0 || options.load > 10)) {
         return BadInput(absl::StrCat("--load: want a number in (0, 10], got \"", v, "\""));
       }
     } else {
@@ -95,8 +94,9 @@ int RunSimulate(const std::vector<std::string>& args) {
     return BadInput("--nodes scales the built-in cluster; it cannot be combined with --cluster");
   }
   if ((jobs_set || load_set) && !options.trace_file.empty()) {
-    return BadInput("--jobs and --load shape the generated trace; they cannot be combined with "
-                    "--trace");
+    return BadInput(
+        "--jobs and --load shape the generated trace; they cannot be combined with "
+        "--trace");
   }
   for (const std::string& name : options.policies) {
     if (!sim::MakePolicy(name).ok()) {

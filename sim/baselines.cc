@@ -88,7 +88,8 @@ int64_t FreeCapacity::GroupFit(int32_t group, int32_t gpus_per_pod) const {
   return s >= 0 ? group_fit_[s][group] : RangeFit(g.begin, g.end, gpus_per_pod);
 }
 
-// ---- Placement rules -----------------------------------------------------------------------------
+// ---- Placement rules
+// -----------------------------------------------------------------------------
 
 namespace {
 
@@ -233,7 +234,8 @@ std::vector<int32_t> PlaceKueueTas(const ClusterModel& cluster, const FreeCapaci
     buckets[fit].push_back(i);
   }
   std::vector<int32_t> nodes;
-  for (const std::vector<int32_t>& bucket : buckets) nodes.insert(nodes.end(), bucket.begin(), bucket.end());
+  for (const std::vector<int32_t>& bucket : buckets)
+    nodes.insert(nodes.end(), bucket.begin(), bucket.end());
   std::vector<int32_t> out = FillInOrder(free, nodes, g, pods);
   std::sort(out.begin(), out.end());
   return out;
@@ -318,7 +320,8 @@ std::vector<int32_t> PlaceFirstFit(const ClusterModel& cluster, const FreeCapaci
   return out;
 }
 
-// ---- The shared quota book and the policy ----------------------------------------------------------
+// ---- The shared quota book and the policy
+// ----------------------------------------------------------
 
 namespace {
 
@@ -456,7 +459,8 @@ class BaselinePolicy : public Policy {
     }
     std::vector<int32_t> pending;
     pending.reserve(view.pending.size());
-    for (const auto& [priority, ids] : by_priority) pending.insert(pending.end(), ids.begin(), ids.end());
+    for (const auto& [priority, ids] : by_priority)
+      pending.insert(pending.end(), ids.begin(), ids.end());
     std::set<int32_t> blocked_queues;  // StrictFIFO queues whose head is stuck
     for (int32_t id : pending) {
       const int32_t q = state_[id].queue;
@@ -495,8 +499,8 @@ class BaselinePolicy : public Policy {
   struct JobBook {
     Phase phase = Phase::kNone;
     int32_t queue = -1;
-    int32_t group = -1;  // flavor
-    int32_t count = 0;   // pods charged to quota
+    int32_t group = -1;          // flavor
+    int32_t count = 0;           // pods charged to quota
     std::vector<int32_t> nodes;  // running, or held at Permit (first-fit)
     double permit_deadline = 0;
     int64_t admitted_seq = 0;
@@ -535,10 +539,18 @@ class BaselinePolicy : public Policy {
     if (failed != failed_placements_.end() && pods >= failed->second) return {};
     std::vector<int32_t> nodes;
     switch (kind_) {
-      case Kind::kKueueTas: nodes = PlaceKueueTas(*cluster_, *free_, job, group, pods); break;
-      case Kind::kVolcano: nodes = PlaceVolcano(*cluster_, *free_, job, group, pods); break;
-      case Kind::kKai: nodes = PlaceKai(*cluster_, *free_, job, group, pods); break;
-      case Kind::kFirstFit: nodes = PlaceFirstFit(*cluster_, *free_, job, group, pods); break;
+      case Kind::kKueueTas:
+        nodes = PlaceKueueTas(*cluster_, *free_, job, group, pods);
+        break;
+      case Kind::kVolcano:
+        nodes = PlaceVolcano(*cluster_, *free_, job, group, pods);
+        break;
+      case Kind::kKai:
+        nodes = PlaceKai(*cluster_, *free_, job, group, pods);
+        break;
+      case Kind::kFirstFit:
+        nodes = PlaceFirstFit(*cluster_, *free_, job, group, pods);
+        break;
     }
     if (nodes.empty()) {
       int32_t& smallest = failed_placements_.try_emplace(shape, pods).first->second;
@@ -653,7 +665,8 @@ class BaselinePolicy : public Policy {
         if (rb.group != g) continue;
         const int32_t p = Spec(r).priority;
         if (rb.queue == q) {
-          if (quota_.WithinCq(q) && p < job.priority) candidates.push_back({r, false, p, rb.admitted_seq});
+          if (quota_.WithinCq(q) && p < job.priority)
+            candidates.push_back({r, false, p, rb.admitted_seq});
         } else if (reclaiming && quota_.SameCohort(q, rb.queue)) {
           const std::string& policy = quota_.Reclaim(q);
           if (policy == "Any" || (policy == "LowerPriority" && p < job.priority)) {
@@ -732,7 +745,8 @@ absl::StatusOr<std::unique_ptr<Policy>> MakeBaseline(std::string_view name) {
     return std::make_unique<BaselinePolicy>(Kind::kVolcano, "volcano-hypernode");
   }
   if (name == "kai-topology") return std::make_unique<BaselinePolicy>(Kind::kKai, "kai-topology");
-  return absl::InvalidArgumentError(absl::StrCat("unknown policy \"", std::string(name), "\" (known: phalanx, ",
+  return absl::InvalidArgumentError(absl::StrCat("unknown policy \"", std::string(name),
+                                                 "\" (known: phalanx, ",
                                                  absl::StrJoin(BaselineNames(), ", "), ")"));
 }
 

@@ -38,10 +38,10 @@ class FreeCapacity {
  public:
   FreeCapacity(const ClusterModel& cluster, std::vector<int32_t> shapes);
 
-  void Use(int32_t node, int32_t gpus);   // gpus < 0 frees
+  void Use(int32_t node, int32_t gpus);  // gpus < 0 frees
   void SetUp(int32_t node, bool up);
   bool up(int32_t node) const { return up_[node] != 0; }
-  int32_t Free(int32_t node) const;       // 0 while down
+  int32_t Free(int32_t node) const;  // 0 while down
   int32_t Capacity(int32_t node) const { return capacity_[node]; }
   int32_t NodeFit(int32_t node, int32_t gpus_per_pod) const;
   int64_t DomainFit(int32_t domain, int32_t gpus_per_pod) const;

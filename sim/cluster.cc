@@ -70,7 +70,8 @@ absl::StatusOr<FlavorQuota> ParseFlavorQuota(const YamlReader& in, const YAML::N
   FlavorQuota quota;
   quota.flavor = std::move(flavor);
   const YAML::Node nominal = node["nominalQuota"];
-  if (!nominal.IsDefined()) return in.Error(node, field + ".nominalQuota", "required field is missing");
+  if (!nominal.IsDefined())
+    return in.Error(node, field + ".nominalQuota", "required field is missing");
   ASSIGN_OR_RETURN(quota.nominal, ParseQuota(in, nominal, field + ".nominalQuota"));
   if (node["borrowingLimit"].IsDefined()) {
     ASSIGN_OR_RETURN(quota.borrowing_limit,
@@ -113,12 +114,12 @@ absl::StatusOr<NodeGroupSpec> ParseGroup(const YamlReader& in, const YAML::Node&
   ASSIGN_OR_RETURN(YAML::Node topology, in.Map(node, "topology", field + ".topology"));
   if (topology.IsDefined()) {
     RETURN_IF_ERROR(in.OnlyKeys(topology, field + ".topology", {"preset", "fanout"}));
-    ASSIGN_OR_RETURN(group.preset, in.String(topology, "preset", field + ".topology.preset",
-                                             group.preset));
+    ASSIGN_OR_RETURN(group.preset,
+                     in.String(topology, "preset", field + ".topology.preset", group.preset));
     if (PresetLevels(group.preset).empty()) {
-      return in.Error(topology["preset"], field + ".topology.preset",
-                      absl::StrCat("unknown preset \"", group.preset,
-                                   "\" (known: eks, eks-4layer, gb200)"));
+      return in.Error(
+          topology["preset"], field + ".topology.preset",
+          absl::StrCat("unknown preset \"", group.preset, "\" (known: eks, eks-4layer, gb200)"));
     }
   }
   group.fanout = DefaultFanout(group.preset);
@@ -127,10 +128,10 @@ absl::StatusOr<NodeGroupSpec> ParseGroup(const YamlReader& in, const YAML::Node&
     ASSIGN_OR_RETURN(YAML::Node fanout, in.Sequence(topology, "fanout", f));
     const size_t levels = PresetLevels(group.preset).size();
     if (fanout.size() != levels) {
-      return in.Error(fanout, f,
-                      absl::StrCat("preset ", group.preset, " has ", levels,
-                                   " levels, so fanout needs ", levels, " entries, got ",
-                                   fanout.size()));
+      return in.Error(
+          fanout, f,
+          absl::StrCat("preset ", group.preset, " has ", levels, " levels, so fanout needs ",
+                       levels, " entries, got ", fanout.size()));
     }
     group.fanout.clear();
     for (size_t i = 0; i < fanout.size(); ++i) {
@@ -152,9 +153,9 @@ absl::StatusOr<QueueSpec> ParseQueue(const YamlReader& in, const YAML::Node& nod
   QueueSpec queue;
   ASSIGN_OR_RETURN(queue.name, in.String(node, "name", field + ".name"));
   ASSIGN_OR_RETURN(queue.cohort, in.String(node, "cohort", field + ".cohort", ""));
-  ASSIGN_OR_RETURN(queue.queueing_strategy,
-                   in.String(node, "queueingStrategy", field + ".queueingStrategy",
-                             queue.queueing_strategy));
+  ASSIGN_OR_RETURN(
+      queue.queueing_strategy,
+      in.String(node, "queueingStrategy", field + ".queueingStrategy", queue.queueing_strategy));
   RETURN_IF_ERROR(CheckOneOf(in, node["queueingStrategy"], field + ".queueingStrategy",
                              queue.queueing_strategy, {"BestEffortFIFO", "StrictFIFO"}));
   if (node["nominalQuota"].IsDefined() == node["flavors"].IsDefined()) {
@@ -167,8 +168,8 @@ absl::StatusOr<QueueSpec> ParseQueue(const YamlReader& in, const YAML::Node& nod
     ASSIGN_OR_RETURN(YAML::Node flavors, in.Sequence(node, "flavors", field + ".flavors"));
     for (size_t i = 0; i < flavors.size(); ++i) {
       const std::string f = absl::StrCat(field, ".flavors[", i, "]");
-      RETURN_IF_ERROR(in.OnlyKeys(flavors[i], f,
-                                  {"name", "nominalQuota", "borrowingLimit", "lendingLimit"}));
+      RETURN_IF_ERROR(
+          in.OnlyKeys(flavors[i], f, {"name", "nominalQuota", "borrowingLimit", "lendingLimit"}));
       ASSIGN_OR_RETURN(std::string name, in.String(flavors[i], "name", f + ".name"));
       const bool known = std::any_of(groups.begin(), groups.end(),
                                      [&](const NodeGroupSpec& g) { return g.name == name; });
@@ -211,8 +212,9 @@ absl::StatusOr<ClusterSpec> ParseClusterSpec(const std::string& text, const std:
   ASSIGN_OR_RETURN(YAML::Node root, LoadYamlText(text, source));
   YamlReader in(source);
   if (!root.IsMap()) return in.Error(root, "(document)", "want a map with nodeGroups and queues");
-  RETURN_IF_ERROR(in.OnlyKeys(root, "", {"apiVersion", "kind", "name", "nodeGroups", "queues",
-                                         "failures", "cycleSeconds"}));
+  RETURN_IF_ERROR(in.OnlyKeys(
+      root, "",
+      {"apiVersion", "kind", "name", "nodeGroups", "queues", "failures", "cycleSeconds"}));
   ClusterSpec spec;
   spec.source = source;
   ASSIGN_OR_RETURN(spec.name, in.String(root, "name", "name", "cluster"));
@@ -313,7 +315,8 @@ absl::StatusOr<ClusterModel> BuildCluster(const ClusterSpec& spec) {
         {std::string(kResourceMemory), group.type->memory_gib << 30},
         {std::string(kResourcePods), 110},
     };
-    if (group.type->efa_devices > 0) allocatable[std::string(kResourceEfa)] = group.type->efa_devices;
+    if (group.type->efa_devices > 0)
+      allocatable[std::string(kResourceEfa)] = group.type->efa_devices;
     std::vector<int32_t> open(depth, -1);  // the domain currently being filled at each level
     for (int32_t i = 0; i < gs.count; ++i) {
       const int32_t index = static_cast<int32_t>(cluster.nodes.size());

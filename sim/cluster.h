@@ -36,7 +36,7 @@ struct NodeGroupSpec {
   std::string name;           // also the ResourceFlavor name of its nodes
   std::string instance_type;  // a catalog name
   int32_t count = 0;
-  std::string preset;         // eks | eks-4layer | gb200
+  std::string preset;  // eks | eks-4layer | gb200
   // Children per domain at each preset level, coarsest first; the last entry is nodes per
   // lowest domain (a layer-3 block for eks, an NVL72 clique for gb200). Top-level domains are
   // as many as `count` needs.
@@ -55,7 +55,7 @@ struct QueueSpec {
   std::string name;
   std::string cohort;
   std::vector<FlavorQuota> flavors;
-  std::string queueing_strategy = "BestEffortFIFO";  // or StrictFIFO
+  std::string queueing_strategy = "BestEffortFIFO";    // or StrictFIFO
   std::string within_cluster_queue = "LowerPriority";  // Never | LowerPriority | ...
   std::string reclaim_within_cohort = "Any";           // Never | LowerPriority | Any
   double fair_sharing_weight = 1.0;
@@ -90,11 +90,11 @@ absl::StatusOr<ClusterSpec> ParseClusterSpec(const std::string& text, const std:
 // A domain of the topology tree. Nodes [begin, end) belong to it.
 struct Domain {
   int32_t group = 0;
-  int32_t level = 0;     // index into the group's levels (0 = coarsest)
-  int32_t parent = -1;   // domain index, -1 for top-level domains
+  int32_t level = 0;    // index into the group's levels (0 = coarsest)
+  int32_t parent = -1;  // domain index, -1 for top-level domains
   int32_t begin = 0;
   int32_t end = 0;
-  std::string value;     // the label value
+  std::string value;              // the label value
   std::vector<int32_t> children;  // child domains (empty at the lowest level: nodes are below)
   int32_t size() const { return end - begin; }
 };

@@ -17,8 +17,10 @@ std::vector<int32_t> RingMembers(const std::vector<int32_t>& rank_nodes, int32_t
     if (members.empty() || members.back() != node) members.push_back(node);
     auto it = std::find_if(per_node.begin(), per_node.end(),
                            [&](const auto& p) { return p.first == node; });
-    if (it == per_node.end()) per_node.push_back({node, gpus_per_pod});
-    else it->second += gpus_per_pod;
+    if (it == per_node.end())
+      per_node.push_back({node, gpus_per_pod});
+    else
+      it->second += gpus_per_pod;
   }
   if (members.size() > 1 && members.front() == members.back()) members.pop_back();
   *max_gpus_on_node = 0;
@@ -56,9 +58,8 @@ double AllReduceSeconds(const ClusterModel& cluster, const std::vector<int32_t>&
     const SimNode& na = cluster.nodes[a];
     const NodeGroup& group = cluster.groups[na.group];
     int32_t crossed = cluster.LevelsCrossed(a, b);
-    const bool clique_level =
-        type->nvlink_domain_nodes > 1 && !group.levels.empty() &&
-        group.levels.back() == "nvidia.com/gpu.clique";
+    const bool clique_level = type->nvlink_domain_nodes > 1 && !group.levels.empty() &&
+                              group.levels.back() == "nvidia.com/gpu.clique";
     double hop_bandwidth;
     double hop_latency;
     if (clique_level && crossed == 0) {
@@ -66,14 +67,15 @@ double AllReduceSeconds(const ClusterModel& cluster, const std::vector<int32_t>&
       hop_latency = c.nvlink_hop_latency_s;
     } else {
       const int32_t network_layers = std::max(0, crossed - (clique_level ? 1 : 0));
-      hop_bandwidth = type->efa_gbytes_per_s * 1e9 *
-                      std::pow(c.per_layer_bandwidth_factor, network_layers);
+      hop_bandwidth =
+          type->efa_gbytes_per_s * 1e9 * std::pow(c.per_layer_bandwidth_factor, network_layers);
       hop_latency = c.efa_hop_latency_s + network_layers * c.per_layer_latency_s;
     }
     bandwidth = std::min(bandwidth, hop_bandwidth);
     latency = std::max(latency, hop_latency);
   }
-  return intra + RingSeconds(c.message_bytes, static_cast<int32_t>(ring.size()), bandwidth, latency);
+  return intra +
+         RingSeconds(c.message_bytes, static_cast<int32_t>(ring.size()), bandwidth, latency);
 }
 
 double CommSlowdown(const ClusterModel& cluster, const std::vector<int32_t>& rank_nodes,

@@ -21,9 +21,9 @@ namespace phalanx::sim {
 struct CommConstants {
   double message_bytes = 1024.0 * 1024 * 1024;  // one all-reduce of 1 GiB (bf16 gradients)
   double nvlink_hop_latency_s = 2e-6;
-  double efa_hop_latency_s = 20e-6;              // one EFA ring step inside the lowest domain
-  double per_layer_latency_s = 5e-6;             // extra per network layer climbed
-  double per_layer_bandwidth_factor = 0.85;      // effective EFA bandwidth kept per layer climbed
+  double efa_hop_latency_s = 20e-6;          // one EFA ring step inside the lowest domain
+  double per_layer_latency_s = 5e-6;         // extra per network layer climbed
+  double per_layer_bandwidth_factor = 0.85;  // effective EFA bandwidth kept per layer climbed
 };
 
 // Seconds for one all-reduce of `message_bytes` across all GPUs of the gang whose rank r runs

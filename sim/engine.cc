@@ -53,9 +53,12 @@ constexpr size_t kMaxViolations = 20;
 
 class Simulation {
  public:
-  Simulation(const ClusterModel& cluster, const std::vector<TraceJob>& jobs, const EngineOptions& options,
-      Policy& policy)
-      : cluster_(cluster), trace_(jobs), options_(options), policy_(policy),
+  Simulation(const ClusterModel& cluster, const std::vector<TraceJob>& jobs,
+             const EngineOptions& options, Policy& policy)
+      : cluster_(cluster),
+        trace_(jobs),
+        options_(options),
+        policy_(policy),
         failure_rng_(options.seed ^ 0x6a09e667f3bcc909ULL) {}
 
   absl::StatusOr<RunResult> Go() {
@@ -204,9 +207,9 @@ class Simulation {
       if (sign > 0) {
         const int32_t capacity = cluster_.nodes[node].type->gpus;
         if (!node_up_[node]) {
-          Violation(result_.summary.overcommit_events,
-                    absl::StrCat(trace_[id].name, " placed on failed node ",
-                                 cluster_.nodes[node].name));
+          Violation(
+              result_.summary.overcommit_events,
+              absl::StrCat(trace_[id].name, " placed on failed node ", cluster_.nodes[node].name));
         } else if (used_[node] > capacity) {
           Violation(result_.summary.overcommit_events,
                     absl::StrCat(cluster_.nodes[node].name, " over-committed: ", used_[node],

@@ -26,8 +26,8 @@
 namespace phalanx::sim {
 
 struct EngineOptions {
-  uint64_t seed = 1;                 // node failure times
-  double restart_overhead_s = 120;   // checkpoint reload after a preemption or failure
+  uint64_t seed = 1;                // node failure times
+  double restart_overhead_s = 120;  // checkpoint reload after a preemption or failure
   // Called now and then with the fraction of jobs finished, for progress bars.
   std::function<void(double)> progress;
 };
@@ -35,11 +35,11 @@ struct EngineOptions {
 // What happened to one job.
 struct JobOutcome {
   double submit_s = 0;
-  double first_start_s = -1;   // -1 = never started
-  double finish_s = -1;        // -1 = not finished
+  double first_start_s = -1;  // -1 = never started
+  double finish_s = -1;       // -1 = not finished
   int32_t pods = 0;
   int32_t gpus_per_pod = 0;
-  int32_t nodes_needed = 0;    // nodes the gang needs when packed (as first placed)
+  int32_t nodes_needed = 0;  // nodes the gang needs when packed (as first placed)
   bool multi_node = false;
   // Locality of the first placement (multi-node jobs whose lowest holding level exists).
   bool locality_applicable = false;
@@ -47,7 +47,7 @@ struct JobOutcome {
   double comm_slowdown = 1.0;  // of the first placement
   int32_t preemptions = 0;
   int32_t interruptions = 0;
-  double gpu_seconds = 0;      // GPU-seconds allocated to the job, restart overhead included
+  double gpu_seconds = 0;  // GPU-seconds allocated to the job, restart overhead included
   double restart_gpu_seconds = 0;
 };
 
@@ -65,11 +65,11 @@ struct Summary {
   int64_t preemptions = 0;        // evictions decided by the policy
   int64_t shrinks = 0;
   int64_t grows = 0;
-  int64_t interruptions = 0;      // gangs killed by node failures
+  int64_t interruptions = 0;  // gangs killed by node failures
   int64_t node_failures = 0;
   int64_t partial_gang_events = 0;
   int64_t overcommit_events = 0;
-  int64_t invalid_actions = 0;    // e.g. starting a job that is not pending
+  int64_t invalid_actions = 0;  // e.g. starting a job that is not pending
   int64_t cycles = 0;
   double wall_seconds = 0;
 };

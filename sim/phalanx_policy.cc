@@ -200,9 +200,9 @@ class PhalanxPolicy : public Policy {
       for (const FlavorQuota& f : q.flavors) {
         admission::FlavorQuotas fq;
         fq.flavor = f.flavor;
-        fq.resources.push_back(admission::ResourceQuota{
-            std::string(kResourceGpu), *Gpus(f.nominal), Gpus(f.borrowing_limit),
-            Gpus(f.lending_limit)});
+        fq.resources.push_back(admission::ResourceQuota{std::string(kResourceGpu), *Gpus(f.nominal),
+                                                        Gpus(f.borrowing_limit),
+                                                        Gpus(f.lending_limit)});
         group.flavors.push_back(std::move(fq));
       }
       cq.resource_groups.push_back(std::move(group));
@@ -216,7 +216,8 @@ class PhalanxPolicy : public Policy {
       base_.local_queues.push_back(admission::LocalQueue{q.name, q.name, q.name});
       base_.namespaces.push_back(admission::Namespace{q.name, {}});
     }
-    for (const std::string& cohort : cohorts) base_.cohorts.push_back(admission::Cohort{cohort, ""});
+    for (const std::string& cohort : cohorts)
+      base_.cohorts.push_back(admission::Cohort{cohort, ""});
   }
 
   absl::StatusOr<int32_t> JobId(const std::string& key) const {
@@ -230,7 +231,8 @@ class PhalanxPolicy : public Policy {
     nodes.reserve(names.size());
     for (const std::string& name : names) {
       const int32_t index = cluster_->NodeIndex(name);
-      if (index < 0) return absl::InternalError(absl::StrCat("placement names unknown node ", name));
+      if (index < 0)
+        return absl::InternalError(absl::StrCat("placement names unknown node ", name));
       nodes.push_back(index);
     }
     return nodes;

@@ -32,10 +32,10 @@ struct JobStatus {
   JobState state = JobState::kNotSubmitted;
   std::vector<int32_t> nodes;  // rank -> node index while running
   double first_start_s = -1;
-  double run_start_s = 0;      // start of the current run (after the last start/resize)
+  double run_start_s = 0;  // start of the current run (after the last start/resize)
   double finish_s = -1;
   int32_t preemptions = 0;
-  int32_t interruptions = 0;   // node failures
+  int32_t interruptions = 0;  // node failures
 };
 
 struct CycleView {

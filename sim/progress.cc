@@ -18,8 +18,7 @@ std::string ProgressBar::Render(const std::string& label, double fraction, int w
   fraction = std::clamp(fraction, 0.0, 1.0);
   const int filled = static_cast<int>(fraction * width + 0.5);
   return absl::StrFormat("[%s%s] %3d%% %s", std::string(filled, '#'),
-                         std::string(width - filled, '.'), static_cast<int>(fraction * 100),
-                         label);
+                         std::string(width - filled, '.'), static_cast<int>(fraction * 100), label);
 }
 
 std::function<void(double)> ProgressBar::Reporter(int task) {

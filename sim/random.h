@@ -18,12 +18,12 @@ class Rng {
  public:
   explicit Rng(uint64_t seed);
 
-  uint64_t Next();                         // xoshiro256**
-  double Uniform();                        // [0, 1), 53 random bits
-  double Uniform(double lo, double hi);    // [lo, hi)
+  uint64_t Next();                             // xoshiro256**
+  double Uniform();                            // [0, 1), 53 random bits
+  double Uniform(double lo, double hi);        // [lo, hi)
   int64_t UniformInt(int64_t lo, int64_t hi);  // [lo, hi], inclusive
-  double LogUniform(double lo, double hi); // log(x) uniform in [log lo, log hi)
-  double Exponential(double mean);         // inverse-CDF sampling
+  double LogUniform(double lo, double hi);     // log(x) uniform in [log lo, log hi)
+  double Exponential(double mean);             // inverse-CDF sampling
   bool Bernoulli(double p);
   // Index i with probability weights[i] / sum(weights).
   int WeightedIndex(const std::vector<double>& weights);

@@ -29,18 +29,27 @@ std::string Escape(const std::string& text) {
   std::string out;
   for (char c : text) {
     switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
 }
 
-const char* kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b",
-                         "#e377c2", "#7f7f7f"};
+const char* kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
+                         "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"};
 
 const char* Color(size_t i) { return kColors[i % (sizeof(kColors) / sizeof(kColors[0]))]; }
 
@@ -76,13 +85,19 @@ std::vector<double> UtilizationSeries(const RunResult& result, int64_t total_gpu
 }
 
 std::vector<LocalityBucket> LocalityBySize(const RunResult& result) {
-  std::vector<LocalityBucket> buckets = {{"2", 0, 0},     {"3-4", 0, 0},   {"5-8", 0, 0},
-                                         {"9-16", 0, 0},  {"17-32", 0, 0}, {"33-64", 0, 0},
+  std::vector<LocalityBucket> buckets = {{"2", 0, 0},    {"3-4", 0, 0},   {"5-8", 0, 0},
+                                         {"9-16", 0, 0}, {"17-32", 0, 0}, {"33-64", 0, 0},
                                          {"65+", 0, 0}};
   for (const JobOutcome& out : result.outcomes) {
     if (!out.locality_applicable || out.first_start_s < 0) continue;
     const int32_t n = out.nodes_needed;
-    const size_t b = n <= 2 ? 0 : n <= 4 ? 1 : n <= 8 ? 2 : n <= 16 ? 3 : n <= 32 ? 4 : n <= 64 ? 5 : 6;
+    const size_t b = n <= 2    ? 0
+                     : n <= 4  ? 1
+                     : n <= 8  ? 2
+                     : n <= 16 ? 3
+                     : n <= 32 ? 4
+                     : n <= 64 ? 5
+                               : 6;
     ++buckets[b].total;
     buckets[b].local += out.locality_ok ? 1 : 0;
   }
@@ -90,9 +105,9 @@ std::vector<LocalityBucket> LocalityBySize(const RunResult& result) {
 }
 
 std::string FormatTable(const SimulationReport& report) {
-  std::string out = absl::StrFormat(
-      "cluster: %s, %d GPUs   trace: %s, %d jobs\n\n", DescribeCluster(*report.cluster),
-      report.cluster->total_gpus, report.trace_source, report.jobs);
+  std::string out = absl::StrFormat("cluster: %s, %d GPUs   trace: %s, %d jobs\n\n",
+                                    DescribeCluster(*report.cluster), report.cluster->total_gpus,
+                                    report.trace_source, report.jobs);
   out += absl::StrFormat("%-18s %6s %9s %9s %9s %6s %9s %8s %8s %8s %8s\n", "policy", "util",
                          "wait p50", "wait p99", "JCT mean", "done", "locality", "comm x",
                          "preempt", "partial", "overcom");
@@ -100,9 +115,9 @@ std::string FormatTable(const SimulationReport& report) {
     const Summary& s = r.summary;
     out += absl::StrFormat("%-18s %5.1f%% %9s %9s %9s %6d %8.1f%% %8.3f %8d %8d %8d\n", s.policy,
                            100 * s.gpu_utilization, Duration(s.wait_p50_s), Duration(s.wait_p99_s),
-                           Duration(s.jct_mean_s), s.jobs_completed,
-                           100 * s.locality_lowest_level, s.comm_slowdown_mean, s.preemptions,
-                           s.partial_gang_events, s.overcommit_events);
+                           Duration(s.jct_mean_s), s.jobs_completed, 100 * s.locality_lowest_level,
+                           s.comm_slowdown_mean, s.preemptions, s.partial_gang_events,
+                           s.overcommit_events);
   }
   out +=
       "\nutil: busy GPU-seconds / (GPUs x makespan); locality: multi-node jobs inside one domain "
@@ -188,7 +203,8 @@ std::string Svg(const std::string& title, const std::string& body) {
   return absl::StrCat(
       "<figure><figcaption>", Escape(title), "</figcaption>",
       "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 860 330\" width=\"860\" "
-      "height=\"330\" role=\"img\">", body, "</svg></figure>\n");
+      "height=\"330\" role=\"img\">",
+      body, "</svg></figure>\n");
 }
 
 std::string Axes(const Frame& f, const std::vector<std::pair<double, std::string>>& xticks,
@@ -247,7 +263,8 @@ std::string UtilizationChart(const SimulationReport& report) {
   const double end = EndTime(report);
   const int buckets = 150;
   std::vector<std::pair<double, std::string>> xt, yt;
-  for (int i = 0; i <= 5; ++i) xt.push_back({i / 5.0, absl::StrFormat("%.0fh", end * i / 5 / 3600)});
+  for (int i = 0; i <= 5; ++i)
+    xt.push_back({i / 5.0, absl::StrFormat("%.0fh", end * i / 5 / 3600)});
   for (int i = 0; i <= 4; ++i) yt.push_back({i / 4.0, Percent(i / 4.0)});
   std::string body = Axes(f, xt, yt, "simulated time", "GPUs busy");
   for (size_t p = 0; p < report.results.size(); ++p) {
@@ -275,17 +292,19 @@ std::string WaitCdfChart(const SimulationReport& report) {
     }
   }
   const double lmax = std::log10(max_wait * 1.2);
-  auto px = [&](double seconds) { return f.x0 + std::log10(std::max(seconds, 1.0)) / lmax * f.W(); };
+  auto px = [&](double seconds) {
+    return f.x0 + std::log10(std::max(seconds, 1.0)) / lmax * f.W();
+  };
   std::vector<std::pair<double, std::string>> xt, yt;
   const std::vector<std::pair<double, std::string>> ticks = {
-      {1, "1s"}, {10, "10s"}, {60, "1m"}, {600, "10m"}, {3600, "1h"}, {36000, "10h"},
-      {86400, "1d"}, {864000, "10d"}};
+      {1, "1s"},    {10, "10s"},    {60, "1m"},    {600, "10m"},
+      {3600, "1h"}, {36000, "10h"}, {86400, "1d"}, {864000, "10d"}};
   for (const auto& [s, label] : ticks) {
     if (s <= max_wait * 1.2) xt.push_back({(px(s) - f.x0) / f.W(), label});
   }
   for (int i = 0; i <= 4; ++i) yt.push_back({i / 4.0, Percent(i / 4.0)});
-  std::string body = Axes(f, xt, yt, "wait from submit to first start (log scale)",
-                          "jobs started within");
+  std::string body =
+      Axes(f, xt, yt, "wait from submit to first start (log scale)", "jobs started within");
   for (size_t p = 0; p < report.results.size(); ++p) {
     std::vector<double> waits;
     for (const JobOutcome& o : report.results[p].outcomes) {
@@ -298,8 +317,8 @@ std::string WaitCdfChart(const SimulationReport& report) {
     const size_t stride = std::max<size_t>(1, waits.size() / 300);
     for (size_t i = 0; i < waits.size(); i += stride) {
       const size_t j = std::min(waits.size() - 1, i + stride - 1);
-      absl::StrAppend(&points, absl::StrFormat("%.1f,%.1f ", px(waits[j]),
-                                               f.y1 - (j + 1) / n * f.H()));
+      absl::StrAppend(&points,
+                      absl::StrFormat("%.1f,%.1f ", px(waits[j]), f.y1 - (j + 1) / n * f.H()));
     }
     body += Polyline(points, p);
   }
@@ -335,9 +354,10 @@ std::string LocalityChart(const SimulationReport& report) {
   }
   body = Axes(f, xt, yt, "gang size in nodes", "in one lowest-level domain") + body;
   body += Legend(report, f.x1 + 14, f.y0);
-  return Svg("Locality by job size (multi-node jobs placed in one domain of the lowest level "
-             "that could hold them)",
-             body);
+  return Svg(
+      "Locality by job size (multi-node jobs placed in one domain of the lowest level "
+      "that could hold them)",
+      body);
 }
 
 }  // namespace
@@ -352,15 +372,16 @@ std::string FormatHtml(const SimulationReport& report) {
         "<td>%d</td><td>%d</td></tr>\n",
         Color(i), Escape(s.policy), 100 * s.gpu_utilization, Duration(s.wait_p50_s),
         Duration(s.wait_p99_s), Duration(s.jct_mean_s), s.jobs_completed, s.jobs,
-        100 * s.locality_lowest_level, s.comm_slowdown_mean, s.preemptions,
-        s.partial_gang_events, s.overcommit_events);
+        100 * s.locality_lowest_level, s.comm_slowdown_mean, s.preemptions, s.partial_gang_events,
+        s.overcommit_events);
   }
   return absl::StrCat(
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
       "<title>Phalanx simulation</title><style>"
       "body{font-family:system-ui,sans-serif;margin:24px;color:#222;max-width:1100px}"
       "table{border-collapse:collapse;margin:12px 0;font-size:14px}td,th{padding:4px 8px;"
-      "border-bottom:1px solid #ddd;text-align:right;white-space:nowrap}td:first-child,th:first-child{text-align:left}"
+      "border-bottom:1px solid "
+      "#ddd;text-align:right;white-space:nowrap}td:first-child,th:first-child{text-align:left}"
       ".dot{display:inline-block;width:10px;height:10px;border-radius:5px;margin-right:6px}"
       "figure{margin:24px 0}figcaption{font-weight:600;margin-bottom:6px}"
       ".note{color:#555;font-size:14px}</style></head><body>\n",

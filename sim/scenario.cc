@@ -45,8 +45,8 @@ absl::StatusOr<Scenario> LoadScenario(const SimulateOptions& options) {
     if (options.jobs < 1 || options.jobs > 10'000'000) {
       return absl::InvalidArgumentError("--jobs: must be between 1 and 10000000");
     }
-    scenario.jobs = GenerateTrace(*scenario.cluster,
-                                  {.jobs = options.jobs, .seed = options.seed, .load = options.load});
+    scenario.jobs = GenerateTrace(
+        *scenario.cluster, {.jobs = options.jobs, .seed = options.seed, .load = options.load});
     scenario.trace_source = absl::StrCat("generated (seed ", options.seed, ")");
   }
   RETURN_IF_ERROR(ValidateTrace(scenario.jobs, *scenario.cluster));
@@ -66,8 +66,7 @@ absl::StatusOr<SimulationReport> RunScenario(const Scenario& scenario,
   report.trace_source = scenario.trace_source;
   report.jobs = static_cast<int64_t>(scenario.jobs.size());
   report.seed = options.seed;
-  std::vector<absl::StatusOr<RunResult>> results(policies.size(),
-                                                 absl::InternalError("not run"));
+  std::vector<absl::StatusOr<RunResult>> results(policies.size(), absl::InternalError("not run"));
   ProgressBar bar("simulating", static_cast<int>(policies.size()),
                   options.progress && ProgressBar::StderrIsTerminal());
   // Policies are independent: run them on worker threads, each with its own engine.

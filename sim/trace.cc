@@ -97,11 +97,14 @@ absl::StatusOr<std::vector<TraceJob>> ParseYamlTrace(const std::string& text,
     ASSIGN_OR_RETURN(YAML::Node topology, in.Map(node, "topology", f + ".topology"));
     if (topology.IsDefined()) {
       const std::string t = f + ".topology";
-      RETURN_IF_ERROR(in.OnlyKeys(topology, t, {"required", "preferred", "groupSize", "groupLevel"}));
+      RETURN_IF_ERROR(
+          in.OnlyKeys(topology, t, {"required", "preferred", "groupSize", "groupLevel"}));
       ASSIGN_OR_RETURN(std::string required, in.String(topology, "required", t + ".required", ""));
-      ASSIGN_OR_RETURN(std::string preferred, in.String(topology, "preferred", t + ".preferred", ""));
+      ASSIGN_OR_RETURN(std::string preferred,
+                       in.String(topology, "preferred", t + ".preferred", ""));
       ASSIGN_OR_RETURN(int64_t group_size, in.Int(topology, "groupSize", t + ".groupSize", 0));
-      ASSIGN_OR_RETURN(std::string group_level, in.String(topology, "groupLevel", t + ".groupLevel", ""));
+      ASSIGN_OR_RETURN(std::string group_level,
+                       in.String(topology, "groupLevel", t + ".groupLevel", ""));
       job.required_level = ExpandLevel(required);
       job.preferred_level = ExpandLevel(preferred);
       job.group_size = static_cast<int32_t>(group_size);
@@ -121,9 +124,9 @@ absl::StatusOr<std::vector<TraceJob>> ParseCsvTrace(const std::string& text,
   std::vector<std::string> header;
   std::vector<TraceJob> jobs;
   static const std::vector<std::string> kColumns = {
-      "name",         "submit_s",       "queue",       "priority",   "pods",
-      "gpus_per_pod", "duration_s",     "elastic_min", "elastic_max", "elastic_step", "required_level",
-      "preferred_level", "group_size", "group_level", "node_group"};
+      "name",           "submit_s",        "queue",       "priority",    "pods",
+      "gpus_per_pod",   "duration_s",      "elastic_min", "elastic_max", "elastic_step",
+      "required_level", "preferred_level", "group_size",  "group_level", "node_group"};
   for (size_t n = 0; n < lines.size(); ++n) {
     std::string line(absl::StripAsciiWhitespace(lines[n]));
     if (line.empty() || line[0] == '#') continue;
@@ -147,8 +150,8 @@ absl::StatusOr<std::vector<TraceJob>> ParseCsvTrace(const std::string& text,
       continue;
     }
     if (cells.size() != header.size()) {
-      return absl::InvalidArgumentError(absl::StrCat(where, ": want ", header.size(),
-                                                     " columns, got ", cells.size()));
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": want ", header.size(), " columns, got ", cells.size()));
     }
     TraceJob job;
     job.origin = where;
@@ -169,21 +172,36 @@ absl::StatusOr<std::vector<TraceJob>> ParseCsvTrace(const std::string& text,
         if (!absl::SimpleAtod(cell, &out) || !std::isfinite(out)) return bad("a number");
         return absl::OkStatus();
       };
-      if (column == "name") job.name = cell;
-      else if (column == "submit_s") RETURN_IF_ERROR(as_double(job.submit_s));
-      else if (column == "queue") job.queue = cell;
-      else if (column == "priority") RETURN_IF_ERROR(as_int(job.priority));
-      else if (column == "pods") RETURN_IF_ERROR(as_int(job.pods));
-      else if (column == "gpus_per_pod") RETURN_IF_ERROR(as_int(job.gpus_per_pod));
-      else if (column == "duration_s") RETURN_IF_ERROR(as_double(job.duration_s));
-      else if (column == "elastic_min") RETURN_IF_ERROR(as_int(job.elastic_min));
-      else if (column == "elastic_max") RETURN_IF_ERROR(as_int(job.elastic_max));
-      else if (column == "elastic_step") RETURN_IF_ERROR(as_int(job.elastic_step));
-      else if (column == "required_level") job.required_level = ExpandLevel(cell);
-      else if (column == "preferred_level") job.preferred_level = ExpandLevel(cell);
-      else if (column == "group_size") RETURN_IF_ERROR(as_int(job.group_size));
-      else if (column == "group_level") job.group_level = ExpandLevel(cell);
-      else if (column == "node_group") job.node_group = cell;
+      if (column == "name")
+        job.name = cell;
+      else if (column == "submit_s")
+        RETURN_IF_ERROR(as_double(job.submit_s));
+      else if (column == "queue")
+        job.queue = cell;
+      else if (column == "priority")
+        RETURN_IF_ERROR(as_int(job.priority));
+      else if (column == "pods")
+        RETURN_IF_ERROR(as_int(job.pods));
+      else if (column == "gpus_per_pod")
+        RETURN_IF_ERROR(as_int(job.gpus_per_pod));
+      else if (column == "duration_s")
+        RETURN_IF_ERROR(as_double(job.duration_s));
+      else if (column == "elastic_min")
+        RETURN_IF_ERROR(as_int(job.elastic_min));
+      else if (column == "elastic_max")
+        RETURN_IF_ERROR(as_int(job.elastic_max));
+      else if (column == "elastic_step")
+        RETURN_IF_ERROR(as_int(job.elastic_step));
+      else if (column == "required_level")
+        job.required_level = ExpandLevel(cell);
+      else if (column == "preferred_level")
+        job.preferred_level = ExpandLevel(cell);
+      else if (column == "group_size")
+        RETURN_IF_ERROR(as_int(job.group_size));
+      else if (column == "group_level")
+        job.group_level = ExpandLevel(cell);
+      else if (column == "node_group")
+        job.node_group = cell;
     }
     if (job.elastic_min > 0 && job.elastic_max == 0) job.elastic_max = job.pods;
     RETURN_IF_ERROR(CheckJob(job, where));
@@ -206,9 +224,8 @@ absl::Status ValidateTrace(const std::vector<TraceJob>& jobs, const ClusterModel
       return absl::InvalidArgumentError(
           absl::StrCat(job.origin, ": ", field, ": job ", job.name, ": ", message));
     };
-    const bool queue_known =
-        std::any_of(cluster.spec.queues.begin(), cluster.spec.queues.end(),
-                    [&](const QueueSpec& q) { return q.name == job.queue; });
+    const bool queue_known = std::any_of(cluster.spec.queues.begin(), cluster.spec.queues.end(),
+                                         [&](const QueueSpec& q) { return q.name == job.queue; });
     if (!queue_known) return bad("queue", absl::StrCat("no queue named \"", job.queue, "\""));
     int32_t largest_fit = 0;
     bool group_known = job.node_group.empty();
@@ -216,7 +233,8 @@ absl::Status ValidateTrace(const std::vector<TraceJob>& jobs, const ClusterModel
       const NodeGroup& group = cluster.groups[g];
       if (!job.node_group.empty() && group.spec.name != job.node_group) continue;
       group_known = true;
-      for (const std::string* level : {&job.required_level, &job.preferred_level, &job.group_level}) {
+      for (const std::string* level :
+           {&job.required_level, &job.preferred_level, &job.group_level}) {
         if (!level->empty() && *level != kHostnameLabel &&
             cluster.LevelIndex(static_cast<int32_t>(g), *level) < 0) {
           return bad("topology", absl::StrCat("node group ", group.spec.name,
@@ -226,7 +244,8 @@ absl::Status ValidateTrace(const std::vector<TraceJob>& jobs, const ClusterModel
       const int32_t per_node = job.gpus_per_pod == 0 ? 110 : group.type->gpus / job.gpus_per_pod;
       largest_fit = std::max(largest_fit, per_node * group.spec.count);
     }
-    if (!group_known) return bad("nodeGroup", absl::StrCat("no node group \"", job.node_group, "\""));
+    if (!group_known)
+      return bad("nodeGroup", absl::StrCat("no node group \"", job.node_group, "\""));
     if (largest_fit < job.min_pods()) {
       return bad("pods", absl::StrCat(job.min_pods(), " pods of ", job.gpus_per_pod,
                                       " GPUs cannot fit even in the empty cluster"));
@@ -284,8 +303,8 @@ std::vector<TraceJob> GenerateTrace(const ClusterModel& cluster, const TraceOpti
       job.duration_s = rng.LogUniform(120, 6 * 3600);
     } else {
       // Gangs never ask for more than half of their node group, so every job can run.
-      const int32_t nodes = std::min(kGangNodes[size - kSingleWeights.size()],
-                                     std::max(2, group.spec.count / 2));
+      const int32_t nodes =
+          std::min(kGangNodes[size - kSingleWeights.size()], std::max(2, group.spec.count / 2));
       job.pods = nodes;
       job.gpus_per_pod = node_gpus;
       job.duration_s = rng.LogUniform(600, 24 * 3600);
@@ -329,7 +348,8 @@ std::vector<TraceJob> GenerateTrace(const ClusterModel& cluster, const TraceOpti
   // Poisson arrivals at the rate that offers `load` of the cluster's GPUs.
   const double mean_gpu_seconds = jobs.empty() ? 0 : gpu_seconds / jobs.size();
   const double mean_gap =
-      mean_gpu_seconds / (options.load * static_cast<double>(std::max<int64_t>(cluster.total_gpus, 1)));
+      mean_gpu_seconds /
+      (options.load * static_cast<double>(std::max<int64_t>(cluster.total_gpus, 1)));
   double t = 0;
   for (TraceJob& job : jobs) {
     job.submit_s = std::round(t);

@@ -6,11 +6,11 @@
 //
 // File formats (docs/simulator.md has examples):
 //   YAML: {jobs: [{name, submit, queue, priority, pods, gpusPerPod, duration,
-//                  elastic: {min, max, step}, topology: {required, preferred, groupSize, groupLevel},
-//                  nodeGroup}]}
+//                  elastic: {min, max, step}, topology: {required, preferred, groupSize,
+//                  groupLevel}, nodeGroup}]}
 //   CSV:  a header row naming columns among name, submit_s, queue, priority, pods, gpus_per_pod,
-//         duration_s, elastic_min, elastic_max, elastic_step, required_level, preferred_level, group_size,
-//         group_level, node_group; then one job per row.
+//         duration_s, elastic_min, elastic_max, elastic_step, required_level, preferred_level,
+//         group_size, group_level, node_group; then one job per row.
 // Levels may be full label keys or short names: layer-1 .. layer-4, clique, hostname.
 #pragma once
 
@@ -28,18 +28,18 @@ struct TraceJob {
   double submit_s = 0;
   std::string queue;
   int32_t priority = 0;
-  int32_t pods = 1;          // elastic jobs: the count the duration was measured at (= max)
+  int32_t pods = 1;  // elastic jobs: the count the duration was measured at (= max)
   int32_t gpus_per_pod = 8;
-  double duration_s = 0;     // run time at `pods` pods
-  int32_t elastic_min = 0;   // 0 = not elastic
+  double duration_s = 0;    // run time at `pods` pods
+  int32_t elastic_min = 0;  // 0 = not elastic
   int32_t elastic_max = 0;
   int32_t elastic_step = 1;  // sizes min, min+step, ... (whole data-parallel replicas)
   std::string required_level;
   std::string preferred_level;
   int32_t group_size = 0;
   std::string group_level;
-  std::string node_group;    // "" = any node group
-  std::string origin;        // "trace.csv:12", for messages
+  std::string node_group;  // "" = any node group
+  std::string origin;      // "trace.csv:12", for messages
 
   bool elastic() const { return elastic_min > 0; }
   int32_t min_pods() const { return elastic() ? elastic_min : pods; }

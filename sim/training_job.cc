@@ -61,7 +61,8 @@ absl::StatusOr<PlannedJob> FromDocument(const YamlReader& in, const YAML::Node& 
   if (topology.IsDefined()) {
     RETURN_IF_ERROR(in.OnlyKeys(topology, "spec.topology",
                                 {"required", "preferred", "groupSize", "groupLevel"}));
-    ASSIGN_OR_RETURN(r.required_level, in.String(topology, "required", "spec.topology.required", ""));
+    ASSIGN_OR_RETURN(r.required_level,
+                     in.String(topology, "required", "spec.topology.required", ""));
     ASSIGN_OR_RETURN(r.preferred_level,
                      in.String(topology, "preferred", "spec.topology.preferred", ""));
     ASSIGN_OR_RETURN(int64_t group_size,
@@ -113,7 +114,8 @@ absl::StatusOr<PlannedJob> ParseTrainingJob(const std::string& text, const std::
   YamlReader in(source);
   for (const YAML::Node& doc : docs) {
     if (!doc.IsMap()) continue;
-    if (doc["kind"].IsDefined() && doc["kind"].IsScalar() && doc["kind"].Scalar() == "TrainingJob") {
+    if (doc["kind"].IsDefined() && doc["kind"].IsScalar() &&
+        doc["kind"].Scalar() == "TrainingJob") {
       return FromDocument(in, doc);
     }
   }

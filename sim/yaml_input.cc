@@ -44,7 +44,8 @@ absl::StatusOr<YAML::Node> LoadYamlFile(const std::string& path) {
 absl::Status YamlReader::Error(const YAML::Node& node, const std::string& field,
                                const std::string& message) const {
   const int line = node.IsDefined() ? node.Mark().line + 1 : 0;
-  if (line <= 0) return absl::InvalidArgumentError(absl::StrCat(source_, ": ", field, ": ", message));
+  if (line <= 0)
+    return absl::InvalidArgumentError(absl::StrCat(source_, ": ", field, ": ", message));
   return absl::InvalidArgumentError(absl::StrCat(source_, ":", line, ": ", field, ": ", message));
 }
 
@@ -61,11 +62,13 @@ std::string Describe(const YAML::Node& node) {
 
 absl::StatusOr<std::string> YamlReader::Scalar(const YAML::Node& node,
                                                const std::string& field) const {
-  if (!node.IsScalar()) return Error(node, field, absl::StrCat("want a value, got ", Describe(node)));
+  if (!node.IsScalar())
+    return Error(node, field, absl::StrCat("want a value, got ", Describe(node)));
   return node.Scalar();
 }
 
-absl::StatusOr<int64_t> YamlReader::IntValue(const YAML::Node& node, const std::string& field) const {
+absl::StatusOr<int64_t> YamlReader::IntValue(const YAML::Node& node,
+                                             const std::string& field) const {
   int64_t value = 0;
   if (!node.IsScalar() || !YAML::convert<int64_t>::decode(node, value)) {
     return Error(node, field, absl::StrCat("want an integer, got ", Describe(node)));
@@ -151,7 +154,8 @@ absl::StatusOr<YAML::Node> YamlReader::Sequence(const YAML::Node& map, const cha
     if (required) return Error(map, field, "required field is missing");
     return YAML::Node(YAML::NodeType::Undefined);
   }
-  if (!node.IsSequence()) return Error(node, field, absl::StrCat("want a list, got ", Describe(node)));
+  if (!node.IsSequence())
+    return Error(node, field, absl::StrCat("want a list, got ", Describe(node)));
   return node;
 }
 

@@ -43,7 +43,8 @@ class YamlReader {
                      const std::string& message) const;
 
   // Optional keys return `fallback` when absent; a present key of the wrong type is an error.
-  absl::StatusOr<std::string> String(const YAML::Node& map, const char* key, const std::string& field,
+  absl::StatusOr<std::string> String(const YAML::Node& map, const char* key,
+                                     const std::string& field,
                                      std::optional<std::string> fallback = std::nullopt) const;
   absl::StatusOr<int64_t> Int(const YAML::Node& map, const char* key, const std::string& field,
                               std::optional<int64_t> fallback = std::nullopt) const;
@@ -53,8 +54,8 @@ class YamlReader {
                             std::optional<bool> fallback = std::nullopt) const;
 
   // The node at `key`, which must be a map / sequence if present; an undefined node if absent.
-  absl::StatusOr<YAML::Node> Map(const YAML::Node& map, const char* key,
-                                 const std::string& field, bool required = false) const;
+  absl::StatusOr<YAML::Node> Map(const YAML::Node& map, const char* key, const std::string& field,
+                                 bool required = false) const;
   absl::StatusOr<YAML::Node> Sequence(const YAML::Node& map, const char* key,
                                       const std::string& field, bool required = false) const;
 

@@ -25,7 +25,8 @@ CliRun Phalanx(const std::string& args) {
   if (pipe == nullptr) return run;
   std::array<char, 4096> buffer;
   size_t n;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) run.output.append(buffer.data(), n);
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0)
+    run.output.append(buffer.data(), n);
   const int status = pclose(pipe);
   run.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return run;
@@ -72,7 +73,7 @@ TEST(CliTest, HelpIsAvailableEverywhere) {
 
 TEST(CliTest, PlanPlacesTheExamplePretrainingJobInOneBlock) {
   CliRun run = Phalanx(std::string("plan -f ") + PHALANX_SOURCE_DIR +
-                    "/deploy/examples/10-trainingjob-pretrain-64gpu.yaml");
+                       "/deploy/examples/10-trainingjob-pretrain-64gpu.yaml");
   EXPECT_EQ(run.code, 0) << run.output;
   EXPECT_THAT(run.output, HasSubstr("placed 8 pods inside topology.k8s.aws/network-node-layer-3="));
   EXPECT_THAT(run.output, HasSubstr("rank 7"));

@@ -35,9 +35,9 @@ TEST(ClusterTest, DomainsAreContiguousNodeRanges) {
       EXPECT_EQ(cluster.nodes[i].domains[d.level], &d - cluster.domains.data());
     }
   }
-  EXPECT_EQ(cluster.LevelsCrossed(0, 3), 0);   // same block
-  EXPECT_EQ(cluster.LevelsCrossed(0, 4), 1);   // same layer-2
-  EXPECT_EQ(cluster.LevelsCrossed(0, 8), 2);   // same layer-1
+  EXPECT_EQ(cluster.LevelsCrossed(0, 3), 0);  // same block
+  EXPECT_EQ(cluster.LevelsCrossed(0, 4), 1);  // same layer-2
+  EXPECT_EQ(cluster.LevelsCrossed(0, 8), 2);  // same layer-1
   EXPECT_EQ(cluster.domains[cluster.nodes[0].domains[1]].children.size(), 2u);
 }
 
@@ -75,8 +75,10 @@ failures: {nodeMtbfHours: 1000, repairHours: 2}
   EXPECT_EQ(cluster.total_gpus, 32 * 8 + 36 * 4);
   // gb200 nodes: 18 per NVL72 clique.
   const SimNode& gb = cluster.nodes[32];
-  EXPECT_EQ(gb.labels.at("nvidia.com/gpu.clique"), cluster.nodes[32 + 17].labels.at("nvidia.com/gpu.clique"));
-  EXPECT_NE(gb.labels.at("nvidia.com/gpu.clique"), cluster.nodes[32 + 18].labels.at("nvidia.com/gpu.clique"));
+  EXPECT_EQ(gb.labels.at("nvidia.com/gpu.clique"),
+            cluster.nodes[32 + 17].labels.at("nvidia.com/gpu.clique"));
+  EXPECT_NE(gb.labels.at("nvidia.com/gpu.clique"),
+            cluster.nodes[32 + 18].labels.at("nvidia.com/gpu.clique"));
   // p5 (eks) levels are a prefix of gb200's, so both share one placement Topology.
   ASSERT_OK_AND_ASSIGN(std::vector<std::string> levels, ClusterTopologyLevels(cluster));
   EXPECT_EQ(levels.back(), "nvidia.com/gpu.clique");
@@ -106,11 +108,13 @@ INSTANTIATE_TEST_SUITE_P(
         BadSpec{std::string("nodeGroups:\n- instanceType: p5.48xlarge\n  count: many\n") + kQueues,
                 "bad.yaml:3: nodeGroups[0].count: want an integer, got \"many\""},
         BadSpec{std::string("nodeGroups:\n- instanceType: p5.48xlarge\n  count: 4\n  topology:\n"
-                            "    fanout: [2, 2]\n") + kQueues,
-                "bad.yaml:5: nodeGroups[0].topology.fanout: preset eks has 3 levels"},
-        BadSpec{std::string("nodeGroups:\n- instanceType: p5.48xlarge\n  count: 4\n  colour: red\n") +
+                            "    fanout: [2, 2]\n") +
                     kQueues,
-                "bad.yaml:4: nodeGroups[0].colour: unknown field"},
+                "bad.yaml:5: nodeGroups[0].topology.fanout: preset eks has 3 levels"},
+        BadSpec{
+            std::string("nodeGroups:\n- instanceType: p5.48xlarge\n  count: 4\n  colour: red\n") +
+                kQueues,
+            "bad.yaml:4: nodeGroups[0].colour: unknown field"},
         BadSpec{"nodeGroups:\n- instanceType: p5.48xlarge\n  count: 4\nqueues:\n- name: q\n"
                 "  nominalQuota: {nvidia.com/gpu: lots}\n",
                 "bad.yaml:6: queues[0].nominalQuota"},

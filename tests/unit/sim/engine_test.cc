@@ -101,8 +101,8 @@ TEST_P(PolicyEngineTest, ConservesGpuSecondsWithFailuresAndPreemption) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Policies, PolicyEngineTest,
-                         ::testing::Values("phalanx", "first-fit", "kueue-tas",
-                                           "volcano-hypernode", "kai-topology"));
+                         ::testing::Values("phalanx", "first-fit", "kueue-tas", "volcano-hypernode",
+                                           "kai-topology"));
 
 TEST(EngineTest, ElasticJobsRunLongerWhenSmallerAndKeepTheirWork) {
   ClusterModel cluster = SmallCluster(4);  // 4 nodes

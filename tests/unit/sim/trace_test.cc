@@ -56,7 +56,8 @@ TEST(TraceTest, ParsesYamlAndNamesLineAndFieldOnErrors) {
   absl::StatusOr<std::vector<TraceJob>> bad =
       ParseYamlTrace("jobs:\n- queue: q\n  duration: 60\n  pods: -1\n", "t.yaml");
   ASSERT_FALSE(bad.ok());
-  EXPECT_THAT(std::string(bad.status().message()), HasSubstr("t.yaml:2: jobs[0]: pods: must be >= 1"));
+  EXPECT_THAT(std::string(bad.status().message()),
+              HasSubstr("t.yaml:2: jobs[0]: pods: must be >= 1"));
   bad = ParseYamlTrace("jobs:\n- queue: q\n  duration: soon\n", "t.yaml");
   EXPECT_THAT(std::string(bad.status().message()),
               HasSubstr("t.yaml:3: jobs[0].duration: want a number"));
