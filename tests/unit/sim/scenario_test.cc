@@ -23,6 +23,23 @@ TEST(ScenarioTest, SameSeedGivesByteIdenticalJson) {
   EXPECT_NE(FormatJson(a), FormatJson(c));
 }
 
+// The example files shipped for users load and run under every policy.
+TEST(ScenarioTest, ShippedExamplesRun) {
+  const std::string dir = std::string(PHALANX_SOURCE_DIR) + "/sim/examples/";
+  for (const auto& [cluster, trace] : std::vector<std::pair<std::string, std::string>>{
+           {"cluster.yaml", "trace.csv"}, {"", "trace.yaml"}}) {
+    SimulateOptions options;
+    if (!cluster.empty()) options.cluster_file = dir + cluster;
+    options.trace_file = dir + trace;
+    ASSERT_OK_AND_ASSIGN(Scenario scenario, LoadScenario(options));
+    ASSERT_OK_AND_ASSIGN(SimulationReport report, RunScenario(scenario, options));
+    for (const RunResult& r : report.results) {
+      EXPECT_EQ(r.summary.jobs_completed, r.summary.jobs) << trace << " " << r.summary.policy;
+      EXPECT_EQ(r.summary.partial_gang_events + r.summary.overcommit_events, 0) << r.summary.policy;
+    }
+  }
+}
+
 TEST(ScenarioTest, UnknownPolicyIsBadInput) {
   SimulateOptions options;
   options.policies = {"slurm"};
