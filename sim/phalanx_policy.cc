@@ -101,6 +101,7 @@ class PhalanxPolicy : public Policy {
     service_ = std::make_unique<placement::InProcessPlacementService>(std::move(snapshot));
     BuildQueues(cluster);
     workloads_.clear();
+    by_key_.clear();
     admitted_.assign(jobs.size(), std::nullopt);
     slot_.assign(jobs.size(), -1);
     job_at_.clear();
