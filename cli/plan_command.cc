@@ -83,7 +83,13 @@ int RunPlan(const std::vector<std::string>& args) {
   std::printf("\n\n");
 
   absl::StatusOr<placement::PlacementResult> result = service.Place(request);
-  if (!result.ok()) return Fail(result.status());
+  if (!result.ok()) {
+    // The placement core rejects requests this cluster cannot interpret (a topology level its
+    // nodes do not have): that is the job file not matching the cluster.
+    return Fail(absl::Status(result.status().code(),
+                             absl::StrCat(job_file, ": does not fit cluster ", cluster->spec.source,
+                                          ": ", result.status().message())));
+  }
   if (!result->placed) {
     const placement::Explanation& why = result->explanation;
     std::printf("cannot be placed: %s\n", why.summary.c_str());

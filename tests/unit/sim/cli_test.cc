@@ -80,6 +80,19 @@ TEST(CliTest, PlanPlacesTheExamplePretrainingJobInOneBlock) {
   EXPECT_THAT(run.output, HasSubstr("1.00x the ideal placement"));
 }
 
+TEST(CliTest, PlanTensorParallelJobNeedsAClusterWithCliques) {
+  const std::string job = std::string(PHALANX_SOURCE_DIR) +
+                          "/deploy/examples/12-trainingjob-gb200-tensor-parallel.yaml";
+  CliRun p5_only = Phalanx("plan -f " + job);
+  EXPECT_EQ(p5_only.code, 2);
+  EXPECT_THAT(p5_only.output, HasSubstr("does not fit cluster built-in"));
+  EXPECT_THAT(p5_only.output, HasSubstr("nvidia.com/gpu.clique"));
+  CliRun mixed =
+      Phalanx("plan -f " + job + " --cluster " + PHALANX_SOURCE_DIR + "/sim/examples/cluster.yaml");
+  EXPECT_EQ(mixed.code, 0) << mixed.output;
+  EXPECT_THAT(mixed.output, HasSubstr("inside nvidia.com/gpu.clique=gb200-clique-"));
+}
+
 TEST(CliTest, PlanExplainsWhyAGangCannotFit) {
   const std::string job = WriteFile("huge.yaml", R"(apiVersion: phalanx.dev/v1alpha1
 kind: TrainingJob
