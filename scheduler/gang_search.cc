@@ -329,31 +329,46 @@ int64_t GangSearch::ComputeSlots(int index) const {
   return slots;
 }
 
-std::string GangSearch::RejectReason(int index) const {
+int GangSearch::RejectReason(int index) const {
   const ClusterSnapshot::Node& node = snapshot_.nodes()[index];
   switch (node.condition) {
-    case NodeCondition::kNotReady: return "NotReady";
-    case NodeCondition::kUnschedulable: return "Unschedulable";
-    case NodeCondition::kUnhealthy: return "Unhealthy";
+    case NodeCondition::kNotReady: return kRejectNotReady;
+    case NodeCondition::kUnschedulable: return kRejectUnschedulable;
+    case NodeCondition::kUnhealthy: return kRejectUnhealthy;
     case NodeCondition::kSchedulable: break;
   }
-  for (const Taint& taint : node.info.taints) {
-    if (IsHardTaint(taint) && !Tolerates(shape_.tolerations, taint)) return "Tainted";
+  if (node.hard_tainted) {
+    for (const Taint& taint : node.info.taints) {
+      if (IsHardTaint(taint) && !Tolerates(shape_.tolerations, taint)) return kRejectTainted;
+    }
   }
   for (const auto& [key, value] : shape_.node_selector) {
     auto it = node.info.labels.find(key);
-    if (it == node.info.labels.end() || it->second != value) return "NodeSelectorMismatch";
+    if (it == node.info.labels.end() || it->second != value) return kRejectSelector;
   }
-  if (node.depth < shape_.min_node_depth) return "MissingTopologyLabel";
-  if (!shape_.missing_resource.empty()) return "Insufficient " + shape_.missing_resource;
-  if (ComputeSlots(index) > 0) return "";
+  if (node.depth < shape_.min_node_depth) return kRejectMissingLabel;
+  if (!shape_.missing_resource.empty()) return kRejectMissingResource;
+  // A node that has at least one pod's worth of every resource holds a pod: not rejected.
   const ResourceVector* extra = Extra(index);
   for (int r : shape_.resources) {
     if (node.allocatable[r] - node.used[r] + (extra ? (*extra)[r] : 0) < shape_.per_pod[r]) {
-      return "Insufficient " + snapshot_.resources().Name(r);
+      return kRejectInsufficient + r;
     }
   }
-  return "";
+  return kRejectNone;
+}
+
+std::string GangSearch::RejectName(int reason) const {
+  switch (reason) {
+    case kRejectNotReady: return "NotReady";
+    case kRejectUnschedulable: return "Unschedulable";
+    case kRejectUnhealthy: return "Unhealthy";
+    case kRejectTainted: return "Tainted";
+    case kRejectSelector: return "NodeSelectorMismatch";
+    case kRejectMissingLabel: return "MissingTopologyLabel";
+    case kRejectMissingResource: return "Insufficient " + shape_.missing_resource;
+    default: return "Insufficient " + snapshot_.resources().Name(reason - kRejectInsufficient);
+  }
 }
 
 int64_t GangSearch::MaxCount() const {
@@ -475,31 +490,40 @@ Explanation GangSearch::Explain(int64_t wanted) const {
   Explanation why;
   why.wanted = static_cast<int32_t>(wanted);
 
-  // The closest candidate at the ceiling level.
+  // Rejection reasons are counted as small codes and named once at the end: this runs over every
+  // node each time a gang does not fit, so it must not build strings per node.
+  std::array<int32_t, kRejectInsufficient + kMaxResources> counts{};
+  // The closest candidate at the ceiling level (a node at the hostname level).
   int64_t best_fit = -1;
-  auto consider = [&](int64_t fit, DomainId id) {
-    if (fit > best_fit) {
-      best_fit = fit;
-      why.best_domain = std::move(id);
-    }
-  };
+  int best_index = -1;
+  const bool node_ceiling = ceiling == topology.node_level();
   for (size_t i = 0; i < snapshot_.nodes().size(); ++i) {
     const ClusterSnapshot::Node& node = snapshot_.nodes()[i];
     if (node.removed || node.depth < root_level ||
         snapshot_.AncestorAt(node.domain, root_level) != root_) {
       continue;
     }
-    std::string reason = RejectReason(static_cast<int>(i));
-    if (!reason.empty()) ++why.nodes_rejected[reason];
-    if (ceiling == topology.node_level()) {
-      consider(NodeCapacity(static_cast<int>(i)), snapshot_.NodeDomainId(static_cast<int>(i)));
+    ++counts[RejectReason(static_cast<int>(i))];
+    if (node_ceiling && NodeCapacity(static_cast<int>(i)) > best_fit) {
+      best_fit = NodeCapacity(static_cast<int>(i));
+      best_index = static_cast<int>(i);
     }
   }
-  if (ceiling != topology.node_level()) {
+  if (!node_ceiling) {
     for (int domain : snapshot_.domains_at_level(ceiling)) {
       if (snapshot_.AncestorAt(domain, root_level) != root_) continue;
-      consider(Capacity(domain), snapshot_.DomainIdOf(domain));
+      if (Capacity(domain) > best_fit) {
+        best_fit = Capacity(domain);
+        best_index = domain;
+      }
     }
+  }
+  if (best_index >= 0) {
+    why.best_domain =
+        node_ceiling ? snapshot_.NodeDomainId(best_index) : snapshot_.DomainIdOf(best_index);
+  }
+  for (int reason = kRejectNone + 1; reason < static_cast<int>(counts.size()); ++reason) {
+    if (counts[reason] > 0) why.nodes_rejected[RejectName(reason)] = counts[reason];
   }
   why.fit_in_best = static_cast<int32_t>(std::max<int64_t>(best_fit, 0));
 

@@ -125,8 +125,22 @@ class GangSearch {
   int64_t ComputeSlots(int node) const;
   // The overlay's extra free resources on `node`, or null.
   const ResourceVector* Extra(int node) const;
-  // The reason node `node` holds no pod of this shape ("" if it holds some).
-  std::string RejectReason(int node) const;
+  // Why node `node` holds no pod of this shape, as a code: kRejectNone if it holds some,
+  // kRejectInsufficient + r when resource r is short.
+  enum : int {
+    kRejectNone,
+    kRejectNotReady,
+    kRejectUnschedulable,
+    kRejectUnhealthy,
+    kRejectTainted,
+    kRejectSelector,
+    kRejectMissingLabel,
+    kRejectMissingResource,
+    kRejectInsufficient,
+  };
+  int RejectReason(int node) const;
+  // The Explanation::nodes_rejected key of a reason code.
+  std::string RejectName(int reason) const;
   int64_t UpperBound(int domain) const;
   int64_t FreeGpus(const Choice& choice) const;
   void Fill(int domain, int64_t count, std::vector<int>& out) const;

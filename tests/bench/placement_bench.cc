@@ -59,6 +59,16 @@ void BM_PlaceGangRequiredLayer2(benchmark::State& state) {
 }
 BENCHMARK(BM_PlaceGangRequiredLayer2)->Arg(64)->Unit(benchmark::kMicrosecond);
 
+// A gang that cannot fit (300 pods in one 256-node layer-2 domain): the cost of a "no" with its
+// Explanation, which admission pays every cycle for every gang still waiting.
+void BM_PlaceGangThatDoesNotFit(benchmark::State& state) {
+  ClusterSnapshot& snapshot = Cluster();
+  GangRequest request = GpuGang("bench/too-big", 300, 8, Options());
+  request.required_level = "topology.k8s.aws/network-node-layer-2";
+  for (auto _ : state) benchmark::DoNotOptimize(snapshot.Place(request));
+}
+BENCHMARK(BM_PlaceGangThatDoesNotFit)->Unit(benchmark::kMicrosecond);
+
 // Reserve then Release: what admission pays per admitted gang, including the O(depth) charge
 // of every rank.
 void BM_ReserveRelease(benchmark::State& state) {
