@@ -114,6 +114,7 @@ absl::Status ClusterSnapshot::AddNode(const NodeInfo& info) {
   node.removed = false;
   SetFlags(node);
   Attach(index);
+  IndexLabels(index, +1);
   return absl::OkStatus();
 }
 
@@ -152,6 +153,7 @@ absl::Status ClusterSnapshot::UpdateNode(const NodeInfo& info) {
   } else {
     Contribute(index, -1);
   }
+  if (!same_labels) IndexLabels(index, -1);
   Node& node = nodes_[index];
   if (!same_labels) node.info.labels = info.labels;
   if (!same_allocatable) node.info.allocatable = info.allocatable;
@@ -170,6 +172,7 @@ absl::Status ClusterSnapshot::UpdateNode(const NodeInfo& info) {
   } else {
     Contribute(index, +1);
   }
+  if (!same_labels) IndexLabels(index, +1);
   return absl::OkStatus();
 }
 
@@ -177,6 +180,7 @@ absl::Status ClusterSnapshot::RemoveNode(std::string_view name) {
   int index = FindNode(name);
   if (index < 0) return absl::NotFoundError(absl::StrCat("node ", Quote(name), " is not known"));
   Detach(index);
+  IndexLabels(index, -1);
   nodes_[index].removed = true;
   return absl::OkStatus();
 }
@@ -230,6 +234,68 @@ void ClusterSnapshot::Detach(int index) {
                                return nodes_[n].info.name < name;
                              });
   if (at != members.end() && *at == index) members.erase(at);
+}
+
+void ClusterSnapshot::IndexLabels(int index, int sign) {
+  ++labels_generation_;
+  for (const auto& [key, value] : nodes_[index].info.labels) {
+    std::vector<int>& list = label_index_[key][value];
+    auto at = std::lower_bound(list.begin(), list.end(), index);
+    if (sign > 0) {
+      if (at == list.end() || *at != index) list.insert(at, index);
+    } else if (at != list.end() && *at == index) {
+      list.erase(at);
+    }
+  }
+}
+
+const std::vector<int>* ClusterSnapshot::NodesWithLabel(const std::string& key,
+                                                        const std::string& value) const {
+  auto by_key = label_index_.find(key);
+  if (by_key == label_index_.end()) return nullptr;
+  auto by_value = by_key->second.find(value);
+  if (by_value == by_key->second.end() || by_value->second.empty()) return nullptr;
+  return &by_value->second;
+}
+
+const ClusterSnapshot::SelectorMatch* ClusterSnapshot::MatchSelector(
+    const std::vector<std::pair<std::string, std::string>>& selector) const {
+  if (selector.empty()) return nullptr;
+  if (selector_cache_generation_ != labels_generation_ || selector_cache_.size() > 256) {
+    selector_cache_.clear();
+    selector_cache_generation_ = labels_generation_;
+  }
+  std::string key;
+  for (const auto& [k, v] : selector) {
+    key.append(k).push_back('\0');
+    key.append(v).push_back('\0');
+  }
+  auto [it, inserted] = selector_cache_.try_emplace(std::move(key));
+  SelectorMatch& match = it->second;
+  if (!inserted) return &match;
+  match.node_ok.assign(nodes_.size(), 0);
+  match.domain_ok.assign(domains_.size(), 0);
+  std::vector<const std::vector<int>*> lists;
+  for (const auto& [k, v] : selector) {
+    const std::vector<int>* list = NodesWithLabel(k, v);
+    if (list == nullptr) return &match;  // some pair matches no node: nothing is eligible
+    lists.push_back(list);
+  }
+  // hits[n] = how many of lists[0..l) hold node n, counted only while it held every earlier one.
+  std::vector<uint32_t> hits(nodes_.size(), 0);
+  for (size_t l = 0; l < lists.size(); ++l) {
+    for (int node : *lists[l]) {
+      if (hits[node] == l) hits[node] = static_cast<uint32_t>(l + 1);
+    }
+  }
+  for (int node : *lists[0]) {
+    if (hits[node] != lists.size()) continue;
+    match.node_ok[node] = 1;
+    for (int d = nodes_[node].domain; d >= 0 && !match.domain_ok[d]; d = domains_[d].parent) {
+      match.domain_ok[d] = 1;
+    }
+  }
+  return &match;
 }
 
 void ClusterSnapshot::Contribute(int index, int sign) {
@@ -580,6 +646,34 @@ absl::Status ClusterSnapshot::CheckConsistency() const {
                                                 " which does not hold it"));
       }
     }
+  }
+  // The label index holds exactly the live nodes under each of their labels, in order.
+  size_t indexed = 0;
+  for (const auto& [key, values] : label_index_) {
+    for (const auto& [value, list] : values) {
+      indexed += list.size();
+      if (!std::is_sorted(list.begin(), list.end()) ||
+          std::adjacent_find(list.begin(), list.end()) != list.end()) {
+        return absl::InternalError(absl::StrCat("label index of ", key, "=", value,
+                                                " is out of order"));
+      }
+      for (int node : list) {
+        auto label = nodes_[node].info.labels.find(key);
+        if (nodes_[node].removed || label == nodes_[node].info.labels.end() ||
+            label->second != value) {
+          return absl::InternalError(absl::StrCat("label index of ", key, "=", value,
+                                                  " holds node ", nodes_[node].info.name));
+        }
+      }
+    }
+  }
+  size_t live_labels = 0;
+  for (const Node& node : nodes_) {
+    if (!node.removed) live_labels += node.info.labels.size();
+  }
+  if (indexed != live_labels) {
+    return absl::InternalError(absl::StrCat("label index holds ", indexed, " entries, live nodes ",
+                                            "carry ", live_labels, " labels"));
   }
   std::vector<Domain> fresh(domains_.size());
   for (size_t i = 0; i < nodes_.size(); ++i) {

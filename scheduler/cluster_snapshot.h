@@ -24,6 +24,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -156,6 +157,25 @@ class ClusterSnapshot {
   // The lowest domain holding all `nodes` (a hostname-level DomainId if they are one node).
   DomainId LowestCommonDomain(const std::vector<int>& nodes) const;
 
+  // Live nodes carrying label key=value, ascending by index; null if none. Maintained on every
+  // node add/update/remove so that a selector is matched against a few lists, not every node.
+  const std::vector<int>* NodesWithLabel(const std::string& key, const std::string& value) const;
+  // Bumped whenever a live node's labels change or a node comes or goes: selector results
+  // computed at one generation stay valid until it moves.
+  uint64_t labels_generation() const { return labels_generation_; }
+
+  // Which nodes and domains a node selector admits, computed once per distinct selector and
+  // labels generation and then shared by every search (an admission cycle places ~1,000 gangs
+  // that mostly share a few ResourceFlavor selectors).
+  struct SelectorMatch {
+    std::vector<uint8_t> node_ok;    // per node index: live and carries every selector label
+    std::vector<uint8_t> domain_ok;  // per domain index: holds at least one such node
+  };
+  // Null for an empty selector (everything matches). The result stays valid until the next
+  // node change; not thread-safe (callers serialise access, as for every other method).
+  const SelectorMatch* MatchSelector(
+      const std::vector<std::pair<std::string, std::string>>& selector) const;
+
   // Recomputes every aggregate and every node's usage from scratch and compares them with the
   // incrementally maintained ones. Internal returns name the first difference. For tests.
   absl::Status CheckConsistency() const;
@@ -175,6 +195,8 @@ class ClusterSnapshot {
   void Attach(int index);
   // Takes node `index` out of its domain's node list, removing its contribution first.
   void Detach(int index);
+  // Adds (sign = +1) or removes (-1) node `index` to / from label_index_ under its labels.
+  void IndexLabels(int index, int sign);
   int ChildDomain(int parent, const std::string& value);
   // Adds (sign = +1) or removes (-1) a node's contribution to every domain on its path.
   void Contribute(int index, int sign);
@@ -195,6 +217,13 @@ class ClusterSnapshot {
   std::unordered_map<std::string, int> domain_index_;  // "<parent>/<value>" -> child domain
   std::unordered_map<std::string, Pod> pods_;
   std::unordered_map<std::string, Reservation> reservations_;
+  // label key -> value -> live nodes carrying it, ascending by index.
+  std::unordered_map<std::string, std::unordered_map<std::string, std::vector<int>>>
+      label_index_;
+  uint64_t labels_generation_ = 0;
+  // Selector results of the current labels generation, keyed by the encoded selector.
+  mutable uint64_t selector_cache_generation_ = 0;
+  mutable std::unordered_map<std::string, SelectorMatch> selector_cache_;
 };
 
 }  // namespace phalanx::placement

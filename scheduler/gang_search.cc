@@ -214,6 +214,7 @@ GangSearch::GangSearch(const ClusterSnapshot& snapshot, const GangShape& shape, 
       root_(root),
       overlay_(overlay),
       scratch_(scratch != nullptr ? scratch : &own_scratch_),
+      selector_(snapshot.MatchSelector(shape.node_selector)),
       visited_(snapshot.topology().depth() + 1) {
   const size_t nodes = snapshot.nodes().size();
   const size_t domains = snapshot.domains().size();
@@ -263,6 +264,8 @@ int64_t GangSearch::UpperBound(int domain) const {
 int64_t GangSearch::Visit(int domain, int64_t prune_below) {
   const ClusterSnapshot::Domain& d = snapshot_.domains()[domain];
   if (overlay_ == nullptr) {
+    // No node of the subtree matches the selector: nothing to compute below.
+    if (selector_ != nullptr && !selector_->domain_ok[domain]) return 0;
     int64_t bound = UpperBound(domain);
     if (bound == 0) return 0;
     // A domain at or above the required level that cannot hold the gang holds no candidate.
@@ -309,10 +312,7 @@ int64_t GangSearch::ComputeSlots(int index) const {
       if (IsHardTaint(taint) && !Tolerates(shape_.tolerations, taint)) return 0;
     }
   }
-  for (const auto& [key, value] : shape_.node_selector) {
-    auto it = node.info.labels.find(key);
-    if (it == node.info.labels.end() || it->second != value) return 0;
-  }
+  if (selector_ != nullptr && !selector_->node_ok[index]) return 0;
   const ResourceVector* extra = Extra(index);
   // One division for the first (usually binding) resource; the others are checked with a
   // multiplication and divided only when they bind tighter.
@@ -342,10 +342,7 @@ int GangSearch::RejectReason(int index) const {
       if (IsHardTaint(taint) && !Tolerates(shape_.tolerations, taint)) return kRejectTainted;
     }
   }
-  for (const auto& [key, value] : shape_.node_selector) {
-    auto it = node.info.labels.find(key);
-    if (it == node.info.labels.end() || it->second != value) return kRejectSelector;
-  }
+  if (selector_ != nullptr && !selector_->node_ok[index]) return kRejectSelector;
   if (node.depth < shape_.min_node_depth) return kRejectMissingLabel;
   if (!shape_.missing_resource.empty()) return kRejectMissingResource;
   // A node that has at least one pod's worth of every resource holds a pod: not rejected.

@@ -156,6 +156,8 @@ class GangSearch {
   const FreeOverlay* overlay_;
   Scratch own_scratch_;
   Scratch* scratch_;  // slots per node (raw), capacity per domain (group-aware)
+  // Nodes and domains the shape's node selector admits (cached by the snapshot); null = all.
+  const ClusterSnapshot::SelectorMatch* selector_;
   std::vector<std::vector<int>> visited_;  // per level: domains computed, in topology order
   std::vector<int> visited_nodes_;         // nodes with slots > 0, in topology order
   std::array<int64_t, kGpuBuckets> pods_per_bucket_{};  // pods a node with k free GPUs takes

@@ -135,6 +135,58 @@ TEST(ClusterSnapshotTest, RemovedNodeStopsCountingAndCanComeBack) {
   EXPECT_OK(snapshot.CheckConsistency());
 }
 
+// The selector index and the cached selector results follow every node change: a label change
+// that does not move the node in the tree, a move, a removal and a return.
+TEST(ClusterSnapshotTest, LabelIndexFollowsNodeAddUpdateAndRemove) {
+  const std::string kFlavor = "node.kubernetes.io/instance-type";
+  ClusterSnapshot snapshot(Eks());
+  AddNodes(snapshot, {"a", "b", "c"}, "n", 3);
+  auto nodes_with = [&](const std::string& value) {
+    std::vector<std::string> names;
+    if (const std::vector<int>* list = snapshot.NodesWithLabel(kFlavor, value)) {
+      for (int node : *list) names.push_back(snapshot.nodes()[node].info.name);
+    }
+    return names;
+  };
+  auto relabel = [&](const std::string& name, const std::vector<std::string>& path,
+                     const std::string& flavor) {
+    NodeInfo node = GpuNode(snapshot.topology(), name, path);
+    node.labels[kFlavor] = flavor;
+    return node;
+  };
+  GangRequest request = Gang("team/job", 1, 8);
+  request.node_selector = {{kFlavor, "p5"}};
+  ASSERT_OK_AND_ASSIGN(PlacementResult refused, snapshot.Place(request));
+  EXPECT_FALSE(refused.placed);
+
+  ASSERT_OK(snapshot.UpdateNode(relabel("n1", {"a", "b", "c"}, "p5")));  // stays in place
+  EXPECT_THAT(nodes_with("p5"), ::testing::ElementsAre("n1"));
+  EXPECT_OK(snapshot.CheckConsistency());
+  ASSERT_OK_AND_ASSIGN(PlacementResult placed, snapshot.Place(request));
+  EXPECT_THAT(placed.placement.nodes, ::testing::ElementsAre("n1"));
+
+  ASSERT_OK(snapshot.AddNode(relabel("m0", {"a", "e"}, "p5")));
+  ASSERT_OK(snapshot.UpdateNode(relabel("n1", {"a", "b", "d"}, "p5en")));  // moves and changes
+  EXPECT_THAT(nodes_with("p5"), ::testing::ElementsAre("m0"));
+  EXPECT_THAT(nodes_with("p5en"), ::testing::ElementsAre("n1"));
+  EXPECT_OK(snapshot.CheckConsistency());
+  ASSERT_OK_AND_ASSIGN(placed, snapshot.Place(request));
+  EXPECT_THAT(placed.placement.nodes, ::testing::ElementsAre("m0"));
+
+  ASSERT_OK(snapshot.RemoveNode("m0"));
+  EXPECT_THAT(nodes_with("p5"), ::testing::IsEmpty());
+  EXPECT_OK(snapshot.CheckConsistency());
+  ASSERT_OK_AND_ASSIGN(refused, snapshot.Place(request));
+  EXPECT_FALSE(refused.placed);
+  EXPECT_EQ(refused.explanation.nodes_rejected["NodeSelectorMismatch"], 3);
+
+  ASSERT_OK(snapshot.AddNode(relabel("m0", {"a", "e"}, "p5")));  // comes back
+  EXPECT_THAT(nodes_with("p5"), ::testing::ElementsAre("m0"));
+  EXPECT_OK(snapshot.CheckConsistency());
+  ASSERT_OK_AND_ASSIGN(placed, snapshot.Place(request));
+  EXPECT_THAT(placed.placement.nodes, ::testing::ElementsAre("m0"));
+}
+
 TEST(ClusterSnapshotTest, RejectsBadNodesAndPods) {
   ClusterSnapshot snapshot(Eks());
   AddNodes(snapshot, {"a", "b", "c"}, "n", 1);
