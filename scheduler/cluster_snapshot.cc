@@ -261,7 +261,7 @@ const std::vector<int>* ClusterSnapshot::NodesWithLabel(const std::string& key,
 const ClusterSnapshot::SelectorMatch* ClusterSnapshot::MatchSelector(
     const std::vector<std::pair<std::string, std::string>>& selector) const {
   if (selector.empty()) return nullptr;
-  if (selector_cache_generation_ != labels_generation_ || selector_cache_.size() > 256) {
+  if (selector_cache_generation_ != labels_generation_) {
     selector_cache_.clear();
     selector_cache_generation_ = labels_generation_;
   }
@@ -270,9 +270,11 @@ const ClusterSnapshot::SelectorMatch* ClusterSnapshot::MatchSelector(
     key.append(k).push_back('\0');
     key.append(v).push_back('\0');
   }
-  auto [it, inserted] = selector_cache_.try_emplace(std::move(key));
-  SelectorMatch& match = it->second;
-  if (!inserted) return &match;
+  if (auto hit = selector_cache_.find(key); hit != selector_cache_.end()) return &hit->second;
+  // Bounded against a stream of distinct selectors. Only a new selector clears it, so searches
+  // that share one selector (a preemption plan's many searches) never see their entry go away.
+  if (selector_cache_.size() >= 256) selector_cache_.clear();
+  SelectorMatch& match = selector_cache_[std::move(key)];
   match.node_ok.assign(nodes_.size(), 0);
   match.domain_ok.assign(domains_.size(), 0);
   std::vector<const std::vector<int>*> lists;

@@ -172,7 +172,8 @@ class ClusterSnapshot {
     std::vector<uint8_t> domain_ok;  // per domain index: holds at least one such node
   };
   // Null for an empty selector (everything matches). The result stays valid until the next
-  // node change; not thread-safe (callers serialise access, as for every other method).
+  // node change or the next call with a selector not seen since (the cache is bounded), so hold
+  // it only for one search; not thread-safe (callers serialise access, like every method).
   const SelectorMatch* MatchSelector(
       const std::vector<std::pair<std::string, std::string>>& selector) const;
 
