@@ -41,7 +41,7 @@
 
 namespace phalanx {
 
-// Prefixes the message of a non-OK status with `context`, keeping its code:
+// Prefixes the message of a non-OK status with `context`, keeping its code and payloads:
 // Annotate(NotFound("no such node"), "reserving job a/b") -> "reserving job a/b: no such node".
 absl::Status Annotate(const absl::Status& status, std::string_view context);
 

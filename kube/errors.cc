@@ -174,14 +174,6 @@ absl::Status StatusFromResponse(const HttpResponse& response) {
                         parsed.causes);
 }
 
-absl::Status WithContext(const absl::Status& status, std::string_view context) {
-  if (status.ok()) return status;
-  absl::Status out(status.code(), internal::Cat(context, ": ", status.message()));
-  status.ForEachPayload(
-      [&](absl::string_view url, const absl::Cord& payload) { out.SetPayload(url, payload); });
-  return out;
-}
-
 std::optional<KubeError> KubeErrorOf(const absl::Status& status) {
   absl::optional<absl::Cord> payload = status.GetPayload(kPayloadUrl);
   if (!payload.has_value()) return std::nullopt;

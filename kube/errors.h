@@ -47,10 +47,6 @@ absl::Status MakeKubeStatus(int http_code, std::string_view reason, std::string_
 // Parses a metav1.Status JSON document into a status (code from its `code` field).
 absl::Status StatusFromStatusObject(std::string_view json, int fallback_http_code);
 
-// Prefixes the message with `context` ("GET /api/v1/...: ") and keeps the code and the KubeError
-// payload (phalanx::Annotate keeps only the code).
-absl::Status WithContext(const absl::Status& status, std::string_view context);
-
 // The Kubernetes details of a status produced by this client, if any.
 std::optional<KubeError> KubeErrorOf(const absl::Status& status);
 

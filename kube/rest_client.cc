@@ -55,8 +55,8 @@ std::vector<std::pair<std::string_view, std::string>> WriteQuery(const WriteOpti
 absl::StatusOr<std::string> RestClient::Call(HttpRequest request) {
   ASSIGN_OR_RETURN(HttpResponse response, transport_.Send(request));
   if (response.status < 200 || response.status >= 300) {
-    return WithContext(StatusFromResponse(response),
-                       internal::Cat(request.method, " ", request.path));
+    return phalanx::Annotate(StatusFromResponse(response),
+                             internal::Cat(request.method, " ", request.path));
   }
   return std::move(response.body);
 }

@@ -41,6 +41,14 @@ TEST(StatusTest, AnnotateKeepsTheCode) {
   EXPECT_THAT(Annotate(absl::OkStatus(), "x"), IsOk());
 }
 
+TEST(StatusTest, AnnotateKeepsPayloads) {
+  absl::Status status = absl::UnavailableError("try later");
+  status.SetPayload("phalanx.dev/retry-after", absl::Cord("5"));
+  absl::Status annotated = Annotate(status, "listing pods");
+  ASSERT_TRUE(annotated.GetPayload("phalanx.dev/retry-after").has_value());
+  EXPECT_EQ(std::string(*annotated.GetPayload("phalanx.dev/retry-after")), "5");
+}
+
 TEST(StatusTest, FormatsWithFmt) {
   EXPECT_EQ(fmt::format("{}", absl::NotFoundError("gone")), "NOT_FOUND: gone");
   EXPECT_THAT(fmt::format("{}", absl::StatusCode::kAborted), HasSubstr("ABORTED"));
