@@ -58,9 +58,9 @@ case $preset in
 esac
 [[ $count =~ ^[0-9]+$ && $count -ge 1 ]] || { echo "fake-nodes.sh: --count must be >= 1" >&2; exit 2; }
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/phalanx-fake-nodes.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-tmp="$tmp/nodes"
+tmpdir=$(mktemp -d "${TMPDIR:-/tmp}/phalanx-fake-nodes.XXXXXX")
+trap 'rm -rf "$tmpdir"' EXIT
+tmp="$tmpdir/nodes"
 python3 - "$preset" "$itype" "$count" "${npb:-0}" "$bps" "$spl1" "$prefix" "$start" \
   "$(IFS=$'\n'; echo "${extra_labels[*]:-}")" "$(IFS=$'\n'; echo "${taints[*]:-}")" "$tmp" "$parallel" <<'PY'
 import json, sys
