@@ -497,11 +497,13 @@ absl::StatusOr<PlacementResult> ClusterSnapshot::Resize(std::string_view job, in
                                                    ") does not divide new_count (", new_count,
                                                    ")"));
   }
-  if (request.elastic.has_value() &&
-      (new_count < request.elastic->min || new_count > request.elastic->max)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("new_count (", new_count, ") is outside request.elastic [",
-                     request.elastic->min, ", ", request.elastic->max, "]"));
+  // Growing past request.elastic.max is allowed: the range given to Reserve bounds the first
+  // placement (admission passes the quota-limited count as max), and admission grows a running
+  // gang toward the job's own maximum as quota frees. Shrinking stays above the minimum.
+  if (request.elastic.has_value() && new_count < request.elastic->min) {
+    return absl::InvalidArgumentError(absl::StrCat("new_count (", new_count,
+                                                   ") is below request.elastic.min (",
+                                                   request.elastic->min, ")"));
   }
   const size_t current = reservation.ranks.size();
   std::vector<int> rank_nodes;
@@ -536,6 +538,9 @@ absl::StatusOr<PlacementResult> ClusterSnapshot::Resize(std::string_view job, in
     rank_nodes.resize(static_cast<size_t>(new_count));
   }
   reservation.request.count = new_count;
+  if (reservation.request.elastic.has_value()) {
+    reservation.request.elastic->max = std::max(reservation.request.elastic->max, new_count);
+  }
   reservation.domain = LowestCommonDomain(rank_nodes);
   result.placed = true;
   result.placement = {std::string(job), reservation.domain, NodeNames(*this, rank_nodes)};

@@ -38,6 +38,8 @@ class PlacementService {
 
   // Grows (near existing ranks) or shrinks (from the highest ranks) a reservation to
   // `new_count` pods; all or nothing. The result's placement lists every rank after the change.
+  // An elastic reservation may grow past the elastic.max it was reserved with (that bounded the
+  // first placement only) but never shrink below elastic.min.
   virtual absl::StatusOr<PlacementResult> Resize(std::string_view job, int32_t new_count) = 0;
 
   // The fewest victims among `candidates` (shrinking elastic gangs before evicting) after whose

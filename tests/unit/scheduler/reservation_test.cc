@@ -120,9 +120,25 @@ TEST(ReservationTest, ResizeValidatesTheNewCount) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("new_count (0)")));
   EXPECT_THAT(snapshot.Resize("ns/e", 3),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("group_size")));
-  EXPECT_THAT(snapshot.Resize("ns/e", 6),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("request.elastic")));
   EXPECT_THAT(snapshot.Resize("ns/none", 2), StatusIs(absl::StatusCode::kNotFound));
+}
+
+TEST(ReservationTest, ResizeGrowsPastTheReservedMaximumButNotBelowTheMinimum) {
+  // Admission reserves an elastic gang with max = the count its quota allows, then grows it as
+  // quota frees: the range given to Reserve must not cap later growth.
+  ClusterSnapshot snapshot(Eks());
+  AddNodes(snapshot, {"a", "b", "c"}, "n", 4);
+  GangRequest request = Gang("ns/e", 0, 8);
+  request.elastic = ElasticRange{2, 2, 1};
+  ASSERT_OK_AND_ASSIGN(PlacementResult result, snapshot.Reserve(request));
+  ASSERT_EQ(result.placement.nodes.size(), 2u);
+  ASSERT_OK_AND_ASSIGN(result, snapshot.Resize("ns/e", 4));
+  EXPECT_TRUE(result.placed);
+  EXPECT_EQ(result.placement.nodes.size(), 4u);
+  EXPECT_EQ(snapshot.FindReservation("ns/e")->request.elastic->max, 4);
+  EXPECT_THAT(snapshot.Resize("ns/e", 1),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("request.elastic.min (2)")));
+  EXPECT_OK(snapshot.CheckConsistency());
 }
 
 TEST(ReservationTest, RestoreRebuildsAReservationAtKnownNodes) {
