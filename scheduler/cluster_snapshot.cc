@@ -301,6 +301,12 @@ const ClusterSnapshot::SelectorMatch* ClusterSnapshot::MatchSelector(
 }
 
 void ClusterSnapshot::Contribute(int index, int sign) {
+  // Every change to a node passes through here (twice: out, then back in), so this is where the
+  // versions that search caches check are raised, before the early return for nodes that do
+  // not count: a node going NotReady changes what it holds too.
+  const uint64_t version = ++versions_;
+  nodes_[index].version = version;
+  for (int d = nodes_[index].domain; d >= 0; d = domains_[d].parent) domains_[d].version = version;
   const Node& node = nodes_[index];
   if (node.removed || node.condition != NodeCondition::kSchedulable) return;
   const int n = resources_.size();
@@ -587,6 +593,46 @@ std::optional<ResourceList> ClusterSnapshot::NodeFree(std::string_view name) con
     free[resources_.Name(r)] = std::max<int64_t>(0, node.allocatable[r] - node.used[r]);
   }
   return free;
+}
+
+struct ClusterSnapshot::ShapeCaches::Entry {
+  ShapeCache cache;
+  uint64_t last_use = 0;
+};
+
+ClusterSnapshot::ShapeCaches::ShapeCaches() = default;
+ClusterSnapshot::ShapeCaches::ShapeCaches(const ShapeCaches&) {}
+ClusterSnapshot::ShapeCaches::ShapeCaches(ShapeCaches&&) noexcept = default;
+ClusterSnapshot::ShapeCaches& ClusterSnapshot::ShapeCaches::operator=(const ShapeCaches& other) {
+  if (this != &other) entries_.clear();
+  return *this;
+}
+ClusterSnapshot::ShapeCaches& ClusterSnapshot::ShapeCaches::operator=(ShapeCaches&&) noexcept =
+    default;
+ClusterSnapshot::ShapeCaches::~ShapeCaches() = default;
+
+ShapeCache& ClusterSnapshot::ShapeCaches::Get(const std::string& key) {
+  // Enough for the shapes of one admission cycle (per-pod GPUs x required level x flavor
+  // selector); past that the least recently used goes, so a stream of one-off shapes costs a
+  // cold search each instead of unbounded memory.
+  constexpr size_t kMaxShapes = 64;
+  auto it = entries_.find(key);
+  if (it == entries_.end()) {
+    if (entries_.size() >= kMaxShapes) {
+      auto oldest = std::min_element(entries_.begin(), entries_.end(),
+                                     [](const auto& a, const auto& b) {
+                                       return a.second->last_use < b.second->last_use;
+                                     });
+      entries_.erase(oldest);
+    }
+    it = entries_.emplace(key, std::make_unique<Entry>()).first;
+  }
+  it->second->last_use = ++uses_;
+  return it->second->cache;
+}
+
+ShapeCache& ClusterSnapshot::CacheFor(const std::string& key) const {
+  return shape_caches_.Get(key);
 }
 
 DomainId ClusterSnapshot::DomainIdOf(int domain) const {

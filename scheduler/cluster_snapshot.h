@@ -20,6 +20,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -64,6 +65,8 @@ enum class NodeCondition : uint8_t { kSchedulable, kNotReady, kUnschedulable, kU
 // Histogram buckets of per-node free GPUs: 0..kGpuBuckets-2 exactly, the last one "or more".
 inline constexpr int kGpuBuckets = 17;
 
+struct ShapeCache;  // gang_search.h
+
 class ClusterSnapshot {
  public:
   // The snapshot's view of one node. Index = position in nodes(); indices are never reused (a
@@ -77,6 +80,10 @@ class ClusterSnapshot {
     bool removed = false;
     NodeCondition condition = NodeCondition::kSchedulable;
     bool hard_tainted = false;  // has a NoSchedule / NoExecute taint
+    // Raised (to a snapshot-wide counter, so never back to an old value) on every change that
+    // can alter what the node holds: usage, allocatable, condition, taints, its place in the
+    // tree. Search caches compare it to what they saw.
+    uint64_t version = 0;
   };
 
   // A topology domain. Index 0 is the whole cluster. Aggregates cover the schedulable nodes
@@ -92,6 +99,7 @@ class ClusterSnapshot {
     std::array<int32_t, kGpuBuckets> gpu_histogram{};  // schedulable nodes by free GPUs
     int64_t gpu_overflow = 0;    // free GPUs summed over nodes in the last bucket
     int32_t schedulable_nodes = 0;
+    uint64_t version = 0;        // raised with any node's version below it, or a new child
   };
 
   struct ReservedRank {
@@ -177,6 +185,11 @@ class ClusterSnapshot {
   const SelectorMatch* MatchSelector(
       const std::vector<std::pair<std::string, std::string>>& selector) const;
 
+  // The per-shape search cache of `key` (see GangSearch), created empty on first use. The
+  // snapshot keeps a bounded number, least recently used out; a copy of the snapshot starts
+  // with none. Valid until the next call; not thread-safe, like every method.
+  ShapeCache& CacheFor(const std::string& key) const;
+
   // Recomputes every aggregate and every node's usage from scratch and compares them with the
   // incrementally maintained ones. Internal returns name the first difference. For tests.
   absl::Status CheckConsistency() const;
@@ -225,6 +238,25 @@ class ClusterSnapshot {
   // Selector results of the current labels generation, keyed by the encoded selector.
   mutable uint64_t selector_cache_generation_ = 0;
   mutable std::unordered_map<std::string, SelectorMatch> selector_cache_;
+  uint64_t versions_ = 0;  // the last Node/Domain version handed out
+  // Per-shape search caches. A copy starts cold: a cache is only meaningful against the
+  // versions of the snapshot that filled it.
+  class ShapeCaches {
+   public:
+    ShapeCaches();
+    ShapeCaches(const ShapeCaches&);
+    ShapeCaches(ShapeCaches&&) noexcept;
+    ShapeCaches& operator=(const ShapeCaches&);
+    ShapeCaches& operator=(ShapeCaches&&) noexcept;
+    ~ShapeCaches();
+    ShapeCache& Get(const std::string& key);
+
+   private:
+    struct Entry;
+    std::unordered_map<std::string, std::unique_ptr<Entry>> entries_;
+    uint64_t uses_ = 0;
+  };
+  mutable ShapeCaches shape_caches_;
 };
 
 }  // namespace phalanx::placement

@@ -207,6 +207,26 @@ bool Tolerates(const std::vector<Toleration>& tolerations, const Taint& taint) {
   return false;
 }
 
+std::string ShapeCacheKey(const GangShape& shape) {
+  std::string key;
+  auto add = [&key](std::string_view part) {
+    key.append(part.data(), part.size());
+    key.push_back('\0');
+  };
+  for (int r : shape.resources) add(absl::StrCat(r, "=", shape.per_pod[r]));
+  add(absl::StrCat(shape.min_node_depth, "/", shape.group_size, "@", shape.group_level));
+  add(shape.missing_resource);
+  for (const auto& [k, v] : shape.node_selector) {
+    add(k);
+    add(v);
+  }
+  add("tolerations");
+  for (const Toleration& t : shape.tolerations) {
+    for (const std::string* part : {&t.key, &t.op, &t.value, &t.effect}) add(*part);
+  }
+  return key;
+}
+
 GangSearch::GangSearch(const ClusterSnapshot& snapshot, const GangShape& shape, int root,
                        const FreeOverlay* overlay, Scratch* scratch)
     : snapshot_(snapshot),
@@ -216,6 +236,12 @@ GangSearch::GangSearch(const ClusterSnapshot& snapshot, const GangShape& shape, 
       scratch_(scratch != nullptr ? scratch : &own_scratch_),
       selector_(snapshot.MatchSelector(shape.node_selector)),
       visited_(snapshot.topology().depth() + 1) {
+  const int64_t per = shape.per_pod[kGpuIndex];
+  for (int k = 0; k < kGpuBuckets; ++k) pods_per_bucket_[k] = per > 0 ? k / per : 0;
+  if (overlay == nullptr && scratch == nullptr && root == 0) {
+    cache_ = &snapshot.CacheFor(ShapeCacheKey(shape));
+    return;
+  }
   const size_t nodes = snapshot.nodes().size();
   const size_t domains = snapshot.domains().size();
   if (scratch_->slots.size() < nodes) {
@@ -226,11 +252,37 @@ GangSearch::GangSearch(const ClusterSnapshot& snapshot, const GangShape& shape, 
     scratch_->capacity.resize(domains);
     scratch_->capacity_epoch.resize(domains, 0);
   }
-  const int64_t per = shape.per_pod[kGpuIndex];
-  for (int k = 0; k < kGpuBuckets; ++k) pods_per_bucket_[k] = per > 0 ? k / per : 0;
 }
 
 void GangSearch::Run(int64_t prune_below) {
+  if (cache_ != nullptr) {
+    // Exact results are cheap to keep, so the cache never prunes: every domain's capacity is
+    // exact, which gives the same choices as a pruned search (a pruned domain cannot hold the
+    // gang either way).
+    ShapeCache& c = *cache_;
+    const int levels = snapshot_.topology().node_level() + 1;
+    if (c.labels_generation != snapshot_.labels_generation() || c.levels != levels) {
+      c = ShapeCache{};  // node labels moved: selector matches may have changed anywhere
+      c.labels_generation = snapshot_.labels_generation();
+      c.levels = levels;
+    }
+    const size_t nodes = snapshot_.nodes().size();
+    const size_t domains = snapshot_.domains().size();
+    if (c.node_seen.size() < nodes) {
+      c.node_seen.resize(nodes, 0);  // versions start at 1: a new node is always recomputed
+      c.slots.resize(nodes, 0);
+      c.reason.resize(nodes, kRejectNone);
+    }
+    if (c.domain_seen.size() < domains) {
+      // A new domain with version 0 has never held a node: its zeros are right.
+      c.domain_seen.resize(domains, 0);
+      c.capacity.resize(domains, 0);
+      c.best.resize(domains * static_cast<size_t>(levels), 0);
+      c.reasons.resize(domains * static_cast<size_t>(kRejectCodes), 0);
+    }
+    Refresh(0);
+    return;
+  }
   ++scratch_->epoch;  // forget every earlier result
   for (auto& level : visited_) level.clear();
   visited_nodes_.clear();
@@ -287,6 +339,43 @@ int64_t GangSearch::Visit(int domain, int64_t prune_below) {
   scratch_->capacity[domain] = sum;
   scratch_->capacity_epoch[domain] = scratch_->epoch;
   return sum;
+}
+
+void GangSearch::Refresh(int domain) {
+  ShapeCache& c = *cache_;
+  const ClusterSnapshot::Domain& d = snapshot_.domains()[domain];
+  if (c.domain_seen[domain] == d.version) return;
+  const int levels = c.levels;
+  const int node_level = levels - 1;
+  int64_t* best = &c.best[static_cast<size_t>(domain) * levels];
+  int32_t* reasons = &c.reasons[static_cast<size_t>(domain) * kRejectCodes];
+  std::fill(best, best + levels, 0);
+  std::fill(reasons, reasons + kRejectCodes, 0);
+  int64_t sum = 0;
+  for (int child : d.children) {
+    Refresh(child);
+    sum += c.capacity[child];
+    const int64_t* child_best = &c.best[static_cast<size_t>(child) * levels];
+    for (int l = d.level + 1; l < levels; ++l) best[l] = std::max(best[l], child_best[l]);
+    const int32_t* child_reasons = &c.reasons[static_cast<size_t>(child) * kRejectCodes];
+    for (int k = 0; k < kRejectCodes; ++k) reasons[k] += child_reasons[k];
+  }
+  for (int node : d.nodes) {
+    const uint64_t version = snapshot_.nodes()[node].version;
+    if (c.node_seen[node] != version) {
+      c.slots[node] = ComputeSlots(node);
+      c.reason[node] = static_cast<uint8_t>(RejectReason(node));
+      c.node_seen[node] = version;
+    }
+    const int64_t capacity = NodeCapacity(node);
+    sum += capacity;
+    best[node_level] = std::max(best[node_level], capacity);
+    ++reasons[c.reason[node]];
+  }
+  if (shape_.group_size > 0 && shape_.group_level == d.level) sum -= sum % shape_.group_size;
+  c.capacity[domain] = sum;
+  best[d.level] = sum;
+  c.domain_seen[domain] = d.version;
 }
 
 int64_t GangSearch::NodeCapacity(int node) const {
@@ -370,6 +459,7 @@ std::string GangSearch::RejectName(int reason) const {
 
 int64_t GangSearch::MaxCount() const {
   int ceiling = CeilingLevel();
+  if (cache_ != nullptr) return Best(0, ceiling);
   int64_t best = 0;
   if (ceiling == snapshot_.topology().node_level()) {
     for (int node : visited_nodes_) best = std::max(best, NodeCapacity(node));
@@ -403,8 +493,46 @@ std::optional<GangSearch::Choice> GangSearch::BestFit(const std::vector<Choice>&
   return best;
 }
 
+bool GangSearch::Consider(const Choice& choice, int64_t capacity, int64_t count,
+                          Pick& pick) const {
+  if (capacity < count) return false;
+  const int64_t gpus = FreeGpus(choice);
+  if (!pick.choice || capacity < pick.capacity || (capacity == pick.capacity && gpus < pick.gpus)) {
+    pick = {choice, capacity, gpus};
+  }
+  // Holding `count` pods of a GPU shape needs at least count x per-pod GPUs free, so (count,
+  // that) is the least any candidate can score, and earlier candidates win ties. (Without GPUs
+  // there is no such floor: an over-committed node reports negative free GPUs.)
+  const int64_t per = shape_.per_pod[kGpuIndex];
+  return per > 0 && pick.capacity == count && pick.gpus == count * per;
+}
+
+bool GangSearch::Descend(int domain, int level, int64_t count, Pick& pick) const {
+  const ClusterSnapshot::Domain& d = snapshot_.domains()[domain];
+  if (d.level == level) return Consider({level, domain, false}, Capacity(domain), count, pick);
+  // The same order as Visit: child domains first, then the domain's own nodes.
+  for (int child : d.children) {
+    if (Best(child, level) >= count && Descend(child, level, count, pick)) return true;
+  }
+  if (level == snapshot_.topology().node_level()) {
+    for (int node : d.nodes) {
+      if (Consider({level, node, true}, NodeCapacity(node), count, pick)) return true;
+    }
+  }
+  return false;
+}
+
 std::optional<GangSearch::Choice> GangSearch::Tightest(int64_t count) const {
   const int node_level = snapshot_.topology().node_level();
+  if (cache_ != nullptr) {
+    for (int level = node_level; level >= CeilingLevel(); --level) {
+      if (Best(0, level) < count) continue;
+      Pick pick;
+      Descend(0, level, count, pick);
+      if (pick.choice) return pick.choice;
+    }
+    return std::nullopt;
+  }
   std::vector<Choice> candidates;
   for (int level = node_level; level >= CeilingLevel(); --level) {
     candidates.clear();
@@ -489,18 +617,22 @@ Explanation GangSearch::Explain(int64_t wanted) const {
 
   // Rejection reasons are counted as small codes and named once at the end: this runs over every
   // node each time a gang does not fit, so it must not build strings per node.
-  std::array<int32_t, kRejectInsufficient + kMaxResources> counts{};
+  std::array<int32_t, kRejectCodes> counts{};
   // The closest candidate at the ceiling level (a node at the hostname level).
   int64_t best_fit = -1;
   int best_index = -1;
   const bool node_ceiling = ceiling == topology.node_level();
-  for (size_t i = 0; i < snapshot_.nodes().size(); ++i) {
+  if (cache_ != nullptr) {
+    // Counted per domain as the cache was refreshed: the whole tree is the cluster's nodes.
+    std::copy_n(cache_->reasons.begin(), kRejectCodes, counts.begin());
+  }
+  for (size_t i = 0; (cache_ == nullptr || node_ceiling) && i < snapshot_.nodes().size(); ++i) {
     const ClusterSnapshot::Node& node = snapshot_.nodes()[i];
     if (node.removed || node.depth < root_level ||
         snapshot_.AncestorAt(node.domain, root_level) != root_) {
       continue;
     }
-    ++counts[RejectReason(static_cast<int>(i))];
+    if (cache_ == nullptr) ++counts[RejectReason(static_cast<int>(i))];
     if (node_ceiling && NodeCapacity(static_cast<int>(i)) > best_fit) {
       best_fit = NodeCapacity(static_cast<int>(i));
       best_index = static_cast<int>(i);

@@ -13,6 +13,11 @@
 // Capacity of a domain = how many pods of the shape it can hold with group constraints applied:
 // raw per-node slots summed below the group level, rounded down to a multiple of group_size at
 // the group level, summed above it. See docs/placement.md for the algorithm and its invariants.
+//
+// A search of the whole live cluster (no overlay, no root) keeps its per-node and per-domain
+// results in the snapshot's ShapeCache for that shape, and the next search of the same shape
+// recomputes only the subtrees whose version moved: an admission cycle reserving a thousand
+// gangs of a few shapes touches a few dozen nodes per gang instead of every node.
 #pragma once
 
 #include <array>
@@ -54,6 +59,41 @@ absl::StatusOr<GangShape> ValidateGang(const GangRequest& request, const Cluster
 // or 0 if even the minimum exceeds `limit`.
 int32_t LargestCount(const GangShape& shape, int64_t limit);
 
+// Why a node holds no pod of a shape, as a small code (names in GangSearch::Explain):
+// kRejectNone if it holds some, kRejectInsufficient + r when resource r is short.
+enum RejectCode : int {
+  kRejectNone,
+  kRejectNotReady,
+  kRejectUnschedulable,
+  kRejectUnhealthy,
+  kRejectTainted,
+  kRejectSelector,
+  kRejectMissingLabel,
+  kRejectMissingResource,
+  kRejectInsufficient,
+};
+inline constexpr int kRejectCodes = kRejectInsufficient + kMaxResources;
+
+// The cache key of a shape: every field that changes what a node can hold (not the levels a
+// search looks at, except through min_node_depth).
+std::string ShapeCacheKey(const GangShape& shape);
+
+// One shape's search results over the whole live cluster, valid for the node and domain versions
+// it records (ClusterSnapshot::Node::version / Domain::version) under one labels generation.
+struct ShapeCache {
+  uint64_t labels_generation = ~uint64_t{0};
+  int levels = 0;                   // topology levels + the node level
+  std::vector<uint64_t> node_seen;  // per node: the version slots/reason were computed at
+  std::vector<int64_t> slots;       // per node: raw pods of the shape it holds
+  std::vector<uint8_t> reason;      // per node: RejectCode
+  std::vector<uint64_t> domain_seen;
+  std::vector<int64_t> capacity;    // per domain, group-aware
+  // per domain x level (>= the domain's own): the largest capacity of one domain of that level
+  // in the subtree (at the node level: of one node). Lets a search skip whole subtrees.
+  std::vector<int64_t> best;
+  std::vector<int32_t> reasons;     // per domain x RejectCode: nodes of the subtree
+};
+
 // True if a NoSchedule/NoExecute taint is tolerated (Kubernetes toleration matching).
 bool Tolerates(const std::vector<Toleration>& tolerations, const Taint& taint);
 
@@ -69,8 +109,9 @@ class GangSearch {
     bool is_node = false;
   };
 
-  // Per-node and per-domain results, reusable across searches of one snapshot so that many
-  // small searches (preemption planning) do not each allocate and clear cluster-sized arrays.
+  // Per-node and per-domain results of an overlay or subtree search, reusable across searches
+  // of one snapshot so that many small searches (preemption planning) do not each allocate and
+  // clear cluster-sized arrays.
   // An entry is valid only if its stamp equals the current epoch.
   struct Scratch {
     std::vector<int64_t> slots;
@@ -82,7 +123,8 @@ class GangSearch {
 
   // Searches the subtree of `root` (0 = the whole cluster). With an overlay, aggregates are no
   // longer upper bounds, so pruning is off. `scratch`, if given, must outlive the search and not
-  // be shared with a live search.
+  // be shared with a live search. Without overlay, root and scratch the search uses (and
+  // updates) the snapshot's ShapeCache, so the snapshot must not change during the search.
   GangSearch(const ClusterSnapshot& snapshot, const GangShape& shape, int root = 0,
              const FreeOverlay* overlay = nullptr, Scratch* scratch = nullptr);
   GangSearch(const GangSearch&) = delete;
@@ -94,6 +136,7 @@ class GangSearch {
   void Run(int64_t prune_below);
 
   int64_t Capacity(int domain) const {
+    if (cache_ != nullptr) return cache_->capacity[domain];
     return scratch_->capacity_epoch[domain] == scratch_->epoch ? scratch_->capacity[domain] : 0;
   }
   int64_t NodeCapacity(int node) const;
@@ -120,24 +163,30 @@ class GangSearch {
     bool is_node;
   };
 
+  // A best-fit choice being built: the first candidate with the least (capacity, free GPUs).
+  struct Pick {
+    std::optional<Choice> choice;
+    int64_t capacity = 0;
+    int64_t gpus = 0;
+  };
+
   int64_t Visit(int domain, int64_t prune_below);
+  // Cached mode: brings the cache up to date below `domain` (only subtrees whose version moved).
+  void Refresh(int domain);
+  int64_t Best(int domain, int level) const {
+    return cache_->best[static_cast<size_t>(domain) * cache_->levels + level];
+  }
+  // Cached mode: best fit among the level-`level` domains (or nodes) below `domain` holding
+  // `count`, in topology order, skipping subtrees whose Best is too small. True once the pick
+  // is an exact fit, which no later candidate can beat.
+  bool Descend(int domain, int level, int64_t count, Pick& pick) const;
+  // Adds a candidate to `pick`; true if it is an exact fit.
+  bool Consider(const Choice& choice, int64_t capacity, int64_t count, Pick& pick) const;
   // Exact pods-of-this-shape a node can take; 0 if the node is excluded for any reason.
   int64_t ComputeSlots(int node) const;
   // The overlay's extra free resources on `node`, or null.
   const ResourceVector* Extra(int node) const;
-  // Why node `node` holds no pod of this shape, as a code: kRejectNone if it holds some,
-  // kRejectInsufficient + r when resource r is short.
-  enum : int {
-    kRejectNone,
-    kRejectNotReady,
-    kRejectUnschedulable,
-    kRejectUnhealthy,
-    kRejectTainted,
-    kRejectSelector,
-    kRejectMissingLabel,
-    kRejectMissingResource,
-    kRejectInsufficient,
-  };
+  // Why node `node` holds no pod of this shape (a RejectCode).
   int RejectReason(int node) const;
   // The Explanation::nodes_rejected key of a reason code.
   std::string RejectName(int reason) const;
@@ -147,6 +196,7 @@ class GangSearch {
   std::optional<Choice> BestFit(const std::vector<Choice>& candidates, int64_t count) const;
   int CeilingLevel() const;
   int64_t Slots(int node) const {
+    if (cache_ != nullptr) return cache_->slots[node];
     return scratch_->slots_epoch[node] == scratch_->epoch ? scratch_->slots[node] : 0;
   }
 
@@ -156,6 +206,7 @@ class GangSearch {
   const FreeOverlay* overlay_;
   Scratch own_scratch_;
   Scratch* scratch_;  // slots per node (raw), capacity per domain (group-aware)
+  ShapeCache* cache_ = nullptr;  // set in cached mode, when scratch_ is unused
   // Nodes and domains the shape's node selector admits (cached by the snapshot); null = all.
   const ClusterSnapshot::SelectorMatch* selector_;
   std::vector<std::vector<int>> visited_;  // per level: domains computed, in topology order

@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
 #include "scheduler/cluster_snapshot.h"
+#include "scheduler/gang_search.h"
 #include "scheduler/synthetic_cluster.h"
 #include "tests/unit/scheduler/test_cluster.h"
 
@@ -407,6 +408,116 @@ TEST(PlacementPropertyTest, RandomChangeSequencesKeepAggregatesExact) {
           break;
       }
       ASSERT_OK(snapshot.CheckConsistency());
+    }
+  }
+}
+
+// The cached search (a ShapeCache per shape in the snapshot, refreshed only where versions
+// moved) against a search computed from scratch, after every kind of change. Each sequence keeps
+// a few fixed shapes so that the caches live through many changes. Invariant: every capacity,
+// the chosen domain, the rank order and the explanation are identical.
+TEST(PlacementPropertyTest, CachedSearchesEqualFreshOnesAcrossChanges) {
+  for (int i = 0; i < 200; ++i) {
+    const uint64_t seed = kSeed * 11 + static_cast<uint64_t>(i);
+    Rng rng(seed);
+    SyntheticClusterOptions options = RandomCluster(rng, seed);
+    ASSERT_OK_AND_ASSIGN(SyntheticCluster cluster, BuildSyntheticCluster(options));
+    ClusterSnapshot& snapshot = cluster.snapshot;
+    const Topology& topology = snapshot.topology();
+    std::vector<GangShape> shapes;
+    for (int s = 0; s < 4; ++s) {
+      ASSERT_OK_AND_ASSIGN(GangShape shape,
+                           ValidateGang(RandomRequest(rng, topology, options), snapshot));
+      shapes.push_back(std::move(shape));
+    }
+    std::vector<std::string> jobs = cluster.jobs;
+    std::vector<std::string> pods;
+    for (int op = 0; op < 30; ++op) {
+      SCOPED_TRACE(absl::StrCat("seed=", seed, " op=", op));
+      const int node = Uniform(rng, 0, options.nodes - 1);
+      const std::string name = absl::StrFormat("node-%05d", node);
+      switch (rng() % 7) {
+        case 0: {
+          GangRequest request = RandomRequest(rng, topology, options);
+          request.job = absl::StrCat("cache/", op);
+          ASSERT_OK_AND_ASSIGN(PlacementResult result, snapshot.Reserve(request));
+          if (result.placed) jobs.push_back(request.job);
+          break;
+        }
+        case 1:
+          if (!jobs.empty()) {
+            const size_t j = rng() % jobs.size();
+            ASSERT_OK(snapshot.Release(jobs[j]));
+            jobs.erase(jobs.begin() + static_cast<long>(j));
+          }
+          break;
+        case 2:
+          if (snapshot.FindNode(name) >= 0) {
+            const std::string key = absl::StrCat("cache/pod-", op);
+            ASSERT_OK(snapshot.AddPod({key, name, {{"nvidia.com/gpu", Uniform(rng, 0, 4)}}, "", -1}));
+            pods.push_back(key);
+          }
+          break;
+        case 3:
+          if (!pods.empty()) {
+            const size_t p = rng() % pods.size();
+            ASSERT_OK(snapshot.RemovePod(pods[p]));
+            pods.erase(pods.begin() + static_cast<long>(p));
+          }
+          break;
+        case 4: {  // condition, taint, topology label, selector label, capacity
+          if (snapshot.FindNode(name) < 0) break;
+          NodeInfo info = SyntheticNode(options, topology, node);
+          info.ready = rng() % 4 != 0;
+          if (rng() % 4 == 0) info.taints.push_back({"example.com/maintenance", "", "NoSchedule"});
+          if (rng() % 4 == 0 && topology.depth() > 0) info.labels.erase(topology.levels().back());
+          if (rng() % 4 == 0) info.labels["node.kubernetes.io/instance-type"] = "p5en";
+          if (rng() % 4 == 0) info.allocatable["nvidia.com/gpu"] = Uniform(rng, 0, 8);
+          ASSERT_OK(snapshot.UpdateNode(info));
+          break;
+        }
+        case 5:
+          if (snapshot.FindNode(name) >= 0) {
+            ASSERT_OK(snapshot.RemoveNode(name));
+          }
+          break;
+        case 6:
+          if (snapshot.FindNode(name) < 0) {
+            ASSERT_OK(snapshot.AddNode(SyntheticNode(options, topology, node)));
+          }
+          break;
+      }
+      for (const GangShape& shape : shapes) {
+        GangSearch cached(snapshot, shape);
+        GangSearch::Scratch scratch;
+        GangSearch fresh(snapshot, shape, 0, nullptr, &scratch);
+        cached.Run(shape.min_count);
+        fresh.Run(0);
+        for (int d = 0; d < static_cast<int>(snapshot.domains().size()); ++d) {
+          ASSERT_EQ(cached.Capacity(d), fresh.Capacity(d)) << "domain " << d;
+        }
+        for (int n = 0; n < static_cast<int>(snapshot.nodes().size()); ++n) {
+          if (snapshot.nodes()[n].removed) continue;
+          ASSERT_EQ(cached.NodeCapacity(n), fresh.NodeCapacity(n)) << "node " << n;
+        }
+        ASSERT_EQ(cached.MaxCount(), fresh.MaxCount());
+        for (int64_t count : {int64_t{shape.min_count}, int64_t{1}, cached.MaxCount()}) {
+          if (count < 1) continue;  // callers never ask for zero pods
+          std::optional<GangSearch::Choice> a = cached.Tightest(count);
+          std::optional<GangSearch::Choice> b = fresh.Tightest(count);
+          ASSERT_EQ(a.has_value(), b.has_value()) << "count " << count;
+          if (!a.has_value()) continue;
+          EXPECT_EQ(a->level, b->level);
+          EXPECT_EQ(a->index, b->index);
+          EXPECT_EQ(a->is_node, b->is_node);
+          EXPECT_EQ(cached.Allocate(*a, count), fresh.Allocate(*b, count));
+        }
+        Explanation x = cached.Explain(shape.min_count);
+        Explanation y = fresh.Explain(shape.min_count);
+        EXPECT_EQ(x.summary, y.summary);
+        EXPECT_EQ(x.nodes_rejected, y.nodes_rejected);
+        EXPECT_EQ(x.fit_in_best, y.fit_in_best);
+      }
     }
   }
 }
