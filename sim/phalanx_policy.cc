@@ -134,7 +134,6 @@ class PhalanxPolicy : public Policy {
   }
 
   absl::StatusOr<std::vector<Action>> Cycle(const CycleView& view) override {
-    jobs_ = view.jobs;
     base_.now = std::llround(view.now);
     Sync(view);
     const admission::CycleResult result = admission::RunAdmissionCycle(base_, *service_);
@@ -164,8 +163,15 @@ class PhalanxPolicy : public Policy {
       ASSIGN_OR_RETURN(std::vector<int32_t> nodes, NodeIndices(a.placement.nodes));
       actions.push_back(Action{Action::Kind::kStart, id, std::move(nodes)});
     }
-    // Elastic growth only when nobody is waiting: growing must never delay an admission.
-    if (result.pending.empty()) RETURN_IF_ERROR(Grow(view, actions));
+    // Elastic growth, decided (quota) and placed (Resize) by the admission core.
+    for (const admission::GrowthDecision& g : result.growths) {
+      ASSIGN_OR_RETURN(int32_t id, JobId(g.workload));
+      AdmittedState grown = *admitted_[id];
+      grown.count = g.new_count;
+      SetAdmitted(id, std::move(grown));
+      ASSIGN_OR_RETURN(std::vector<int32_t> nodes, NodeIndices(g.placement.nodes));
+      actions.push_back(Action{Action::Kind::kResize, id, std::move(nodes)});
+    }
     return actions;
   }
 
@@ -253,45 +259,6 @@ class PhalanxPolicy : public Policy {
     return NodeIndices(names);
   }
 
-  int32_t ReservedMax(const std::string& key) const {
-    int32_t max = 0;
-    service_->Read([&](const placement::ClusterSnapshot& s) {
-      const placement::ClusterSnapshot::Reservation* r = s.FindReservation(key);
-      if (r != nullptr && r->request.elastic) max = r->request.elastic->max;
-    });
-    return max;
-  }
-
-  absl::Status Grow(const CycleView& view, std::vector<Action>& actions) {
-    for (int32_t id : view.running) {
-      if (!admitted_[id]) continue;  // evicted in this cycle
-      const TraceJob& spec = *(*jobs_)[id].spec;
-      if (!spec.elastic() || admitted_[id]->count >= spec.elastic_max) continue;
-      const int32_t current = admitted_[id]->count;
-      // The admission core reserves elastic gangs with the range [min, admitted count], and
-      // Resize stays inside the reserved range (see /work/notes/requests.md), so growth is
-      // capped there: it recovers pods that placement, not quota, held back.
-      const int32_t ceiling = std::min(spec.elastic_max, ReservedMax(workloads_[id].key));
-      if (ceiling <= current) continue;
-      // All-or-nothing Resize on the size grid: the largest size first, at most three tries.
-      const int32_t step = std::max(1, spec.elastic_step);
-      int tries = 0;
-      for (int32_t target = ceiling; target > current && tries < 3; target -= step, ++tries) {
-        absl::StatusOr<placement::PlacementResult> grown =
-            service_->Resize(workloads_[id].key, target);
-        if (!grown.ok()) return Annotate(grown.status(), "growing " + workloads_[id].key);
-        if (!grown->placed) continue;
-        AdmittedState grown_state = *admitted_[id];
-        grown_state.count = target;
-        SetAdmitted(id, std::move(grown_state));
-        ASSIGN_OR_RETURN(std::vector<int32_t> nodes, NodeIndices(grown->placement.nodes));
-        actions.push_back(Action{Action::Kind::kResize, id, std::move(nodes)});
-        break;
-      }
-    }
-    return absl::OkStatus();
-  }
-
   // The snapshot's workload list persists across cycles and changes only where jobs did: copying
   // every running workload each cycle dominated large runs.
   void Sync(const CycleView& view) {
@@ -336,7 +303,6 @@ class PhalanxPolicy : public Policy {
   }
 
   const ClusterModel* cluster_ = nullptr;
-  const std::vector<JobStatus>* jobs_ = nullptr;
   std::unique_ptr<placement::InProcessPlacementService> service_;
   admission::Snapshot base_;
   std::vector<Workload> workloads_;

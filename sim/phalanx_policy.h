@@ -9,7 +9,7 @@
 // Mapping: each node group is a ResourceFlavor (nodes carry sim.phalanx.dev/node-group); each
 // queue of the cluster spec is a ClusterQueue with a LocalQueue of the same name in a namespace
 // of the same name; each trace job is a Workload "<queue>/<job>". Elastic jobs grow toward their
-// maximum through PlacementService::Resize when nothing is waiting for admission.
+// maximum through the admission cycle's growth step (CycleResult::growths), quota-checked there.
 #pragma once
 
 #include <memory>

@@ -84,6 +84,7 @@ CycleResult Cycle::Run() {
     if (!Pass()) break;
   }
   Preempt();
+  Grow();
   Finish();
   return std::move(result_);
 }

@@ -7,6 +7,7 @@
 //   CycleResult result = RunAdmissionCycle(snapshot, service);
 //   for (const AdmissionDecision& a : result.admissions) WriteAdmission(a);   // status update
 //   for (const PreemptionDecision& p : result.preemptions) Evict(p);
+//   for (const GrowthDecision& g : result.growths) ScaleUp(g);
 //   for (const PendingDecision& p : result.pending) SetQueuedCondition(p);
 //
 // The cycle mutates `service`: admissions are already reserved there and victims already
@@ -17,7 +18,11 @@
 // one or two: a second pass runs only when a placement failed, to retry its freed quota and
 // the next flavor); one Release per StrictFIFO follower reserved behind a head whose placement
 // failed; per preemption, one PlanPreemption plus one Release or Resize per victim plus one
-// Reserve. CycleResult::calls counts them.
+// Reserve; per elastic growth, one Resize per size tried (bounded by CycleOptions).
+// CycleResult::calls counts them.
+//
+// Elastic growth runs last: a running elastic workload grows toward its maxReplicas only when
+// nothing that could use the capacity is left waiting (see docs/admission.md).
 #pragma once
 
 #include "operator/admission/types.h"
@@ -30,6 +35,10 @@ struct CycleOptions {
   int max_passes = 4;
   // Preemptors planned per cycle, each one PlanPreemption round trip.
   int max_preemption_attempts = 32;
+  // Elastic growth (docs/admission.md): Resize calls per cycle spent growing running elastic
+  // workloads, and sizes tried per workload (largest first). 0 turns growth off.
+  int max_growth_resizes = 16;
+  int growth_sizes_per_workload = 3;
 };
 
 // Never fails as a whole: bad objects and service errors become ObjectErrors and pending

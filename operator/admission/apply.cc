@@ -22,6 +22,10 @@ void ApplyDecisions(const CycleResult& result, Snapshot& snapshot) {
       it->second->admitted->count = p.new_count;
     }
   }
+  for (const GrowthDecision& g : result.growths) {
+    auto it = by_key.find(g.workload);
+    if (it != by_key.end() && it->second->admitted) it->second->admitted->count = g.new_count;
+  }
 }
 
 }  // namespace phalanx::admission

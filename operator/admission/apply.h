@@ -1,6 +1,7 @@
 // Applies a cycle's decisions to the Snapshot it was computed from, as the operator persists
 // them: admitted workloads record their admission, evicted ones become pending again, shrunk
-// ones keep fewer pods. The simulator, benchmarks and tests use it to run cycle after cycle.
+// ones keep fewer pods, grown ones more. The simulator, benchmarks and tests use it to run
+// cycle after cycle.
 //
 //   CycleResult result = RunAdmissionCycle(snapshot, service);
 //   ApplyDecisions(result, snapshot);

@@ -237,6 +237,18 @@ struct ObjectError {
   std::string message;
 };
 
+// A running elastic workload grown toward its maxReplicas with capacity nobody was waiting for
+// (docs/admission.md "Elastic growth"). Its quota is charged like an admission's: growth that
+// borrows is reclaimable by preemption exactly like borrowed admissions.
+struct GrowthDecision {
+  std::string workload;
+  std::string cluster_queue;
+  int32_t old_count = 0;
+  int32_t new_count = 0;
+  bool borrowing = false;          // usage now exceeds nominal quota somewhere
+  placement::Placement placement;  // every rank after the growth, as Resize returned it
+};
+
 // How often the cycle talked to the PlacementService: each call is a round trip when the
 // service is remote.
 struct PlacementCalls {
@@ -244,13 +256,14 @@ struct PlacementCalls {
   int reserve = 0;
   int plan_preemption = 0;
   int release = 0;
-  int resize = 0;
+  int resize = 0;  // shrinking victims and growing elastic workloads
   int Total() const { return reserve_batch + reserve + plan_preemption + release + resize; }
 };
 
 struct CycleResult {
   std::vector<AdmissionDecision> admissions;
   std::vector<PreemptionDecision> preemptions;
+  std::vector<GrowthDecision> growths;
   std::vector<PendingDecision> pending;
   std::vector<ObjectError> errors;
   PlacementCalls calls;

@@ -78,6 +78,11 @@ class Cycle {
   int32_t LowestRunningPriority(const std::vector<int>& cqs, int except) const;
   bool MayHaveCandidates(int cq, int32_t priority);
 
+  // growth.cc
+  void Grow();
+  std::vector<int> Growable() const;
+  void GrowOne(RunningEntry& running, int& budget);
+
   const Snapshot& snapshot_;
   placement::PlacementService& service_;
   CycleOptions options_;

@@ -13,6 +13,9 @@
 //   6. Every admission has a placement of exactly its count, held by the placement service, and
 //      elastic counts lie in [min, max].
 //   7. Every pending workload carries a reason.
+//   8. Elastic growth: only running elastic workloads not preempted this cycle grow, onto their
+//      grid (min + k*step, group size) up to max, held at the new count, and never while a
+//      workload of their ClusterQueue or cohort is left pending. (1 and 2 cover its quota.)
 #include <string>
 
 #include "gtest/gtest.h"
@@ -33,7 +36,7 @@ constexpr int kScenarios = 5000;
 constexpr int kCyclesPerScenario = 3;
 
 TEST(AdmissionPropertyTest, InvariantsHoldOverRandomScenarios) {
-  int admitted = 0, preempted = 0, pending = 0;
+  int admitted = 0, preempted = 0, pending = 0, grown = 0;
   for (int s = 0; s < kScenarios; ++s) {
     const uint64_t seed = 1000 + s;
     Scenario gen(seed);
@@ -46,7 +49,12 @@ TEST(AdmissionPropertyTest, InvariantsHoldOverRandomScenarios) {
     world.snapshot.fair_sharing.enable = gen.Coin(0.3);
     int serial = 0;
     for (int cycle = 0; cycle < kCyclesPerScenario; ++cycle) {
-      for (int n = gen.Pick(2, 8); n > 0; --n) world.Add(gen.NewJob(queues, ++serial, cycle));
+      if (cycle == kCyclesPerScenario - 1 && gen.Coin()) {
+        // Pending work is withdrawn: the cluster drains and elastic workloads may grow.
+        std::erase_if(world.snapshot.workloads, [](const Workload& w) { return !w.admitted; });
+      } else {
+        for (int n = gen.Pick(2, 8); n > 0; --n) world.Add(gen.NewJob(queues, ++serial, cycle));
+      }
       Snapshot before = world.snapshot;
       CycleResult result = world.Cycle();
       world.Apply(result);
@@ -57,6 +65,7 @@ TEST(AdmissionPropertyTest, InvariantsHoldOverRandomScenarios) {
       admitted += static_cast<int>(result.admissions.size());
       preempted += static_cast<int>(result.preemptions.size());
       pending += static_cast<int>(result.pending.size());
+      grown += static_cast<int>(result.growths.size());
       // Some running jobs finish and leave.
       std::erase_if(world.snapshot.workloads, [&](const Workload& w) {
         if (!w.admitted || !gen.Coin(0.3)) return false;
@@ -69,6 +78,7 @@ TEST(AdmissionPropertyTest, InvariantsHoldOverRandomScenarios) {
   EXPECT_GT(admitted, kScenarios);
   EXPECT_GT(preempted, kScenarios / 50);
   EXPECT_GT(pending, kScenarios);
+  EXPECT_GT(grown, kScenarios / 100);
 }
 
 }  // namespace

@@ -118,6 +118,7 @@ struct Checker {
     CheckAdmissions();
     CheckVictims();
     CheckStrictFifo();
+    CheckGrowths();
     CheckQuota(after);
     for (const PendingDecision& p : result.pending) {
       if (p.message.empty()) Fail("pending " + p.workload + " has no message");
@@ -193,6 +194,43 @@ struct Checker {
             Fail("StrictFIFO " + cq.name + " admitted " + later.key + " past pending " + earlier.key);
           }
         }
+      }
+    }
+  }
+
+  void CheckGrowths() {
+    std::set<std::string> victims, blocked_queues, blocked_cohorts;
+    for (const PreemptionDecision& p : result.preemptions) victims.insert(p.victim);
+    for (const PendingDecision& p : result.pending) {
+      const ClusterQueue* cq = Queue(p.cluster_queue);
+      if (cq == nullptr || (p.reason != PendingReason::kQuota && p.reason != PendingReason::kTopology &&
+                            p.reason != PendingReason::kStrictFifoBlocked &&
+                            p.reason != PendingReason::kPlacementError)) {
+        continue;
+      }
+      blocked_queues.insert(cq->name);
+      if (!cq->cohort.empty()) blocked_cohorts.insert(cq->cohort);
+    }
+    for (const GrowthDecision& g : result.growths) {
+      const Workload* w = nullptr;
+      for (const Workload& x : before.workloads) {
+        if (x.key == g.workload) w = &x;
+      }
+      if (w == nullptr || !w->admitted || !w->elastic) return Fail("grew " + g.workload + ", which was not running elastic");
+      const placement::ElasticRange& e = *w->elastic;
+      if (victims.contains(g.workload)) Fail(g.workload + " was preempted and grown in one cycle");
+      if (g.old_count != w->admitted->count || g.new_count <= g.old_count || g.new_count > e.max ||
+          (g.new_count - e.min) % e.step != 0 ||
+          (w->group_size > 0 && g.new_count % w->group_size != 0)) {
+        Fail(g.workload + " grew " + std::to_string(g.old_count) + " -> " +
+             std::to_string(g.new_count) + " off its elastic grid");
+      }
+      if (held_count(g.workload) != g.new_count || g.placement.nodes.size() != static_cast<size_t>(g.new_count)) {
+        Fail(g.workload + " is not held at its grown count");
+      }
+      const ClusterQueue* cq = Queue(w->admitted->cluster_queue);
+      if (blocked_queues.contains(cq->name) || (!cq->cohort.empty() && blocked_cohorts.contains(cq->cohort))) {
+        Fail(g.workload + " grew while a workload of its queue or cohort is pending");
       }
     }
   }
