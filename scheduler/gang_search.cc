@@ -378,12 +378,52 @@ void GangSearch::Refresh(int domain) {
   c.domain_seen[domain] = d.version;
 }
 
-int64_t GangSearch::NodeCapacity(int node) const {
-  int64_t slots = Slots(node);
+int64_t GangSearch::NodeGroupRound(int64_t slots) const {
   if (shape_.group_size > 0 && shape_.group_level == snapshot_.topology().node_level()) {
     slots -= slots % shape_.group_size;
   }
   return slots;
+}
+
+int64_t GangSearch::NodeCapacity(int node) const { return NodeGroupRound(Slots(node)); }
+
+int64_t GangSearch::CapacityWith(const Choice& target, const FreeOverlay& overlay) const {
+  if (target.is_node) {
+    auto extra = overlay.find(target.index);
+    return extra == overlay.end()
+               ? NodeCapacity(target.index)
+               : NodeGroupRound(ComputeSlots(target.index, &extra->second));
+  }
+  std::vector<int> dirty;
+  const int level = snapshot_.domains()[target.index].level;
+  for (const auto& [node, extra] : overlay) {
+    const ClusterSnapshot::Node& n = snapshot_.nodes()[node];
+    if (n.removed || n.depth < level || snapshot_.AncestorAt(n.domain, level) != target.index) {
+      continue;
+    }
+    for (int d = n.domain; d >= 0 && snapshot_.domains()[d].level >= level;
+         d = snapshot_.domains()[d].parent) {
+      dirty.push_back(d);
+    }
+  }
+  std::sort(dirty.begin(), dirty.end());
+  dirty.erase(std::unique(dirty.begin(), dirty.end()), dirty.end());
+  return CapacityWith(target.index, dirty, overlay);
+}
+
+int64_t GangSearch::CapacityWith(int domain, const std::vector<int>& dirty,
+                                 const FreeOverlay& overlay) const {
+  if (!std::binary_search(dirty.begin(), dirty.end(), domain)) return Capacity(domain);
+  const ClusterSnapshot::Domain& d = snapshot_.domains()[domain];
+  int64_t sum = 0;
+  for (int child : d.children) sum += CapacityWith(child, dirty, overlay);
+  for (int node : d.nodes) {
+    auto extra = overlay.find(node);
+    sum += extra == overlay.end() ? NodeCapacity(node)
+                                  : NodeGroupRound(ComputeSlots(node, &extra->second));
+  }
+  if (shape_.group_size > 0 && shape_.group_level == d.level) sum -= sum % shape_.group_size;
+  return sum;
 }
 
 const ResourceVector* GangSearch::Extra(int node) const {
@@ -392,7 +432,7 @@ const ResourceVector* GangSearch::Extra(int node) const {
   return it == overlay_->end() ? nullptr : &it->second;
 }
 
-int64_t GangSearch::ComputeSlots(int index) const {
+int64_t GangSearch::ComputeSlots(int index, const ResourceVector* extra) const {
   const ClusterSnapshot::Node& node = snapshot_.nodes()[index];
   if (node.removed || node.condition != NodeCondition::kSchedulable) return 0;
   if (node.depth < shape_.min_node_depth || !shape_.missing_resource.empty()) return 0;
@@ -402,7 +442,6 @@ int64_t GangSearch::ComputeSlots(int index) const {
     }
   }
   if (selector_ != nullptr && !selector_->node_ok[index]) return 0;
-  const ResourceVector* extra = Extra(index);
   // One division for the first (usually binding) resource; the others are checked with a
   // multiplication and divided only when they bind tighter.
   int64_t slots = kUnbounded;

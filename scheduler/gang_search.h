@@ -156,6 +156,12 @@ class GangSearch {
   // Why `wanted` pods do not fit. Needs Run(0) for exact numbers.
   Explanation Explain(int64_t wanted) const;
 
+  // Cached mode, after Run: the capacity of `target` if `overlay`'s extra resources were free.
+  // Equal to an overlay search's, but only the overlay's nodes and the domains above them are
+  // recomputed; everything else comes from the cache. Preemption planning asks this hundreds
+  // of times per plan with a few gangs' ranks freed.
+  int64_t CapacityWith(const Choice& target, const FreeOverlay& overlay) const;
+
  private:
   struct Entry {
     int64_t capacity;
@@ -182,8 +188,14 @@ class GangSearch {
   bool Descend(int domain, int level, int64_t count, Pick& pick) const;
   // Adds a candidate to `pick`; true if it is an exact fit.
   bool Consider(const Choice& choice, int64_t capacity, int64_t count, Pick& pick) const;
-  // Exact pods-of-this-shape a node can take; 0 if the node is excluded for any reason.
-  int64_t ComputeSlots(int node) const;
+  // Exact pods-of-this-shape a node can take with `extra` free on top (may be null); 0 if the
+  // node is excluded for any reason.
+  int64_t ComputeSlots(int node, const ResourceVector* extra) const;
+  int64_t ComputeSlots(int node) const { return ComputeSlots(node, Extra(node)); }
+  // Applies group rounding at the node level to raw slots.
+  int64_t NodeGroupRound(int64_t slots) const;
+  // CapacityWith below `domain`: `dirty` (sorted) are the domains holding an overlay node.
+  int64_t CapacityWith(int domain, const std::vector<int>& dirty, const FreeOverlay& overlay) const;
   // The overlay's extra free resources on `node`, or null.
   const ResourceVector* Extra(int node) const;
   // Why node `node` holds no pod of this shape (a RejectCode).

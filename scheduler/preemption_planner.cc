@@ -54,8 +54,10 @@ struct Plan {
 
 class Planner {
  public:
-  Planner(const ClusterSnapshot& snapshot, const GangShape& shape, std::vector<Candidate> all)
-      : snapshot_(snapshot), shape_(shape), all_(std::move(all)) {}
+  // `today` is a cached search of `shape` that has Run: fit checks start from its results.
+  Planner(const ClusterSnapshot& snapshot, const GangShape& shape, const GangSearch& today,
+          std::vector<Candidate> all)
+      : snapshot_(snapshot), shape_(shape), today_(today), all_(std::move(all)) {}
 
   // The best plan for `target`, or nullopt. With `bound` (the best plan so far), subsets larger
   // than it could produce are not tried, which only ever skips strictly worse plans.
@@ -78,13 +80,12 @@ class Planner {
     return t.is_node ? snapshot_.nodes()[t.index].domain : t.index;
   }
 
-  // Pods of the gang that `target` holds once `action` is applied.
+  // Pods of the gang that `target` holds once `action` is applied: only the freed ranks' nodes
+  // and the domains above them are recomputed.
   int64_t CapacityAfter(const Target& target, const std::vector<int>& present,
                         const Action& action) const {
-    GangSearch::FreeOverlay overlay = Overlay(present, action);
-    GangSearch search(snapshot_, shape_, Root(target), &overlay, &scratch_);
-    search.Run(0);
-    return target.is_node ? search.NodeCapacity(target.index) : search.Capacity(target.index);
+    return today_.CapacityWith({target.level, target.index, target.is_node},
+                               Overlay(present, action));
   }
 
   bool Fits(const Target& target, const std::vector<int>& present, const Action& action) {
@@ -121,8 +122,8 @@ class Planner {
 
   const ClusterSnapshot& snapshot_;
   const GangShape& shape_;
+  const GangSearch& today_;
   std::vector<Candidate> all_;
-  mutable GangSearch::Scratch scratch_;
   int checks_ = 0;
 };
 
@@ -327,7 +328,9 @@ absl::StatusOr<PreemptionPlan> PlanGangPreemption(const ClusterSnapshot& snapsho
     eligible.push_back(std::move(c));
   }
 
-  Planner planner(snapshot, shape, eligible);
+  GangSearch today(snapshot, shape);
+  today.Run(0);
+  Planner planner(snapshot, shape, today, eligible);
   std::vector<int> levels;
   if (shape.required_level > 0) {
     levels.push_back(shape.required_level);
@@ -336,8 +339,6 @@ absl::StatusOr<PreemptionPlan> PlanGangPreemption(const ClusterSnapshot& snapsho
   }
   // Targets some eligible gang holds capacity in, most promising first (the fewest pods missing
   // today), so that a good plan found early bounds the search of the others.
-  GangSearch today(snapshot, shape);
-  today.Run(0);
   struct Work {
     int64_t missing;
     Target target;

@@ -517,6 +517,33 @@ TEST(PlacementPropertyTest, CachedSearchesEqualFreshOnesAcrossChanges) {
         EXPECT_EQ(x.summary, y.summary);
         EXPECT_EQ(x.nodes_rejected, y.nodes_rejected);
         EXPECT_EQ(x.fit_in_best, y.fit_in_best);
+        // Preemption's fit check: a few reservations' ranks freed, one target domain or node.
+        GangSearch::FreeOverlay overlay;
+        for (const std::string& job : jobs) {
+          if (rng() % 3 != 0) continue;
+          const ClusterSnapshot::Reservation* r = snapshot.FindReservation(job);
+          for (size_t rank = 0; rank < r->ranks.size(); ++rank) {
+            overlay[r->ranks[rank].node].Add(snapshot.RankUsage(*r, rank),
+                                             snapshot.resources().size());
+          }
+        }
+        const int level = Uniform(rng, 0, topology.node_level());
+        GangSearch::Choice target{level, 0, level == topology.node_level()};
+        if (target.is_node) {
+          target.index = Uniform(rng, 0, static_cast<int>(snapshot.nodes().size()) - 1);
+          if (snapshot.nodes()[target.index].removed) continue;
+        } else {
+          const std::vector<int>& at = snapshot.domains_at_level(level);
+          if (at.empty()) continue;
+          target.index = at[rng() % at.size()];
+        }
+        const int root = target.is_node ? snapshot.nodes()[target.index].domain : target.index;
+        GangSearch::Scratch overlay_scratch;
+        GangSearch replay(snapshot, shape, root, &overlay, &overlay_scratch);
+        replay.Run(0);
+        EXPECT_EQ(cached.CapacityWith(target, overlay),
+                  target.is_node ? replay.NodeCapacity(target.index) : replay.Capacity(target.index))
+            << "level " << level << " index " << target.index;
       }
     }
   }
