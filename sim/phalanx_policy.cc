@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <set>
 #include <unordered_map>
 
@@ -117,8 +118,9 @@ class PhalanxPolicy : public Policy {
       }
       w.per_pod = {{std::string(kResourceGpu), spec.gpus_per_pod}};
       w.priority = spec.priority;
-      // Milliseconds plus the trace position: a strict order even for equal submit times.
-      w.creation_time = std::llround(spec.submit_s * 1000) * 1'000'000 + job.id;
+      // Seconds, like a Workload's creationTimestamp: the admission core measures locality
+      // waits from it. Equal times are ordered by key.
+      w.creation_time = std::llround(spec.submit_s);
       w.required_level = spec.required_level;
       w.preferred_level = spec.preferred_level;
       w.group_size = spec.group_size;
@@ -163,6 +165,16 @@ class PhalanxPolicy : public Policy {
       ASSIGN_OR_RETURN(std::vector<int32_t> nodes, NodeIndices(a.placement.nodes));
       actions.push_back(Action{Action::Kind::kStart, id, std::move(nodes)});
     }
+    // A pending workload in its locality wait needs a cycle when the wait ends, even if nothing
+    // else happens then.
+    next_wakeup_ = std::numeric_limits<double>::infinity();
+    for (const admission::PendingDecision& p : result.pending) {
+      ASSIGN_OR_RETURN(int32_t id, JobId(p.workload));
+      const Workload& w = workloads_[id];
+      if (w.preferred_level.empty() || w.preferred_level == w.required_level) continue;
+      const double end = static_cast<double>(w.creation_time + LocalityWait(w.queue_name));
+      if (end > view.now) next_wakeup_ = std::min(next_wakeup_, end);
+    }
     // Elastic growth, decided (quota) and placed (Resize) by the admission core.
     for (const admission::GrowthDecision& g : result.growths) {
       ASSIGN_OR_RETURN(int32_t id, JobId(g.workload));
@@ -174,6 +186,8 @@ class PhalanxPolicy : public Policy {
     }
     return actions;
   }
+
+  double NextWakeup() const override { return next_wakeup_; }
 
   absl::Status JobFinished(int32_t job) override { return Forget(job); }
   absl::Status JobInterrupted(int32_t job) override { return Forget(job); }
@@ -225,6 +239,13 @@ class PhalanxPolicy : public Policy {
     }
     for (const std::string& cohort : cohorts)
       base_.cohorts.push_back(admission::Cohort{cohort, ""});
+  }
+
+  int64_t LocalityWait(const std::string& queue) const {
+    for (const admission::ClusterQueue& cq : base_.cluster_queues) {
+      if (cq.name == queue) return cq.locality_wait_seconds;
+    }
+    return 0;
   }
 
   absl::StatusOr<int32_t> JobId(const std::string& key) const {
@@ -310,6 +331,7 @@ class PhalanxPolicy : public Policy {
   std::vector<int32_t> slot_;    // job -> index in base_.workloads, -1 if not there
   std::vector<int32_t> job_at_;  // index in base_.workloads -> job
   std::unordered_map<std::string, int32_t> by_key_;
+  double next_wakeup_ = std::numeric_limits<double>::infinity();
 };
 
 }  // namespace

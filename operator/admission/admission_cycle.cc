@@ -229,6 +229,12 @@ void Cycle::SetupWorkload(const Workload& w) {
   if (auto* error = std::get_if<ShapeError>(&shape)) return fail(error->reason, error->message);
   entry.shape = std::get<Shape>(std::move(shape));
   entry.waiting = true;
+  if (WantsPreferredLevel(w)) {
+    // A creation time after `now` (clock skew) counts as no time waited.
+    entry.locality_wait_left = queue.spec->locality_wait_seconds -
+                               std::max<int64_t>(0, snapshot_.now - w.creation_time);
+    entry.locality_wait = entry.locality_wait_left > 0;
+  }
   queue_order_[entry.cq].push_back(static_cast<int>(pending_.size() - 1));
 }
 
@@ -253,12 +259,20 @@ placement::GangRequest Cycle::Request(const PendingEntry& entry, const Assignmen
     request.tolerations.insert(request.tolerations.end(), flavor.tolerations.begin(),
                                flavor.tolerations.end());
   }
-  request.required_level = w.required_level;
+  // During its locality wait the preferred level is what it requires.
+  request.required_level = entry.locality_wait ? w.preferred_level : w.required_level;
   request.preferred_level = w.preferred_level;
   request.group_size = w.group_size;
   request.group_level = w.group_level;
   request.priority = entry.priority;
   return request;
+}
+
+std::string Cycle::LocalityWaitNote(const PendingEntry& entry) const {
+  if (!entry.locality_wait) return "";
+  return absl::StrCat("waiting up to ", entry.locality_wait_left, "s more for one ",
+                      entry.workload->preferred_level, " domain (locality wait of ClusterQueue ",
+                      model_.cqs[entry.cq].spec->name, "): ");
 }
 
 std::string Cycle::QuotaLeft(int cq, const Demand& demand) const {
@@ -431,8 +445,8 @@ bool Cycle::Pass() {
       } else {
         entry.failed.insert(t.assignment.choice);
         entry.reason = PendingReason::kTopology;
-        entry.message = absl::StrCat("placement: ", r->explanation.summary, "; quota: ",
-                                     QuotaLeft(cq, t.assignment.demand));
+        entry.message = absl::StrCat("placement: ", LocalityWaitNote(entry), r->explanation.summary,
+                                     "; quota: ", QuotaLeft(cq, t.assignment.demand));
       }
       continue;
     }

@@ -267,8 +267,22 @@ void Cycle::TryPreempt(int index) {
     by_key.emplace(r.workload->key, i);
   }
   request.priority = static_cast<int32_t>(std::min<int64_t>(top, std::numeric_limits<int32_t>::max()));
-  absl::StatusOr<placement::PreemptionPlan> plan = service_.PlanPreemption(request, gangs);
-  ++result_.calls.plan_preemption;
+  // Locality: victims that let the gang into one domain of its preferred level are worth one
+  // more plan; only if there are none does the plan settle for its required level (and not at
+  // all during its locality wait, when the request already requires the preferred level).
+  absl::StatusOr<placement::PreemptionPlan> plan = absl::InternalError("not planned");
+  bool at_preferred = entry.locality_wait;
+  if (WantsPreferredLevel(w) && !entry.locality_wait) {
+    placement::GangRequest tight = request;
+    tight.required_level = w.preferred_level;
+    plan = service_.PlanPreemption(tight, gangs);
+    ++result_.calls.plan_preemption;
+    at_preferred = plan.ok() && plan->feasible;
+  }
+  if (!at_preferred) {
+    plan = service_.PlanPreemption(request, gangs);
+    ++result_.calls.plan_preemption;
+  }
   if (!plan.ok()) {
     entry.preemption_note = absl::StrCat("preemption planning failed: ", plan.status().ToString());
     return;
@@ -411,9 +425,18 @@ void Cycle::TryPreempt(int index) {
   }
   Assignment final_assignment = MakeAssignment(model_, entry.shape, assignment->choice, want);
   quota_.Add(cq, final_assignment.demand, +1);
-  absl::StatusOr<placement::PlacementResult> reserved =
-      service_.Reserve(Request(entry, final_assignment, want));
+  // Where the plan made room: inside one domain of the preferred level when it planned there
+  // (an elastic gang would otherwise take its largest count across domains), else anywhere.
+  placement::GangRequest reserve = Request(entry, final_assignment, want);
+  const std::string required = reserve.required_level;
+  if (at_preferred) reserve.required_level = w.preferred_level;
+  absl::StatusOr<placement::PlacementResult> reserved = service_.Reserve(reserve);
   ++result_.calls.reserve;
+  if (reserved.ok() && !reserved->placed && reserve.required_level != required) {
+    reserve.required_level = required;
+    reserved = service_.Reserve(reserve);
+    ++result_.calls.reserve;
+  }
   if (!reserved.ok() || !reserved->placed) {
     quota_.Add(cq, final_assignment.demand, -1);
     entry.waiting = false;

@@ -94,6 +94,8 @@ struct LabelSelector {
   std::vector<LabelSelectorRequirement> match_expressions;
 };
 
+inline constexpr int64_t kDefaultLocalityWaitSeconds = 300;
+
 struct ClusterQueue {
   std::string name;
   std::string cohort;  // "" = no cohort: cannot borrow or lend
@@ -105,6 +107,11 @@ struct ClusterQueue {
   ClusterQueuePreemption preemption;
   double fair_sharing_weight = 1.0;  // 0 = always last in line and first to be reclaimed
   StopPolicy stop_policy = StopPolicy::kNone;
+  // Phalanx extension, like Slurm's --switches=N@max-time: a workload whose preferred topology
+  // level is below its required one is admitted only inside one domain of its preferred level
+  // until it has waited this long since its creation_time (seconds, Snapshot::now's clock); then
+  // anywhere its required level allows. 0 = no wait. See docs/admission.md "Locality".
+  int64_t locality_wait_seconds = kDefaultLocalityWaitSeconds;
 };
 
 // A Kueue v1beta1 Cohort object. Cohorts are flat here: a ClusterQueue's `cohort` names a

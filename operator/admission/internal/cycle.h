@@ -16,6 +16,12 @@
 
 namespace phalanx::admission::internal {
 
+// True if the workload prefers a level below the one it requires: one domain of the preferred
+// level is better, but a placement anywhere in the required level is acceptable.
+inline bool WantsPreferredLevel(const Workload& w) {
+  return !w.preferred_level.empty() && w.preferred_level != w.required_level;
+}
+
 struct PendingEntry {
   const Workload* workload = nullptr;
   int cq = -1;
@@ -24,6 +30,10 @@ struct PendingEntry {
   Shape shape;
   std::set<FlavorChoice> failed;   // choices whose placement failed this cycle
   bool waiting = false;            // still a candidate this cycle
+  // In its locality wait: placed (and preempted for) only inside one domain of its preferred
+  // level this cycle. Seconds of the wait left.
+  bool locality_wait = false;
+  int64_t locality_wait_left = 0;
   bool admitted = false;
   PendingReason reason = PendingReason::kQuota;
   // Empty for kQuota until Finish: the quota message is written once, from the final quota
@@ -67,6 +77,7 @@ class Cycle {
   void Admit(int index, const Assignment& assignment, const placement::Placement& placement,
              std::vector<std::string> preempted);
   std::string QuotaLeft(int cq, const Demand& demand) const;
+  std::string LocalityWaitNote(const PendingEntry& entry) const;
 
   // preemption.cc
   void Preempt();

@@ -121,6 +121,83 @@ TEST(RealPlacementTest, ElasticAdmissionTakesWhatTheBlockHolds) {
   EXPECT_EQ(HeldCount(*service, "team-a/elastic"), 4);
 }
 
+// A gang that prefers one block but only requires the spine.
+Workload SpineJob(std::string key, int32_t pods, int32_t priority = 0, int64_t created = 0) {
+  Workload w = Job(std::move(key), pods, 8, priority, created);
+  w.required_level = kSpine;
+  w.preferred_level = kLeaf;
+  return w;
+}
+
+// Two blocks with 3 of 4 nodes taken each: a 2-node gang fits the spine, not one block.
+World& FragmentedBlocks(World& world, int64_t locality_wait) {
+  ClusterQueue cq = GpuQueue("team-a", "", {{"p5", Gpu(64)}});
+  cq.locality_wait_seconds = locality_wait;
+  world.Flavor("p5").Queue(cq);
+  world.Add(LeafJob("team-a/a", 3, 0, 0)).Add(LeafJob("team-a/c", 3, 0, 1));
+  CycleResult setup = world.Cycle();
+  EXPECT_EQ(setup.admissions.size(), 2u);
+  world.Apply(setup);
+  return world;
+}
+
+TEST(RealPlacementTest, LocalityWaitHoldsOutForThePreferredLevelThenSettles) {
+  auto service = EmptyCluster(8);
+  World world(*service);
+  FragmentedBlocks(world, 300);
+  world.snapshot.now = 1000;
+  world.Add(SpineJob("team-a/gang", 2, 0, 1000));
+  CycleResult waiting = world.Cycle();
+  EXPECT_THAT(waiting.admissions, IsEmpty());
+  const PendingDecision* pending = PendingFor(waiting, "team-a/gang");
+  ASSERT_NE(pending, nullptr);
+  EXPECT_EQ(pending->reason, PendingReason::kTopology);
+  EXPECT_THAT(pending->message, HasSubstr("waiting up to 300s more for one " + kLeaf + " domain"));
+
+  world.snapshot.now = 1299;
+  EXPECT_THAT(world.Cycle().admissions, IsEmpty());
+  world.snapshot.now = 1300;  // the wait is over: anywhere in the spine will do
+  CycleResult settled = world.Cycle();
+  ASSERT_THAT(AdmittedKeys(settled), ::testing::ElementsAre("team-a/gang"));
+  EXPECT_EQ(settled.admissions[0].placement.domain.level, kSpine);
+}
+
+TEST(RealPlacementTest, NoLocalityWaitAdmitsAtTheRequiredLevelAtOnce) {
+  auto service = EmptyCluster(8);
+  World world(*service);
+  FragmentedBlocks(world, 0);
+  world.Add(SpineJob("team-a/gang", 2, 0, 10));
+  CycleResult result = world.Cycle();
+  ASSERT_THAT(AdmittedKeys(result), ::testing::ElementsAre("team-a/gang"));
+  EXPECT_EQ(result.admissions[0].placement.domain.level, kSpine);
+}
+
+// Fewer victims would let the gang in across both blocks (the 2-node job of each); the
+// admission core asks first for victims that free one whole block, its preferred level.
+TEST(RealPlacementTest, PreemptionPrefersVictimsThatFreeAPreferredDomain) {
+  auto service = EmptyCluster(8);
+  World world(*service);
+  ClusterQueue cq = GpuQueue("team-a", "", {{"p5", Gpu(64)}});
+  cq.preemption.within_cluster_queue = WithinClusterQueuePolicy::kLowerPriority;
+  cq.locality_wait_seconds = 0;
+  world.Flavor("p5").Queue(cq);
+  // Per block: one 2-node job and two 1-node jobs (tightest fit fills block 0 first).
+  int i = 0;
+  for (int32_t pods : {2, 1, 1, 2, 1, 1}) {
+    world.Add(LeafJob("team-a/low" + std::to_string(i), pods, 0, i));
+    ++i;
+  }
+  CycleResult setup = world.Cycle();
+  ASSERT_EQ(setup.admissions.size(), 6u);
+  world.Apply(setup);
+  world.Add(SpineJob("team-a/gang", 4, 5, 100));
+  CycleResult result = world.Cycle();
+  ASSERT_THAT(AdmittedKeys(result), ::testing::ElementsAre("team-a/gang"));
+  EXPECT_EQ(result.admissions[0].placement.domain.level, kLeaf);
+  EXPECT_EQ(result.preemptions.size(), 3u);
+  EXPECT_EQ(result.calls.plan_preemption, 1);  // the preferred-level plan was feasible
+}
+
 // The property invariants with the real placer: one flavor (synthetic nodes carry no flavor
 // labels), random topology requests.
 TEST(RealPlacementTest, InvariantsHoldOverRandomScenarios) {
