@@ -394,13 +394,15 @@ int64_t GangSearch::CapacityWith(const Choice& target, const FreeOverlay& overla
                ? NodeCapacity(target.index)
                : NodeGroupRound(ComputeSlots(target.index, &extra->second));
   }
+  return CapacityWith(target.index, DirtyDomains(target.index, overlay), overlay);
+}
+
+std::vector<int> GangSearch::DirtyDomains(int top, const FreeOverlay& overlay) const {
   std::vector<int> dirty;
-  const int level = snapshot_.domains()[target.index].level;
+  const int level = snapshot_.domains()[top].level;
   for (const auto& [node, extra] : overlay) {
     const ClusterSnapshot::Node& n = snapshot_.nodes()[node];
-    if (n.removed || n.depth < level || snapshot_.AncestorAt(n.domain, level) != target.index) {
-      continue;
-    }
+    if (n.removed || n.depth < level || snapshot_.AncestorAt(n.domain, level) != top) continue;
     for (int d = n.domain; d >= 0 && snapshot_.domains()[d].level >= level;
          d = snapshot_.domains()[d].parent) {
       dirty.push_back(d);
@@ -408,7 +410,7 @@ int64_t GangSearch::CapacityWith(const Choice& target, const FreeOverlay& overla
   }
   std::sort(dirty.begin(), dirty.end());
   dirty.erase(std::unique(dirty.begin(), dirty.end()), dirty.end());
-  return CapacityWith(target.index, dirty, overlay);
+  return dirty;
 }
 
 int64_t GangSearch::CapacityWith(int domain, const std::vector<int>& dirty,
@@ -457,7 +459,7 @@ int64_t GangSearch::ComputeSlots(int index, const ResourceVector* extra) const {
   return slots;
 }
 
-int GangSearch::RejectReason(int index) const {
+int GangSearch::RejectReason(int index, const ResourceVector* extra) const {
   const ClusterSnapshot::Node& node = snapshot_.nodes()[index];
   switch (node.condition) {
     case NodeCondition::kNotReady: return kRejectNotReady;
@@ -474,7 +476,6 @@ int GangSearch::RejectReason(int index) const {
   if (node.depth < shape_.min_node_depth) return kRejectMissingLabel;
   if (!shape_.missing_resource.empty()) return kRejectMissingResource;
   // A node that has at least one pod's worth of every resource holds a pod: not rejected.
-  const ResourceVector* extra = Extra(index);
   for (int r : shape_.resources) {
     if (node.allocatable[r] - node.used[r] + (extra ? (*extra)[r] : 0) < shape_.per_pod[r]) {
       return kRejectInsufficient + r;
@@ -647,7 +648,7 @@ void GangSearch::Fill(int domain, int64_t count, std::vector<int>& out) const {
   }
 }
 
-Explanation GangSearch::Explain(int64_t wanted) const {
+Explanation GangSearch::Explain(int64_t wanted, const FreeOverlay* overlay) const {
   const Topology& topology = snapshot_.topology();
   const int ceiling = CeilingLevel();
   const int root_level = snapshot_.domains()[root_].level;
@@ -661,10 +662,27 @@ Explanation GangSearch::Explain(int64_t wanted) const {
   int64_t best_fit = -1;
   int best_index = -1;
   const bool node_ceiling = ceiling == topology.node_level();
+  std::vector<int> dirty;
   if (cache_ != nullptr) {
     // Counted per domain as the cache was refreshed: the whole tree is the cluster's nodes.
+    // An overlay changes only its own nodes' reasons.
     std::copy_n(cache_->reasons.begin(), kRejectCodes, counts.begin());
+    if (overlay != nullptr) {
+      dirty = DirtyDomains(0, *overlay);
+      for (const auto& [node, extra] : *overlay) {
+        if (snapshot_.nodes()[node].removed) continue;
+        --counts[cache_->reason[node]];
+        ++counts[RejectReason(node, &extra)];
+      }
+    }
   }
+  auto node_capacity = [&](int node) {
+    if (overlay == nullptr) return NodeCapacity(node);
+    return CapacityWith({snapshot_.topology().node_level(), node, true}, *overlay);
+  };
+  auto capacity = [&](int domain) {
+    return overlay == nullptr ? Capacity(domain) : CapacityWith(domain, dirty, *overlay);
+  };
   for (size_t i = 0; (cache_ == nullptr || node_ceiling) && i < snapshot_.nodes().size(); ++i) {
     const ClusterSnapshot::Node& node = snapshot_.nodes()[i];
     if (node.removed || node.depth < root_level ||
@@ -672,16 +690,16 @@ Explanation GangSearch::Explain(int64_t wanted) const {
       continue;
     }
     if (cache_ == nullptr) ++counts[RejectReason(static_cast<int>(i))];
-    if (node_ceiling && NodeCapacity(static_cast<int>(i)) > best_fit) {
-      best_fit = NodeCapacity(static_cast<int>(i));
+    if (node_ceiling && node_capacity(static_cast<int>(i)) > best_fit) {
+      best_fit = node_capacity(static_cast<int>(i));
       best_index = static_cast<int>(i);
     }
   }
   if (!node_ceiling) {
     for (int domain : snapshot_.domains_at_level(ceiling)) {
       if (snapshot_.AncestorAt(domain, root_level) != root_) continue;
-      if (Capacity(domain) > best_fit) {
-        best_fit = Capacity(domain);
+      if (capacity(domain) > best_fit) {
+        best_fit = capacity(domain);
         best_index = domain;
       }
     }

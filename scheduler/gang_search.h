@@ -153,8 +153,9 @@ class GangSearch {
   // Rank -> node for `count` pods inside `choice`, in topology order, packed fullest-first.
   std::vector<int> Allocate(const Choice& choice, int64_t count) const;
 
-  // Why `wanted` pods do not fit. Needs Run(0) for exact numbers.
-  Explanation Explain(int64_t wanted) const;
+  // Why `wanted` pods do not fit. Needs Run(0) for exact numbers. With `overlay` (cached mode
+  // only): as if its extra resources were free, recomputing only the overlay's nodes.
+  Explanation Explain(int64_t wanted, const FreeOverlay* overlay = nullptr) const;
 
   // Cached mode, after Run: the capacity of `target` if `overlay`'s extra resources were free.
   // Equal to an overlay search's, but only the overlay's nodes and the domains above them are
@@ -198,8 +199,11 @@ class GangSearch {
   int64_t CapacityWith(int domain, const std::vector<int>& dirty, const FreeOverlay& overlay) const;
   // The overlay's extra free resources on `node`, or null.
   const ResourceVector* Extra(int node) const;
-  // Why node `node` holds no pod of this shape (a RejectCode).
-  int RejectReason(int node) const;
+  // Why node `node` holds no pod of this shape with `extra` free on top (a RejectCode).
+  int RejectReason(int node, const ResourceVector* extra) const;
+  int RejectReason(int node) const { return RejectReason(node, Extra(node)); }
+  // The domains holding a node of `overlay` inside `top`'s subtree, from `top` down, sorted.
+  std::vector<int> DirtyDomains(int top, const FreeOverlay& overlay) const;
   // The Explanation::nodes_rejected key of a reason code.
   std::string RejectName(int reason) const;
   int64_t UpperBound(int domain) const;

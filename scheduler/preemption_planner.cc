@@ -371,9 +371,7 @@ absl::StatusOr<PreemptionPlan> PlanGangPreemption(const ClusterSnapshot& snapsho
     Action none(eligible.size(), 0);
     for (size_t i = 0; i < eligible.size(); ++i) everyone[i] = static_cast<int>(i);
     GangSearch::FreeOverlay overlay = planner.Overlay(everyone, none);
-    GangSearch search(snapshot, shape, 0, &overlay);
-    search.Run(0);
-    plan.explanation = search.Explain(shape.min_count);
+    plan.explanation = today.Explain(shape.min_count, &overlay);
     plan.explanation.summary =
         absl::StrCat("no preemption helps (", eligible.size(),
                      " lower-priority gangs hold capacity); with all of them gone it still ",

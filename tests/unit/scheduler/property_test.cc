@@ -527,6 +527,13 @@ TEST(PlacementPropertyTest, CachedSearchesEqualFreshOnesAcrossChanges) {
                                              snapshot.resources().size());
           }
         }
+        GangSearch::Scratch whole_scratch;
+        GangSearch whole(snapshot, shape, 0, &overlay, &whole_scratch);
+        whole.Run(0);
+        Explanation with = cached.Explain(shape.min_count, &overlay);
+        Explanation expected = whole.Explain(shape.min_count);
+        EXPECT_EQ(with.summary, expected.summary);
+        EXPECT_EQ(with.nodes_rejected, expected.nodes_rejected);
         const int level = Uniform(rng, 0, topology.node_level());
         GangSearch::Choice target{level, 0, level == topology.node_level()};
         if (target.is_node) {
