@@ -149,7 +149,8 @@ absl::StatusOr<QueueSpec> ParseQueue(const YamlReader& in, const YAML::Node& nod
                                      const std::vector<NodeGroupSpec>& groups) {
   RETURN_IF_ERROR(in.OnlyKeys(node, field,
                               {"name", "cohort", "nominalQuota", "borrowingLimit", "lendingLimit",
-                               "flavors", "queueingStrategy", "preemption", "fairSharing"}));
+                               "flavors", "queueingStrategy", "preemption", "fairSharing",
+                               "localityWaitSeconds"}));
   QueueSpec queue;
   ASSIGN_OR_RETURN(queue.name, in.String(node, "name", field + ".name"));
   ASSIGN_OR_RETURN(queue.cohort, in.String(node, "cohort", field + ".cohort", ""));
@@ -196,6 +197,14 @@ absl::StatusOr<QueueSpec> ParseQueue(const YamlReader& in, const YAML::Node& nod
                                queue.reclaim_within_cohort));
     RETURN_IF_ERROR(CheckOneOf(in, preemption["reclaimWithinCohort"], f + ".reclaimWithinCohort",
                                queue.reclaim_within_cohort, {"Never", "LowerPriority", "Any"}));
+  }
+  if (node["localityWaitSeconds"].IsDefined()) {
+    ASSIGN_OR_RETURN(queue.locality_wait_s,
+                     in.Int(node, "localityWaitSeconds", field + ".localityWaitSeconds"));
+    if (*queue.locality_wait_s < 0) {
+      return in.Error(node["localityWaitSeconds"], field + ".localityWaitSeconds",
+                      "must be >= 0");
+    }
   }
   ASSIGN_OR_RETURN(YAML::Node fair, in.Map(node, "fairSharing", field + ".fairSharing"));
   if (fair.IsDefined()) {

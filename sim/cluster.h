@@ -59,6 +59,8 @@ struct QueueSpec {
   std::string within_cluster_queue = "LowerPriority";  // Never | LowerPriority | ...
   std::string reclaim_within_cohort = "Any";           // Never | LowerPriority | Any
   double fair_sharing_weight = 1.0;
+  // Phalanx only (ClusterQueue locality_wait_seconds, docs/admission.md); unset = its default.
+  std::optional<int64_t> locality_wait_s;
 };
 
 // Node failures: exponential time between failures per node, fixed repair time.

@@ -233,6 +233,7 @@ class PhalanxPolicy : public Policy {
       cq.preemption.within_cluster_queue = WithinPolicy(q.within_cluster_queue);
       cq.preemption.reclaim_within_cohort = ReclaimPolicy(q.reclaim_within_cohort);
       cq.fair_sharing_weight = q.fair_sharing_weight;
+      if (q.locality_wait_s) cq.locality_wait_seconds = *q.locality_wait_s;
       base_.cluster_queues.push_back(std::move(cq));
       base_.local_queues.push_back(admission::LocalQueue{q.name, q.name, q.name});
       base_.namespaces.push_back(admission::Namespace{q.name, {}});

@@ -62,6 +62,7 @@ queues:
     nominalQuota: {nvidia.com/gpu: "256"}
     borrowingLimit: {nvidia.com/gpu: 0}
   preemption: {withinClusterQueue: Never, reclaimWithinCohort: LowerPriority}
+  localityWaitSeconds: 0
 failures: {nodeMtbfHours: 1000, repairHours: 2}
 )";
   ASSERT_OK_AND_ASSIGN(ClusterSpec spec, ParseClusterSpec(text, "lab.yaml"));
@@ -70,6 +71,7 @@ failures: {nodeMtbfHours: 1000, repairHours: 2}
   EXPECT_EQ(spec.groups[1].preset, "gb200");  // the instance type's default
   EXPECT_EQ(spec.queues[0].flavors[1].borrowing_limit->at("nvidia.com/gpu"), 0);
   EXPECT_EQ(spec.queues[0].reclaim_within_cohort, "LowerPriority");
+  EXPECT_EQ(spec.queues[0].locality_wait_s, 0);
   EXPECT_EQ(spec.failures.node_mtbf_hours, 1000);
   ASSERT_OK_AND_ASSIGN(ClusterModel cluster, BuildCluster(spec));
   EXPECT_EQ(cluster.total_gpus, 32 * 8 + 36 * 4);
@@ -118,6 +120,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadSpec{"nodeGroups:\n- instanceType: p5.48xlarge\n  count: 4\nqueues:\n- name: q\n"
                 "  nominalQuota: {nvidia.com/gpu: lots}\n",
                 "bad.yaml:6: queues[0].nominalQuota"},
+        BadSpec{"nodeGroups:\n- instanceType: p5.48xlarge\n  count: 4\nqueues:\n- name: q\n"
+                "  nominalQuota: {nvidia.com/gpu: 8}\n  localityWaitSeconds: -1\n",
+                "bad.yaml:7: queues[0].localityWaitSeconds: must be >= 0"},
         BadSpec{"nodeGroups: [\n", "bad.yaml:2:"},
         BadSpec{"nodeGroups:\n- instanceType: p5.48xlarge\n  count: 4\n",
                 "queues: required field is missing"}));
