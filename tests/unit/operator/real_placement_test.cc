@@ -130,7 +130,7 @@ Workload SpineJob(std::string key, int32_t pods, int32_t priority = 0, int64_t c
 }
 
 // Two blocks with 3 of 4 nodes taken each: a 2-node gang fits the spine, not one block.
-World& FragmentedBlocks(World& world, int64_t locality_wait) {
+void FragmentedBlocks(World& world, int64_t locality_wait) {
   ClusterQueue cq = GpuQueue("team-a", "", {{"p5", Gpu(64)}});
   cq.locality_wait_seconds = locality_wait;
   world.Flavor("p5").Queue(cq);
@@ -138,7 +138,6 @@ World& FragmentedBlocks(World& world, int64_t locality_wait) {
   CycleResult setup = world.Cycle();
   EXPECT_EQ(setup.admissions.size(), 2u);
   world.Apply(setup);
-  return world;
 }
 
 TEST(RealPlacementTest, LocalityWaitHoldsOutForThePreferredLevelThenSettles) {
