@@ -1,6 +1,8 @@
 #include "sim/engine.h"
 
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include "common/testing/status_matchers.h"
 #include "gmock/gmock.h"
@@ -116,6 +118,35 @@ TEST(EngineTest, ElasticJobsRunLongerWhenSmallerAndKeepTheirWork) {
   EXPECT_EQ(result.summary.partial_gang_events, 0);
   // Started with the one free node, so it took longer than its 1000 s at full size.
   EXPECT_GT(result.outcomes[1].finish_s - result.outcomes[1].first_start_s, 1000);
+  // When `big` finished, the admission cycle grew it back (nothing else was waiting), so it did
+  // not need the 4000 s the remaining work takes on one node.
+  EXPECT_EQ(result.summary.grows, 1);
+  EXPECT_LT(result.outcomes[1].finish_s, 4000);
+}
+
+// A gang that prefers one layer-3 block waits the ClusterQueue's locality wait (300 s by
+// default) for one, then starts across blocks: the policy asks for a cycle when the wait ends,
+// since nothing else happens until the blocks' jobs finish at 10,000 s.
+TEST(EngineTest, LocalityWaitEndsWithItsOwnCycle) {
+  ClusterModel cluster = SmallCluster(16);  // 4 blocks of 4 nodes
+  std::vector<TraceJob> jobs;
+  for (int i = 0; i < 4; ++i) {
+    TraceJob fill = Gang("fill" + std::to_string(i), 3, 8, 0, 10000);
+    fill.required_level = testing::kLayer3;
+    jobs.push_back(fill);
+  }
+  TraceJob gang = Gang("gang", 2, 8, 10, 1000);
+  gang.required_level = testing::kLayer2;
+  gang.preferred_level = testing::kLayer3;
+  jobs.push_back(gang);
+  std::unique_ptr<Policy> policy = MakePhalanxPolicy();
+  ASSERT_OK_AND_ASSIGN(RunResult result, Engine(cluster, jobs, {}).Run(*policy));
+  EXPECT_EQ(result.summary.partial_gang_events, 0);
+  const JobOutcome& out = result.outcomes[4];
+  EXPECT_GE(out.first_start_s, 10 + 300);
+  EXPECT_LT(out.first_start_s, 10 + 300 + 60);
+  EXPECT_TRUE(out.locality_applicable);
+  EXPECT_FALSE(out.locality_ok);  // one free node per block: across two blocks of a layer-2
 }
 
 }  // namespace
