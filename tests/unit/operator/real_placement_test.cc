@@ -130,6 +130,13 @@ Workload SpineJob(std::string key, int32_t pods, int32_t priority = 0, int64_t c
 }
 
 // Two blocks with 3 of 4 nodes taken each: a 2-node gang fits the spine, not one block.
+// The cycle admitted exactly `key`, inside one domain of `level`.
+void ExpectOnlyAdmittedAt(const CycleResult& result, const std::string& key,
+                          const std::string& level) {
+  ASSERT_THAT(AdmittedKeys(result), ::testing::ElementsAre(key));
+  EXPECT_EQ(result.admissions[0].placement.domain.level, level);
+}
+
 void FragmentedBlocks(World& world, int64_t locality_wait) {
   ClusterQueue cq = GpuQueue("team-a", "", {{"p5", Gpu(64)}});
   cq.locality_wait_seconds = locality_wait;
@@ -156,9 +163,7 @@ TEST(RealPlacementTest, LocalityWaitHoldsOutForThePreferredLevelThenSettles) {
   world.snapshot.now = 1299;
   EXPECT_THAT(world.Cycle().admissions, IsEmpty());
   world.snapshot.now = 1300;  // the wait is over: anywhere in the spine will do
-  CycleResult settled = world.Cycle();
-  ASSERT_THAT(AdmittedKeys(settled), ::testing::ElementsAre("team-a/gang"));
-  EXPECT_EQ(settled.admissions[0].placement.domain.level, kSpine);
+  ExpectOnlyAdmittedAt(world.Cycle(), "team-a/gang", kSpine);
 }
 
 TEST(RealPlacementTest, NoLocalityWaitAdmitsAtTheRequiredLevelAtOnce) {
@@ -166,9 +171,7 @@ TEST(RealPlacementTest, NoLocalityWaitAdmitsAtTheRequiredLevelAtOnce) {
   World world(*service);
   FragmentedBlocks(world, 0);
   world.Add(SpineJob("team-a/gang", 2, 0, 10));
-  CycleResult result = world.Cycle();
-  ASSERT_THAT(AdmittedKeys(result), ::testing::ElementsAre("team-a/gang"));
-  EXPECT_EQ(result.admissions[0].placement.domain.level, kSpine);
+  ExpectOnlyAdmittedAt(world.Cycle(), "team-a/gang", kSpine);
 }
 
 // Fewer victims would let the gang in across both blocks (the 2-node job of each); the
@@ -191,8 +194,7 @@ TEST(RealPlacementTest, PreemptionPrefersVictimsThatFreeAPreferredDomain) {
   world.Apply(setup);
   world.Add(SpineJob("team-a/gang", 4, 5, 100));
   CycleResult result = world.Cycle();
-  ASSERT_THAT(AdmittedKeys(result), ::testing::ElementsAre("team-a/gang"));
-  EXPECT_EQ(result.admissions[0].placement.domain.level, kLeaf);
+  ExpectOnlyAdmittedAt(result, "team-a/gang", kLeaf);
   EXPECT_EQ(result.preemptions.size(), 3u);
   EXPECT_EQ(result.calls.plan_preemption, 1);  // the preferred-level plan was feasible
 }
