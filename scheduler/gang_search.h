@@ -28,6 +28,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "scheduler/cluster_snapshot.h"
 #include "scheduler/placement_types.h"
@@ -100,7 +101,8 @@ bool Tolerates(const std::vector<Toleration>& tolerations, const Taint& taint);
 class GangSearch {
  public:
   // Extra free resources per node index, as if some gangs were gone (preemption planning).
-  using FreeOverlay = std::unordered_map<int, ResourceVector>;
+  // Open addressing: planners build one per fit check, and a node-based map allocated per node.
+  using FreeOverlay = absl::flat_hash_map<int, ResourceVector>;
 
   // A placement domain: a topology domain, or a single node (is_node) at the hostname level.
   struct Choice {
