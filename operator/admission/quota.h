@@ -21,12 +21,15 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
+
 #include "operator/admission/model.h"
 
 namespace phalanx::admission {
 
-// (flavor, resource) -> amount for one workload in one flavor assignment.
-using Demand = std::vector<std::pair<FrId, int64_t>>;
+// (flavor, resource) -> amount for one workload in one flavor assignment. Usually one or two
+// entries (GPUs, maybe pods), kept inline: a cycle builds and copies thousands of these.
+using Demand = absl::InlinedVector<std::pair<FrId, int64_t>, 2>;
 
 // `demand` with every amount multiplied by `factor`.
 Demand Scale(const Demand& demand, int64_t factor);
