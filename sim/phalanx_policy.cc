@@ -100,6 +100,7 @@ class PhalanxPolicy : public Policy {
     cluster_ = &cluster;
     ASSIGN_OR_RETURN(placement::ClusterSnapshot snapshot, BuildSnapshot(cluster));
     service_ = std::make_unique<placement::InProcessPlacementService>(std::move(snapshot));
+    cycle_cache_ = std::make_unique<admission::CycleCache>();
     BuildQueues(cluster);
     workloads_.clear();
     by_key_.clear();
@@ -138,7 +139,11 @@ class PhalanxPolicy : public Policy {
   absl::StatusOr<std::vector<Action>> Cycle(const CycleView& view) override {
     base_.now = std::llround(view.now);
     Sync(view);
-    const admission::CycleResult result = admission::RunAdmissionCycle(base_, *service_);
+    // The cache keeps running workloads' resolutions across cycles, as the operator's
+    // admission loop does: thousands run and a few change per cycle.
+    admission::CycleOptions options;
+    options.cache = cycle_cache_.get();
+    const admission::CycleResult result = admission::RunAdmissionCycle(base_, *service_, options);
     if (!result.errors.empty()) {
       const admission::ObjectError& e = result.errors.front();
       return absl::InvalidArgumentError(
@@ -308,13 +313,17 @@ class PhalanxPolicy : public Policy {
         job_at_.push_back(id);
         base_.workloads.push_back(workloads_[id]);
         base_.workloads.back().admitted = admitted_[id];
+        base_.workloads.back().revision = ++revisions_;
       }
     }
   }
 
   void SetAdmitted(int32_t id, std::optional<AdmittedState> state) {
     admitted_[id] = std::move(state);
-    if (slot_[id] >= 0) base_.workloads[slot_[id]].admitted = admitted_[id];
+    if (slot_[id] >= 0) {
+      base_.workloads[slot_[id]].admitted = admitted_[id];
+      base_.workloads[slot_[id]].revision = ++revisions_;
+    }
   }
 
   absl::Status Forget(int32_t job) {
@@ -326,6 +335,8 @@ class PhalanxPolicy : public Policy {
 
   const ClusterModel* cluster_ = nullptr;
   std::unique_ptr<placement::InProcessPlacementService> service_;
+  std::unique_ptr<admission::CycleCache> cycle_cache_;
+  uint64_t revisions_ = 0;  // Workload::revision: bumped on every change the policy makes
   admission::Snapshot base_;
   std::vector<Workload> workloads_;
   std::vector<std::optional<AdmittedState>> admitted_;

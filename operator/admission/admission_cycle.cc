@@ -41,6 +41,9 @@ std::string_view ToString(PreemptionReason reason) {
   return "Unknown";
 }
 
+CycleCache::CycleCache() : state_(std::make_unique<internal::CycleCacheState>()) {}
+CycleCache::~CycleCache() = default;
+
 CycleResult RunAdmissionCycle(const Snapshot& snapshot, placement::PlacementService& service,
                               const CycleOptions& options) {
   return internal::Cycle(snapshot, service, options).Run();
@@ -106,14 +109,34 @@ void Cycle::Setup() {
   queue_order_.assign(model_.cqs.size(), {});
   blocker_.assign(model_.cqs.size(), -1);
   running_by_cq_.assign(model_.cqs.size(), {});
+  CycleCacheState* cache = options_.cache != nullptr ? options_.cache->state_.get() : nullptr;
+  if (cache != nullptr) {
+    ++cache->cycle;
+    std::string fingerprint = Fingerprint();
+    if (fingerprint != cache->fingerprint) {
+      cache->workloads.clear();
+      cache->fingerprint = std::move(fingerprint);
+    }
+  }
   // Open addressing, sized once: a node-based set allocated per workload per cycle, which was a
-  // sixth of a large simulation's time.
+  // sixth of a large simulation's time. With a cache, its entries' cycle stamps do this job.
   absl::flat_hash_set<std::string_view> keys;
-  keys.reserve(snapshot_.workloads.size());
+  if (cache == nullptr) keys.reserve(snapshot_.workloads.size());
   pending_.reserve(snapshot_.workloads.size());
   running_.reserve(snapshot_.workloads.size());
   for (const Workload& w : snapshot_.workloads) {
-    if (!keys.insert(w.key).second || w.key.empty()) {
+    CachedWorkload* cached = nullptr;
+    bool duplicate;
+    if (w.key.empty()) {
+      duplicate = false;
+    } else if (cache != nullptr) {
+      cached = &cache->workloads[w.key];
+      duplicate = cached->seen == cache->cycle;
+      cached->seen = cache->cycle;
+    } else {
+      duplicate = !keys.insert(w.key).second;
+    }
+    if (duplicate || w.key.empty()) {
       result_.pending.push_back({w.key, "", PendingReason::kInvalid,
                                  w.key.empty() ? "the workload has no key"
                                                : "another workload has the same key"});
@@ -123,11 +146,24 @@ void Cycle::Setup() {
       SetupWorkload(w);
       continue;
     }
-    auto cq = model_.cq_index.find(w.admitted->cluster_queue);
+    RunningEntry running;
+    running.workload = &w;
+    if (cached != nullptr && cached->Matches(w)) {
+      running.cq = cached->cq;
+      running.priority = cached->resolved_priority;
+      running.per_pod = cached->demand;
+    } else {
+      ResolveRunning(w, running);
+      if (cached != nullptr) {
+        *cached = CachedWorkload{cached->seen, true, w.admitted->cluster_queue,
+                                 w.admitted->flavors, w.per_pod, w.priority, w.priority_class,
+                                 running.cq, running.priority, running.per_pod, w.revision};
+      }
+    }
     // A workload running in a queue that is gone or broken is charged nowhere: the queue's
     // quota cannot be computed, and the workload keeps running until someone stops it.
-    if (cq == model_.cq_index.end() || !model_.cqs[cq->second].inactive.empty()) continue;
-    const CompiledClusterQueue& queue = model_.cqs[cq->second];
+    if (running.cq < 0 || !model_.cqs[running.cq].inactive.empty()) continue;
+    const CompiledClusterQueue& queue = model_.cqs[running.cq];
     if (queue.spec->stop_policy == StopPolicy::kHoldAndDrain) {
       absl::Status status = service_.Release(w.key);
       ++result_.calls.release;
@@ -140,44 +176,79 @@ void Cycle::Setup() {
                                      PreemptionReason::kClusterQueueStopped, message});
       continue;
     }
-    RunningEntry running;
-    running.workload = &w;
-    running.cq = cq->second;
-    auto priority = snapshot_.priority_classes.find(w.priority_class);
-    running.priority = w.priority_class.empty() || priority == snapshot_.priority_classes.end()
-                           ? w.priority
-                           : priority->second;
     running.count = w.admitted->count;
-    auto charge = [&](const std::string& resource, int64_t amount) {
-      auto flavor_name = w.admitted->flavors.find(resource);
-      if (amount <= 0 || flavor_name == w.admitted->flavors.end()) return;
-      auto flavor = model_.flavor_index.find(flavor_name->second);
-      if (flavor == model_.flavor_index.end()) return;
-      auto fr = model_.fr_ids.find({flavor->second, resource});
-      if (fr != model_.fr_ids.end() && quota_.Defined(running.cq, fr->second)) {
-        running.per_pod.emplace_back(fr->second, amount);
-      }
-    };
-    // Kueue counts one pod per pod when the queue has quota for pods (unless the workload
-    // names its own amount); no copy of the request map per running workload per cycle.
-    // Charged in resource-name order, as the map with `pods` inserted would be.
-    static const std::string kPods(kResourcePods);
-    bool count_pods = queue.resource_index.contains(kResourcePods) && !w.per_pod.contains(kPods);
-    for (const auto& [resource, amount] : w.per_pod) {
-      if (count_pods && kPods < resource) {
-        charge(kPods, 1);
-        count_pods = false;
-      }
-      charge(resource, amount);
-    }
-    if (count_pods) charge(kPods, 1);
     quota_.Add(running.cq, Scale(running.per_pod, running.count), +1);
     running_by_cq_[running.cq].push_back(static_cast<int>(running_.size()));
     running_.push_back(std::move(running));
   }
+  if (cache != nullptr && cache->workloads.size() > 2 * snapshot_.workloads.size() + 1024) {
+    // Forget workloads that are gone, now and then rather than every cycle.
+    for (auto it = cache->workloads.begin(); it != cache->workloads.end();) {
+      if (it->second.seen != cache->cycle) {
+        cache->workloads.erase(it++);
+      } else {
+        ++it;
+      }
+    }
+  }
   for (std::vector<int>& order : queue_order_) {
     std::sort(order.begin(), order.end(), [&](int a, int b) { return Before(a, b); });
   }
+}
+
+void Cycle::ResolveRunning(const Workload& w, RunningEntry& running) const {
+  auto cq = model_.cq_index.find(w.admitted->cluster_queue);
+  running.cq = cq == model_.cq_index.end() ? -1 : cq->second;
+  auto priority = snapshot_.priority_classes.find(w.priority_class);
+  running.priority = w.priority_class.empty() || priority == snapshot_.priority_classes.end()
+                         ? w.priority
+                         : priority->second;
+  running.per_pod.clear();
+  if (running.cq < 0) return;
+  const CompiledClusterQueue& queue = model_.cqs[running.cq];
+  auto charge = [&](const std::string& resource, int64_t amount) {
+    auto flavor_name = w.admitted->flavors.find(resource);
+    if (amount <= 0 || flavor_name == w.admitted->flavors.end()) return;
+    auto flavor = model_.flavor_index.find(flavor_name->second);
+    if (flavor == model_.flavor_index.end()) return;
+    auto fr = model_.fr_ids.find({flavor->second, resource});
+    if (fr != model_.fr_ids.end() && quota_.Defined(running.cq, fr->second)) {
+      running.per_pod.emplace_back(fr->second, amount);
+    }
+  };
+  // Kueue counts one pod per pod when the queue has quota for pods (unless the workload names
+  // its own amount), charged in resource-name order as the request map with `pods` would be.
+  static const std::string kPods(kResourcePods);
+  bool count_pods = queue.resource_index.contains(kResourcePods) && !w.per_pod.contains(kPods);
+  for (const auto& [resource, amount] : w.per_pod) {
+    if (count_pods && kPods < resource) {
+      charge(kPods, 1);
+      count_pods = false;
+    }
+    charge(resource, amount);
+  }
+  if (count_pods) charge(kPods, 1);
+}
+
+std::string Cycle::Fingerprint() const {
+  std::string out;
+  auto add = [&out](std::string_view part) {
+    out.append(part.data(), part.size());
+    out.push_back('\0');
+  };
+  for (const auto& [flavor, resource] : model_.frs) {
+    add(model_.flavors[flavor]->name);
+    add(resource);
+  }
+  for (size_t cq = 0; cq < model_.cqs.size(); ++cq) {
+    add(model_.cqs[cq].spec->name);
+    out.push_back(model_.cqs[cq].resource_index.contains(kResourcePods) ? 'p' : '-');
+    for (FrId fr = 0; fr < static_cast<FrId>(model_.frs.size()); ++fr) {
+      out.push_back(quota_.Defined(static_cast<int>(cq), fr) ? '1' : '0');
+    }
+  }
+  for (const auto& [name, value] : snapshot_.priority_classes) add(absl::StrCat(name, "=", value));
+  return out;
 }
 
 void Cycle::SetupWorkload(const Workload& w) {

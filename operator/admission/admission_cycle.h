@@ -25,10 +25,40 @@
 // nothing that could use the capacity is left waiting (see docs/admission.md).
 #pragma once
 
+#include <memory>
+
 #include "operator/admission/types.h"
 #include "scheduler/placement_service.h"
 
 namespace phalanx::admission {
+
+namespace internal {
+class Cycle;
+struct CycleCacheState;
+}  // namespace internal
+
+// What an admission loop may keep from one cycle to the next so that a cycle's setup follows
+// what changed: each running workload's queue, priority and per-pod charge in its flavors,
+// re-resolved only when the workload's admission, requests or priority change, or when the
+// queue configuration they were resolved against does (checked every cycle). A large cluster
+// runs thousands of workloads and changes a few between cycles. Results are the same with or
+// without it; one cache per admission loop, not shared between threads.
+//
+//   CycleCache cache;
+//   CycleOptions options;
+//   options.cache = &cache;
+//   while (...) result = RunAdmissionCycle(NextSnapshot(), service, options);
+class CycleCache {
+ public:
+  CycleCache();
+  ~CycleCache();
+  CycleCache(const CycleCache&) = delete;
+  CycleCache& operator=(const CycleCache&) = delete;
+
+ private:
+  friend class internal::Cycle;
+  std::unique_ptr<internal::CycleCacheState> state_;
+};
 
 struct CycleOptions {
   // Admission passes, each one ReserveBatch; later passes retry what a failed placement freed.
@@ -39,6 +69,8 @@ struct CycleOptions {
   // workloads, and sizes tried per workload (largest first). 0 turns growth off.
   int max_growth_resizes = 16;
   int growth_sizes_per_workload = 3;
+  // Optional, caller-owned: see CycleCache.
+  CycleCache* cache = nullptr;
 };
 
 // Never fails as a whole: bad objects and service errors become ObjectErrors and pending

@@ -170,6 +170,10 @@ struct Workload {
   std::map<std::string, std::string> node_selector;
   std::vector<placement::Toleration> tolerations;
   std::optional<AdmittedState> admitted;
+  // Changes whenever anything above changes (the object's resourceVersion, or a counter the
+  // caller bumps), 0 = unknown. Only CycleCache reads it: an equal non-zero revision lets a
+  // cycle reuse last cycle's resolution without comparing the fields.
+  uint64_t revision = 0;
 };
 
 // Everything one admission cycle looks at. `now` stamps admissions; nothing reads a clock.

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "operator/admission/admission_cycle.h"
 #include "operator/admission/flavor_assigner.h"
 #include "operator/admission/model.h"
@@ -43,6 +44,39 @@ struct PendingEntry {
   std::string preemption_note;     // why preemption did not help, appended to the message
 };
 
+// A workload's resolution as CycleCache keeps it: the inputs it was computed from, and what
+// Setup computed from them.
+struct CachedWorkload {
+  uint64_t seen = 0;  // the cycle that last saw the key (a second sighting is a duplicate)
+  bool resolved = false;
+  std::string cluster_queue;
+  std::map<std::string, std::string> flavors;
+  ResourceList per_pod;
+  int32_t priority = 0;
+  std::string priority_class;
+  int cq = -1;  // -1: the ClusterQueue does not exist
+  int32_t resolved_priority = 0;
+  Demand demand;  // per pod, in its admitted flavors
+
+  uint64_t revision = 0;
+
+  bool Matches(const Workload& w) const {
+    if (!resolved) return false;
+    if (w.revision != 0 && w.revision == revision) return true;
+    return priority == w.priority && cluster_queue == w.admitted->cluster_queue &&
+           flavors == w.admitted->flavors && per_pod == w.per_pod &&
+           priority_class == w.priority_class;
+  }
+};
+
+struct CycleCacheState {
+  uint64_t cycle = 0;
+  // What resolutions depend on (queue names and indices, flavor-resource ids, which queues
+  // define which, priority classes): a change clears every entry.
+  std::string fingerprint;
+  absl::flat_hash_map<std::string, CachedWorkload> workloads;
+};
+
 struct RunningEntry {
   const Workload* workload = nullptr;
   int cq = -1;
@@ -68,6 +102,11 @@ class Cycle {
   // admission_cycle.cc
   void Setup();
   void SetupWorkload(const Workload& workload);
+  // Fills running.cq / priority / per_pod from the snapshot and the model (cq = -1 when the
+  // ClusterQueue does not exist).
+  void ResolveRunning(const Workload& w, RunningEntry& running) const;
+  // CycleCacheState::fingerprint of this cycle's model.
+  std::string Fingerprint() const;
   void Drain(int cq);
   bool Pass();
   void Finish();
