@@ -189,6 +189,9 @@ class ClusterSnapshot {
   // snapshot keeps a bounded number, least recently used out; a copy of the snapshot starts
   // with none. Valid until the next call; not thread-safe, like every method.
   ShapeCache& CacheFor(const std::string& key) const;
+  // Forgets every search cache: the next search of each shape is computed from scratch (cold
+  // benchmarks; the results never differ).
+  void DropSearchCaches() const { shape_caches_ = ShapeCaches(); }
 
   // Recomputes every aggregate and every node's usage from scratch and compares them with the
   // incrementally maintained ones. Internal returns name the first difference. For tests.

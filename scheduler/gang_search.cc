@@ -364,7 +364,8 @@ void GangSearch::Refresh(int domain) {
     const uint64_t version = snapshot_.nodes()[node].version;
     if (c.node_seen[node] != version) {
       c.slots[node] = ComputeSlots(node);
-      c.reason[node] = static_cast<uint8_t>(RejectReason(node));
+      // A node holding a pod passes every check RejectReason makes.
+      c.reason[node] = static_cast<uint8_t>(c.slots[node] > 0 ? kRejectNone : RejectReason(node));
       c.node_seen[node] = version;
     }
     const int64_t capacity = NodeCapacity(node);
