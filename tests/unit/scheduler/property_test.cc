@@ -26,6 +26,14 @@ int Uniform(Rng& rng, int lo, int hi) {  // inclusive
   return lo + static_cast<int>(rng() % static_cast<uint64_t>(hi - lo + 1));
 }
 
+// Removes a random element of a non-empty list and returns it.
+std::string TakeRandom(Rng& rng, std::vector<std::string>& items) {
+  const size_t i = rng() % items.size();
+  std::string item = std::move(items[i]);
+  items.erase(items.begin() + static_cast<long>(i));
+  return item;
+}
+
 SyntheticClusterOptions RandomCluster(Rng& rng, uint64_t seed) {
   SyntheticClusterOptions o;
   std::vector<std::string> presets = Topology::PresetNames();
@@ -446,9 +454,7 @@ TEST(PlacementPropertyTest, CachedSearchesEqualFreshOnesAcrossChanges) {
         }
         case 1:
           if (!jobs.empty()) {
-            const size_t j = rng() % jobs.size();
-            ASSERT_OK(snapshot.Release(jobs[j]));
-            jobs.erase(jobs.begin() + static_cast<long>(j));
+            ASSERT_OK(snapshot.Release(TakeRandom(rng, jobs)));
           }
           break;
         case 2:
@@ -460,9 +466,7 @@ TEST(PlacementPropertyTest, CachedSearchesEqualFreshOnesAcrossChanges) {
           break;
         case 3:
           if (!pods.empty()) {
-            const size_t p = rng() % pods.size();
-            ASSERT_OK(snapshot.RemovePod(pods[p]));
-            pods.erase(pods.begin() + static_cast<long>(p));
+            ASSERT_OK(snapshot.RemovePod(TakeRandom(rng, pods)));
           }
           break;
         case 4: {  // condition, taint, topology label, selector label, capacity
