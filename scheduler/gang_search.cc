@@ -398,25 +398,25 @@ int64_t GangSearch::CapacityWith(const Choice& target, const FreeOverlay& overla
   return CapacityWith(target.index, DirtyDomains(target.index, overlay), overlay);
 }
 
-std::vector<int> GangSearch::DirtyDomains(int top, const FreeOverlay& overlay) const {
-  std::vector<int> dirty;
+std::vector<uint8_t> GangSearch::DirtyDomains(int top, const FreeOverlay& overlay) const {
+  // A mask, and each walk up stops at the first domain already marked: an overlay of most of
+  // the cluster (preemption's "all of them gone") costs O(nodes), not O(nodes x depth x log).
+  std::vector<uint8_t> dirty(snapshot_.domains().size(), 0);
   const int level = snapshot_.domains()[top].level;
   for (const auto& [node, extra] : overlay) {
     const ClusterSnapshot::Node& n = snapshot_.nodes()[node];
     if (n.removed || n.depth < level || snapshot_.AncestorAt(n.domain, level) != top) continue;
-    for (int d = n.domain; d >= 0 && snapshot_.domains()[d].level >= level;
+    for (int d = n.domain; d >= 0 && snapshot_.domains()[d].level >= level && !dirty[d];
          d = snapshot_.domains()[d].parent) {
-      dirty.push_back(d);
+      dirty[d] = 1;
     }
   }
-  std::sort(dirty.begin(), dirty.end());
-  dirty.erase(std::unique(dirty.begin(), dirty.end()), dirty.end());
   return dirty;
 }
 
-int64_t GangSearch::CapacityWith(int domain, const std::vector<int>& dirty,
+int64_t GangSearch::CapacityWith(int domain, const std::vector<uint8_t>& dirty,
                                  const FreeOverlay& overlay) const {
-  if (!std::binary_search(dirty.begin(), dirty.end(), domain)) return Capacity(domain);
+  if (!dirty[domain]) return Capacity(domain);
   const ClusterSnapshot::Domain& d = snapshot_.domains()[domain];
   int64_t sum = 0;
   for (int child : d.children) sum += CapacityWith(child, dirty, overlay);
@@ -663,7 +663,7 @@ Explanation GangSearch::Explain(int64_t wanted, const FreeOverlay* overlay) cons
   int64_t best_fit = -1;
   int best_index = -1;
   const bool node_ceiling = ceiling == topology.node_level();
-  std::vector<int> dirty;
+  std::vector<uint8_t> dirty;
   if (cache_ != nullptr) {
     // Counted per domain as the cache was refreshed: the whole tree is the cluster's nodes.
     // An overlay changes only its own nodes' reasons.

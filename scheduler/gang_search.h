@@ -197,15 +197,16 @@ class GangSearch {
   int64_t ComputeSlots(int node) const { return ComputeSlots(node, Extra(node)); }
   // Applies group rounding at the node level to raw slots.
   int64_t NodeGroupRound(int64_t slots) const;
-  // CapacityWith below `domain`: `dirty` (sorted) are the domains holding an overlay node.
-  int64_t CapacityWith(int domain, const std::vector<int>& dirty, const FreeOverlay& overlay) const;
+  // CapacityWith below `domain`: dirty[d] is set for the domains holding an overlay node.
+  int64_t CapacityWith(int domain, const std::vector<uint8_t>& dirty,
+                       const FreeOverlay& overlay) const;
   // The overlay's extra free resources on `node`, or null.
   const ResourceVector* Extra(int node) const;
   // Why node `node` holds no pod of this shape with `extra` free on top (a RejectCode).
   int RejectReason(int node, const ResourceVector* extra) const;
   int RejectReason(int node) const { return RejectReason(node, Extra(node)); }
-  // The domains holding a node of `overlay` inside `top`'s subtree, from `top` down, sorted.
-  std::vector<int> DirtyDomains(int top, const FreeOverlay& overlay) const;
+  // Per domain: 1 if it holds a node of `overlay` inside `top`'s subtree (`top` included).
+  std::vector<uint8_t> DirtyDomains(int top, const FreeOverlay& overlay) const;
   // The Explanation::nodes_rejected key of a reason code.
   std::string RejectName(int reason) const;
   int64_t UpperBound(int domain) const;

@@ -66,6 +66,13 @@ class Planner {
 
   GangSearch::FreeOverlay Overlay(const std::vector<int>& present, const Action& action) const {
     GangSearch::FreeOverlay overlay;
+    // Sized once: its slots are 256-byte resource vectors, costly to move on every rehash.
+    size_t ranks = 0;
+    for (size_t i = 0; i < present.size(); ++i) {
+      const Candidate& c = all_[present[i]];
+      ranks += static_cast<size_t>(c.count - std::min(action[i], c.count));
+    }
+    overlay.reserve(ranks);
     const int n = snapshot_.resources().size();
     for (size_t i = 0; i < present.size(); ++i) {
       const Candidate& c = all_[present[i]];
