@@ -172,14 +172,8 @@ class PhalanxPolicy : public Policy {
     }
     // A pending workload in its locality wait needs a cycle when the wait ends, even if nothing
     // else happens then.
-    next_wakeup_ = std::numeric_limits<double>::infinity();
-    for (const admission::PendingDecision& p : result.pending) {
-      ASSIGN_OR_RETURN(int32_t id, JobId(p.workload));
-      const Workload& w = workloads_[id];
-      if (w.preferred_level.empty() || w.preferred_level == w.required_level) continue;
-      const double end = static_cast<double>(w.creation_time + LocalityWait(w.queue_name));
-      if (end > view.now) next_wakeup_ = std::min(next_wakeup_, end);
-    }
+    next_wakeup_ = result.requeue_at ? static_cast<double>(*result.requeue_at)
+                                     : std::numeric_limits<double>::infinity();
     // Elastic growth, decided (quota) and placed (Resize) by the admission core.
     for (const admission::GrowthDecision& g : result.growths) {
       ASSIGN_OR_RETURN(int32_t id, JobId(g.workload));
@@ -245,13 +239,6 @@ class PhalanxPolicy : public Policy {
     }
     for (const std::string& cohort : cohorts)
       base_.cohorts.push_back(admission::Cohort{cohort, ""});
-  }
-
-  int64_t LocalityWait(const std::string& queue) const {
-    for (const admission::ClusterQueue& cq : base_.cluster_queues) {
-      if (cq.name == queue) return cq.locality_wait_seconds;
-    }
-    return 0;
   }
 
   absl::StatusOr<int32_t> JobId(const std::string& key) const {

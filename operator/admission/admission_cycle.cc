@@ -595,6 +595,10 @@ void Cycle::Finish() {
   }
   for (const PendingEntry& entry : pending_) {
     if (entry.admitted) continue;
+    if (entry.locality_wait) {
+      const int64_t end = snapshot_.now + entry.locality_wait_left;
+      result_.requeue_at = std::min(result_.requeue_at.value_or(end), end);
+    }
     std::string message = entry.message.empty() ? "not reached this cycle" : entry.message;
     if (!entry.preemption_note.empty() && entry.reason != PendingReason::kStrictFifoBlocked) {
       absl::StrAppend(&message, "; ", entry.preemption_note);

@@ -278,6 +278,10 @@ struct CycleResult {
   std::vector<PendingDecision> pending;
   std::vector<ObjectError> errors;
   PlacementCalls calls;
+  // The Snapshot::now at which the earliest locality wait among the pending workloads ends:
+  // a cycle then may admit at the required level what this one held back, even if nothing
+  // else changes, so the caller should run one (the operator requeues; the simulator wakes up).
+  std::optional<int64_t> requeue_at;
 };
 
 std::string_view ToString(PendingReason reason);

@@ -159,11 +159,16 @@ TEST(RealPlacementTest, LocalityWaitHoldsOutForThePreferredLevelThenSettles) {
   ASSERT_NE(pending, nullptr);
   EXPECT_EQ(pending->reason, PendingReason::kTopology);
   EXPECT_THAT(pending->message, HasSubstr("waiting up to 300s more for one " + kLeaf + " domain"));
+  EXPECT_EQ(waiting.requeue_at, 1300);  // when to run a cycle though nothing else changes
 
   world.snapshot.now = 1299;
-  EXPECT_THAT(world.Cycle().admissions, IsEmpty());
+  CycleResult still = world.Cycle();
+  EXPECT_THAT(still.admissions, IsEmpty());
+  EXPECT_EQ(still.requeue_at, 1300);
   world.snapshot.now = 1300;  // the wait is over: anywhere in the spine will do
-  ExpectOnlyAdmittedAt(world.Cycle(), "team-a/gang", kSpine);
+  CycleResult settled = world.Cycle();
+  ExpectOnlyAdmittedAt(settled, "team-a/gang", kSpine);
+  EXPECT_EQ(settled.requeue_at, std::nullopt);
 }
 
 TEST(RealPlacementTest, NoLocalityWaitAdmitsAtTheRequiredLevelAtOnce) {
@@ -171,7 +176,9 @@ TEST(RealPlacementTest, NoLocalityWaitAdmitsAtTheRequiredLevelAtOnce) {
   World world(*service);
   FragmentedBlocks(world, 0);
   world.Add(SpineJob("team-a/gang", 2, 0, 10));
-  ExpectOnlyAdmittedAt(world.Cycle(), "team-a/gang", kSpine);
+  CycleResult result = world.Cycle();
+  ExpectOnlyAdmittedAt(result, "team-a/gang", kSpine);
+  EXPECT_EQ(result.requeue_at, std::nullopt);
 }
 
 // Fewer victims would let the gang in across both blocks (the 2-node job of each); the
