@@ -362,9 +362,7 @@ TEST(PlacementPropertyTest, RandomChangeSequencesKeepAggregatesExact) {
         }
         case 1:  // release
           if (!jobs.empty()) {
-            size_t j = rng() % jobs.size();
-            ASSERT_OK(snapshot.Release(jobs[j]));
-            jobs.erase(jobs.begin() + static_cast<long>(j));
+            ASSERT_OK(snapshot.Release(TakeRandom(rng, jobs)));
           }
           break;
         case 2:  // resize up or down
@@ -389,9 +387,7 @@ TEST(PlacementPropertyTest, RandomChangeSequencesKeepAggregatesExact) {
         }
         case 4:  // unbind
           if (!pods.empty()) {
-            size_t p = rng() % pods.size();
-            ASSERT_OK(snapshot.RemovePod(pods[p]));
-            pods.erase(pods.begin() + static_cast<long>(p));
+            ASSERT_OK(snapshot.RemovePod(TakeRandom(rng, pods)));
           }
           break;
         case 5: {  // node condition / label / capacity change
