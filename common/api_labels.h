@@ -1,0 +1,21 @@
+// The label and annotation keys that tie Kubernetes objects to Phalanx gangs. The operator sets
+// them on every pod it creates; phalanx-scheduler reads them to find a pod's reservation.
+//
+//   pod.metadata.labels["phalanx.dev/job"]  = "llama-70b"   (TrainingJob name, pod's namespace)
+//   pod.metadata.labels["phalanx.dev/rank"] = "3"
+#pragma once
+
+#include <string_view>
+
+namespace phalanx {
+
+// TrainingJob name (in the pod's own namespace) of a gang pod.
+inline constexpr std::string_view kJobLabel = "phalanx.dev/job";
+// The pod's rank in its gang, a decimal integer >= 0.
+inline constexpr std::string_view kRankLabel = "phalanx.dev/rank";
+// The schedulerName (and kube-scheduler profile) that routes gang pods through the extender.
+inline constexpr std::string_view kSchedulerName = "phalanx";
+// API group/version of the custom resources.
+inline constexpr std::string_view kApiVersion = "phalanx.dev/v1alpha1";
+
+}  // namespace phalanx
