@@ -6,6 +6,10 @@ find_package(yaml-cpp CONFIG REQUIRED)
 find_package(simdjson CONFIG REQUIRED)
 find_package(RapidJSON CONFIG REQUIRED)
 find_package(Threads REQUIRED)
+# The Placement API (proto/): protoc and libprotobuf, then gRPC's own config, which also needs
+# protobuf-compiler-grpc for grpc_cpp_plugin (DESIGN.md §8).
+find_package(Protobuf REQUIRED)
+find_package(gRPC CONFIG REQUIRED)
 if(PHALANX_BUILD_TESTS)
   find_package(GTest CONFIG REQUIRED)
 endif()
