@@ -1,0 +1,173 @@
+#include "kube/api/training_job.h"
+
+#include <limits>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "common/api_labels.h"
+#include "common/status.h"
+#include "kube/decode.h"
+#include "kube/json.h"
+#include "kube/resource.h"
+#include "rapidjson/document.h"
+
+namespace kube {
+namespace {
+
+using rapidjson::Value;
+
+const Value* Member(const Value& object, std::string_view key) {
+  if (!object.IsObject()) return nullptr;
+  auto it = object.FindMember(Value(key.data(), static_cast<rapidjson::SizeType>(key.size())));
+  if (it == object.MemberEnd() || it->value.IsNull()) return nullptr;
+  return &it->value;
+}
+
+absl::Status ReadString(const Value& object, std::string_view key, const char* field,
+                        std::string* out) {
+  const Value* v = Member(object, key);
+  if (v == nullptr) return absl::OkStatus();
+  if (!v->IsString()) return absl::InvalidArgumentError(absl::StrCat(field, ": not a string"));
+  out->assign(v->GetString(), v->GetStringLength());
+  return absl::OkStatus();
+}
+
+absl::Status ReadInt32(const Value& object, std::string_view key, const char* field,
+                       int32_t* out) {
+  const Value* v = Member(object, key);
+  if (v == nullptr) return absl::OkStatus();
+  if (!v->IsInt()) {
+    return absl::InvalidArgumentError(absl::StrCat(field, ": not a 32-bit integer"));
+  }
+  *out = v->GetInt();
+  return absl::OkStatus();
+}
+
+absl::Status ReadAdmission(const Value& status, TrainingJobStatus* out) {
+  const Value* admission = Member(status, "admission");
+  if (admission == nullptr) return absl::OkStatus();
+  TrainingJobAdmission a;
+  RETURN_IF_ERROR(
+      ReadString(*admission, "clusterQueue", "status.admission.clusterQueue", &a.cluster_queue));
+  RETURN_IF_ERROR(ReadString(*admission, "flavor", "status.admission.flavor", &a.flavor));
+  RETURN_IF_ERROR(ReadInt32(*admission, "replicas", "status.admission.replicas", &a.replicas));
+  out->admission = std::move(a);
+  return absl::OkStatus();
+}
+
+absl::Status ReadPlacement(const Value& status, TrainingJobStatus* out) {
+  const Value* placement = Member(status, "placement");
+  if (placement == nullptr) return absl::OkStatus();
+  TrainingJobPlacement p;
+  RETURN_IF_ERROR(ReadString(*placement, "domain", "status.placement.domain", &p.domain));
+  RETURN_IF_ERROR(ReadString(*placement, "level", "status.placement.level", &p.level));
+  if (const Value* nodes = Member(*placement, "nodes"); nodes != nullptr) {
+    if (!nodes->IsArray()) {
+      return absl::InvalidArgumentError("status.placement.nodes: not an array");
+    }
+    p.nodes.reserve(nodes->Size());
+    for (rapidjson::SizeType i = 0; i < nodes->Size(); ++i) {
+      const Value& node = (*nodes)[i];
+      if (!node.IsString() || node.GetStringLength() == 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("status.placement.nodes[", i, "]: not a node name"));
+      }
+      p.nodes.emplace_back(node.GetString(), node.GetStringLength());
+    }
+  }
+  out->placement = std::move(p);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+const Resource& TrainingJobs() {
+  static const Resource* const kResource =
+      new Resource{.group = "phalanx.dev",
+                   .version = "v1alpha1",
+                   .plural = "trainingjobs",
+                   .namespaced = true,
+                   .kind = std::string(kTrainingJobKind)};
+  return *kResource;
+}
+
+absl::StatusOr<TrainingJob> DecodeTrainingJob(std::string_view json) {
+  ASSIGN_OR_RETURN(rapidjson::Document doc, ParseJson(json));
+  if (!doc.IsObject()) return absl::InvalidArgumentError("TrainingJob: not a JSON object");
+  TrainingJob job;
+  // Metadata through the shared decoder, so it matches every other object's.
+  {
+    rapidjson::Document meta_only(rapidjson::kObjectType);
+    if (const Value* meta = Member(doc, "metadata"); meta != nullptr) {
+      meta_only.AddMember("metadata", Value(*meta, meta_only.GetAllocator()),
+                          meta_only.GetAllocator());
+    }
+    ASSIGN_OR_RETURN(RawObject raw, Decode<RawObject>(ToJson(meta_only)));
+    job.meta = std::move(raw.meta);
+  }
+  const Value* spec = Member(doc, "spec");
+  if (spec == nullptr || !spec->IsObject()) {
+    return absl::InvalidArgumentError("spec: missing or not an object");
+  }
+  RETURN_IF_ERROR(ReadString(*spec, "queueName", "spec.queueName", &job.queue_name));
+  RETURN_IF_ERROR(ReadString(*spec, "priorityClassName", "spec.priorityClassName",
+                             &job.priority_class_name));
+  if (Member(*spec, "priority") != nullptr) {
+    int32_t priority = 0;
+    RETURN_IF_ERROR(ReadInt32(*spec, "priority", "spec.priority", &priority));
+    job.priority = priority;
+  }
+  RETURN_IF_ERROR(ReadInt32(*spec, "replicas", "spec.replicas", &job.replicas));
+  if (const Value* elastic = Member(*spec, "elastic"); elastic != nullptr) {
+    TrainingJobElastic e;
+    RETURN_IF_ERROR(
+        ReadInt32(*elastic, "minReplicas", "spec.elastic.minReplicas", &e.min_replicas));
+    RETURN_IF_ERROR(
+        ReadInt32(*elastic, "maxReplicas", "spec.elastic.maxReplicas", &e.max_replicas));
+    RETURN_IF_ERROR(ReadInt32(*elastic, "step", "spec.elastic.step", &e.step));
+    job.elastic = e;
+  }
+  if (const Value* topology = Member(*spec, "topology"); topology != nullptr) {
+    TrainingJobTopology& t = job.topology;
+    RETURN_IF_ERROR(ReadString(*topology, "required", "spec.topology.required", &t.required));
+    RETURN_IF_ERROR(ReadString(*topology, "preferred", "spec.topology.preferred", &t.preferred));
+    RETURN_IF_ERROR(
+        ReadInt32(*topology, "groupSize", "spec.topology.groupSize", &t.group_size));
+    RETURN_IF_ERROR(
+        ReadString(*topology, "groupLevel", "spec.topology.groupLevel", &t.group_level));
+  }
+  if (const Value* failure = Member(*spec, "failurePolicy"); failure != nullptr) {
+    RETURN_IF_ERROR(ReadInt32(*failure, "maxRestarts", "spec.failurePolicy.maxRestarts",
+                              &job.max_restarts));
+  }
+  RETURN_IF_ERROR(
+      ReadString(*spec, "successPolicy", "spec.successPolicy", &job.success_policy));
+  if (const Value* suspend = Member(*spec, "suspend"); suspend != nullptr) {
+    if (!suspend->IsBool()) return absl::InvalidArgumentError("spec.suspend: not a boolean");
+    job.suspend = suspend->GetBool();
+  }
+  if (Member(*spec, "ttlSecondsAfterFinished") != nullptr) {
+    int32_t ttl = 0;
+    RETURN_IF_ERROR(ReadInt32(*spec, "ttlSecondsAfterFinished", "spec.ttlSecondsAfterFinished",
+                              &ttl));
+    job.ttl_seconds_after_finished = ttl;
+  }
+  const Value* tmpl = Member(*spec, "template");
+  if (tmpl == nullptr || !tmpl->IsObject()) {
+    return absl::InvalidArgumentError("spec.template: missing or not an object");
+  }
+  job.template_json = ToJson(*tmpl);
+  absl::StatusOr<Pod> pod = Decode<Pod>(job.template_json);
+  if (!pod.ok()) return phalanx::Annotate(pod.status(), "spec.template");
+  job.pod = *std::move(pod);
+
+  if (const Value* status = Member(doc, "status"); status != nullptr) {
+    RETURN_IF_ERROR(ReadString(*status, "phase", "status.phase", &job.status.phase));
+    RETURN_IF_ERROR(ReadInt32(*status, "restarts", "status.restarts", &job.status.restarts));
+    RETURN_IF_ERROR(ReadAdmission(*status, &job.status));
+    RETURN_IF_ERROR(ReadPlacement(*status, &job.status));
+  }
+  return job;
+}
+
+}  // namespace kube

@@ -1,0 +1,86 @@
+// Typed view of a phalanx.dev/v1alpha1 TrainingJob (crds/phalanx.dev_trainingjobs.yaml), decoded
+// from the JSON an informer keeps (kube::RawObject). Both binaries read jobs through it:
+// phalanx-scheduler rebuilds reservations from `status.placement`; phalanx-operator builds gangs
+// and pods from `spec`.
+//
+//   ASSIGN_OR_RETURN(kube::TrainingJob job, kube::DecodeTrainingJob(raw.json));
+//   if (job.status.placement) Restore(job.meta.Key(), job.status.placement->nodes);
+//   int64_t gpus = job.pod.requests["nvidia.com/gpu"];   // per pod, as kube-scheduler counts it
+//
+// The API server has already validated the object against the CRD schema and CEL rules, so
+// decoding is lenient about what it does not need; a type mismatch in a field it reads is
+// InvalidArgument naming the field.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "kube/objects.h"
+#include "kube/resource.h"
+
+namespace kube {
+
+inline constexpr std::string_view kTrainingJobKind = "TrainingJob";
+
+// The kube::Resource of TrainingJobs.
+const Resource& TrainingJobs();
+
+struct TrainingJobElastic {
+  int32_t min_replicas = 0;
+  int32_t max_replicas = 0;
+  int32_t step = 1;
+};
+
+struct TrainingJobTopology {
+  std::string required;   // node label key, "" if unset
+  std::string preferred;  // node label key, "" if unset
+  int32_t group_size = 0;
+  std::string group_level;
+};
+
+struct TrainingJobAdmission {
+  std::string cluster_queue;
+  std::string flavor;
+  int32_t replicas = 0;
+};
+
+struct TrainingJobPlacement {
+  std::string domain;              // label value of the domain holding the gang
+  std::string level;               // its label key
+  std::vector<std::string> nodes;  // nodes[rank]
+};
+
+struct TrainingJobStatus {
+  std::string phase;
+  std::optional<TrainingJobAdmission> admission;
+  std::optional<TrainingJobPlacement> placement;
+  int32_t restarts = 0;
+};
+
+struct TrainingJob {
+  ObjectMeta meta;
+  std::string queue_name;
+  std::string priority_class_name;
+  std::optional<int32_t> priority;
+  int32_t replicas = 0;
+  std::optional<TrainingJobElastic> elastic;
+  TrainingJobTopology topology;
+  int32_t max_restarts = 3;
+  std::string success_policy = "All";
+  bool suspend = false;
+  std::optional<int32_t> ttl_seconds_after_finished;
+  // spec.template decoded as a pod: its labels, node selector, tolerations, schedulerName and
+  // effective per-pod requests (containers, sidecars, init containers, overhead).
+  Pod pod;
+  // spec.template as JSON text, for building the pods.
+  std::string template_json;
+  TrainingJobStatus status;
+};
+
+absl::StatusOr<TrainingJob> DecodeTrainingJob(std::string_view json);
+
+}  // namespace kube

@@ -1,0 +1,60 @@
+// phalanx-scheduler's configuration: defaults, then a YAML file (--config), then flags, each
+// overriding the one before.
+//
+//   ASSIGN_OR_RETURN(SchedulerConfig config, ParseSchedulerFlags(argc, argv));
+//   if (config.show_help) { std::cout << SchedulerUsage(); return 0; }
+//
+// Config file (every key optional; the names match the flags without "--"):
+//
+//   kubeconfig: /etc/phalanx/kubeconfig   # empty: in-cluster service account
+//   context: ""
+//   extenderAddress: 127.0.0.1:8888       # kube-scheduler's extender webhook (HTTP)
+//   grpcAddress: 127.0.0.1:9443           # phalanx.v1alpha1.Placement (gRPC)
+//   healthAddress: 127.0.0.1:8080         # /healthz, /readyz, /metrics
+//   topologyPreset: eks                   # eks | eks-4layer | gb200
+//   topology: ""                          # or the name of a phalanx.dev Topology object
+//   logLevel: info
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace phalanx::scheduler {
+
+struct SchedulerConfig {
+  std::string kubeconfig;  // "" = in-cluster
+  std::string context;
+  std::string extender_address = "127.0.0.1:8888";
+  std::string grpc_address = "127.0.0.1:9443";
+  std::string health_address = "127.0.0.1:8080";
+  std::string topology_preset = "eks";
+  std::string topology;  // Topology object name; wins over the preset when set
+  std::string log_level = "info";
+  int http_threads = 2;
+  // How long to wait for the first full sync of the informers before giving up (exit 1).
+  int sync_timeout_seconds = 300;
+
+  bool show_help = false;
+  bool show_version = false;
+};
+
+// "host:port" -> {host, port}; InvalidArgument names `field` when malformed.
+struct HostPort {
+  std::string host;
+  int port = 0;
+};
+absl::StatusOr<HostPort> ParseHostPort(const std::string& text, const std::string& field);
+
+// Applies a YAML config file's keys to `config`. Unknown keys are errors (a typo must not be
+// ignored silently); messages name the file and the key.
+absl::Status ApplyConfigFile(const std::string& path, SchedulerConfig& config);
+
+// Parses argv (flags as --name=value or --name value). --config is applied first, whatever its
+// position, so flags override the file.
+absl::StatusOr<SchedulerConfig> ParseSchedulerFlags(const std::vector<std::string>& args);
+
+std::string SchedulerUsage();
+
+}  // namespace phalanx::scheduler

@@ -1,0 +1,279 @@
+// LiveSnapshot: informer objects in, ClusterSnapshot state out. What a user would notice: a
+// restarted scheduler holds exactly the reservations recorded in TrainingJob status, running gang
+// pods take their reserved slots (no double count), and capacity used by any bound pod is seen.
+#include "scheduler/server/live_snapshot.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/testing/status_matchers.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kube/api/training_job.h"
+
+namespace phalanx::scheduler {
+namespace {
+
+using ::phalanx::testing::IsOk;
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+
+const char kLayer3[] = "topology.k8s.aws/network-node-layer-3";
+
+std::shared_ptr<const kube::Node> Node(const std::string& name, const std::string& block,
+                                       bool ready = true) {
+  auto node = std::make_shared<kube::Node>();
+  node->meta.name = name;
+  node->meta.labels.Set("kubernetes.io/hostname", name);
+  node->meta.labels.Set("topology.k8s.aws/network-node-layer-1", "l1");
+  node->meta.labels.Set("topology.k8s.aws/network-node-layer-2", "l2");
+  node->meta.labels.Set(kLayer3, block);
+  node->allocatable = {{"nvidia.com/gpu", 8}, {"cpu", 192000}, {"pods", 110}};
+  node->ready = ready;
+  return node;
+}
+
+std::shared_ptr<const kube::Pod> Pod(const std::string& ns, const std::string& name,
+                                     const std::string& node, int64_t gpus,
+                                     const std::string& job = "", int rank = -1,
+                                     const std::string& phase = "Running") {
+  auto pod = std::make_shared<kube::Pod>();
+  pod->meta.namespace_ = ns;
+  pod->meta.name = name;
+  pod->node_name = node;
+  pod->phase = phase;
+  pod->requests = {{"nvidia.com/gpu", gpus}};
+  if (!job.empty()) {
+    pod->meta.labels.Set("phalanx.dev/job", job);
+    pod->meta.labels.Set("phalanx.dev/rank", absl::StrCat(rank));
+  }
+  return pod;
+}
+
+// A TrainingJob as the API server returns it; `nodes` empty = no status.placement.
+std::shared_ptr<const kube::RawObject> Job(const std::string& ns, const std::string& name,
+                                           const std::vector<std::string>& nodes,
+                                           const std::string& phase = "Running",
+                                           bool admitted = true) {
+  std::string status;
+  if (admitted) {
+    status = absl::StrCat(R"("admission":{"clusterQueue":"team-a","flavor":"p5","replicas":)",
+                          nodes.size(), "}");
+  }
+  if (!nodes.empty()) {
+    status += absl::StrCat(R"(,"placement":{"domain":"b1","level":")", kLayer3,
+                           R"(","nodes":[")", absl::StrJoin(nodes, R"(",")"), R"("]})");
+  }
+  auto raw = std::make_shared<kube::RawObject>();
+  raw->meta.namespace_ = ns;
+  raw->meta.name = name;
+  raw->json = absl::StrCat(
+      R"({"apiVersion":"phalanx.dev/v1alpha1","kind":"TrainingJob","metadata":{"name":")", name,
+      R"(","namespace":")", ns, R"(","uid":"u-)", name, R"("},"spec":{"queueName":"q","replicas":)",
+      std::max<size_t>(1, nodes.size()), R"(,"topology":{"required":")", kLayer3,
+      R"("},"template":{"spec":{"containers":[{"name":"t","resources":{"requests":)",
+      R"({"nvidia.com/gpu":"8","cpu":"4"}}}]}}},"status":{"phase":")", phase, R"(",)", status,
+      "}}");
+  if (!admitted && nodes.empty()) {
+    // "status":{"phase":"x",} is not JSON: drop the dangling comma.
+    raw->json = absl::StrCat(
+        R"({"metadata":{"name":")", name, R"(","namespace":")", ns,
+        R"("},"spec":{"queueName":"q","replicas":1,"template":{"spec":{"containers":[{"name":"t"}]}}},"status":{"phase":")",
+        phase, R"("}})");
+  }
+  return raw;
+}
+
+class LiveSnapshotTest : public ::testing::Test {
+ protected:
+  LiveSnapshotTest()
+      : service_(placement::ClusterSnapshot(*placement::Topology::Preset("eks"))), live_(service_) {}
+
+  // Used GPUs of a node, as the placement core counts them (pods + reserved slots).
+  int64_t UsedGpus(const std::string& node) {
+    int64_t used = -1;
+    service_.Read([&](const placement::ClusterSnapshot& s) {
+      auto free = s.NodeFree(node);
+      if (free) used = 8 - free->at("nvidia.com/gpu");
+    });
+    return used;
+  }
+  std::vector<std::string> Reserved() {
+    std::vector<std::string> jobs;
+    service_.Read([&](const placement::ClusterSnapshot& s) { jobs = s.ReservedJobs(); });
+    return jobs;
+  }
+  void ExpectConsistent() {
+    service_.Read([](const placement::ClusterSnapshot& s) { EXPECT_THAT(s.CheckConsistency(), IsOk()); });
+  }
+
+  placement::InProcessPlacementService service_;
+  LiveSnapshot live_;
+};
+
+TEST_F(LiveSnapshotTest, RestartRestoresReservationsAndRunningPodsTakeTheirSlots) {
+  // A 2-rank gang on n0, n1 whose rank 0 is already running; rank 1 is not bound yet.
+  live_.Build({Node("n0", "b1"), Node("n1", "b1"), Node("n2", "b1")},
+              {Job("ml", "llama", {"n0", "n1"})}, {Pod("ml", "llama-0", "n0", 8, "llama", 0)});
+  EXPECT_THAT(Reserved(), ElementsAre("ml/llama"));
+  EXPECT_EQ(UsedGpus("n0"), 8);  // the pod took its slot: not 16
+  EXPECT_EQ(UsedGpus("n1"), 8);  // still reserved for rank 1
+  EXPECT_EQ(UsedGpus("n2"), 0);
+  EXPECT_EQ(live_.counters().restored, 1);
+  ExpectConsistent();
+  // Rank 1 binds: the slot turns into real usage, nothing is counted twice.
+  live_.PodChanged("ml/llama-1", Pod("ml", "llama-1", "n1", 8, "llama", 1).get());
+  EXPECT_EQ(UsedGpus("n1"), 8);
+  service_.Read([](const placement::ClusterSnapshot& s) {
+    const auto* r = s.FindReservation("ml/llama");
+    ASSERT_NE(r, nullptr);
+    EXPECT_EQ(r->ranks[0].pod, "ml/llama-0");
+    EXPECT_EQ(r->ranks[1].pod, "ml/llama-1");
+  });
+  ExpectConsistent();
+}
+
+TEST_F(LiveSnapshotTest, FinishedOrUnadmittedJobsHoldNothing) {
+  live_.Build({Node("n0", "b1"), Node("n1", "b1")},
+              {Job("ml", "done", {"n0"}, "Succeeded"), Job("ml", "failed", {"n1"}, "Failed"),
+               Job("ml", "queued", {}, "Queued", /*admitted=*/false)},
+              {});
+  EXPECT_THAT(Reserved(), IsEmpty());
+  EXPECT_EQ(UsedGpus("n0"), 0);
+  EXPECT_EQ(UsedGpus("n1"), 0);
+}
+
+TEST_F(LiveSnapshotTest, AnyBoundPodCountsAndFinishedPodsFreeTheirNode) {
+  live_.Build({Node("n0", "b1")}, {}, {Pod("kube-system", "dcgm", "n0", 0)});
+  live_.PodChanged("other/train", Pod("other", "train", "n0", 4).get());
+  EXPECT_EQ(UsedGpus("n0"), 4);
+  live_.PodChanged("other/train", Pod("other", "train", "n0", 4, "", -1, "Succeeded").get());
+  EXPECT_EQ(UsedGpus("n0"), 0);
+  live_.PodChanged("other/pending", Pod("other", "pending", "", 8).get());  // not bound
+  EXPECT_EQ(UsedGpus("n0"), 0);
+  ExpectConsistent();
+}
+
+TEST_F(LiveSnapshotTest, PodOnAnUnknownNodeWaitsForTheNode) {
+  live_.Build({}, {}, {});
+  live_.PodChanged("x/p", Pod("x", "p", "late", 8).get());
+  EXPECT_EQ(UsedGpus("late"), -1);  // no such node yet
+  live_.NodeChanged("late", Node("late", "b1").get());
+  EXPECT_EQ(UsedGpus("late"), 8);
+  live_.PodChanged("x/p", nullptr);
+  EXPECT_EQ(UsedGpus("late"), 0);
+  ExpectConsistent();
+}
+
+TEST_F(LiveSnapshotTest, DeletedPodWhileWaitingIsForgotten) {
+  live_.Build({}, {}, {});
+  live_.PodChanged("x/p", Pod("x", "p", "late", 8).get());
+  live_.PodChanged("x/p", nullptr);
+  live_.NodeChanged("late", Node("late", "b1").get());
+  EXPECT_EQ(UsedGpus("late"), 0);
+}
+
+TEST_F(LiveSnapshotTest, RestoreThatCannotHappenYetIsRetriedWhenTheNodeArrives) {
+  live_.Build({Node("n0", "b1")}, {Job("ml", "llama", {"n0", "n1"})}, {});
+  EXPECT_THAT(Reserved(), IsEmpty());  // all or nothing: n1 is unknown
+  EXPECT_THAT(live_.UnrestoredJobs(), ElementsAre("ml/llama"));
+  EXPECT_EQ(UsedGpus("n0"), 0);
+  live_.NodeChanged("n1", Node("n1", "b1").get());
+  EXPECT_THAT(Reserved(), ElementsAre("ml/llama"));
+  EXPECT_THAT(live_.UnrestoredJobs(), IsEmpty());
+  EXPECT_EQ(UsedGpus("n0"), 8);
+  EXPECT_EQ(UsedGpus("n1"), 8);
+}
+
+TEST_F(LiveSnapshotTest, DeletingAJobReleasesItsReservation) {
+  live_.Build({Node("n0", "b1")}, {Job("ml", "llama", {"n0"})}, {});
+  ASSERT_THAT(Reserved(), ElementsAre("ml/llama"));
+  live_.JobChanged("ml/llama", nullptr);
+  EXPECT_THAT(Reserved(), IsEmpty());
+  EXPECT_EQ(UsedGpus("n0"), 0);
+  EXPECT_EQ(live_.counters().released_on_delete, 1);
+}
+
+TEST_F(LiveSnapshotTest, AJobWithoutPlacementKeepsAReservationTheOperatorJustMade) {
+  // The operator reserves through the Placement API first and writes status.placement after:
+  // the scheduler must not drop the reservation in between.
+  live_.Build({Node("n0", "b1")}, {}, {});
+  ASSERT_THAT(service_.Reserve([] {
+    placement::GangRequest r;
+    r.job = "ml/fresh";
+    r.count = 1;
+    r.per_pod = {{"nvidia.com/gpu", 8}};
+    return r;
+  }()),
+              IsOk());
+  live_.JobChanged("ml/fresh", Job("ml", "fresh", {}, "Queued", /*admitted=*/false).get());
+  EXPECT_THAT(Reserved(), ElementsAre("ml/fresh"));
+}
+
+TEST_F(LiveSnapshotTest, NodeHealthChangesApplyLive) {
+  live_.Build({Node("n0", "b1")}, {}, {});
+  live_.NodeChanged("n0", Node("n0", "b1", /*ready=*/false).get());
+  service_.Read([](const placement::ClusterSnapshot& s) {
+    EXPECT_EQ(s.nodes()[s.FindNode("n0")].condition, placement::NodeCondition::kNotReady);
+  });
+  live_.NodeChanged("n0", nullptr);
+  service_.Read([](const placement::ClusterSnapshot& s) { EXPECT_EQ(s.FindNode("n0"), -1); });
+}
+
+TEST_F(LiveSnapshotTest, EventsBeforeBuildAreLeftToBuild) {
+  live_.NodeChanged("n0", Node("n0", "b1").get());
+  EXPECT_EQ(UsedGpus("n0"), -1);
+  EXPECT_FALSE(live_.built());
+  live_.Build({Node("n0", "b1")}, {}, {});
+  EXPECT_TRUE(live_.built());
+  EXPECT_EQ(UsedGpus("n0"), 0);
+}
+
+TEST(GangRequestFromTest, ReadsEveryFieldOfTheJob) {
+  auto raw = std::string(R"({"metadata":{"name":"j","namespace":"ml"},"spec":{"queueName":"q",)"
+                         R"("replicas":8,"priority":100,"elastic":{"minReplicas":4,"maxReplicas":16,"step":4},)"
+                         R"("topology":{"required":"topology.k8s.aws/network-node-layer-2",)"
+                         R"("preferred":"topology.k8s.aws/network-node-layer-3","groupSize":4,)"
+                         R"("groupLevel":"topology.k8s.aws/network-node-layer-3"},)"
+                         R"("template":{"spec":{"nodeSelector":{"pool":"p5"},)"
+                         R"("tolerations":[{"key":"nvidia.com/gpu","operator":"Exists","effect":"NoSchedule"}],)"
+                         R"("containers":[{"name":"t","resources":{"requests":{"nvidia.com/gpu":"8","cpu":"500m"}}}]}}}})");
+  ASSERT_OK_AND_ASSIGN(kube::TrainingJob job, kube::DecodeTrainingJob(raw));
+  placement::GangRequest r = GangRequestFrom(job);
+  EXPECT_EQ(r.job, "ml/j");
+  EXPECT_EQ(r.count, 8);
+  ASSERT_TRUE(r.elastic.has_value());
+  EXPECT_EQ(r.elastic->min, 4);
+  EXPECT_EQ(r.elastic->max, 16);
+  EXPECT_EQ(r.elastic->step, 4);
+  EXPECT_EQ(r.per_pod.at("nvidia.com/gpu"), 8);
+  EXPECT_EQ(r.per_pod.at("cpu"), 500);
+  EXPECT_EQ(r.node_selector.at("pool"), "p5");
+  ASSERT_EQ(r.tolerations.size(), 1u);
+  EXPECT_EQ(r.tolerations[0].op, "Exists");
+  EXPECT_EQ(r.required_level, "topology.k8s.aws/network-node-layer-2");
+  EXPECT_EQ(r.preferred_level, "topology.k8s.aws/network-node-layer-3");
+  EXPECT_EQ(r.group_size, 4);
+  EXPECT_EQ(r.priority, 100);
+  EXPECT_FALSE(RestorableFrom(job).has_value());  // no status
+}
+
+TEST(DecodeTrainingJobTest, TypeErrorsNameTheField) {
+  EXPECT_THAT(kube::DecodeTrainingJob(R"({"metadata":{"name":"j"},"spec":{"replicas":"8","template":{}}})"),
+              ::phalanx::testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                           ::testing::HasSubstr("spec.replicas")));
+  EXPECT_THAT(kube::DecodeTrainingJob(R"({"metadata":{"name":"j"},"spec":{"replicas":8}})"),
+              ::phalanx::testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                           ::testing::HasSubstr("spec.template")));
+  EXPECT_THAT(
+      kube::DecodeTrainingJob(
+          R"({"metadata":{"name":"j"},"spec":{"replicas":8,"template":{}},"status":{"placement":{"nodes":[1]}}})"),
+      ::phalanx::testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                   ::testing::HasSubstr("status.placement.nodes[0]")));
+}
+
+}  // namespace
+}  // namespace phalanx::scheduler

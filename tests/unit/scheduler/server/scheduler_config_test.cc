@@ -1,0 +1,86 @@
+// phalanx-scheduler's flags and config file: what an operator of the binary sees when a value is
+// wrong, and which source wins.
+#include "scheduler/server/scheduler_config.h"
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "common/testing/status_matchers.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace phalanx::scheduler {
+namespace {
+
+using ::phalanx::testing::StatusIs;
+using ::testing::HasSubstr;
+
+std::string WriteTemp(const std::string& text) {
+  std::string path = ::testing::TempDir() + "/phalanx-scheduler-config-" +
+                     std::to_string(reinterpret_cast<uintptr_t>(&text)) + ".yaml";
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(SchedulerConfigTest, DefaultsListenOnLoopback) {
+  ASSERT_OK_AND_ASSIGN(SchedulerConfig c, ParseSchedulerFlags({}));
+  EXPECT_EQ(c.extender_address, "127.0.0.1:8888");
+  EXPECT_EQ(c.grpc_address, "127.0.0.1:9443");
+  EXPECT_EQ(c.health_address, "127.0.0.1:8080");
+  EXPECT_EQ(c.topology_preset, "eks");
+  EXPECT_EQ(c.kubeconfig, "");
+}
+
+TEST(SchedulerConfigTest, FlagsOverrideTheFileWhateverTheOrder) {
+  std::string path = WriteTemp("extenderAddress: 127.0.0.1:7000\ngrpcAddress: 127.0.0.1:7001\n"
+                               "topologyPreset: gb200\nlogLevel: debug\n");
+  ASSERT_OK_AND_ASSIGN(SchedulerConfig c,
+                       ParseSchedulerFlags({"--grpc-address=127.0.0.1:0", "--config", path}));
+  EXPECT_EQ(c.extender_address, "127.0.0.1:7000");
+  EXPECT_EQ(c.grpc_address, "127.0.0.1:0");
+  EXPECT_EQ(c.topology_preset, "gb200");
+  EXPECT_EQ(c.log_level, "debug");
+  std::remove(path.c_str());
+}
+
+TEST(SchedulerConfigTest, BadInputNamesTheFlagOrKey) {
+  EXPECT_THAT(ParseSchedulerFlags({"--extender-addres=1"}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("unknown flag --extender-addres")));
+  EXPECT_THAT(ParseSchedulerFlags({"--extender-address", "localhost"}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("--extender-address")));
+  EXPECT_THAT(ParseSchedulerFlags({"--grpc-address=127.0.0.1:99999"}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("grpcAddress port")));
+  EXPECT_THAT(ParseSchedulerFlags({"--topology-preset=dgx"}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("unknown preset \"dgx\"")));
+  EXPECT_THAT(ParseSchedulerFlags({"--kubeconfig"}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("--kubeconfig needs a value")));
+  EXPECT_THAT(ParseSchedulerFlags({"stray"}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("unexpected argument")));
+  EXPECT_THAT(ParseSchedulerFlags({"--extenderAddress=127.0.0.1:1"}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("unknown flag")));
+  std::string path = WriteTemp("extenderAdress: 127.0.0.1:7000\n");
+  EXPECT_THAT(ParseSchedulerFlags({"--config=" + path}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("unknown key \"extenderAdress\"")));
+  std::remove(path.c_str());
+  EXPECT_THAT(ParseSchedulerFlags({"--config=/nonexistent/phalanx.yaml"}),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("/nonexistent/phalanx.yaml")));
+}
+
+TEST(SchedulerConfigTest, HelpAndVersion) {
+  ASSERT_OK_AND_ASSIGN(SchedulerConfig c, ParseSchedulerFlags({"--help"}));
+  EXPECT_TRUE(c.show_help);
+  ASSERT_OK_AND_ASSIGN(c, ParseSchedulerFlags({"--version"}));
+  EXPECT_TRUE(c.show_version);
+  // Every option the file accepts is documented in --help.
+  for (const char* flag : {"--config", "--kubeconfig", "--context", "--extender-address",
+                           "--grpc-address", "--health-address", "--topology-preset",
+                           "--topology ", "--log-level", "--http-threads",
+                           "--sync-timeout-seconds"}) {
+    EXPECT_THAT(SchedulerUsage(), HasSubstr(flag));
+  }
+}
+
+}  // namespace
+}  // namespace phalanx::scheduler
