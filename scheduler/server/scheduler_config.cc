@@ -162,13 +162,20 @@ absl::StatusOr<SchedulerConfig> ParseSchedulerFlags(const std::vector<std::strin
     }
     std::string name = arg.substr(2);
     std::string value;
-    if (size_t eq = name.find('='); eq != std::string::npos) {
+    const size_t eq = name.find('=');
+    if (eq != std::string::npos) {
       value = name.substr(eq + 1);
       name.resize(eq);
-    } else if (i + 1 < args.size()) {
+    }
+    if (name != "config" && FlagSetter(name) == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown flag --", name, " (see phalanx-scheduler --help)"));
+    }
+    if (eq == std::string::npos) {
+      if (i + 1 >= args.size()) {
+        return absl::InvalidArgumentError(absl::StrCat("--", name, " needs a value"));
+      }
       value = args[++i];
-    } else {
-      return absl::InvalidArgumentError(absl::StrCat("--", name, " needs a value"));
     }
     flags.emplace_back(name, value);
   }
@@ -186,12 +193,7 @@ absl::StatusOr<SchedulerConfig> ParseSchedulerFlags(const std::vector<std::strin
       config.show_version = true;
       continue;
     }
-    const Setter* setter = FlagSetter(name);
-    if (setter == nullptr) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("unknown flag --", name, " (see phalanx-scheduler --help)"));
-    }
-    absl::Status status = (*setter)(config, value);
+    absl::Status status = (*FlagSetter(name))(config, value);
     if (!status.ok()) return Annotate(status, absl::StrCat("--", name));
   }
   return config;

@@ -55,6 +55,8 @@ TEST(SchedulerConfigTest, BadInputNamesTheFlagOrKey) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("unknown preset \"dgx\"")));
   EXPECT_THAT(ParseSchedulerFlags({"--kubeconfig"}),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("--kubeconfig needs a value")));
+  EXPECT_THAT(ParseSchedulerFlags({"--bogus"}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("unknown flag --bogus")));
   EXPECT_THAT(ParseSchedulerFlags({"stray"}),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("unexpected argument")));
   EXPECT_THAT(ParseSchedulerFlags({"--extenderAddress=127.0.0.1:1"}),

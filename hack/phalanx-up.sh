@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Bring up Phalanx on a local control plane (127.0.0.1 only), for demos and end-to-end tests:
+#   the control plane (hack/cluster/up.sh), the CRDs, phalanx-scheduler from build/, a real
+#   kube-scheduler with deploy/scheduler/kube-scheduler-config.yaml pointing at it,
+#   phalanx-operator from build/ once it exists, and N kwok fake GPU nodes.
+#
+# Usage: hack/phalanx-up.sh [--nodes N] [--preset eks|eks-4layer|gb200] [--instance-type T]
+#                           [--ttl SECONDS]
+#   --nodes N          fake nodes to create (default 16; 0 = none, add your own with
+#                      hack/cluster/fake-nodes.sh)
+#   --preset P         topology preset of the nodes and of phalanx-scheduler (default eks)
+#   --instance-type T  instance type of the fake nodes (default: the preset's, e.g. p5.48xlarge)
+#   --ttl SECONDS      stop everything after that long (a watchdog runs hack/phalanx-down.sh)
+# Env: PHALANX_CLUSTER_DIR (default /tmp/phalanx-cluster), PHALANX_BUILD_DIR (default build).
+# The admin kubeconfig path is printed as the LAST line of stdout. Stop with
+# hack/phalanx-down.sh. Ports are free ones picked at start and written to
+# $PHALANX_CLUSTER_DIR/env (PHALANX_SCHEDULER_GRPC, PHALANX_EXTENDER_URL,
+# PHALANX_SCHEDULER_HEALTH_PORT).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+source "$ROOT/hack/cluster/lib.sh"
+DIR="$PHALANX_CLUSTER_DIR"
+BUILD="${PHALANX_BUILD_DIR:-build}"
+[[ $BUILD == /* ]] || BUILD="$ROOT/$BUILD"
+NODES=16 PRESET=eks ITYPE="" TTL=${PHALANX_CLUSTER_TTL:-0}
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --nodes) NODES=$2; shift 2 ;;
+    --preset) PRESET=$2; shift 2 ;;
+    --instance-type) ITYPE=$2; shift 2 ;;
+    --ttl) TTL=$2; shift 2 ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    *) echo "phalanx-up.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+[[ $NODES =~ ^[0-9]+$ ]] || { echo "phalanx-up.sh: --nodes wants a count, got '$NODES'" >&2; exit 2; }
+case $PRESET in eks|eks-4layer|gb200) ;; *) echo "phalanx-up.sh: --preset must be eks, eks-4layer or gb200, got '$PRESET'" >&2; exit 2 ;; esac
+log() { echo "[phalanx-up] $*" >&2; }
+
+SCHED_BIN="$BUILD/scheduler/server/phalanx-scheduler"
+OP_BIN="$BUILD/operator/phalanx-operator"
+[[ -x $SCHED_BIN ]] || { echo "[phalanx-up] FAILED: $SCHED_BIN is not built; run hack/setup.sh" >&2; exit 1; }
+phx_need_bin kube-scheduler
+
+# The control plane; on any later failure stop everything it and we started.
+KUBECONFIG_PATH=$("$ROOT/hack/cluster/up.sh" --ttl "$TTL" | tail -1)
+ok=0
+trap '[[ $ok == 1 ]] || { log "start failed; stopping what was started (logs kept in $DIR/logs)"; PHALANX_KEEP_DIR=1 "$ROOT/hack/phalanx-down.sh" >&2 || true; }' EXIT
+export KUBECONFIG="$KUBECONFIG_PATH"
+# shellcheck disable=SC1091
+source "$DIR/env"
+
+log "installing the CRDs"
+kubectl apply --server-side -f "$ROOT/crds/" >/dev/null
+kubectl wait --for condition=established --timeout=60s -f "$ROOT/crds/" >/dev/null
+
+# phalanx-scheduler, on free loopback ports.
+EXT_PORT=$(phx_free_port); GRPC_PORT=$(phx_free_port); HEALTH_PORT=$(phx_free_port)
+{ echo "#!/usr/bin/env bash"; printf 'exec'; printf ' %q' "$SCHED_BIN" \
+    --kubeconfig "$KUBECONFIG_PATH" --topology-preset "$PRESET" \
+    --extender-address "127.0.0.1:$EXT_PORT" --grpc-address "127.0.0.1:$GRPC_PORT" \
+    --health-address "127.0.0.1:$HEALTH_PORT" --log-level "${PHALANX_LOG_LEVEL:-info}"; echo; } \
+  >"$DIR/run/phalanx-scheduler.sh"
+cat >>"$DIR/env" <<ENV
+PHALANX_SCHEDULER_GRPC=127.0.0.1:$GRPC_PORT
+PHALANX_EXTENDER_URL=http://127.0.0.1:$EXT_PORT/scheduler
+PHALANX_SCHEDULER_HEALTH_PORT=$HEALTH_PORT
+ENV
+pid=$(phx_start phalanx-scheduler)
+phx_wait 120 "phalanx-scheduler /readyz" phalanx-scheduler curl -sf --max-time 2 "http://127.0.0.1:$HEALTH_PORT/readyz"
+log "phalanx-scheduler running (pid $pid): extender http://127.0.0.1:$EXT_PORT/scheduler, gRPC 127.0.0.1:$GRPC_PORT, metrics http://127.0.0.1:$HEALTH_PORT/metrics"
+
+# kube-scheduler with the phalanx profile, its extender pointing at that port.
+SCHED_CONFIG="$DIR/phalanx-kube-scheduler-config.yaml"
+sed "s|http://127.0.0.1:8888/scheduler|http://127.0.0.1:$EXT_PORT/scheduler|" \
+  "$ROOT/deploy/scheduler/kube-scheduler-config.yaml" >"$SCHED_CONFIG"
+"$ROOT/hack/cluster/start-scheduler.sh" "$SCHED_CONFIG"
+
+if [[ -x $OP_BIN ]]; then
+  { echo "#!/usr/bin/env bash"; printf 'exec'; printf ' %q' "$OP_BIN" \
+      --kubeconfig "$KUBECONFIG_PATH" --placement-address "127.0.0.1:$GRPC_PORT"; echo; } \
+    >"$DIR/run/phalanx-operator.sh"
+  pid=$(phx_start phalanx-operator)
+  log "phalanx-operator running (pid $pid)"
+fi
+
+if [[ $NODES -gt 0 ]]; then
+  args=(--preset "$PRESET" --count "$NODES")
+  [[ -z $ITYPE ]] || args+=(--instance-type "$ITYPE")
+  "$ROOT/hack/cluster/fake-nodes.sh" "${args[@]}" >&2
+fi
+ok=1
+log "up: $NODES fake $PRESET nodes; stop with hack/phalanx-down.sh"
+echo "$KUBECONFIG_PATH"
