@@ -26,7 +26,9 @@ beast::string_view BeastView(std::string_view s) { return beast::string_view(s.d
 class ClientConnection {
  public:
   ClientConnection(std::string host, int port, ClientOptions options)
-      : host_(std::move(host)), port_(port), options_(options), stream_(ioc_) {}
+      : host_(std::move(host)), port_(port), options_(options), stream_(ioc_) {
+    buffer_.reserve(kReadBufferBytes);
+  }
   ~ClientConnection() { Close(); }
 
   absl::StatusOr<Response> Send(std::string_view method, std::string_view target,

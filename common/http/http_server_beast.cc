@@ -71,8 +71,11 @@ class Session : public std::enable_shared_from_this<Session> {
   void Respond(int status, std::string content_type, std::string body, bool keep_alive,
                bool head);
   void OnWritten(bool keep_alive, beast::error_code ec, size_t bytes);
+  // Stops sending and reads (and drops) what the client still sends, until it closes or
+  // linger_until_.
   void Linger();
-  void OnLingerRead(beast::error_code ec, size_t bytes);
+  void Discard();
+  void OnDiscarded(beast::error_code ec, size_t bytes);
   void Close();
 
   beast::tcp_stream stream_;
@@ -133,7 +136,9 @@ class BeastServer final : public HttpServer {
 // ---- Session ----
 
 Session::Session(tcp::socket socket, BeastServer* server)
-    : stream_(std::move(socket)), server_(server) {}
+    : stream_(std::move(socket)), server_(server) {
+  buffer_.reserve(kReadBufferBytes);
+}
 
 Session::~Session() { server_->Unregister(this); }
 
@@ -295,16 +300,18 @@ void Session::Linger() {
                                      kLingerTime, std::chrono::milliseconds(
                                                       server_->options().idle_timeout_ms));
   buffer_.consume(buffer_.size());
-  stream_.expires_at(linger_until_);
-  stream_.async_read_some(buffer_.prepare(64 * 1024),
-                          beast::bind_front_handler(&Session::OnLingerRead, shared_from_this()));
+  Discard();
 }
 
-void Session::OnLingerRead(beast::error_code ec, size_t) {
-  if (ec) return Close();  // EOF, timeout or aborted: done either way
+void Session::Discard() {
   stream_.expires_at(linger_until_);
-  stream_.async_read_some(buffer_.prepare(64 * 1024),
-                          beast::bind_front_handler(&Session::OnLingerRead, shared_from_this()));
+  stream_.async_read_some(buffer_.prepare(kReadBufferBytes),
+                          beast::bind_front_handler(&Session::OnDiscarded, shared_from_this()));
+}
+
+void Session::OnDiscarded(beast::error_code ec, size_t) {
+  if (ec) return Close();  // EOF, timeout or aborted: done either way
+  Discard();
 }
 
 void Session::Close() {
