@@ -1,0 +1,131 @@
+#include "scheduler/grpc/placement_grpc_client.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "grpcpp/client_context.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
+#include "grpcpp/support/channel_arguments.h"
+
+namespace phalanx::placement {
+namespace {
+
+std::shared_ptr<::grpc::Channel> MakeChannel(const std::string& target,
+                                             const GrpcClientOptions& options) {
+  ::grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(options.max_message_bytes);
+  args.SetMaxSendMessageSize(options.max_message_bytes);
+  return ::grpc::CreateCustomChannel(target, ::grpc::InsecureChannelCredentials(), args);
+}
+
+bool FromService(const ::grpc::ClientContext& context) {
+  auto range = context.GetServerTrailingMetadata().equal_range(
+      ::grpc::string_ref(kErrorOriginTrailer.data(), kErrorOriginTrailer.size()));
+  for (auto it = range.first; it != range.second; ++it) {
+    if (it->second == ::grpc::string_ref(kErrorOriginService.data(), kErrorOriginService.size())) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+GrpcPlacementService::GrpcPlacementService(std::string target, GrpcClientOptions options)
+    : target_(std::move(target)),
+      options_(options),
+      channel_(MakeChannel(target_, options_)),
+      stub_(pb::Placement::NewStub(channel_)) {}
+
+template <typename Request, typename Response>
+absl::Status GrpcPlacementService::Call(
+    std::string_view method,
+    ::grpc::Status (Stub::*rpc)(::grpc::ClientContext*, const Request&, Response*),
+    const Request& request, Response* response) const {
+  ::grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + options_.deadline);
+  ::grpc::Status status = (stub_.get()->*rpc)(&context, request, response);
+  if (status.ok()) return absl::OkStatus();
+  absl::Status error = FromGrpcStatus(status);
+  if (FromService(context)) return error;
+  return absl::Status(error.code(),
+                      absl::StrCat("Placement.", std::string(method), " to ", target_, ": ",
+                                   status.error_message()));
+}
+
+absl::StatusOr<PlacementResult> GrpcPlacementService::Place(const GangRequest& request) const {
+  pb::GangRequest wire;
+  ToProto(request, &wire);
+  pb::PlacementResult reply;
+  absl::Status status = Call("Explain", &Stub::Explain, wire, &reply);
+  if (!status.ok()) return status;
+  return FromProto(reply);
+}
+
+absl::StatusOr<PlacementResult> GrpcPlacementService::Reserve(const GangRequest& request) {
+  return ReserveBatch({request}).front();
+}
+
+std::vector<absl::StatusOr<PlacementResult>> GrpcPlacementService::ReserveBatch(
+    const std::vector<GangRequest>& requests) {
+  pb::ReserveBatchRequest wire;
+  wire.mutable_requests()->Reserve(static_cast<int>(requests.size()));
+  for (const GangRequest& request : requests) ToProto(request, wire.add_requests());
+  pb::ReserveBatchResponse reply;
+  absl::Status status = Call("ReserveBatch", &Stub::ReserveBatch, wire, &reply);
+  if (status.ok() && static_cast<size_t>(reply.results_size()) != requests.size()) {
+    status = absl::InternalError(absl::StrCat("Placement.ReserveBatch to ", target_, ": ",
+                                              reply.results_size(), " results for ",
+                                              requests.size(), " requests"));
+  }
+  std::vector<absl::StatusOr<PlacementResult>> results;
+  results.reserve(requests.size());
+  if (!status.ok()) {
+    results.assign(requests.size(), status);
+    return results;
+  }
+  for (const pb::ReserveResult& result : reply.results()) results.push_back(FromProto(result));
+  return results;
+}
+
+absl::Status GrpcPlacementService::Release(std::string_view job) {
+  pb::ReleaseRequest wire;
+  wire.set_job(std::string(job));
+  pb::ReleaseResponse reply;
+  return Call("Release", &Stub::Release, wire, &reply);
+}
+
+absl::StatusOr<PlacementResult> GrpcPlacementService::Resize(std::string_view job,
+                                                             int32_t new_count) {
+  pb::ResizeRequest wire;
+  wire.set_job(std::string(job));
+  wire.set_new_count(new_count);
+  pb::PlacementResult reply;
+  absl::Status status = Call("Resize", &Stub::Resize, wire, &reply);
+  if (!status.ok()) return status;
+  return FromProto(reply);
+}
+
+absl::StatusOr<PreemptionPlan> GrpcPlacementService::PlanPreemption(
+    const GangRequest& request, const std::vector<RunningGang>& candidates) const {
+  pb::PlanPreemptionRequest wire;
+  ToProto(request, wire.mutable_request());
+  for (const RunningGang& candidate : candidates) ToProto(candidate, wire.add_candidates());
+  pb::PreemptionPlan reply;
+  absl::Status status = Call("PlanPreemption", &Stub::PlanPreemption, wire, &reply);
+  if (!status.ok()) return status;
+  return FromProto(reply);
+}
+
+absl::StatusOr<SnapshotSummary> GrpcPlacementService::Snapshot(
+    const SummaryOptions& options) const {
+  pb::SnapshotRequest wire;
+  ToProto(options, &wire);
+  pb::SnapshotSummary reply;
+  absl::Status status = Call("Snapshot", &Stub::Snapshot, wire, &reply);
+  if (!status.ok()) return status;
+  return FromProto(reply);
+}
+
+}  // namespace phalanx::placement

@@ -1,0 +1,77 @@
+// GrpcPlacementService: the PlacementService interface over the phalanx.v1alpha1.Placement gRPC
+// API, for phalanx-operator and the CLI. A caller cannot tell it from the in-process service:
+// results and errors (code and message) are the same; only failures of the connection itself
+// are new, and they name the target.
+//
+//   GrpcPlacementService placement("dns:///phalanx-scheduler.phalanx-system:9443",
+//                                  {.deadline = std::chrono::seconds(5)});
+//   std::vector<absl::StatusOr<PlacementResult>> results = placement.ReserveBatch(candidates);
+//   ASSIGN_OR_RETURN(SnapshotSummary summary, placement.Snapshot({.max_level = 2}));
+//
+// Mapping: Place -> Explain, Reserve -> a one-element ReserveBatch, the rest one to one. If an
+// RPC fails as a whole (server down, deadline, a batch over the limit), every result of a
+// ReserveBatch carries that error. The channel connects lazily and reconnects by itself; calls
+// fail fast (UNAVAILABLE) while the server is unreachable instead of waiting for the deadline.
+// Insecure transport for now: in-cluster TLS arrives with the Helm chart.
+//
+// Thread-safe: gRPC stubs may be shared by concurrent callers.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "grpcpp/channel.h"
+#include "phalanx/v1alpha1/placement.grpc.pb.h"
+#include "scheduler/grpc/proto_convert.h"
+#include "scheduler/placement_service.h"
+#include "scheduler/snapshot_summary.h"
+
+namespace phalanx::placement {
+
+struct GrpcClientOptions {
+  // Per call; an RPC still running then fails with DEADLINE_EXCEEDED naming the target.
+  std::chrono::milliseconds deadline = std::chrono::seconds(10);
+  // Largest message sent or received.
+  int max_message_bytes = kDefaultMaxMessageBytes;
+};
+
+class GrpcPlacementService : public PlacementService {
+ public:
+  // `target` is a gRPC target: "127.0.0.1:9443", "dns:///phalanx-scheduler:9443".
+  explicit GrpcPlacementService(std::string target, GrpcClientOptions options = {});
+
+  absl::StatusOr<PlacementResult> Place(const GangRequest& request) const override;
+  absl::StatusOr<PlacementResult> Reserve(const GangRequest& request) override;
+  std::vector<absl::StatusOr<PlacementResult>> ReserveBatch(
+      const std::vector<GangRequest>& requests) override;
+  absl::Status Release(std::string_view job) override;
+  absl::StatusOr<PlacementResult> Resize(std::string_view job, int32_t new_count) override;
+  absl::StatusOr<PreemptionPlan> PlanPreemption(
+      const GangRequest& request, const std::vector<RunningGang>& candidates) const override;
+
+  // The scheduler's snapshot summary (not part of PlacementService: only the CLI needs it).
+  absl::StatusOr<SnapshotSummary> Snapshot(const SummaryOptions& options) const;
+
+  const std::string& target() const { return target_; }
+
+ private:
+  using Stub = pb::Placement::Stub;
+  // One unary call with the deadline; maps the status back to absl, annotating errors that did
+  // not come from the service with the method and the target.
+  template <typename Request, typename Response>
+  absl::Status Call(std::string_view method,
+                    ::grpc::Status (Stub::*rpc)(::grpc::ClientContext*, const Request&,
+                                                Response*),
+                    const Request& request, Response* response) const;
+
+  std::string target_;
+  GrpcClientOptions options_;
+  std::shared_ptr<::grpc::Channel> channel_;
+  std::unique_ptr<Stub> stub_;
+};
+
+}  // namespace phalanx::placement

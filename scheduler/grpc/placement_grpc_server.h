@@ -1,0 +1,98 @@
+// The server side of the phalanx.v1alpha1.Placement gRPC API: PlacementGrpcService forwards each
+// RPC to a placement::PlacementService (in phalanx-scheduler, the InProcessPlacementService that
+// owns the live snapshot), and StartPlacementServer listens for it.
+//
+//   PlacementGrpcService grpc_service(
+//       placement_service,
+//       [&](const SummaryOptions& o) {
+//         SnapshotSummary s;
+//         placement_service.Read([&](const ClusterSnapshot& snap) { s = Summarize(snap, o); });
+//         return s;
+//       },
+//       [&](std::string_view method, double seconds, bool ok) { histogram.Observe(...); });
+//   ASSIGN_OR_RETURN(RunningPlacementServer server,
+//                    StartPlacementServer(grpc_service, {.address = "0.0.0.0:9443"}));
+//   spdlog::info("Placement API on port {}", server.port);
+//   ...
+//   server.server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
+//
+// Requests are decoded with the wire limits of proto_convert.h; errors come back as gRPC statuses
+// with the core's code and message unchanged, marked as the service's own (see
+// kErrorOriginTrailer) so the client can tell them from transport failures. Insecure transport
+// for now: in-cluster TLS arrives with the Helm chart.
+//
+// Thread-safety: gRPC calls the handlers from its own thread pool, so the PlacementService, the
+// summary callback and the observer must be safe to call concurrently.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "grpcpp/server.h"
+#include "phalanx/v1alpha1/placement.grpc.pb.h"
+#include "scheduler/grpc/proto_convert.h"
+#include "scheduler/placement_service.h"
+#include "scheduler/snapshot_summary.h"
+
+namespace phalanx::placement {
+
+class PlacementGrpcService final : public pb::Placement::Service {
+ public:
+  // Answers the Snapshot RPC; null makes Snapshot UNIMPLEMENTED.
+  using SummaryFunction = std::function<SnapshotSummary(const SummaryOptions&)>;
+  // Called once per RPC with the method name ("ReserveBatch", ...), the seconds spent in the
+  // handler and whether the RPC returned OK (a ReserveBatch with per-request errors is OK).
+  using RpcObserver = std::function<void(std::string_view method, double seconds, bool ok)>;
+
+  // `service` must outlive this object.
+  PlacementGrpcService(PlacementService& service, SummaryFunction summary,
+                       RpcObserver observer = nullptr);
+
+  ::grpc::Status ReserveBatch(::grpc::ServerContext* context, const pb::ReserveBatchRequest* in,
+                              pb::ReserveBatchResponse* out) override;
+  ::grpc::Status Release(::grpc::ServerContext* context, const pb::ReleaseRequest* in,
+                         pb::ReleaseResponse* out) override;
+  ::grpc::Status Resize(::grpc::ServerContext* context, const pb::ResizeRequest* in,
+                        pb::PlacementResult* out) override;
+  ::grpc::Status PlanPreemption(::grpc::ServerContext* context,
+                                const pb::PlanPreemptionRequest* in,
+                                pb::PreemptionPlan* out) override;
+  ::grpc::Status Explain(::grpc::ServerContext* context, const pb::GangRequest* in,
+                         pb::PlacementResult* out) override;
+  ::grpc::Status Snapshot(::grpc::ServerContext* context, const pb::SnapshotRequest* in,
+                          pb::SnapshotSummary* out) override;
+
+ private:
+  // Runs `handler`, turning its status (or an escaping exception, as Internal) into the RPC's,
+  // marking errors as ours and reporting to the observer.
+  ::grpc::Status Serve(std::string_view method, ::grpc::ServerContext* context,
+                       const std::function<absl::Status()>& handler);
+
+  PlacementService& service_;
+  SummaryFunction summary_;
+  RpcObserver observer_;
+};
+
+struct PlacementServerOptions {
+  // "host:port"; port 0 picks a free port (tests). Binding a port another process already
+  // listens on fails: SO_REUSEPORT is off.
+  std::string address = "127.0.0.1:0";
+  // Largest request accepted; larger ones fail with RESOURCE_EXHAUSTED before any decoding.
+  int max_receive_message_bytes = kDefaultMaxMessageBytes;
+};
+
+struct RunningPlacementServer {
+  std::unique_ptr<::grpc::Server> server;
+  int port = 0;  // the bound port (the chosen one when the address asked for 0)
+};
+
+// Builds and starts a gRPC server (insecure credentials) serving `service`, which must outlive
+// it. Unavailable if the address cannot be bound. Destroying the server shuts it down; call
+// server->Shutdown(deadline) first to let running calls finish.
+absl::StatusOr<RunningPlacementServer> StartPlacementServer(::grpc::Service& service,
+                                                            const PlacementServerOptions& options);
+
+}  // namespace phalanx::placement
