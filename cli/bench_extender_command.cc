@@ -31,7 +31,8 @@ using Clock = std::chrono::steady_clock;
 
 constexpr char kUsage[] =
     R"(Usage: phalanx bench extender [--nodes N] [--iterations K] [--seconds S] [--clients C]
-                              [--max-requests R] [--server-threads T] [--json]
+                              [--max-requests R] [--server-threads T]
+                              [--fail-unreserved true|false] [--json]
 
 Builds a synthetic cluster of N nodes x 8 GPUs with a 16-pod gang reservation (TrainingJob
 bench/llama), then times kube-scheduler's filter call for rank 3 of that gang with all N node
@@ -51,6 +52,8 @@ node and fails the other N-1 with a reason.
   --clients C         HTTP client threads (default 4)
   --max-requests R    HTTP requests at most, in all (default 1000000)
   --server-threads T  HTTP server worker threads (default 2)
+  --fail-unreserved B whether the reply lists the N-1 other nodes as failed (ExtenderOptions::
+                      fail_unreserved_nodes; default true)
   --json              print one JSON line:
                       {"nodes":..,"filter_p50_us":..,"filter_p99_us":..,
                        "http_requests_per_s":..,"errors":..,...}
@@ -74,6 +77,7 @@ struct Flags {
   int clients = 4;
   int64_t max_requests = 1'000'000;
   int server_threads = 2;
+  bool fail_unreserved = true;
   bool json = false;
 };
 
@@ -217,6 +221,8 @@ absl::Status ParseFlags(const std::vector<std::string>& args, Flags* flags) {
       ok = absl::SimpleAtoi(value, &flags->clients) && flags->clients > 0 && flags->clients <= 64;
     } else if (flag == "--max-requests") {
       ok = absl::SimpleAtoi(value, &flags->max_requests) && flags->max_requests > 0;
+    } else if (flag == "--fail-unreserved") {
+      ok = absl::SimpleAtob(value, &flags->fail_unreserved);
     } else if (flag == "--server-threads") {
       ok = absl::SimpleAtoi(value, &flags->server_threads) && flags->server_threads > 0 &&
            flags->server_threads <= 64;
@@ -257,7 +263,8 @@ int RunBenchExtender(const std::vector<std::string>& args) {
   const std::string expect_prefix = fmt::format(R"({{"Nodes":null,"NodeNames":["{}"],)", pinned);
 
   NoBinder binder;
-  extender::Extender extender(service, binder);
+  extender::Extender extender(service, binder,
+                              {.fail_unreserved_nodes = flags.fail_unreserved});
   const std::string body = FilterBody(names);
 
   // (a) In process.
@@ -305,12 +312,13 @@ int RunBenchExtender(const std::vector<std::string>& args) {
         "\"http_requests_per_s\":%.0f,\"errors\":%lld,\"filter_max_us\":%.1f,"
         "\"filter_p50_cpu_us\":%.1f,\"filter_p99_cpu_us\":%.1f,\"iterations\":%d,"
         "\"request_bytes\":%zu,\"reply_bytes\":%zu,\"http_requests\":%lld,\"http_seconds\":%.2f,"
-        "\"clients\":%d,\"server_threads\":%d,\"connections\":%d}\n",
+        "\"clients\":%d,\"server_threads\":%d,\"connections\":%d,\"fail_unreserved\":%s}\n",
         flags.nodes, At(wall_us, 0.50), At(wall_us, 0.99), requests_per_s,
         static_cast<long long>(errors), wall_us.back(), At(cpu_us, 0.50), At(cpu_us, 0.99),
         flags.iterations, body.size(), reply_bytes,
         static_cast<long long>(http_figures.requests), http_figures.seconds, flags.clients,
-        flags.server_threads, http_figures.connections);
+        flags.server_threads, http_figures.connections,
+        flags.fail_unreserved ? "true" : "false");
   } else {
     std::printf("cluster:    %d nodes, gang bench/llama of 16 reserved; rank 3 on %s\n",
                 flags.nodes, pinned.c_str());

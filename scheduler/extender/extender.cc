@@ -241,12 +241,14 @@ Reply Extender::HandleFilter(std::string_view body) {
   }
   // Gang pods fail as unresolvable: preempting pods on any other node cannot help a pod pinned
   // to its reservation, so kube-scheduler must not evict anything there for it.
-  result.failed_and_unresolvable.reserve(args.node_names.size());
+  const bool list_failures =
+      decision.outcome != Outcome::kPinned || options_.fail_unreserved_nodes;
+  if (list_failures) result.failed_and_unresolvable.reserve(args.node_names.size());
   for (size_t i = 0; i < args.node_names.size(); ++i) {
     if (i == pinned) {
       result.node_names.push_back(args.node_names[i]);
       if (args.from_node_list) result.node_objects.push_back(args.node_objects[i]);
-    } else {
+    } else if (list_failures) {
       result.failed_and_unresolvable.push_back({args.node_names[i], decision.reason});
     }
   }

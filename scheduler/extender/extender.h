@@ -68,6 +68,12 @@ struct ExtenderOptions {
   // Pods remembered between filter and bind (bind's body has no labels). Older entries are
   // forgotten first; a forgotten pod's bind is refused and kube-scheduler retries it.
   size_t remembered_pods = 65'536;
+  // When a gang pod passes on its reserved node, also list every other candidate in
+  // FailedAndUnresolvableNodes ("rank 3 of ml/llama is reserved on node X"). kube-scheduler
+  // never shows those reasons (the pod is scheduled on the one node left) and drops unlisted
+  // nodes all the same, but decoding them costs it ~1 ms per 1,000 candidates and makes the
+  // reply ~77 bytes per node: false leaves them out (docs/extender.md has the figures).
+  bool fail_unreserved_nodes = true;
 };
 
 class Extender {

@@ -118,6 +118,19 @@ TEST_F(ExtenderTest, FilterPinsAGangPodToTheNodeReservedForItsRank) {
   }
 }
 
+TEST_F(ExtenderTest, FilterCanLeaveTheUnreservedNodesOutOfAPinnedReply) {
+  Extender terse(service_, binder_, {.fail_unreserved_nodes = false});
+  Reply reply = terse.HandleFilter(ArgsBody(GangPod("ml", "llama-2", "llama", "2"), AllNodes()));
+  EXPECT_EQ(reply.outcome, Outcome::kPinned);
+  EXPECT_EQ(reply.response.body, R"({"Nodes":null,"NodeNames":[")" + reserved_[2] +
+                                     R"("],"FailedNodes":{},"FailedAndUnresolvableNodes":{},)"
+                                     R"("Error":""})");
+  // Failures that decide the pod's fate are always listed: they are its FailedScheduling reason.
+  reply = terse.HandleFilter(ArgsBody(GangPod("ml", "gpt-0", "gpt", "0"), AllNodes()));
+  EXPECT_EQ(ParseFilterResult(reply.response.body).failed_and_unresolvable.size(),
+            AllNodes().size());
+}
+
 TEST_F(ExtenderTest, FilterFailsEveryNodeForAJobWithoutReservation) {
   Reply reply = Filter(GangPod("ml", "gpt-0", "gpt", "0"), AllNodes());
   EXPECT_EQ(reply.response.status, 200);
