@@ -280,14 +280,29 @@ TEST_F(HttpServerTest, ConcurrentClientsGetTheirOwnAnswers) {
   EXPECT_EQ(handled_, kThreads * kRequests);
 }
 
-TEST_F(HttpServerTest, IdleConnectionIsClosedAndClientReconnects) {
+TEST_F(HttpServerTest, IdleConnectionIsClosedAfterTheTimeout) {
   StartServer({.idle_timeout_ms = 200});
-  HttpClient client("127.0.0.1", server_->port());
+  RawConnection quiet(server_->port());
+  EXPECT_EQ(quiet.ReadUntilClosed(), "");
+  EXPECT_TRUE(quiet.closed());
+  // The same holds between requests on a kept-alive connection.
+  RawConnection kept(server_->port());
+  kept.Send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nhi");
+  std::string received = kept.ReadUntilClosed();
+  EXPECT_THAT(received, StartsWith("HTTP/1.1 200 OK\r\n"));
+  EXPECT_THAT(received, ::testing::EndsWith("\r\n\r\nhi"));
+  EXPECT_TRUE(kept.closed());
+}
+
+TEST_F(HttpServerTest, ClientReconnectsWhenTheServerClosedItsConnection) {
+  StartServer();
+  const int port = server_->port();
+  HttpClient client("127.0.0.1", port);
   ASSERT_OK(client.Get("/echo").status());
-  // Opened after the client's request was answered, so its idle timer expires later.
-  RawConnection raw(server_->port());
-  EXPECT_EQ(raw.ReadUntilClosed(), "");
-  EXPECT_TRUE(raw.closed());
+  // Stop() returns once the server has closed the client's idle connection; a new server on
+  // the same port then gets the client's next request on a new connection.
+  server_->Stop();
+  StartServer({.port = port});
   ASSERT_OK_AND_ASSIGN(Response response, client.Post("/echo", "again", "text/plain"));
   EXPECT_EQ(response.body, "again");
   EXPECT_EQ(client.connections_opened(), 2);
