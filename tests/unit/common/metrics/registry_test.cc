@@ -1,6 +1,7 @@
 #include "common/metrics/registry.h"
 
 #include <cmath>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -86,7 +87,8 @@ TEST(RegistryTest, CallbackGaugeIsEvaluatedAtEachRender) {
 
 TEST(RegistryTest, CallbackGaugeThatThrowsIsLeftOutOfThatScrape) {
   Registry registry;
-  registry.AddCallbackGauge("a_broken", "Throws.", []() -> double { throw std::runtime_error("x"); });
+  registry.AddCallbackGauge("a_broken", "Throws.",
+                            []() -> double { throw std::runtime_error("x"); });
   registry.AddGauge("b_fine", "Fine.").WithLabels({}).Set(1);
   EXPECT_EQ(registry.Render(), "# HELP b_fine Fine.\n# TYPE b_fine gauge\nb_fine 1\n");
 }
