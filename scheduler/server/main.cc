@@ -1,0 +1,388 @@
+// phalanx-scheduler: the long-running half of Phalanx's placement. It keeps a live
+// ClusterSnapshot of the cluster (Node, Pod and TrainingJob informers), owns every gang's
+// reservation, serves the phalanx.v1alpha1.Placement gRPC API to phalanx-operator and answers
+// kube-scheduler's extender webhook so each gang pod is bound where its gang was reserved.
+// `phalanx-scheduler --help` lists the flags; docs/scheduler.md describes how it runs.
+//
+// Start-up order matters for correctness: /healthz first (liveness), then the informers, then —
+// only after every informer has synced and every reservation has been rebuilt from TrainingJob
+// status.placement — the extender and gRPC servers and /readyz. A restarted scheduler therefore
+// never answers a filter or a ReserveBatch from a snapshot that lacks a reservation.
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "common/api_labels.h"
+#include "common/http/http_server.h"
+#include "common/http/http_server_beast.h"
+#include "common/http/metrics_handler.h"
+#include "common/logging.h"
+#include "common/metrics/registry.h"
+#include "common/status.h"
+#include "kube/api/training_job.h"
+#include "kube/config.h"
+#include "kube/informer.h"
+#include "kube/json.h"
+#include "kube/rest_client.h"
+#include "kube/transport_cpprest.h"
+#include "scheduler/extender/extender.h"
+#include "scheduler/extender/kube_binder.h"
+#include "scheduler/grpc/placement_grpc_server.h"
+#include "scheduler/in_process_placement_service.h"
+#include "scheduler/server/live_snapshot.h"
+#include "scheduler/server/scheduler_config.h"
+#include "scheduler/snapshot_summary.h"
+#include "spdlog/spdlog.h"
+
+#ifndef PHALANX_VERSION
+#define PHALANX_VERSION "dev"
+#endif
+
+namespace phalanx::scheduler {
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitFailure = 1;
+constexpr int kExitBadInput = 2;
+
+absl::StatusOr<placement::Topology> LoadTopology(const SchedulerConfig& config,
+                                                 kube::Client& client) {
+  if (config.topology.empty()) return placement::Topology::Preset(config.topology_preset);
+  kube::Resource topologies{.group = "phalanx.dev",
+                            .version = "v1alpha1",
+                            .plural = "topologies",
+                            .namespaced = false,
+                            .kind = "Topology"};
+  absl::StatusOr<std::string> json = client.Get(topologies, "", config.topology);
+  if (!json.ok()) return Annotate(json.status(), absl::StrCat("Topology ", config.topology));
+  ASSIGN_OR_RETURN(rapidjson::Document doc, kube::ParseJson(*json));
+  std::vector<std::string> levels;
+  if (doc.IsObject() && doc.HasMember("spec") && doc["spec"].IsObject() &&
+      doc["spec"].HasMember("levels") && doc["spec"]["levels"].IsArray()) {
+    for (const auto& level : doc["spec"]["levels"].GetArray()) {
+      std::string_view label = level.IsObject() ? kube::StringMember(level, "nodeLabel") : "";
+      if (label.empty()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("Topology ", config.topology, ": spec.levels[].nodeLabel missing"));
+      }
+      // kubernetes.io/hostname is implicit as the last level.
+      if (label != placement::kHostnameLabel) levels.emplace_back(label);
+    }
+  }
+  absl::StatusOr<placement::Topology> topology = placement::Topology::Create(std::move(levels));
+  if (!topology.ok()) return Annotate(topology.status(), absl::StrCat("Topology ", config.topology));
+  return topology;
+}
+
+// Seconds since `start` as a double, for histograms.
+double Since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+std::unique_ptr<http::HttpServer> NewServer(const std::string& address, int threads,
+                                            size_t max_body) {
+  HostPort hp = *ParseHostPort(address, "address");  // validated when the flags were parsed
+  return http::NewBeastServer(
+      {.address = hp.host, .port = hp.port, .threads = threads, .max_body_bytes = max_body});
+}
+
+// Turns SIGTERM / SIGINT into a cancellation. The signals are blocked in every thread (they
+// inherit the mask) and taken by one thread with sigwait, so no handler runs at a random point.
+class SignalWaiter {
+ public:
+  explicit SignalWaiter(kube::Cancellation& stop) {
+    sigemptyset(&signals_);
+    sigaddset(&signals_, SIGTERM);
+    sigaddset(&signals_, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &signals_, nullptr);
+    thread_ = std::thread([this, &stop] {
+      int number = 0;
+      sigwait(&signals_, &number);
+      received_.store(number);
+      stop.Cancel();
+    });
+  }
+  ~SignalWaiter() {
+    if (received_.load() == 0) kill(getpid(), SIGTERM);  // wake the waiting thread
+    thread_.join();
+  }
+  int received() const { return received_.load(); }
+
+ private:
+  sigset_t signals_;
+  std::atomic<int> received_{0};
+  std::thread thread_;
+};
+
+int Run(const SchedulerConfig& config) {
+  kube::Cancellation stop;
+  SignalWaiter signals(stop);
+
+  absl::StatusOr<kube::RestConfig> rest =
+      config.kubeconfig.empty() ? kube::LoadInClusterConfig()
+                                : kube::LoadKubeconfig(config.kubeconfig, config.context);
+  if (!rest.ok()) {
+    spdlog::critical("cannot load Kubernetes credentials: {}", rest.status());
+    return kExitBadInput;
+  }
+  rest->user_agent = absl::StrCat("phalanx-scheduler/", PHALANX_VERSION);
+  absl::StatusOr<std::unique_ptr<kube::Transport>> transport = kube::NewCpprestTransport(*rest);
+  if (!transport.ok()) {
+    spdlog::critical("cannot reach the API server {}: {}", rest->server, transport.status());
+    return kExitBadInput;
+  }
+  kube::RestClient client(**transport);
+  absl::StatusOr<placement::Topology> topology = LoadTopology(config, client);
+  if (!topology.ok()) {
+    spdlog::critical("topology: {}", topology.status());
+    return kExitBadInput;
+  }
+
+  // --- metrics and health, first: liveness must answer while the informers sync -------------
+  metrics::Registry registry;
+  std::atomic<bool> ready{false};
+  auto& extender_latency = registry.AddHistogram(
+      "phalanx_extender_request_duration_seconds",
+      "Time to answer one kube-scheduler extender call, by verb.", {"verb"},
+      metrics::Buckets::Latency());
+  auto& extender_requests = registry.AddCounter(
+      "phalanx_extender_requests_total",
+      "Extender calls answered, by verb and outcome (pinned, pass_through, no_reservation, ...).",
+      {"verb", "outcome"});
+  auto& grpc_latency = registry.AddHistogram(
+      "phalanx_grpc_request_duration_seconds",
+      "Time to answer one Placement gRPC call, by method.", {"method"},
+      metrics::Buckets::Latency());
+  auto& grpc_requests = registry.AddCounter(
+      "phalanx_grpc_requests_total", "Placement gRPC calls answered, by method and result.",
+      {"method", "result"});
+  auto& informer_events = registry.AddCounter(
+      "phalanx_scheduler_informer_events_total",
+      "Watch events applied to the snapshot, by resource.", {"resource"});
+
+  placement::InProcessPlacementService service{placement::ClusterSnapshot(*topology)};
+  LiveSnapshot live(service);
+  auto snapshot_value = [&service](auto fn) {
+    double value = 0;
+    service.Read([&](const placement::ClusterSnapshot& s) { value = fn(s); });
+    return value;
+  };
+  registry.AddCallbackGauge("phalanx_snapshot_nodes", "Live nodes in the scheduler's snapshot.",
+                            [&] {
+                              return snapshot_value([](const placement::ClusterSnapshot& s) {
+                                double n = 0;
+                                for (const auto& node : s.nodes()) n += node.removed ? 0 : 1;
+                                return n;
+                              });
+                            });
+  registry.AddCallbackGauge(
+      "phalanx_snapshot_pods", "Bound pods counted as used capacity in the snapshot.", [&] {
+        return snapshot_value(
+            [](const placement::ClusterSnapshot& s) { return double(s.pod_count()); });
+      });
+  registry.AddCallbackGauge(
+      "phalanx_reservations", "Gangs holding a reservation.", [&] {
+        return snapshot_value([](const placement::ClusterSnapshot& s) {
+          return double(s.ReservedJobs().size());
+        });
+      });
+  registry.AddCallbackGauge("phalanx_reservations_restored",
+                            "Reservations rebuilt from TrainingJob status.placement since start.",
+                            [&] { return double(live.counters().restored); });
+  registry.AddCallbackGauge(
+      "phalanx_reservations_unrestored",
+      "TrainingJobs whose status.placement could not be restored yet (a node is missing or full).",
+      [&] { return double(live.UnrestoredJobs().size()); });
+  registry.AddCallbackGauge("phalanx_scheduler_ready",
+                            "1 once the snapshot is synced and reservations are rebuilt.",
+                            [&] { return ready.load() ? 1.0 : 0.0; });
+
+  auto health = NewServer(config.health_address, 1, 1 << 16);
+  health->Handle("/healthz", [](const http::Request&) { return http::Response::Text(200, "ok\n"); });
+  health->Handle("/readyz", [&](const http::Request&) {
+    return ready.load() ? http::Response::Text(200, "ok\n")
+                        : http::Response::Text(503, "snapshot not synced yet\n");
+  });
+  health->Handle("/metrics", http::MetricsHandler(registry));
+  if (absl::Status s = health->Start(); !s.ok()) {
+    spdlog::critical("health server on {}: {}", config.health_address, s);
+    return kExitFailure;
+  }
+  spdlog::info("health and metrics on {} (port {})", config.health_address, health->port());
+
+  // --- informers -------------------------------------------------------------------------
+  kube::Informer<kube::Node> nodes(client, kube::Nodes());
+  // Only pods that hold capacity: bound and not finished. A pod that finishes leaves the
+  // selector, and the watch reports it as deleted.
+  kube::Informer<kube::Pod> pods(
+      client, kube::Pods(),
+      {.reflector = {.field_selector =
+                         "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed"}});
+  kube::Informer<kube::RawObject> jobs(client, kube::TrainingJobs());
+  auto& node_events = informer_events.WithLabels({"nodes"});
+  auto& pod_events = informer_events.WithLabels({"pods"});
+  auto& job_events = informer_events.WithLabels({"trainingjobs"});
+  nodes.AddEventHandlers({
+      .on_add = [&](const kube::Node& n) { node_events.Inc(); live.NodeChanged(n.meta.name, &n); },
+      .on_update = [&](const kube::Node&, const kube::Node& n) {
+        node_events.Inc();
+        live.NodeChanged(n.meta.name, &n);
+      },
+      .on_delete = [&](const kube::Node& n) { node_events.Inc(); live.NodeChanged(n.meta.name, nullptr); },
+  });
+  pods.AddEventHandlers({
+      .on_add = [&](const kube::Pod& p) { pod_events.Inc(); live.PodChanged(p.meta.Key(), &p); },
+      .on_update = [&](const kube::Pod&, const kube::Pod& p) {
+        pod_events.Inc();
+        live.PodChanged(p.meta.Key(), &p);
+      },
+      .on_delete = [&](const kube::Pod& p) { pod_events.Inc(); live.PodChanged(p.meta.Key(), nullptr); },
+  });
+  jobs.AddEventHandlers({
+      .on_add = [&](const kube::RawObject& j) { job_events.Inc(); live.JobChanged(j.meta.Key(), &j); },
+      .on_update = [&](const kube::RawObject&, const kube::RawObject& j) {
+        job_events.Inc();
+        live.JobChanged(j.meta.Key(), &j);
+      },
+      .on_delete = [&](const kube::RawObject& j) { job_events.Inc(); live.JobChanged(j.meta.Key(), nullptr); },
+  });
+  std::vector<std::thread> informer_threads;
+  informer_threads.emplace_back([&] { nodes.Run(&stop); });
+  informer_threads.emplace_back([&] { pods.Run(&stop); });
+  informer_threads.emplace_back([&] { jobs.Run(&stop); });
+  auto shutdown_informers = [&] {
+    stop.Cancel();
+    for (std::thread& t : informer_threads) t.join();
+  };
+
+  const auto sync_start = std::chrono::steady_clock::now();
+  const absl::Duration sync_timeout = absl::Seconds(config.sync_timeout_seconds);
+  bool synced = nodes.WaitForSync(sync_timeout, &stop) && pods.WaitForSync(sync_timeout, &stop) &&
+                jobs.WaitForSync(sync_timeout, &stop);
+  if (!synced && stop.cancelled()) {
+    spdlog::info("stopped by a signal before the informers synced");
+    shutdown_informers();
+    health->Stop();
+    return kExitOk;
+  }
+  if (!synced) {
+    spdlog::critical(
+        "informers did not sync within {} s (nodes {}, pods {}, trainingjobs {}): is the API "
+        "server reachable and are the CRDs installed (crds/)?",
+        config.sync_timeout_seconds, nodes.HasSynced(), pods.HasSynced(), jobs.HasSynced());
+    shutdown_informers();
+    health->Stop();
+    return kExitFailure;
+  }
+  live.Build(nodes.List(), jobs.List(), pods.List());
+  spdlog::info("informers synced in {:.2f} s: {} nodes, {} bound pods, {} TrainingJobs",
+               Since(sync_start), nodes.size(), pods.size(), jobs.size());
+  for (const std::string& job : live.UnrestoredJobs()) {
+    spdlog::warn("TrainingJob {}: status.placement could not be restored yet; its gang pods "
+                 "stay pending until it can",
+                 job);
+  }
+
+  // --- the two serving endpoints, only now ------------------------------------------------
+  extender::KubeBinder binder(client);
+  extender::Extender extender(service, binder);
+  auto webhook = NewServer(config.extender_address, config.http_threads, 32 << 20);
+  for (extender::Verb verb :
+       {extender::Verb::kFilter, extender::Verb::kPrioritize, extender::Verb::kBind}) {
+    std::string name(extender::VerbName(verb));
+    auto& latency = extender_latency.WithLabels({name});
+    http::Handler handler = extender::MakeHandler(
+        extender, verb, [&extender_requests, name](extender::Verb, extender::Outcome outcome) {
+          extender_requests.WithLabels({name, std::string(extender::OutcomeName(outcome))}).Inc();
+        });
+    webhook->Handle(absl::StrCat("/scheduler/", name),
+                    [handler = std::move(handler), &latency](const http::Request& request) {
+                      auto start = std::chrono::steady_clock::now();
+                      http::Response response = handler(request);
+                      latency.Observe(Since(start));
+                      return response;
+                    });
+  }
+  if (absl::Status s = webhook->Start(); !s.ok()) {
+    spdlog::critical("extender server on {}: {}", config.extender_address, s);
+    shutdown_informers();
+    health->Stop();
+    return kExitFailure;
+  }
+  spdlog::info("extender webhook on {} (port {}), urlPrefix http://{}:{}/scheduler",
+               config.extender_address, webhook->port(),
+               ParseHostPort(config.extender_address, "")->host, webhook->port());
+
+  placement::PlacementGrpcService grpc_service(
+      service,
+      [&service](const placement::SummaryOptions& options) {
+        placement::SnapshotSummary summary;
+        service.Read([&](const placement::ClusterSnapshot& s) {
+          summary = placement::Summarize(s, options);
+        });
+        return summary;
+      },
+      [&grpc_latency, &grpc_requests](std::string_view method, double seconds, bool ok) {
+        grpc_latency.WithLabels({std::string(method)}).Observe(seconds);
+        grpc_requests.WithLabels({std::string(method), ok ? "ok" : "error"}).Inc();
+      });
+  absl::StatusOr<placement::RunningPlacementServer> grpc_server =
+      placement::StartPlacementServer(grpc_service, {.address = config.grpc_address});
+  if (!grpc_server.ok()) {
+    spdlog::critical("Placement gRPC server on {}: {}", config.grpc_address, grpc_server.status());
+    webhook->Stop();
+    shutdown_informers();
+    health->Stop();
+    return kExitFailure;
+  }
+  spdlog::info("Placement gRPC API on {} (port {})", config.grpc_address, grpc_server->port);
+  ready.store(true);
+  spdlog::info("phalanx-scheduler {} ready", PHALANX_VERSION);
+
+  while (!stop.WaitFor(absl::Hours(1))) {
+  }
+  spdlog::info("received {}: draining", signals.received() == SIGINT ? "SIGINT" : "SIGTERM");
+  ready.store(false);
+  webhook->Stop();
+  grpc_server->server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  shutdown_informers();
+  health->Stop();
+  spdlog::info("phalanx-scheduler stopped");
+  return kExitOk;
+}
+
+}  // namespace
+}  // namespace phalanx::scheduler
+
+int main(int argc, char** argv) {
+  using namespace phalanx::scheduler;
+  absl::StatusOr<SchedulerConfig> config =
+      ParseSchedulerFlags(std::vector<std::string>(argv + 1, argv + argc));
+  if (!config.ok()) {
+    std::cerr << "phalanx-scheduler: " << config.status().message() << "\n";
+    return kExitBadInput;
+  }
+  if (config->show_help) {
+    std::cout << SchedulerUsage();
+    return kExitOk;
+  }
+  if (config->show_version) {
+    std::cout << "phalanx-scheduler " << PHALANX_VERSION << "\n";
+    return kExitOk;
+  }
+  if (absl::Status s = phalanx::InitLogging(config->log_level); !s.ok()) {
+    std::cerr << "phalanx-scheduler: --log-level: " << s.message() << "\n";
+    return kExitBadInput;
+  }
+  return Run(*config);
+}
