@@ -301,9 +301,15 @@ int Run(const SchedulerConfig& config) {
        {extender::Verb::kFilter, extender::Verb::kPrioritize, extender::Verb::kBind}) {
     std::string name(extender::VerbName(verb));
     auto& latency = extender_latency.WithLabels({name});
+    // One counter per outcome, looked up now: the hot path then takes no lock.
+    auto outcomes = std::make_shared<std::vector<metrics::Counter*>>();
+    for (int o = 0; o <= static_cast<int>(extender::Outcome::kBadRequest); ++o) {
+      outcomes->push_back(&extender_requests.WithLabels(
+          {name, std::string(extender::OutcomeName(static_cast<extender::Outcome>(o)))}));
+    }
     http::Handler handler = extender::MakeHandler(
-        extender, verb, [&extender_requests, name](extender::Verb, extender::Outcome outcome) {
-          extender_requests.WithLabels({name, std::string(extender::OutcomeName(outcome))}).Inc();
+        extender, verb, [outcomes](extender::Verb, extender::Outcome outcome) {
+          (*outcomes)[static_cast<size_t>(outcome)]->Inc();
         });
     webhook->Handle(absl::StrCat("/scheduler/", name),
                     [handler = std::move(handler), &latency](const http::Request& request) {
