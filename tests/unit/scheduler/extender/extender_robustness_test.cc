@@ -35,15 +35,18 @@ class ExtenderRobustnessTest : public ::testing::Test {
     return snapshot;
   }
 
-  // Valid bodies of every verb.
+  // Valid bodies of every verb, hand-made and recorded from kube-scheduler.
   std::vector<std::pair<Verb, std::string>> Seeds() const {
-    std::vector<std::pair<Verb, std::string>> seeds = {
+    return {
         {Verb::kFilter, ArgsBody(GangPod("ml", "llama-0", "llama", "0"), Names("n", 4))},
         {Verb::kFilter, ArgsBody(PlainPod("ml", "nb"), Names("n", 4), true)},
         {Verb::kPrioritize, ArgsBody(GangPod("ml", "llama-1", "llama", "1"), Names("n", 4))},
         {Verb::kBind, BindingBody("ml", "llama-0", "uid-llama-0", "n0")},
+        {Verb::kFilter, ReadFixture("filter_node_names.json")},
+        {Verb::kFilter, ReadFixture("filter_nodes.json")},
+        {Verb::kPrioritize, ReadFixture("prioritize_node_names.json")},
+        {Verb::kBind, ReadFixture("bind.json")},
     };
-    return seeds;
   }
 
   void Check(Verb verb, const std::string& body) {
