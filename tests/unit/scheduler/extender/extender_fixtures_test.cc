@@ -49,53 +49,58 @@ void ExpectRecordedPod(const PodView& pod, const rapidjson::Document& doc) {
   EXPECT_EQ(*pod.rank, doc["Pod"]["metadata"]["labels"]["phalanx.dev/rank"].GetString());
 }
 
-TEST(ExtenderFixturesTest, FilterWithNodeNames) {
-  const std::string body = ReadFixture("filter_node_names.json");
-  rapidjson::Document doc = Parse(body);
-  ASSERT_TRUE(doc["Nodes"].IsNull());  // what nodeCacheCapable: true sends
-  ExtenderDecoder decoder;
-  ExtenderArgs args;
-  ASSERT_OK(decoder.DecodeArgs(body, &args));
-  ExpectRecordedPod(args.pod, doc);
+class ExtenderFixturesTest : public ::testing::Test {
+ protected:
+  // Decodes the recorded ExtenderArgs body `file` into args_, and parses it into doc_.
+  void Decode(const char* file) {
+    body_ = ReadFixture(file);
+    doc_.Parse(body_.c_str(), body_.size());
+    ASSERT_FALSE(doc_.HasParseError()) << file;
+    ASSERT_OK(decoder_.DecodeArgs(body_, &args_)) << file;
+  }
+
+  std::string body_;
+  rapidjson::Document doc_;
+  ExtenderDecoder decoder_;
+  ExtenderArgs args_;
+};
+
+TEST_F(ExtenderFixturesTest, FilterWithNodeNames) {
+  ASSERT_NO_FATAL_FAILURE(Decode("filter_node_names.json"));
+  ASSERT_TRUE(doc_["Nodes"].IsNull());  // what nodeCacheCapable: true sends
+  ExpectRecordedPod(args_.pod, doc_);
   std::vector<std::string> names;
-  for (const auto& name : doc["NodeNames"].GetArray()) names.push_back(name.GetString());
+  for (const auto& name : doc_["NodeNames"].GetArray()) names.push_back(name.GetString());
   ASSERT_EQ(names.size(), 4u);
-  EXPECT_EQ(Strings(args.node_names), names);
-  EXPECT_FALSE(args.from_node_list);
+  EXPECT_EQ(Strings(args_.node_names), names);
+  EXPECT_FALSE(args_.from_node_list);
 }
 
-TEST(ExtenderFixturesTest, FilterWithNodesAndNullNodeNames) {
-  const std::string body = ReadFixture("filter_nodes.json");
-  rapidjson::Document doc = Parse(body);
-  ASSERT_TRUE(doc["NodeNames"].IsNull());  // what nodeCacheCapable: false sends
-  ExtenderDecoder decoder;
-  ExtenderArgs args;
-  ASSERT_OK(decoder.DecodeArgs(body, &args));
-  EXPECT_EQ(args.pod.name, "llama-1");
-  EXPECT_TRUE(args.from_node_list);
-  const auto& items = doc["Nodes"]["items"];
-  ASSERT_EQ(args.node_names.size(), items.Size());
-  ASSERT_EQ(args.node_objects.size(), items.Size());
+TEST_F(ExtenderFixturesTest, FilterWithNodesAndNullNodeNames) {
+  ASSERT_NO_FATAL_FAILURE(Decode("filter_nodes.json"));
+  ASSERT_TRUE(doc_["NodeNames"].IsNull());  // what nodeCacheCapable: false sends
+  EXPECT_EQ(args_.pod.name, "llama-1");
+  EXPECT_TRUE(args_.from_node_list);
+  const auto& items = doc_["Nodes"]["items"];
+  ASSERT_EQ(args_.node_names.size(), items.Size());
+  ASSERT_EQ(args_.node_objects.size(), items.Size());
   for (rapidjson::SizeType i = 0; i < items.Size(); ++i) {
-    EXPECT_EQ(args.node_names[i], items[i]["metadata"]["name"].GetString());
+    EXPECT_EQ(args_.node_names[i], items[i]["metadata"]["name"].GetString());
     // Each kept object is exactly that whole node, so it can be handed back.
-    rapidjson::Document object = Parse(std::string(args.node_objects[i]));
-    EXPECT_TRUE(object == items[i]) << args.node_objects[i];
+    rapidjson::Document object = Parse(std::string(args_.node_objects[i]));
+    EXPECT_TRUE(object == items[i]) << args_.node_objects[i];
   }
 }
 
-TEST(ExtenderFixturesTest, PrioritizeBodiesDecodeLikeFilterBodies) {
+TEST_F(ExtenderFixturesTest, PrioritizeBodiesDecodeLikeFilterBodies) {
   for (const char* file : {"prioritize_node_names.json", "prioritize_nodes.json"}) {
-    const std::string body = ReadFixture(file);
-    ExtenderDecoder decoder;
-    ExtenderArgs args;
-    ASSERT_OK(decoder.DecodeArgs(body, &args)) << file;
-    EXPECT_EQ(args.node_names.size(), 4u) << file;
-    EXPECT_TRUE(args.pod.job.has_value()) << file;
+    ASSERT_NO_FATAL_FAILURE(Decode(file));
+    EXPECT_EQ(args_.node_names.size(), 4u) << file;
+    EXPECT_TRUE(args_.pod.job.has_value()) << file;
   }
 }
 
-TEST(ExtenderFixturesTest, Bind) {
+TEST_F(ExtenderFixturesTest, Bind) {
   const std::string body = ReadFixture("bind.json");
   rapidjson::Document doc = Parse(body);
   ExtenderDecoder decoder;
