@@ -42,7 +42,8 @@ class Binder {
 
 enum class Verb : uint8_t { kFilter, kPrioritize, kBind };
 
-// What an answer decided, for metrics (one counter per verb and outcome) and logs.
+// What an answer decided, for metrics (one counter per verb and outcome) and logs. kBadRequest
+// stays last: callers iterate 0..kBadRequest to register one counter per outcome.
 enum class Outcome : uint8_t {
   kPassThrough,           // not a gang pod: every node passes, no scores, bound where asked
   kPinned,                // gang pod: only its reserved node passes / scores / is bound
@@ -69,11 +70,11 @@ struct ExtenderOptions {
   // forgotten first; a forgotten pod's bind is refused and kube-scheduler retries it.
   size_t remembered_pods = 65'536;
   // When a gang pod passes on its reserved node, also list every other candidate in
-  // FailedAndUnresolvableNodes ("rank 3 of ml/llama is reserved on node X"). kube-scheduler
-  // never shows those reasons (the pod is scheduled on the one node left) and drops unlisted
-  // nodes all the same, but decoding them costs it ~1 ms per 1,000 candidates and makes the
-  // reply ~77 bytes per node: false leaves them out (docs/extender.md has the figures).
-  bool fail_unreserved_nodes = true;
+  // FailedAndUnresolvableNodes ("rank 3 of ml/llama is reserved on node X"). Off by default:
+  // kube-scheduler never shows those reasons (it schedules the pod on the one node left) and
+  // drops unlisted nodes all the same, while decoding them costs it ~1 ms per 1,000 candidates
+  // per pod and the reply grows by ~77 bytes a node (docs/extender.md has the figures).
+  bool fail_unreserved_nodes = false;
 };
 
 class Extender {

@@ -98,37 +98,35 @@ TEST_F(ExtenderTest, FilterAnswersANodeListRequestWithANodeList) {
   result = ParseFilterResult(reply.response.body);
   ASSERT_TRUE(result.nodes.has_value());
   EXPECT_THAT(*result.nodes, ElementsAre(reserved_[1]));
-  EXPECT_EQ(result.failed_and_unresolvable.size(), AllNodes().size() - 1);
+  EXPECT_THAT(result.failed_and_unresolvable, IsEmpty());
 }
 
+// The other candidates simply drop out: kube-scheduler schedules the pod on the one node left,
+// so reasons for them would never be shown, and it would spend ~1 ms per 1,000 decoding them.
 TEST_F(ExtenderTest, FilterPinsAGangPodToTheNodeReservedForItsRank) {
   for (int rank = 0; rank < 4; ++rank) {
     std::string name = "llama-" + std::to_string(rank);
     Reply reply = Filter(GangPod("ml", name, "llama", std::to_string(rank)), AllNodes());
     EXPECT_EQ(reply.response.status, 200);
     EXPECT_EQ(reply.outcome, Outcome::kPinned);
-    ParsedFilterResult result = ParseFilterResult(reply.response.body);
-    ASSERT_TRUE(result.node_names.has_value());
-    EXPECT_THAT(*result.node_names, ElementsAre(reserved_[rank]));
-    std::string reason = "phalanx: rank " + std::to_string(rank) +
-                         " of ml/llama is reserved on node " + reserved_[rank];
-    EXPECT_EQ(result.failed_and_unresolvable, AllFail(AllNodes(), reason, reserved_[rank]));
-    EXPECT_THAT(result.failed, IsEmpty());  // preemption elsewhere cannot help a pinned pod
-    EXPECT_EQ(result.error, "");
+    EXPECT_EQ(reply.response.body, R"({"Nodes":null,"NodeNames":[")" + reserved_[rank] +
+                                       R"("],"FailedNodes":{},"FailedAndUnresolvableNodes":{},)"
+                                       R"("Error":""})");
   }
 }
 
-TEST_F(ExtenderTest, FilterCanLeaveTheUnreservedNodesOutOfAPinnedReply) {
-  Extender terse(service_, binder_, {.fail_unreserved_nodes = false});
-  Reply reply = terse.HandleFilter(ArgsBody(GangPod("ml", "llama-2", "llama", "2"), AllNodes()));
+TEST_F(ExtenderTest, FilterCanListTheUnreservedNodesOfAPinnedPodAsUnresolvable) {
+  Extender listing(service_, binder_, {.fail_unreserved_nodes = true});
+  Reply reply = listing.HandleFilter(ArgsBody(GangPod("ml", "llama-2", "llama", "2"), AllNodes()));
   EXPECT_EQ(reply.outcome, Outcome::kPinned);
-  EXPECT_EQ(reply.response.body, R"({"Nodes":null,"NodeNames":[")" + reserved_[2] +
-                                     R"("],"FailedNodes":{},"FailedAndUnresolvableNodes":{},)"
-                                     R"("Error":""})");
-  // Failures that decide the pod's fate are always listed: they are its FailedScheduling reason.
-  reply = terse.HandleFilter(ArgsBody(GangPod("ml", "gpt-0", "gpt", "0"), AllNodes()));
-  EXPECT_EQ(ParseFilterResult(reply.response.body).failed_and_unresolvable.size(),
-            AllNodes().size());
+  ParsedFilterResult result = ParseFilterResult(reply.response.body);
+  ASSERT_TRUE(result.node_names.has_value());
+  EXPECT_THAT(*result.node_names, ElementsAre(reserved_[2]));
+  EXPECT_EQ(result.failed_and_unresolvable,
+            AllFail(AllNodes(), "phalanx: rank 2 of ml/llama is reserved on node " + reserved_[2],
+                    reserved_[2]));
+  EXPECT_THAT(result.failed, IsEmpty());  // preemption elsewhere cannot help a pinned pod
+  EXPECT_EQ(result.error, "");
 }
 
 TEST_F(ExtenderTest, FilterFailsEveryNodeForAJobWithoutReservation) {
