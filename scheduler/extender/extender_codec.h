@@ -26,8 +26,8 @@
 
 namespace phalanx::extender {
 
-// More candidate names than this is not a kube-scheduler request: upstream Kubernetes is tested
-// to 5,000 nodes, and the largest managed clusters stop well short of 100,000.
+// More candidate names than this is not a kube-scheduler request (upstream Kubernetes is tested
+// to 5,000 nodes); the cap bounds what one request can make us allocate.
 inline constexpr size_t kMaxNodeNames = 100'000;
 // Node, pod and namespace names are DNS subdomains or labels: at most 253 bytes. UIDs and label
 // values are shorter still.
