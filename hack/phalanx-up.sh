@@ -88,6 +88,17 @@ if [[ $NODES -gt 0 ]]; then
   args=(--preset "$PRESET" --count "$NODES")
   [[ -z $ITYPE ]] || args+=(--instance-type "$ITYPE")
   "$ROOT/hack/cluster/fake-nodes.sh" "${args[@]}" >&2
+  # A new node carries node.kubernetes.io/not-ready:NoSchedule until the node lifecycle
+  # controller sees it Ready; gangs (which do not tolerate it) could not be placed until then.
+  lifecycle_taints() {
+    kubectl get nodes -l phalanx.dev/fake-node=true \
+      -o jsonpath='{range .items[*]}{range .spec.taints[*]}{.key}{"\n"}{end}{end}' | grep -c '^node.kubernetes.io/' || true
+  }
+  deadline=$((SECONDS + 120))
+  while [[ $(lifecycle_taints) != 0 ]]; do
+    ((SECONDS < deadline)) || { echo "[phalanx-up] FAILED: fake nodes still carry node.kubernetes.io/ taints after 120s" >&2; exit 1; }
+    sleep 1
+  done
 fi
 ok=1
 log "up: $NODES fake $PRESET nodes; stop with hack/phalanx-down.sh"

@@ -79,6 +79,47 @@ absl::Status ReadPlacement(const Value& status, TrainingJobStatus* out) {
   return absl::OkStatus();
 }
 
+// The API server defaults a pod's container requests to its limits for every resource that has a
+// limit and no request (extended resources such as nvidia.com/gpu are usually given only as
+// limits). A pod template inside a custom resource is not defaulted, so do it here: the gang's
+// per-pod requests must be what the pods will really request.
+void DefaultRequestsFromLimits(Value& tmpl, rapidjson::Document::AllocatorType& alloc) {
+  if (!tmpl.IsObject() || !tmpl.HasMember("spec") || !tmpl["spec"].IsObject()) return;
+  Value& spec = tmpl["spec"];
+  for (const char* list : {"containers", "initContainers"}) {
+    if (!spec.HasMember(list) || !spec[list].IsArray()) continue;
+    for (Value& container : spec[list].GetArray()) {
+      if (!container.IsObject() || !container.HasMember("resources")) continue;
+      Value& resources = container["resources"];
+      if (!resources.IsObject() || !resources.HasMember("limits") ||
+          !resources["limits"].IsObject()) {
+        continue;
+      }
+      if (!resources.HasMember("requests") || !resources["requests"].IsObject()) {
+        resources.RemoveMember("requests");
+        resources.AddMember("requests", Value(rapidjson::kObjectType), alloc);
+      }
+      Value& requests = resources["requests"];
+      for (const char* kind : {"limits", "requests"}) {
+        for (auto& amount : resources[kind].GetObject()) {
+          // YAML `nvidia.com/gpu: 8` arrives as a JSON number; the API server would have
+          // stored a pod's quantities as strings.
+          if (amount.value.IsNumber()) {
+            std::string text = ToJson(amount.value);
+            amount.value.SetString(text.c_str(), static_cast<rapidjson::SizeType>(text.size()),
+                                   alloc);
+          }
+        }
+      }
+      for (auto& limit : resources["limits"].GetObject()) {
+        if (!requests.HasMember(limit.name)) {
+          requests.AddMember(Value(limit.name, alloc), Value(limit.value, alloc), alloc);
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 
 const Resource& TrainingJobs() {
@@ -157,7 +198,10 @@ absl::StatusOr<TrainingJob> DecodeTrainingJob(std::string_view json) {
     return absl::InvalidArgumentError("spec.template: missing or not an object");
   }
   job.template_json = ToJson(*tmpl);
-  absl::StatusOr<Pod> pod = Decode<Pod>(job.template_json);
+  rapidjson::Document defaulted;
+  defaulted.CopyFrom(*tmpl, defaulted.GetAllocator());
+  DefaultRequestsFromLimits(defaulted, defaulted.GetAllocator());
+  absl::StatusOr<Pod> pod = Decode<Pod>(ToJson(defaulted));
   if (!pod.ok()) return phalanx::Annotate(pod.status(), "spec.template");
   job.pod = *std::move(pod);
 

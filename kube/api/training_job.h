@@ -74,7 +74,8 @@ struct TrainingJob {
   bool suspend = false;
   std::optional<int32_t> ttl_seconds_after_finished;
   // spec.template decoded as a pod: its labels, node selector, tolerations, schedulerName and
-  // effective per-pod requests (containers, sidecars, init containers, overhead).
+  // effective per-pod requests (containers, sidecars, init containers, overhead), with requests
+  // defaulted to limits as the API server does for pods (a template is not defaulted).
   Pod pod;
   // spec.template as JSON text, for building the pods.
   std::string template_json;

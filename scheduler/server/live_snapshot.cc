@@ -259,10 +259,10 @@ void LiveSnapshot::ApplyJobLocked(const std::string& key, const kube::RawObject*
     unrestored_.erase(key);
     return;
   }
-  if (!RestoreLocked(*restorable)) unrestored_.insert_or_assign(key, *std::move(restorable));
+  if (!RestoreLocked(*restorable, /*retry=*/false)) unrestored_.insert_or_assign(key, *std::move(restorable));
 }
 
-bool LiveSnapshot::RestoreLocked(const Restorable& restorable) {
+bool LiveSnapshot::RestoreLocked(const Restorable& restorable, bool retry) {
   const std::string& job = restorable.request.job;
   bool restored = false;
   absl::Status status = service_.Update([&](ClusterSnapshot& s) -> absl::Status {
@@ -274,8 +274,13 @@ bool LiveSnapshot::RestoreLocked(const Restorable& restorable) {
   });
   if (!status.ok()) {
     ++counters_.restore_failures;
-    spdlog::warn("reservation of TrainingJob {} not restored from status.placement yet: {}", job,
-                 status);
+    // Retries run on every node change: say it once, not once per node heartbeat.
+    if (retry) {
+      spdlog::debug("reservation of TrainingJob {} still not restorable: {}", job, status);
+    } else {
+      spdlog::warn("reservation of TrainingJob {} not restored from status.placement yet: {}",
+                   job, status);
+    }
     return false;
   }
   if (restored) {
@@ -288,7 +293,7 @@ bool LiveSnapshot::RestoreLocked(const Restorable& restorable) {
 
 void LiveSnapshot::RetryUnrestoredLocked() {
   for (auto it = unrestored_.begin(); it != unrestored_.end();) {
-    if (RestoreLocked(it->second)) {
+    if (RestoreLocked(it->second, /*retry=*/true)) {
       it = unrestored_.erase(it);
     } else {
       ++it;

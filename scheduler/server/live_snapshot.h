@@ -103,7 +103,8 @@ class LiveSnapshot {
   void ApplyJobLocked(const std::string& key, const kube::RawObject* job)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Re-creates `restorable` unless the job already holds a reservation; false if it failed.
-  bool RestoreLocked(const Restorable& restorable) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // `retry`: an attempt after an earlier failure (logged at debug, not warn).
+  bool RestoreLocked(const Restorable& restorable, bool retry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RetryUnrestoredLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   placement::InProcessPlacementService& service_;

@@ -261,6 +261,24 @@ TEST(GangRequestFromTest, ReadsEveryFieldOfTheJob) {
   EXPECT_FALSE(RestorableFrom(job).has_value());  // no status
 }
 
+TEST(GangRequestFromTest, RequestsDefaultToLimitsAsForPods) {
+  // GPUs are usually given as limits only, and as a YAML number; the API server defaults a
+  // pod's requests to its limits and stores quantities as strings, but a template inside a
+  // custom resource gets neither. The e2e test caught a restored gang holding 0 GPUs per rank.
+  ASSERT_OK_AND_ASSIGN(
+      kube::TrainingJob job,
+      kube::DecodeTrainingJob(
+          R"({"metadata":{"name":"j","namespace":"ml"},"spec":{"replicas":2,"template":{"spec":{)"
+          R"("containers":[{"name":"t","resources":{"limits":{"nvidia.com/gpu":8,"cpu":"4"},)"
+          R"("requests":{"cpu":"2"}}},{"name":"s","resources":{"limits":{"memory":"1Gi"}}}]}}}})"));
+  placement::GangRequest r = GangRequestFrom(job);
+  EXPECT_EQ(r.per_pod.at("nvidia.com/gpu"), 8);
+  EXPECT_EQ(r.per_pod.at("cpu"), 2000);  // an explicit request wins over the limit
+  EXPECT_EQ(r.per_pod.at("memory"), int64_t{1} << 30);
+  // The template kept for building pods is the user's, untouched.
+  EXPECT_EQ(job.template_json.find("\"requests\":{\"cpu\":\"2\"}") != std::string::npos, true);
+}
+
 TEST(DecodeTrainingJobTest, TypeErrorsNameTheField) {
   EXPECT_THAT(kube::DecodeTrainingJob(R"({"metadata":{"name":"j"},"spec":{"replicas":"8","template":{}}})"),
               ::phalanx::testing::StatusIs(absl::StatusCode::kInvalidArgument,
