@@ -5,9 +5,15 @@
 //   for (kube::Pod& pod : list.items) cache.Put(std::move(pod));
 //   ASSIGN_OR_RETURN(kube::Node node, kube::Decode<kube::Node>(node_json));
 //
-// Instantiated for Pod, Node and RawObject (any custom resource).
+// A Decoder that is used again (an informer's) shares what repeats between the objects it
+// decodes: strings through its StringPool, and whole subtrees (labels, owners, tolerations,
+// taints, a pod's requests) through memos keyed by their JSON text, so a DaemonSet's pods hold
+// one copy of their tolerations and decoding them again costs a comparison. Instantiated for
+// Pod, Node and RawObject (any custom resource).
 #pragma once
 
+#include <concepts>
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -55,6 +61,17 @@ class Decoder {
   absl::StatusOr<T> Decode(std::string_view json);
   template <typename T>
   absl::StatusOr<DecodedList<T>> DecodeList(std::string_view json);
+  // The same for a list held in a std::string: parsed where it lies when the string's spare
+  // capacity covers simdjson's read-ahead (kPadding bytes past the end, the rule of
+  // simdjson::padded_string_view), instead of being copied first (about 6 ms for a 54 MB list
+  // on the development machine). Only std::string takes this overload; anything else goes
+  // through std::string_view.
+  template <typename T, typename S>
+    requires std::same_as<S, std::string>
+  absl::StatusOr<DecodedList<T>> DecodeList(const S& json);
+
+  // Spare capacity past the end of a std::string that lets DecodeList skip the copy.
+  static constexpr size_t kPadding = 64;
 
   struct Impl;
 

@@ -1,6 +1,10 @@
 // Compact, read-only views of the API objects the scheduler and operator watch. Informers decode
 // into these (kube/decode.h) instead of keeping whole JSON documents: a 10,000-pod cache keeps
 // names, labels, owners, placement and summed requests, and drops managedFields, env, volumes.
+// Texts that repeat across objects (label keys and values, node names, phases, owners) are
+// InternedStrings, and lists and maps that repeat (tolerations, owner references, requests)
+// SharedList / Shared values (kube/interned.h): one shared copy, read like std::string,
+// std::vector and std::map. Objects are immutable once decoded.
 //
 //   const kube::Pod& pod = ...;
 //   if (pod.scheduler_name == "phalanx" && pod.node_name.empty()) Queue(pod.meta.Key());
@@ -15,46 +19,75 @@
 #include <vector>
 
 #include "common/resources.h"
+#include "kube/interned.h"
 
 namespace kube {
 
 // A small sorted string map (labels, annotations): flat, so a pod's dozen labels cost one
-// allocation instead of a dozen tree nodes.
+// allocation instead of a dozen tree nodes; interned, so keys and values that many objects
+// share are stored once; and shared, so the pods of one DaemonSet hold one copy of their labels.
 class StringMap {
  public:
-  using Entry = std::pair<std::string, std::string>;
+  using Entry = std::pair<InternedString, InternedString>;
+
+  StringMap() = default;
+  // `entries` in any order; of repeated keys the last one wins, as if each had been Set in turn.
+  // The entries are moved out and the vector left empty, its capacity kept for reuse.
+  explicit StringMap(std::vector<Entry>&& entries) {
+    // The API server writes keys sorted (Go marshals maps that way): check before sorting.
+    auto by_key = [](const Entry& a, const Entry& b) { return a.first < b.first; };
+    if (!std::is_sorted(entries.begin(), entries.end(), by_key)) {
+      std::stable_sort(entries.begin(), entries.end(), by_key);
+    }
+    auto last = entries.begin();
+    for (auto it = entries.begin(); it != entries.end(); ++it) {
+      if (it != entries.begin() && it->first == (last - 1)->first) {
+        *(last - 1) = std::move(*it);
+      } else {
+        *last++ = std::move(*it);
+      }
+    }
+    entries_ = SharedList<Entry>(entries.begin(), last);
+    entries.clear();
+  }
 
   // nullptr when absent.
   const std::string* Find(std::string_view key) const {
-    auto it = std::lower_bound(entries_.begin(), entries_.end(), key,
-                               [](const Entry& e, std::string_view k) { return e.first < k; });
-    return it != entries_.end() && it->first == key ? &it->second : nullptr;
+    auto it = LowerBound(key);
+    return it != end() && it->first == key ? &it->second.str() : nullptr;
   }
   bool contains(std::string_view key) const { return Find(key) != nullptr; }
-  void Set(std::string key, std::string value) {
-    auto it = std::lower_bound(entries_.begin(), entries_.end(), key,
+  void Set(InternedString key, InternedString value) {
+    std::vector<Entry> entries = entries_.ToVector();  // others may share the old list
+    auto it = std::lower_bound(entries.begin(), entries.end(), key,
                                [](const Entry& e, std::string_view k) { return e.first < k; });
-    if (it != entries_.end() && it->first == key) {
+    if (it != entries.end() && it->first == key) {
       it->second = std::move(value);
     } else {
-      entries_.emplace(it, std::move(key), std::move(value));
+      entries.emplace(it, std::move(key), std::move(value));
     }
+    entries_ = SharedList<Entry>(entries.begin(), entries.end());
   }
   size_t size() const { return entries_.size(); }
   bool empty() const { return entries_.empty(); }
-  auto begin() const { return entries_.begin(); }
-  auto end() const { return entries_.end(); }
+  const Entry* begin() const { return entries_.begin(); }
+  const Entry* end() const { return entries_.end(); }
   friend bool operator==(const StringMap&, const StringMap&) = default;
 
  private:
-  std::vector<Entry> entries_;
+  const Entry* LowerBound(std::string_view key) const {
+    return std::lower_bound(begin(), end(), key,
+                            [](const Entry& e, std::string_view k) { return e.first < k; });
+  }
+
+  SharedList<Entry> entries_;
 };
 
 struct OwnerReference {
-  std::string api_version;
-  std::string kind;
-  std::string name;
-  std::string uid;
+  InternedString api_version;
+  InternedString kind;
+  InternedString name;
+  InternedString uid;
   bool controller = false;
   bool block_owner_deletion = false;
   friend bool operator==(const OwnerReference&, const OwnerReference&) = default;
@@ -66,13 +99,13 @@ struct ObjectMeta {
   std::string uid;
   std::string resource_version;
   int64_t generation = 0;
-  std::string creation_timestamp;
+  InternedString creation_timestamp;
   // Set once deletion has been requested (finalizers may still hold the object).
-  std::string deletion_timestamp;
+  InternedString deletion_timestamp;
   StringMap labels;
   StringMap annotations;
-  std::vector<OwnerReference> owner_references;
-  std::vector<std::string> finalizers;
+  SharedList<OwnerReference> owner_references;
+  SharedList<InternedString> finalizers;
 
   // "namespace/name", or "name" for cluster-scoped objects: the informer cache key.
   std::string Key() const { return namespace_.empty() ? name : namespace_ + "/" + name; }
@@ -86,46 +119,46 @@ struct ObjectMeta {
 };
 
 struct Taint {
-  std::string key;
-  std::string value;
-  std::string effect;  // NoSchedule, PreferNoSchedule, NoExecute
+  InternedString key;
+  InternedString value;
+  InternedString effect;  // NoSchedule, PreferNoSchedule, NoExecute
   friend bool operator==(const Taint&, const Taint&) = default;
 };
 
 struct Toleration {
-  std::string key;
-  std::string operator_;  // Exists or Equal ("" means Equal)
-  std::string value;
-  std::string effect;  // "" tolerates every effect
+  InternedString key;
+  InternedString operator_;  // Exists or Equal ("" means Equal)
+  InternedString value;
+  InternedString effect;  // "" tolerates every effect
   friend bool operator==(const Toleration&, const Toleration&) = default;
 };
 
 struct Node {
   ObjectMeta meta;
   bool unschedulable = false;
-  std::vector<Taint> taints;
+  SharedList<Taint> taints;
   // status.allocatable in canonical units (common/resources.h).
-  phalanx::ResourceList allocatable;
+  Shared<phalanx::ResourceList> allocatable;
   // The Ready condition is True.
   bool ready = false;
 };
 
 struct Pod {
   ObjectMeta meta;
-  std::string node_name;
-  std::string scheduler_name;
-  std::string phase;  // Pending, Running, Succeeded, Failed, Unknown
-  std::string priority_class_name;
+  InternedString node_name;
+  InternedString scheduler_name;
+  InternedString phase;  // Pending, Running, Succeeded, Failed, Unknown
+  InternedString priority_class_name;
   int32_t priority = 0;
   // The Ready condition is True.
   bool ready = false;
   // The PodScheduled condition is False (reason Unschedulable), as kube-scheduler reports.
   bool unschedulable = false;
-  std::vector<Toleration> tolerations;
+  SharedList<Toleration> tolerations;
   StringMap node_selector;
   // Effective requests as kube-scheduler computes them: the sum over containers plus sidecars
   // (restartable init containers), at least the largest init-container step, plus overhead.
-  phalanx::ResourceList requests;
+  Shared<phalanx::ResourceList> requests;
 };
 
 // Any object (a custom resource) kept as its JSON text with its metadata decoded.
