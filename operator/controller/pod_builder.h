@@ -1,0 +1,79 @@
+// The pods and the headless Service of an admitted TrainingJob, as the JSON the operator sends to
+// the API server. Pure: no I/O, no clock; the job controller decides when to create what, these
+// functions only say what it is.
+//
+//   PodContext ctx{.world_size = job.status.admission->replicas,
+//                  .node_labels = flavor.node_labels, .tolerations = flavor.tolerations,
+//                  .restart = job.status.restarts};
+//   ASSIGN_OR_RETURN(std::string service, BuildHeadlessService(job, ctx.master_port));
+//   for (int rank = 0; rank < ctx.world_size; ++rank) {
+//     ASSIGN_OR_RETURN(std::string pod, BuildPod(job, ctx, rank));   // POST .../pods
+//   }
+//
+// Pod `<job>-<rank>` is spec.template with: labels phalanx.dev/job, phalanx.dev/rank and
+// phalanx.dev/restart; an owner reference to the job; schedulerName "phalanx"; hostname
+// `<job>-<rank>` and subdomain `<job>`, so `<job>-0.<job>.<namespace>.svc` resolves through the
+// Service; the flavor's node labels and tolerations; restartPolicy Never unless the template
+// says OnFailure; and the torchrun / Kubeflow env in every container and init container
+// (docs/operator.md lists each variable and where its value comes from).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "kube/api/training_job.h"
+#include "kube/objects.h"
+
+namespace phalanx::controller {
+
+// The gang's restart generation (TrainingJob status.restarts when the pods were created), so
+// the pods of a restarted gang are told apart from the ones being deleted.
+inline constexpr std::string_view kRestartLabel = "phalanx.dev/restart";
+// torchrun's default --master-port.
+inline constexpr int32_t kDefaultMasterPort = 29500;
+
+// What a pod needs beyond the TrainingJob: the gang as admitted, identical for every rank.
+struct PodContext {
+  // Pods in the gang as admitted (status.admission.replicas): WORLD_SIZE, PET_NNODES.
+  int32_t world_size = 0;
+  // The elastic range the gang was admitted with (normally job.elastic). Held here, not read
+  // from the job, so that every pod of one gang gets the same PET_NNODES even if spec.elastic
+  // is edited while it runs. PET_NNODES is "min:max", widened to include world_size.
+  std::optional<kube::TrainingJobElastic> elastic;
+  // The admitted ResourceFlavor's nodeLabels (merged into nodeSelector; a template selector
+  // that wants another value for one of them is an error) and tolerations (appended).
+  std::map<std::string, std::string> node_labels;
+  std::vector<kube::Toleration> tolerations;
+  int32_t master_port = kDefaultMasterPort;
+  // status.restarts: the phalanx.dev/restart label.
+  int32_t restart = 0;
+  // PET_NPROC_PER_NODE; empty = the pod's nvidia.com/gpu count (requests, else limits, summed
+  // over its containers), or "1" without GPUs. Anything torchrun takes: "4", "auto", "gpu".
+  std::string nproc_per_node;
+  // Optional: nodes[rank] is the node reserved for the rank (status.placement.nodes). When set,
+  // the pod requires that node through node affinity on metadata.name, so kube-scheduler's
+  // NodeAffinity PreFilter narrows every later plugin to that one node (DESIGN.md §11). Empty:
+  // no pinning; the extender alone steers the pod to its node.
+  std::vector<std::string> nodes;
+};
+
+// The Pod of `rank` as JSON. InvalidArgument when the job has no name, namespace or uid, when
+// ctx is inconsistent (world_size < 1, rank outside [0, world_size), nodes shorter than the
+// gang, a bad port), or when spec.template cannot become a pod; the message names the field
+// (e.g. "spec.template.spec.containers: at least one container is required").
+absl::StatusOr<std::string> BuildPod(const kube::TrainingJob& job, const PodContext& ctx,
+                                     int rank);
+
+// The headless Service `<job>` that gives every rank a DNS name: clusterIP None, selector
+// phalanx.dev/job=<job>, publishNotReadyAddresses (rank 0 must resolve before it is Ready: the
+// other ranks connect to it while it starts), port `master_port`, owned by the job.
+// InvalidArgument for a job without name, namespace or uid, or a port outside 1..65535.
+absl::StatusOr<std::string> BuildHeadlessService(const kube::TrainingJob& job,
+                                                 int32_t master_port = kDefaultMasterPort);
+
+}  // namespace phalanx::controller

@@ -1,0 +1,584 @@
+// The pods and headless Service of a TrainingJob. What a user would notice: a torchrun command
+// from a PyTorchJob runs unchanged on every rank (the env), rank 0 is reachable by name, the pods
+// land on the admitted flavor's nodes, the job owns them, and phalanx-scheduler recognises each
+// pod's gang and rank from the labels the operator writes.
+#include "operator/controller/pod_builder.h"
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "common/testing/status_matchers.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kube/api/training_job.h"
+#include "kube/decode.h"
+#include "kube/json.h"
+#include "rapidjson/document.h"
+#include "scheduler/server/live_snapshot.h"
+#include "yaml-cpp/yaml.h"
+
+namespace phalanx::controller {
+namespace {
+
+using ::phalanx::testing::IsOk;
+using ::phalanx::testing::StatusIs;
+using ::testing::HasSubstr;
+using rapidjson::Value;
+using Alloc = rapidjson::Document::AllocatorType;
+using EnvList = std::vector<std::pair<std::string, std::string>>;
+
+// YAML as kubectl turns it into JSON: plain scalars that read as integers or booleans become
+// numbers and booleans, quoted and block scalars stay strings.
+Value FromYaml(const YAML::Node& node, Alloc& alloc) {
+  switch (node.Type()) {
+    case YAML::NodeType::Map: {
+      Value object(rapidjson::kObjectType);
+      for (const auto& it : node) {
+        object.AddMember(kube::JsonString(it.first.as<std::string>(), alloc),
+                         FromYaml(it.second, alloc), alloc);
+      }
+      return object;
+    }
+    case YAML::NodeType::Sequence: {
+      Value array(rapidjson::kArrayType);
+      for (const auto& item : node) array.PushBack(FromYaml(item, alloc), alloc);
+      return array;
+    }
+    case YAML::NodeType::Scalar: {
+      const std::string& text = node.Scalar();
+      if (node.Tag() == "?") {  // plain
+        if (int64_t n = 0; absl::SimpleAtoi(text, &n)) return Value(n);
+        if (text == "true" || text == "false") return Value(text == "true");
+        if (text == "null" || text == "~") return Value(rapidjson::kNullType);
+      }
+      return kube::JsonString(text, alloc);
+    }
+    default:
+      return Value(rapidjson::kNullType);
+  }
+}
+
+// Writes every integer amount in the containers' resources as a string, as the API server does
+// when it stores a Pod (resource.Quantity). It does not for a TrainingJob: the template is kept
+// as written (x-kubernetes-preserve-unknown-fields), so `nvidia.com/gpu: 8` stays a number there.
+void QuantitiesAsStrings(Value& pod_spec, Alloc& alloc) {
+  for (const char* list : {"containers", "initContainers"}) {
+    if (!pod_spec.HasMember(list)) continue;
+    for (Value& c : pod_spec[list].GetArray()) {
+      if (!c.HasMember("resources")) continue;
+      for (auto& kind : c["resources"].GetObject()) {
+        for (auto& amount : kind.value.GetObject()) {
+          if (amount.value.IsInt64()) {
+            amount.value = kube::JsonString(std::to_string(amount.value.GetInt64()), alloc);
+          }
+        }
+      }
+    }
+  }
+}
+
+// The shipped example, as the API server would hand it to the operator (with a uid).
+kube::TrainingJob ExampleJob(const std::string& file) {
+  YAML::Node yaml = YAML::LoadFile(std::string(PHALANX_SOURCE_DIR) + "/deploy/examples/" + file);
+  rapidjson::Document doc;
+  Value converted = FromYaml(yaml, doc.GetAllocator());
+  doc.CopyFrom(converted, doc.GetAllocator());
+  kube::SetMember(doc["metadata"], "uid", Value("0b8e6a52-uid"), doc.GetAllocator());
+  const std::string template_json = kube::ToJson(doc["spec"]["template"]);
+  // kube::DecodeTrainingJob reads the template through kube::Decode<kube::Pod>, which takes
+  // quantities as strings only and so rejects the example's integer GPU counts (reported; not
+  // this component's code). Decode a copy with string amounts, and give BuildPod the template
+  // exactly as the API server stores it.
+  QuantitiesAsStrings(doc["spec"]["template"]["spec"], doc.GetAllocator());
+  absl::StatusOr<kube::TrainingJob> job = kube::DecodeTrainingJob(kube::ToJson(doc));
+  EXPECT_THAT(job, IsOk());
+  if (!job.ok()) return kube::TrainingJob{};
+  job->template_json = template_json;
+  return *std::move(job);
+}
+
+// A job with a hand-written template; the template is not checked here, so that BuildPod's own
+// checks can be tested.
+kube::TrainingJob Job(std::string template_json) {
+  kube::TrainingJob job;
+  job.meta.name = "llama";
+  job.meta.namespace_ = "ml";
+  job.meta.uid = "uid-1";
+  job.replicas = 4;
+  job.template_json = std::move(template_json);
+  return job;
+}
+
+const char kTrainer[] =
+    R"({"spec":{"containers":[{"name":"trainer","image":"pytorch",)"
+    R"("resources":{"limits":{"nvidia.com/gpu":8}}}]}})";
+
+// The p5 ResourceFlavor of deploy/examples/02-resourceflavors.yaml.
+PodContext P5(int32_t world_size) {
+  PodContext ctx;
+  ctx.world_size = world_size;
+  ctx.node_labels = {{"node.kubernetes.io/instance-type", "p5.48xlarge"}};
+  ctx.tolerations = {{.key = "nvidia.com/gpu", .operator_ = "Exists", .effect = "NoSchedule"}};
+  return ctx;
+}
+
+rapidjson::Document Parse(const absl::StatusOr<std::string>& json) {
+  rapidjson::Document doc;
+  EXPECT_THAT(json, IsOk());
+  if (json.ok()) doc.Parse(json->c_str());
+  EXPECT_FALSE(doc.HasParseError());
+  return doc;
+}
+
+EnvList Env(const Value& container) {
+  EnvList env;
+  for (const Value& e : container["env"].GetArray()) {
+    env.emplace_back(e["name"].GetString(),
+                     e.HasMember("value") ? e["value"].GetString() : "<valueFrom>");
+  }
+  return env;
+}
+
+std::string EnvValue(const Value& container, const std::string& name) {
+  for (const auto& [n, v] : Env(container)) {
+    if (n == name) return v;
+  }
+  return "<unset>";
+}
+
+TEST(BuildPodTest, ExamplePretrainingJobRank3) {
+  kube::TrainingJob job = ExampleJob("10-trainingjob-pretrain-64gpu.yaml");
+  PodContext ctx = P5(8);
+  ctx.restart = 2;
+  rapidjson::Document pod = Parse(BuildPod(job, ctx, 3));
+
+  const char* master = "llama-pretrain-64-0.llama-pretrain-64.team-llm.svc";
+  rapidjson::Document want;
+  want.Parse(absl::StrCat(R"({
+    "apiVersion": "v1", "kind": "Pod",
+    "metadata": {
+      "name": "llama-pretrain-64-3", "namespace": "team-llm",
+      "labels": {"app.kubernetes.io/name": "llama-pretrain", "phalanx.dev/job": "llama-pretrain-64",
+                 "phalanx.dev/rank": "3", "phalanx.dev/restart": "2"},
+      "ownerReferences": [{"apiVersion": "phalanx.dev/v1alpha1", "kind": "TrainingJob",
+                           "name": "llama-pretrain-64", "uid": "0b8e6a52-uid",
+                           "controller": true, "blockOwnerDeletion": true}]
+    },
+    "spec": {
+      "schedulerName": "phalanx",
+      "hostname": "llama-pretrain-64-3", "subdomain": "llama-pretrain-64",
+      "restartPolicy": "Never",
+      "priorityClassName": "training-critical",
+      "nodeSelector": {"node.kubernetes.io/instance-type": "p5.48xlarge"},
+      "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+      "containers": [{
+        "name": "trainer", "image": "nvcr.io/nvidia/pytorch:24.12-py3",
+        "command": ["bash", "-c"],
+        "args": ["torchrun --nnodes=$PET_NNODES --nproc-per-node=$PET_NPROC_PER_NODE )"
+                  R"(--node-rank=$PET_NODE_RANK --master-addr=$MASTER_ADDR )"
+                  R"(--master-port=$MASTER_PORT pretrain.py --config configs/llama-8b.yaml )"
+                  R"(--checkpoint-dir /checkpoints/llama-8b"],
+        "env": [
+          {"name": "MASTER_ADDR", "value": ")", master, R"("},
+          {"name": "MASTER_PORT", "value": "29500"},
+          {"name": "WORLD_SIZE", "value": "64"},
+          {"name": "RANK", "value": "3"},
+          {"name": "NODE_RANK", "value": "3"},
+          {"name": "PET_MASTER_ADDR", "value": ")", master, R"("},
+          {"name": "PET_MASTER_PORT", "value": "29500"},
+          {"name": "PET_NNODES", "value": "8"},
+          {"name": "PET_NODE_RANK", "value": "3"},
+          {"name": "PET_NPROC_PER_NODE", "value": "8"},
+          {"name": "FI_PROVIDER", "value": "efa"},
+          {"name": "NCCL_DEBUG", "value": "WARN"}
+        ],
+        "resources": {
+          "requests": {"cpu": "180", "memory": "1800Gi", "nvidia.com/gpu": 8,
+                       "vpc.amazonaws.com/efa": 32},
+          "limits": {"nvidia.com/gpu": 8, "vpc.amazonaws.com/efa": 32}
+        },
+        "volumeMounts": [{"name": "dshm", "mountPath": "/dev/shm"}]
+      }],
+      "volumes": [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "512Gi"}}]
+    }
+  })")
+                 .c_str());
+  ASSERT_FALSE(want.HasParseError());
+  // RapidJSON compares objects regardless of member order, arrays in order.
+  EXPECT_TRUE(pod == want) << "got  " << kube::ToJson(pod) << "\nwant " << kube::ToJson(want);
+}
+
+TEST(BuildPodTest, EveryRankOfTheExampleGetsItsOwnRankAndTheSameGang) {
+  kube::TrainingJob job = ExampleJob("10-trainingjob-pretrain-64gpu.yaml");
+  for (int rank = 0; rank < 8; ++rank) {
+    SCOPED_TRACE(rank);
+    rapidjson::Document pod = Parse(BuildPod(job, P5(8), rank));
+    const std::string r = absl::StrCat(rank);
+    EXPECT_EQ(std::string(pod["metadata"]["name"].GetString()), "llama-pretrain-64-" + r);
+    EXPECT_EQ(std::string(pod["metadata"]["labels"]["phalanx.dev/rank"].GetString()), r);
+    EXPECT_EQ(std::string(pod["spec"]["hostname"].GetString()), "llama-pretrain-64-" + r);
+    const Value& trainer = pod["spec"]["containers"][0];
+    EXPECT_EQ(EnvValue(trainer, "RANK"), r);
+    EXPECT_EQ(EnvValue(trainer, "NODE_RANK"), r);
+    EXPECT_EQ(EnvValue(trainer, "PET_NODE_RANK"), r);
+    EXPECT_EQ(EnvValue(trainer, "MASTER_ADDR"),
+              "llama-pretrain-64-0.llama-pretrain-64.team-llm.svc");
+    EXPECT_EQ(EnvValue(trainer, "MASTER_PORT"), "29500");
+    EXPECT_EQ(EnvValue(trainer, "WORLD_SIZE"), "64");
+    EXPECT_EQ(EnvValue(trainer, "PET_NNODES"), "8");
+    EXPECT_EQ(EnvValue(trainer, "PET_NPROC_PER_NODE"), "8");
+    EXPECT_EQ(EnvValue(trainer, "PET_RDZV_BACKEND"), "<unset>");  // static rendezvous
+  }
+}
+
+TEST(BuildPodTest, InjectedEnvOverridesTheTemplateAndComesFirst) {
+  kube::TrainingJob job = Job(R"json({"spec":{
+      "schedulerName":"default-scheduler","hostname":"mine","subdomain":"other",
+      "containers":[
+        {"name":"trainer","env":[{"name":"RANK","value":"99"},
+                                 {"name":"ENDPOINT","value":"$(MASTER_ADDR):$(MASTER_PORT)"},
+                                 {"name":"MASTER_PORT","value":"1"},
+                                 {"name":"POD_IP",
+                                  "valueFrom":{"fieldRef":{"fieldPath":"status.podIP"}}}]},
+        {"name":"sidecar"}]}})json");
+  PodContext ctx;
+  ctx.world_size = 4;
+  ctx.master_port = 23456;
+  rapidjson::Document pod = Parse(BuildPod(job, ctx, 2));
+  const Value& spec = pod["spec"];
+  EXPECT_EQ(std::string(spec["schedulerName"].GetString()), "phalanx");
+  EXPECT_EQ(std::string(spec["hostname"].GetString()), "llama-2");
+  EXPECT_EQ(std::string(spec["subdomain"].GetString()), "llama");
+  const std::string master = "llama-0.llama.ml.svc";
+  const EnvList ours = {{"MASTER_ADDR", master},     {"MASTER_PORT", "23456"},
+                        {"WORLD_SIZE", "4"},         {"RANK", "2"},
+                        {"NODE_RANK", "2"},          {"PET_MASTER_ADDR", master},
+                        {"PET_MASTER_PORT", "23456"}, {"PET_NNODES", "4"},
+                        {"PET_NODE_RANK", "2"},      {"PET_NPROC_PER_NODE", "1"}};
+  // Ours first, so that $(MASTER_ADDR) in the user's entries expands; theirs in their order.
+  EnvList trainer = ours;
+  trainer.emplace_back("ENDPOINT", "$(MASTER_ADDR):$(MASTER_PORT)");
+  trainer.emplace_back("POD_IP", "<valueFrom>");
+  EXPECT_EQ(Env(spec["containers"][0]), trainer);
+  // Every container, also one that had no env.
+  EXPECT_EQ(Env(spec["containers"][1]), ours);
+}
+
+TEST(BuildPodTest, InitContainersAndSidecarsGetTheEnvToo) {
+  kube::TrainingJob job = Job(R"({"spec":{
+      "initContainers":[{"name":"wait-for-rank-0","env":[{"name":"RANK","value":"x"}]},
+                        {"name":"log-shipper","restartPolicy":"Always"}],
+      "containers":[{"name":"trainer"}]}})");
+  PodContext ctx;
+  ctx.world_size = 2;
+  rapidjson::Document pod = Parse(BuildPod(job, ctx, 1));
+  for (const Value& init : pod["spec"]["initContainers"].GetArray()) {
+    SCOPED_TRACE(init["name"].GetString());
+    EXPECT_EQ(EnvValue(init, "RANK"), "1");
+    EXPECT_EQ(EnvValue(init, "MASTER_ADDR"), "llama-0.llama.ml.svc");
+    EXPECT_EQ(Env(init).size(), 10u);
+  }
+}
+
+TEST(BuildPodTest, FlavorNodeLabelsAndTolerationsAreMerged) {
+  kube::TrainingJob job = Job(R"({"spec":{
+      "nodeSelector":{"team":"llm"},
+      "tolerations":[{"key":"nvidia.com/gpu","operator":"Exists","effect":"NoSchedule"},
+                     {"key":"spot","operator":"Exists"}],
+      "containers":[{"name":"trainer"}]}})");
+  PodContext ctx = P5(4);
+  ctx.node_labels["topology.k8s.aws/zone"] = "use1-az1";
+  ctx.tolerations.push_back(
+      {.key = "capacity-block", .value = "cb-1", .effect = "NoSchedule"});  // operator "" = Equal
+  ctx.tolerations.push_back({.key = "spot", .operator_ = "Exists"});      // already there
+  rapidjson::Document pod = Parse(BuildPod(job, ctx, 0));
+  rapidjson::Document want;
+  want.Parse(R"({
+    "nodeSelector": {"team": "llm", "node.kubernetes.io/instance-type": "p5.48xlarge",
+                     "topology.k8s.aws/zone": "use1-az1"},
+    "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+                    {"key": "spot", "operator": "Exists"},
+                    {"key": "capacity-block", "value": "cb-1", "effect": "NoSchedule"}]})");
+  EXPECT_TRUE(pod["spec"]["nodeSelector"] == want["nodeSelector"])
+      << kube::ToJson(pod["spec"]["nodeSelector"]);
+  EXPECT_TRUE(pod["spec"]["tolerations"] == want["tolerations"])
+      << kube::ToJson(pod["spec"]["tolerations"]);
+}
+
+TEST(BuildPodTest, TemplateSelectorThatContradictsTheFlavorIsRejected) {
+  kube::TrainingJob job = Job(R"({"spec":{
+      "nodeSelector":{"node.kubernetes.io/instance-type":"p5en.48xlarge"},
+      "containers":[{"name":"trainer"}]}})");
+  EXPECT_THAT(BuildPod(job, P5(4), 0),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("spec.template.spec.nodeSelector[node.kubernetes.io/"
+                                 "instance-type]: \"p5en.48xlarge\" conflicts")));
+  // The same value is fine.
+  job.template_json = R"({"spec":{"nodeSelector":{"node.kubernetes.io/instance-type":
+      "p5.48xlarge"},"containers":[{"name":"trainer"}]}})";
+  EXPECT_THAT(BuildPod(job, P5(4), 0), IsOk());
+}
+
+TEST(BuildPodTest, ElasticExampleGetsARangeAndC10dRendezvous) {
+  kube::TrainingJob job = ExampleJob("11-trainingjob-elastic-finetune.yaml");
+  ASSERT_TRUE(job.elastic.has_value());
+  PodContext ctx = P5(6);  // admitted below the preferred 8
+  ctx.elastic = job.elastic;
+  rapidjson::Document pod = Parse(BuildPod(job, ctx, 5));
+  const Value& trainer = pod["spec"]["containers"][0];
+  const std::string master = "mistral-finetune-0.mistral-finetune.team-research.svc";
+  EXPECT_EQ(EnvValue(trainer, "PET_NNODES"), "2:16");
+  EXPECT_EQ(EnvValue(trainer, "WORLD_SIZE"), "48");
+  EXPECT_EQ(EnvValue(trainer, "PET_RDZV_BACKEND"), "c10d");
+  EXPECT_EQ(EnvValue(trainer, "PET_RDZV_ENDPOINT"), master + ":29500");
+  EXPECT_EQ(std::string(pod["spec"]["priorityClassName"].GetString()), "training-preemptible");
+
+  // A gang that grew past the spec's maximum keeps a range torchrun accepts it in.
+  ctx.world_size = 18;
+  pod = Parse(BuildPod(job, ctx, 17));
+  EXPECT_EQ(EnvValue(pod["spec"]["containers"][0], "PET_NNODES"), "2:18");
+  ctx.elastic = kube::TrainingJobElastic{.min_replicas = 4, .max_replicas = 2};
+  EXPECT_THAT(BuildPod(job, ctx, 0),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("elastic range")));
+}
+
+TEST(BuildPodTest, ProcessesPerNodeFollowTheGpusOrTheOverride) {
+  PodContext ctx;
+  ctx.world_size = 4;
+  auto env = [&](const std::string& tmpl) {
+    rapidjson::Document pod = Parse(BuildPod(Job(tmpl), ctx, 0));
+    const Value& c = pod["spec"]["containers"][0];
+    return std::make_pair(EnvValue(c, "PET_NPROC_PER_NODE"), EnvValue(c, "WORLD_SIZE"));
+  };
+  // Limits only (the template is not defaulted like a pod), a quantity string, two containers.
+  EXPECT_EQ(env(kTrainer), std::make_pair(std::string("8"), std::string("32")));
+  EXPECT_EQ(env(R"({"spec":{"containers":[
+                {"name":"a","resources":{"requests":{"nvidia.com/gpu":"4"},
+                                         "limits":{"nvidia.com/gpu":"4"}}},
+                {"name":"b","resources":{"requests":{"cpu":"1"},
+                                         "limits":{"nvidia.com/gpu":2}}}]}})"),
+            std::make_pair(std::string("6"), std::string("24")));
+  // No GPUs: one process per pod, WORLD_SIZE = pods.
+  EXPECT_EQ(env(R"({"spec":{"containers":[{"name":"cpu"}]}})"),
+            std::make_pair(std::string("1"), std::string("4")));
+  // An override that is not a number leaves WORLD_SIZE at the pod count, as in Kubeflow.
+  ctx.nproc_per_node = "auto";
+  EXPECT_EQ(env(kTrainer), std::make_pair(std::string("auto"), std::string("4")));
+  ctx.nproc_per_node = "2";
+  EXPECT_EQ(env(kTrainer), std::make_pair(std::string("2"), std::string("8")));
+
+  ctx.nproc_per_node.clear();
+  EXPECT_THAT(BuildPod(Job(R"({"spec":{"containers":[{"name":"a","resources":{
+                               "limits":{"nvidia.com/gpu":"1500m"}}}]}})"),
+                       ctx, 0),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("spec.template.spec.containers[0].resources.limits"
+                                 "[nvidia.com/gpu]: not a whole")));
+  EXPECT_THAT(BuildPod(Job(R"({"spec":{"containers":[{"name":"a","resources":{
+                               "requests":{"nvidia.com/gpu":"eight"}}}]}})"),
+                       ctx, 0),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("containers[0].resources.requests[nvidia.com/gpu]")));
+}
+
+TEST(BuildPodTest, RestartPolicyIsNeverUnlessTheTemplateAsksForOnFailure) {
+  PodContext ctx;
+  ctx.world_size = 1;
+  auto policy = [&](const std::string& tmpl) {
+    return std::string(Parse(BuildPod(Job(tmpl), ctx, 0))["spec"]["restartPolicy"].GetString());
+  };
+  EXPECT_EQ(policy(kTrainer), "Never");
+  EXPECT_EQ(policy(R"({"spec":{"restartPolicy":"OnFailure","containers":[{"name":"a"}]}})"),
+            "OnFailure");
+  EXPECT_THAT(BuildPod(Job(R"({"spec":{"restartPolicy":"Always","containers":[{"name":"a"}]}})"),
+                       ctx, 0),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("spec.template.spec.restartPolicy: \"Always\"")));
+}
+
+TEST(BuildPodTest, JobPriorityClassReplacesTheTemplatesAndItsComputedFields) {
+  const char* tmpl = R"({"spec":{"priorityClassName":"low","priority":10,
+      "preemptionPolicy":"Never","containers":[{"name":"a"}]}})";
+  PodContext ctx;
+  ctx.world_size = 1;
+  kube::TrainingJob job = Job(tmpl);
+  job.priority_class_name = "training-critical";
+  job.priority = 5000;  // an admission-order override, never a pod field
+  rapidjson::Document pod = Parse(BuildPod(job, ctx, 0));
+  EXPECT_EQ(std::string(pod["spec"]["priorityClassName"].GetString()), "training-critical");
+  EXPECT_FALSE(pod["spec"].HasMember("priority"));
+  EXPECT_FALSE(pod["spec"].HasMember("preemptionPolicy"));
+
+  // Without a class on the job the template's stand.
+  pod = Parse(BuildPod(Job(tmpl), ctx, 0));
+  EXPECT_EQ(std::string(pod["spec"]["priorityClassName"].GetString()), "low");
+  EXPECT_EQ(pod["spec"]["priority"].GetInt(), 10);
+}
+
+TEST(BuildPodTest, ReservedNodesPinEachRankThroughNodeAffinity) {
+  PodContext ctx;
+  ctx.world_size = 2;
+  ctx.nodes = {"p5-0001", "p5-0002"};
+  rapidjson::Document pod = Parse(BuildPod(Job(kTrainer), ctx, 1));
+  rapidjson::Document want;
+  want.Parse(R"({"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{
+      "nodeSelectorTerms":[{"matchFields":[
+        {"key":"metadata.name","operator":"In","values":["p5-0002"]}]}]}}})");
+  EXPECT_TRUE(pod["spec"]["affinity"] == want) << kube::ToJson(pod["spec"]["affinity"]);
+
+  // The user's terms are ORed: each one must also require the node. Pod affinity stays.
+  kube::TrainingJob job = Job(R"({"spec":{"containers":[{"name":"a"}],"affinity":{
+      "podAntiAffinity":{"preferredDuringSchedulingIgnoredDuringExecution":[]},
+      "nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[
+        {"matchExpressions":[{"key":"zone","operator":"In","values":["a"]}]},
+        {"matchExpressions":[{"key":"zone","operator":"In","values":["b"]}]}]}}}}})");
+  pod = Parse(BuildPod(job, ctx, 0));
+  want.Parse(R"({
+      "podAntiAffinity":{"preferredDuringSchedulingIgnoredDuringExecution":[]},
+      "nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[
+        {"matchExpressions":[{"key":"zone","operator":"In","values":["a"]}],
+         "matchFields":[{"key":"metadata.name","operator":"In","values":["p5-0001"]}]},
+        {"matchExpressions":[{"key":"zone","operator":"In","values":["b"]}],
+         "matchFields":[{"key":"metadata.name","operator":"In","values":["p5-0001"]}]}]}}})");
+  EXPECT_TRUE(pod["spec"]["affinity"] == want) << kube::ToJson(pod["spec"]["affinity"]);
+
+  // Without nodes nothing is pinned.
+  ctx.nodes.clear();
+  EXPECT_FALSE(Parse(BuildPod(Job(kTrainer), ctx, 1))["spec"].HasMember("affinity"));
+  ctx.nodes = {"p5-0001"};
+  EXPECT_THAT(BuildPod(Job(kTrainer), ctx, 1),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("none for rank 1")));
+}
+
+TEST(BuildPodTest, TemplatesThatCannotBecomePodsNameTheField) {
+  PodContext ctx;
+  ctx.world_size = 2;
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"({"metadata":{}})", "spec.template.spec: missing"},
+      {R"({"spec":{}})", "spec.template.spec.containers: at least one container"},
+      {R"({"spec":{"containers":[]}})", "spec.template.spec.containers: at least one container"},
+      {R"({"spec":{"containers":{"name":"a"}}})", "spec.template.spec.containers: at least one"},
+      {R"({"spec":{"containers":[{"image":"x"}]}})", "spec.template.spec.containers[0].name"},
+      {R"({"spec":{"containers":[{"name":"a"},"b"]}})",
+       "spec.template.spec.containers[1]: not an object"},
+      {R"({"spec":{"containers":[{"name":"a","env":{"RANK":"1"}}]}})",
+       "spec.template.spec.containers[0].env: not an array"},
+      {R"({"spec":{"containers":[{"name":"a","env":[{"value":"1"}]}]}})",
+       "spec.template.spec.containers[0].env[0].name: required"},
+      {R"({"spec":{"initContainers":{},"containers":[{"name":"a"}]}})",
+       "spec.template.spec.initContainers: not an array"},
+      {R"({"spec":{"initContainers":[{}],"containers":[{"name":"a"}]}})",
+       "spec.template.spec.initContainers[0].name: required"},
+      {R"({"spec":{"nodeName":"n1","containers":[{"name":"a"}]}})",
+       "spec.template.spec.nodeName: must not be set"},
+      {R"({"metadata":{"labels":{"a":1}},"spec":{"containers":[{"name":"a"}]}})",
+       "spec.template.metadata.labels[a]: not a string"},
+      {R"({"metadata":[],"spec":{"containers":[{"name":"a"}]}})",
+       "spec.template.metadata: not an object"},
+      {R"({"spec":{"nodeSelector":"x","containers":[{"name":"a"}]}})",
+       "spec.template.spec.nodeSelector: not an object"},
+      {R"({"spec":{"tolerations":{},"containers":[{"name":"a"}]}})",
+       "spec.template.spec.tolerations: not an array"},
+      {R"({"spec":{"restartPolicy":"Sometimes","containers":[{"name":"a"}]}})",
+       "spec.template.spec.restartPolicy"},
+      {R"(not json)", "spec.template: invalid JSON"},
+  };
+  PodContext flavor = P5(2);
+  for (const auto& [tmpl, message] : cases) {
+    SCOPED_TRACE(tmpl);
+    EXPECT_THAT(BuildPod(Job(tmpl), flavor, 0),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(message)));
+  }
+}
+
+TEST(BuildPodTest, RanksAndContextOutsideTheGangAreRejected) {
+  kube::TrainingJob job = Job(kTrainer);
+  PodContext ctx;
+  ctx.world_size = 4;
+  EXPECT_THAT(BuildPod(job, ctx, 3), IsOk());
+  EXPECT_THAT(BuildPod(job, ctx, 4),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("rank: 4 is outside [0, 4)")));
+  EXPECT_THAT(BuildPod(job, ctx, -1), StatusIs(absl::StatusCode::kInvalidArgument));
+  ctx.world_size = 0;
+  EXPECT_THAT(BuildPod(job, ctx, 0),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("world size")));
+  ctx.world_size = 4;
+  ctx.master_port = 70000;
+  EXPECT_THAT(BuildPod(job, ctx, 0),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("master port")));
+  ctx.master_port = kDefaultMasterPort;
+  ctx.restart = -1;
+  EXPECT_THAT(BuildPod(job, ctx, 0),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("restart")));
+  ctx.restart = 0;
+  job.meta.uid.clear();
+  EXPECT_THAT(BuildPod(job, ctx, 0),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("metadata.uid")));
+}
+
+// The operator writes the labels; phalanx-scheduler reads them (scheduler/server): both sides
+// must agree on the gang and rank of every pod, and the pod must go to the Phalanx profile.
+TEST(BuildPodTest, SchedulerReadsTheGangAndRankOfTheBuiltPod) {
+  kube::TrainingJob job = ExampleJob("10-trainingjob-pretrain-64gpu.yaml");
+  for (int rank : {0, 5, 7}) {
+    SCOPED_TRACE(rank);
+    rapidjson::Document doc = Parse(BuildPod(job, P5(8), rank));
+    // As the API server returns it once kube-scheduler has bound it.
+    doc["spec"].AddMember("nodeName", "p5-0042", doc.GetAllocator());
+    QuantitiesAsStrings(doc["spec"], doc.GetAllocator());
+    absl::StatusOr<kube::Pod> pod = kube::Decode<kube::Pod>(kube::ToJson(doc));
+    ASSERT_THAT(pod, IsOk());
+    EXPECT_EQ(pod->scheduler_name, "phalanx");
+    ASSERT_NE(pod->meta.ControllerRef(), nullptr);
+    EXPECT_EQ(pod->meta.ControllerRef()->name, "llama-pretrain-64");
+    EXPECT_EQ(pod->meta.ControllerRef()->kind, "TrainingJob");
+    std::optional<placement::PodInfo> info = scheduler::PodInfoFrom(*pod);
+    ASSERT_TRUE(info.has_value());
+    EXPECT_EQ(info->job, "team-llm/llama-pretrain-64");
+    EXPECT_EQ(info->rank, rank);
+    EXPECT_EQ(info->key, absl::StrCat("team-llm/llama-pretrain-64-", rank));
+    EXPECT_EQ(info->requests.at("nvidia.com/gpu"), 8);
+  }
+}
+
+TEST(BuildHeadlessServiceTest, ServiceGivesEveryRankADnsName) {
+  kube::TrainingJob job = ExampleJob("10-trainingjob-pretrain-64gpu.yaml");
+  rapidjson::Document service = Parse(BuildHeadlessService(job, 29400));
+  rapidjson::Document want;
+  want.Parse(R"({
+    "apiVersion": "v1", "kind": "Service",
+    "metadata": {
+      "name": "llama-pretrain-64", "namespace": "team-llm",
+      "labels": {"phalanx.dev/job": "llama-pretrain-64"},
+      "ownerReferences": [{"apiVersion": "phalanx.dev/v1alpha1", "kind": "TrainingJob",
+                           "name": "llama-pretrain-64", "uid": "0b8e6a52-uid",
+                           "controller": true, "blockOwnerDeletion": true}]
+    },
+    "spec": {
+      "clusterIP": "None",
+      "selector": {"phalanx.dev/job": "llama-pretrain-64"},
+      "publishNotReadyAddresses": true,
+      "ports": [{"name": "master", "protocol": "TCP", "port": 29400, "targetPort": 29400}]
+    }
+  })");
+  EXPECT_TRUE(service == want) << kube::ToJson(service);
+  // The pods' subdomain is the Service's name and their labels match its selector.
+  rapidjson::Document pod = Parse(BuildPod(job, P5(8), 0));
+  EXPECT_EQ(std::string(pod["spec"]["subdomain"].GetString()),
+            service["metadata"]["name"].GetString());
+  EXPECT_EQ(std::string(pod["metadata"]["labels"]["phalanx.dev/job"].GetString()),
+            service["spec"]["selector"]["phalanx.dev/job"].GetString());
+
+  EXPECT_THAT(BuildHeadlessService(job, 0),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("master port")));
+  job.meta.namespace_.clear();
+  EXPECT_THAT(BuildHeadlessService(job),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("metadata.namespace")));
+}
+
+}  // namespace
+}  // namespace phalanx::controller
