@@ -179,4 +179,17 @@ grep -q '^phalanx_extender_requests_total{verb="filter",outcome="pinned"} [1-9]'
   grep -q '^phalanx_reservations 2$' <<<"$m" &&
   pass "/metrics counts pinned filters, bind latency and 2 reservations" ||
   fail "/metrics lacks the expected series: $(grep -E '^phalanx_(extender|reservations)' <<<"$m" | head -20)"
+
+# --- SIGTERM drains and exits ------------------------------------------------------------------
+read -r spid _ <<<"$(awk '$1=="phalanx-scheduler" {print $2, $3}' "$PHALANX_CLUSTER_DIR/pids")"
+kill -TERM "$spid"
+gone() { [[ ! -d /proc/$spid ]] || [[ $(awk '{print $3}' "/proc/$spid/stat" 2>/dev/null) == Z ]]; }
+if eventually 30 gone; then
+  grep -q "received SIGTERM: draining" "$PHALANX_CLUSTER_DIR/logs/phalanx-scheduler.log" &&
+    grep -q "phalanx-scheduler stopped" "$PHALANX_CLUSTER_DIR/logs/phalanx-scheduler.log" &&
+    pass "SIGTERM: phalanx-scheduler drained and stopped" ||
+    fail "SIGTERM: no drain/stop lines in the log: $(tail -5 "$PHALANX_CLUSTER_DIR/logs/phalanx-scheduler.log")"
+else
+  fail "phalanx-scheduler still running 30s after SIGTERM"
+fi
 finish
