@@ -63,8 +63,9 @@ Value FromYaml(const YAML::Node& node, Alloc& alloc) {
 }
 
 // Writes every integer amount in the containers' resources as a string, as the API server does
-// when it stores a Pod (resource.Quantity). It does not for a TrainingJob: the template is kept
-// as written (x-kubernetes-preserve-unknown-fields), so `nvidia.com/gpu: 8` stays a number there.
+// when it stores a Pod (resource.Quantity). A TrainingJob's template is kept as written
+// (x-kubernetes-preserve-unknown-fields), so the example's `nvidia.com/gpu: 8` reaches BuildPod,
+// and the pod it builds, as a number.
 void QuantitiesAsStrings(Value& pod_spec, Alloc& alloc) {
   for (const char* list : {"containers", "initContainers"}) {
     if (!pod_spec.HasMember(list)) continue;
@@ -88,17 +89,9 @@ kube::TrainingJob ExampleJob(const std::string& file) {
   Value converted = FromYaml(yaml, doc.GetAllocator());
   doc.CopyFrom(converted, doc.GetAllocator());
   kube::SetMember(doc["metadata"], "uid", Value("0b8e6a52-uid"), doc.GetAllocator());
-  const std::string template_json = kube::ToJson(doc["spec"]["template"]);
-  // kube::DecodeTrainingJob reads the template through kube::Decode<kube::Pod>, which takes
-  // quantities as strings only and so rejects the example's integer GPU counts (reported; not
-  // this component's code). Decode a copy with string amounts, and give BuildPod the template
-  // exactly as the API server stores it.
-  QuantitiesAsStrings(doc["spec"]["template"]["spec"], doc.GetAllocator());
   absl::StatusOr<kube::TrainingJob> job = kube::DecodeTrainingJob(kube::ToJson(doc));
   EXPECT_THAT(job, IsOk());
-  if (!job.ok()) return kube::TrainingJob{};
-  job->template_json = template_json;
-  return *std::move(job);
+  return job.ok() ? *std::move(job) : kube::TrainingJob{};
 }
 
 // A job with a hand-written template; the template is not checked here, so that BuildPod's own
