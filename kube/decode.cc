@@ -244,7 +244,7 @@ absl::Status ReadView(value& v, std::string_view where, std::string_view* out) {
     while (end > 0 && token[end] != '"') --end;  // trailing whitespace
     if (end > 0) {
       std::string_view text = token.substr(1, end - 1);
-      if (std::memchr(text.data(), '\\', text.size()) == nullptr) {
+      if (text.find('\\') == std::string_view::npos) {
         *out = text;
         return absl::OkStatus();
       }
