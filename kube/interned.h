@@ -47,6 +47,8 @@
 
 namespace kube {
 
+// An immutable string shared by reference count; compares, hashes, prints and converts like the
+// text it holds (see the file comment).
 class InternedString {
  public:
   InternedString() = default;
@@ -107,7 +109,7 @@ class InternedString {
   }
   template <typename H>
   friend H AbslHashValue(H h, const InternedString& s) {
-    return H::combine(std::move(h), s.view());
+    return H::combine(std::move(h), absl::string_view(s.data(), s.size()));
   }
 
  private:
