@@ -91,16 +91,9 @@ void DefaultRequestsFromLimits(Value& tmpl, rapidjson::Document::AllocatorType& 
     for (Value& container : spec[list].GetArray()) {
       if (!container.IsObject() || !container.HasMember("resources")) continue;
       Value& resources = container["resources"];
-      if (!resources.IsObject() || !resources.HasMember("limits") ||
-          !resources["limits"].IsObject()) {
-        continue;
-      }
-      if (!resources.HasMember("requests") || !resources["requests"].IsObject()) {
-        resources.RemoveMember("requests");
-        resources.AddMember("requests", Value(rapidjson::kObjectType), alloc);
-      }
-      Value& requests = resources["requests"];
+      if (!resources.IsObject()) continue;
       for (const char* kind : {"limits", "requests"}) {
+        if (!resources.HasMember(kind) || !resources[kind].IsObject()) continue;
         for (auto& amount : resources[kind].GetObject()) {
           // YAML `nvidia.com/gpu: 8` arrives as a JSON number; the API server would have
           // stored a pod's quantities as strings.
@@ -111,6 +104,12 @@ void DefaultRequestsFromLimits(Value& tmpl, rapidjson::Document::AllocatorType& 
           }
         }
       }
+      if (!resources.HasMember("limits") || !resources["limits"].IsObject()) continue;
+      if (!resources.HasMember("requests") || !resources["requests"].IsObject()) {
+        resources.RemoveMember("requests");
+        resources.AddMember("requests", Value(rapidjson::kObjectType), alloc);
+      }
+      Value& requests = resources["requests"];
       for (auto& limit : resources["limits"].GetObject()) {
         if (!requests.HasMember(limit.name)) {
           requests.AddMember(Value(limit.name, alloc), Value(limit.value, alloc), alloc);

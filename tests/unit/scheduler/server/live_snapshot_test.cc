@@ -277,6 +277,12 @@ TEST(GangRequestFromTest, RequestsDefaultToLimitsAsForPods) {
   EXPECT_EQ(r.per_pod.at("memory"), int64_t{1} << 30);
   // The template kept for building pods is the user's, untouched.
   EXPECT_EQ(job.template_json.find("\"requests\":{\"cpu\":\"2\"}") != std::string::npos, true);
+  // Requests alone, as numbers, decode too.
+  ASSERT_OK_AND_ASSIGN(
+      job, kube::DecodeTrainingJob(
+               R"({"metadata":{"name":"j","namespace":"ml"},"spec":{"replicas":2,"template":{)"
+               R"("spec":{"containers":[{"name":"t","resources":{"requests":{"nvidia.com/gpu":8}}}]}}}})"));
+  EXPECT_EQ(GangRequestFrom(job).per_pod.at("nvidia.com/gpu"), 8);
 }
 
 TEST(DecodeTrainingJobTest, TypeErrorsNameTheField) {
