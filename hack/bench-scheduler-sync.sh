@@ -62,7 +62,8 @@ deadline=$((SECONDS + TIMEOUT))
 remaining() { local r=$((deadline - SECONDS)); ((r > 0)) && echo "$r" || echo 1; }
 now() { echo "$EPOCHREALTIME"; }
 elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
-kb_to_mb() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
+# MB of 10^6 bytes, as the target is stated (MiB would read as less).
+kb_to_mb() { awk -v k="$1" 'BEGIN { printf "%.1f", k * 1024 / 1e6 }'; }
 vm() { # pid field -> kB
   awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status" 2>/dev/null
 }
