@@ -46,6 +46,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/status.h"
+#include "tests/bench/cluster_json.h"
 #include "kube/backoff.h"
 #include "kube/config.h"
 #include "kube/json.h"
@@ -321,38 +322,6 @@ std::string NodeJson(const LoaderFlags& flags, int n, const std::string& now, bo
   return buffer.GetString();
 }
 
-struct DaemonSetKind {
-  const char* name;
-  const char* namespace_;
-  const char* image;
-  const char* cpu;
-  const char* memory;
-};
-
-// What every EKS GPU node runs (the same set tests/bench/cluster_json.cc models).
-constexpr DaemonSetKind kDaemonSets[] = {
-    {"aws-node", "kube-system",
-     "602401143452.dkr.ecr.us-east-1.amazonaws.com/amazon-k8s-cni:v1.19.2", "25m", "64Mi"},
-    {"kube-proxy", "kube-system",
-     "602401143452.dkr.ecr.us-east-1.amazonaws.com/eks/kube-proxy:v1.34.0-eksbuild.2", "100m",
-     "64Mi"},
-    {"nvidia-device-plugin", "kube-system", "nvcr.io/nvidia/k8s-device-plugin:v0.17.0", "10m",
-     "20Mi"},
-    {"aws-efa-k8s-device-plugin", "kube-system",
-     "602401143452.dkr.ecr.us-east-1.amazonaws.com/eks/aws-efa-k8s-device-plugin:v0.5.6", "10m",
-     "20Mi"},
-    {"dcgm-exporter", "gpu-monitoring", "nvcr.io/nvidia/k8s/dcgm-exporter:3.3.9-3.6.1-ubuntu22.04",
-     "100m", "128Mi"},
-    {"node-exporter", "monitoring", "quay.io/prometheus/node-exporter:v1.8.2", "50m", "64Mi"},
-    {"fluent-bit", "amazon-cloudwatch",
-     "public.ecr.aws/aws-observability/aws-for-fluent-bit:2.32.4", "50m", "100Mi"},
-    {"ebs-csi-node", "kube-system",
-     "602401143452.dkr.ecr.us-east-1.amazonaws.com/eks/aws-ebs-csi-driver:v1.38.1", "10m", "40Mi"},
-    {"eks-pod-identity-agent", "kube-system",
-     "602401143452.dkr.ecr.us-east-1.amazonaws.com/eks/eks-pod-identity-agent:0.1.21", "25m",
-     "32Mi"},
-};
-constexpr int kDaemonSetKinds = sizeof(kDaemonSets) / sizeof(kDaemonSets[0]);
 
 std::string TeamNamespace(int k) { return absl::StrCat("team-", k); }
 
@@ -360,7 +329,7 @@ std::string TeamNamespace(int k) { return absl::StrCat("team-", k); }
 std::vector<std::string> Namespaces(const LoaderFlags& flags) {
   std::vector<std::string> out;
   for (int k = 0; k < flags.team_namespaces; ++k) out.push_back(TeamNamespace(k));
-  for (const DaemonSetKind& ds : kDaemonSets) {
+  for (const DaemonSet& ds : kDaemonSets) {
     if (std::find(out.begin(), out.end(), ds.namespace_) == out.end()) {
       out.push_back(ds.namespace_);
     }
@@ -499,7 +468,7 @@ PodObject TrainingPod(const LoaderFlags& flags, int n) {
 // The `kind`-th DaemonSet's pod on node n (`copy` tells apart repeats when a node holds more pods
 // than there are DaemonSets).
 PodObject DaemonSetPod(const LoaderFlags& flags, int n, int kind, int copy) {
-  const DaemonSetKind& ds = kDaemonSets[kind];
+  const DaemonSet& ds = kDaemonSets[kind];
   const std::string node = NodeName(flags, n);
   PodObject pod{ds.namespace_,
                 copy == 0 ? absl::StrCat(ds.name, "-", node)
