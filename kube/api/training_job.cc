@@ -137,12 +137,7 @@ absl::StatusOr<TrainingJob> DecodeTrainingJob(std::string_view json) {
   TrainingJob job;
   // Metadata through the shared decoder, so it matches every other object's.
   {
-    rapidjson::Document meta_only(rapidjson::kObjectType);
-    if (const Value* meta = Member(doc, "metadata"); meta != nullptr) {
-      meta_only.AddMember("metadata", Value(*meta, meta_only.GetAllocator()),
-                          meta_only.GetAllocator());
-    }
-    ASSIGN_OR_RETURN(RawObject raw, Decode<RawObject>(ToJson(meta_only)));
+    ASSIGN_OR_RETURN(RawObject raw, Decode<RawObject>(json));
     job.meta = std::move(raw.meta);
   }
   const Value* spec = Member(doc, "spec");
