@@ -8,9 +8,6 @@
 // only after every informer has synced and every reservation has been rebuilt from TrainingJob
 // status.placement — the extender and gRPC servers and /readyz. A restarted scheduler therefore
 // never answers a filter or a ReserveBatch from a snapshot that lacks a reservation.
-#include <signal.h>
-#include <unistd.h>
-
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -23,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/api_labels.h"
+#include "common/daemon/signal_waiter.h"
 #include "common/http/http_server.h"
 #include "common/http/http_server_beast.h"
 #include "common/http/metrics_handler.h"
@@ -96,37 +94,9 @@ std::unique_ptr<http::HttpServer> NewServer(const std::string& address, int thre
       {.address = hp.host, .port = hp.port, .threads = threads, .max_body_bytes = max_body});
 }
 
-// Turns SIGTERM / SIGINT into a cancellation. The signals are blocked in every thread (they
-// inherit the mask) and taken by one thread with sigwait, so no handler runs at a random point.
-class SignalWaiter {
- public:
-  explicit SignalWaiter(kube::Cancellation& stop) {
-    sigemptyset(&signals_);
-    sigaddset(&signals_, SIGTERM);
-    sigaddset(&signals_, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &signals_, nullptr);
-    thread_ = std::thread([this, &stop] {
-      int number = 0;
-      sigwait(&signals_, &number);
-      received_.store(number);
-      stop.Cancel();
-    });
-  }
-  ~SignalWaiter() {
-    if (received_.load() == 0) kill(getpid(), SIGTERM);  // wake the waiting thread
-    thread_.join();
-  }
-  int received() const { return received_.load(); }
-
- private:
-  sigset_t signals_;
-  std::atomic<int> received_{0};
-  std::thread thread_;
-};
-
 int Run(const SchedulerConfig& config) {
   kube::Cancellation stop;
-  SignalWaiter signals(stop);
+  SignalWaiter signals([&stop] { stop.Cancel(); });
 
   absl::StatusOr<kube::RestConfig> rest =
       config.kubeconfig.empty() ? kube::LoadInClusterConfig()
@@ -357,7 +327,7 @@ int Run(const SchedulerConfig& config) {
 
   while (!stop.WaitFor(absl::Hours(1))) {
   }
-  spdlog::info("received {}: draining", signals.received() == SIGINT ? "SIGINT" : "SIGTERM");
+  spdlog::info("received {}: draining", signals.received_name());
   ready.store(false);
   webhook->Stop();
   grpc_server->server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));

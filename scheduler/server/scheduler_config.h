@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/daemon/config_flags.h"
 
 namespace phalanx::scheduler {
 
@@ -39,13 +40,6 @@ struct SchedulerConfig {
   bool show_help = false;
   bool show_version = false;
 };
-
-// "host:port" -> {host, port}; InvalidArgument names `field` when malformed.
-struct HostPort {
-  std::string host;
-  int port = 0;
-};
-absl::StatusOr<HostPort> ParseHostPort(const std::string& text, const std::string& field);
 
 // Applies a YAML config file's keys to `config`. Unknown keys are errors (a typo must not be
 // ignored silently); messages name the file and the key.
