@@ -73,4 +73,41 @@ std::string_view StringMember(const rapidjson::Value& object, std::string_view k
   return std::string_view(it->value.GetString(), it->value.GetStringLength());
 }
 
+const rapidjson::Value* Member(const rapidjson::Value& object, std::string_view key) {
+  if (!object.IsObject()) return nullptr;
+  auto it = object.FindMember(
+      rapidjson::Value(key.data(), static_cast<rapidjson::SizeType>(key.size())));
+  if (it == object.MemberEnd() || it->value.IsNull()) return nullptr;
+  return &it->value;
+}
+
+absl::Status ReadString(const rapidjson::Value& object, std::string_view key,
+                        std::string_view field, std::string* out) {
+  const rapidjson::Value* v = Member(object, key);
+  if (v == nullptr) return absl::OkStatus();
+  if (!v->IsString()) return absl::InvalidArgumentError(internal::Cat(field, ": not a string"));
+  out->assign(v->GetString(), v->GetStringLength());
+  return absl::OkStatus();
+}
+
+absl::Status ReadInt32(const rapidjson::Value& object, std::string_view key,
+                       std::string_view field, int32_t* out) {
+  const rapidjson::Value* v = Member(object, key);
+  if (v == nullptr) return absl::OkStatus();
+  if (!v->IsInt()) {
+    return absl::InvalidArgumentError(internal::Cat(field, ": not a 32-bit integer"));
+  }
+  *out = v->GetInt();
+  return absl::OkStatus();
+}
+
+absl::Status ReadInt64(const rapidjson::Value& object, std::string_view key,
+                       std::string_view field, int64_t* out) {
+  const rapidjson::Value* v = Member(object, key);
+  if (v == nullptr) return absl::OkStatus();
+  if (!v->IsInt64()) return absl::InvalidArgumentError(internal::Cat(field, ": not an integer"));
+  *out = v->GetInt64();
+  return absl::OkStatus();
+}
+
 }  // namespace kube

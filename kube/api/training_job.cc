@@ -16,33 +16,6 @@ namespace {
 
 using rapidjson::Value;
 
-const Value* Member(const Value& object, std::string_view key) {
-  if (!object.IsObject()) return nullptr;
-  auto it = object.FindMember(Value(key.data(), static_cast<rapidjson::SizeType>(key.size())));
-  if (it == object.MemberEnd() || it->value.IsNull()) return nullptr;
-  return &it->value;
-}
-
-absl::Status ReadString(const Value& object, std::string_view key, const char* field,
-                        std::string* out) {
-  const Value* v = Member(object, key);
-  if (v == nullptr) return absl::OkStatus();
-  if (!v->IsString()) return absl::InvalidArgumentError(absl::StrCat(field, ": not a string"));
-  out->assign(v->GetString(), v->GetStringLength());
-  return absl::OkStatus();
-}
-
-absl::Status ReadInt32(const Value& object, std::string_view key, const char* field,
-                       int32_t* out) {
-  const Value* v = Member(object, key);
-  if (v == nullptr) return absl::OkStatus();
-  if (!v->IsInt()) {
-    return absl::InvalidArgumentError(absl::StrCat(field, ": not a 32-bit integer"));
-  }
-  *out = v->GetInt();
-  return absl::OkStatus();
-}
-
 absl::Status ReadAdmission(const Value& status, TrainingJobStatus* out) {
   const Value* admission = Member(status, "admission");
   if (admission == nullptr) return absl::OkStatus();
