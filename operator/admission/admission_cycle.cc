@@ -204,30 +204,7 @@ void Cycle::ResolveRunning(const Workload& w, RunningEntry& running) const {
                          ? w.priority
                          : priority->second;
   running.per_pod.clear();
-  if (running.cq < 0) return;
-  const CompiledClusterQueue& queue = model_.cqs[running.cq];
-  auto charge = [&](const std::string& resource, int64_t amount) {
-    auto flavor_name = w.admitted->flavors.find(resource);
-    if (amount <= 0 || flavor_name == w.admitted->flavors.end()) return;
-    auto flavor = model_.flavor_index.find(flavor_name->second);
-    if (flavor == model_.flavor_index.end()) return;
-    auto fr = model_.fr_ids.find({flavor->second, resource});
-    if (fr != model_.fr_ids.end() && quota_.Defined(running.cq, fr->second)) {
-      running.per_pod.emplace_back(fr->second, amount);
-    }
-  };
-  // Kueue counts one pod per pod when the queue has quota for pods (unless the workload names
-  // its own amount), charged in resource-name order as the request map with `pods` would be.
-  static const std::string kPods(kResourcePods);
-  bool count_pods = queue.resource_index.contains(kResourcePods) && !w.per_pod.contains(kPods);
-  for (const auto& [resource, amount] : w.per_pod) {
-    if (count_pods && kPods < resource) {
-      charge(kPods, 1);
-      count_pods = false;
-    }
-    charge(resource, amount);
-  }
-  if (count_pods) charge(kPods, 1);
+  if (running.cq >= 0) running.per_pod = AdmittedDemand(model_, quota_, running.cq, w);
 }
 
 std::string Cycle::Fingerprint() const {

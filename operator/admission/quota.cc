@@ -148,4 +148,31 @@ std::string QuotaTree::Describe(int cq, FrId fr, int64_t need) const {
   return text + ")";
 }
 
+Demand AdmittedDemand(const Model& model, const QuotaTree& quota, int cq, const Workload& w) {
+  Demand demand;
+  if (!w.admitted.has_value() || !model.cqs[cq].inactive.empty()) return demand;
+  auto charge = [&](const std::string& resource, int64_t amount) {
+    auto flavor_name = w.admitted->flavors.find(resource);
+    if (amount <= 0 || flavor_name == w.admitted->flavors.end()) return;
+    auto flavor = model.flavor_index.find(flavor_name->second);
+    if (flavor == model.flavor_index.end()) return;
+    auto fr = model.fr_ids.find({flavor->second, resource});
+    if (fr != model.fr_ids.end() && quota.Defined(cq, fr->second)) {
+      demand.emplace_back(fr->second, amount);
+    }
+  };
+  static const std::string kPods(kResourcePods);
+  bool count_pods = model.cqs[cq].resource_index.contains(kResourcePods) &&
+                    !w.per_pod.contains(kPods);
+  for (const auto& [resource, amount] : w.per_pod) {
+    if (count_pods && kPods < resource) {
+      charge(kPods, 1);
+      count_pods = false;
+    }
+    charge(resource, amount);
+  }
+  if (count_pods) charge(kPods, 1);
+  return demand;
+}
+
 }  // namespace phalanx::admission

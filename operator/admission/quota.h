@@ -90,4 +90,12 @@ class QuotaTree {
   std::vector<PoolCell> pools_;   // [cohort * num_fr_ + fr]
 };
 
+// What an admitted workload charges ClusterQueue `cq` per pod: each resource of its per_pod in
+// the flavor its admission names, where the queue has quota for that pair, plus one `pods` per
+// pod when the queue covers pods and the workload names no amount of its own (Kueue counts pods
+// itself), in resource-name order as the request map with `pods` would be. Empty when `w` is not
+// admitted or `cq` is inactive. The admission cycle charges running workloads with it; the
+// operator's queue statuses report the same usage.
+Demand AdmittedDemand(const Model& model, const QuotaTree& quota, int cq, const Workload& w);
+
 }  // namespace phalanx::admission
