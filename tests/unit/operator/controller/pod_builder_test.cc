@@ -9,7 +9,6 @@
 #include <utility>
 #include <vector>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/testing/status_matchers.h"
 #include "gmock/gmock.h"
@@ -19,7 +18,7 @@
 #include "kube/json.h"
 #include "rapidjson/document.h"
 #include "scheduler/server/live_snapshot.h"
-#include "yaml-cpp/yaml.h"
+#include "tests/unit/operator/example_json.h"
 
 namespace phalanx::controller {
 namespace {
@@ -30,37 +29,6 @@ using ::testing::HasSubstr;
 using rapidjson::Value;
 using Alloc = rapidjson::Document::AllocatorType;
 using EnvList = std::vector<std::pair<std::string, std::string>>;
-
-// YAML as kubectl turns it into JSON: plain scalars that read as integers or booleans become
-// numbers and booleans, quoted and block scalars stay strings.
-Value FromYaml(const YAML::Node& node, Alloc& alloc) {
-  switch (node.Type()) {
-    case YAML::NodeType::Map: {
-      Value object(rapidjson::kObjectType);
-      for (const auto& it : node) {
-        object.AddMember(kube::JsonString(it.first.as<std::string>(), alloc),
-                         FromYaml(it.second, alloc), alloc);
-      }
-      return object;
-    }
-    case YAML::NodeType::Sequence: {
-      Value array(rapidjson::kArrayType);
-      for (const auto& item : node) array.PushBack(FromYaml(item, alloc), alloc);
-      return array;
-    }
-    case YAML::NodeType::Scalar: {
-      const std::string& text = node.Scalar();
-      if (node.Tag() == "?") {  // plain
-        if (int64_t n = 0; absl::SimpleAtoi(text, &n)) return Value(n);
-        if (text == "true" || text == "false") return Value(text == "true");
-        if (text == "null" || text == "~") return Value(rapidjson::kNullType);
-      }
-      return kube::JsonString(text, alloc);
-    }
-    default:
-      return Value(rapidjson::kNullType);
-  }
-}
 
 // Writes every integer amount in the containers' resources as a string, as the API server does
 // when it stores a Pod (resource.Quantity). A TrainingJob's template is kept as written
@@ -84,10 +52,7 @@ void QuantitiesAsStrings(Value& pod_spec, Alloc& alloc) {
 
 // The shipped example, as the API server would hand it to the operator (with a uid).
 kube::TrainingJob ExampleJob(const std::string& file) {
-  YAML::Node yaml = YAML::LoadFile(std::string(PHALANX_SOURCE_DIR) + "/deploy/examples/" + file);
-  rapidjson::Document doc;
-  Value converted = FromYaml(yaml, doc.GetAllocator());
-  doc.CopyFrom(converted, doc.GetAllocator());
+  rapidjson::Document doc = std::move(::phalanx::testing::ExampleDocuments(file).at(0));
   kube::SetMember(doc["metadata"], "uid", Value("0b8e6a52-uid"), doc.GetAllocator());
   absl::StatusOr<kube::TrainingJob> job = kube::DecodeTrainingJob(kube::ToJson(doc));
   EXPECT_THAT(job, IsOk());
