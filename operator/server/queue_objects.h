@@ -1,0 +1,117 @@
+// phalanx-operator's translation between the API objects and the admission core: the phalanx.dev
+// queue CRDs (crds/*.yaml), PriorityClasses, Namespaces and TrainingJobs decoded into the core's
+// Snapshot types (operator/admission/types.h), and the queues' statuses computed from a Snapshot
+// and written back as server-side-apply bodies. Pure: no I/O, no clock; times come in as
+// arguments.
+//
+//   ASSIGN_OR_RETURN(admission::ClusterQueue cq, DecodeClusterQueue(raw.json));
+//   ASSIGN_OR_RETURN(kube::TrainingJob job, kube::DecodeTrainingJob(raw.json));
+//   ASSIGN_OR_RETURN(admission::Workload w, WorkloadFromJob(job, admitted_at));
+//   ...
+//   admission::ApplyDecisions(result, snapshot);
+//   for (const ClusterQueueStatus& s : ComputeQueueStatuses(snapshot).cluster_queues) {
+//     Apply(ClusterQueueStatusApply(s, last_transition));
+//   }
+//
+// Amounts are the core's canonical units (common/resources.h: cpu in millicores, everything else
+// in whole units, memory in bytes), parsed from Kubernetes quantities exactly as the simulator
+// parses its quotas (ParseResourceList), so both agree on every amount.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "kube/api/training_job.h"
+#include "operator/admission/types.h"
+
+namespace phalanx::operator_server {
+
+// ---- Objects in ------------------------------------------------------------------------------
+
+// Decode objects as the API server returns them (JSON text). The API server has validated them
+// against the CRD schema, so decoding is lenient about fields it does not need; a type mismatch
+// or a bad quantity in one it reads is InvalidArgument naming the object and the field:
+// "ClusterQueue llm: spec.resourceGroups[0].flavors[1].resources[0].nominalQuota: ...".
+absl::StatusOr<admission::ResourceFlavor> DecodeResourceFlavor(std::string_view json);
+// spec.namespaceSelector absent -> nullopt (admits no namespace, as Kueue); {} -> every
+// namespace. spec.localityWaitSeconds absent -> admission::kDefaultLocalityWaitSeconds.
+absl::StatusOr<admission::ClusterQueue> DecodeClusterQueue(std::string_view json);
+// spec.stopPolicy is not decoded: the core has no stop policy for LocalQueues.
+absl::StatusOr<admission::LocalQueue> DecodeLocalQueue(std::string_view json);
+// scheduling.k8s.io/v1 PriorityClass -> (name, value).
+absl::StatusOr<std::pair<std::string, int32_t>> DecodePriorityClass(std::string_view json);
+// core/v1 Namespace -> name and labels.
+absl::StatusOr<admission::Namespace> DecodeNamespace(std::string_view json);
+
+// The admission core's view of a TrainingJob: per_pod = the template's effective requests
+// (already canonical); count = spec.replicas; elastic = spec.elastic; an explicit spec.priority
+// wins over spec.priorityClassName (priority_class is then empty); creation_time =
+// metadata.creationTimestamp in Unix seconds; levels and groups from spec.topology; node
+// selector and tolerations from the template; admitted from status.admission when present
+// (every resource of per_pod in admission.flavor, count = admission.replicas, admitted at
+// `admission_time`); revision from metadata.resourceVersion (0 when it has none).
+// InvalidArgument "TrainingJob ns/name: metadata.creationTimestamp: ..." on a bad timestamp.
+absl::StatusOr<admission::Workload> WorkloadFromJob(const kube::TrainingJob& job,
+                                                    int64_t admission_time = 0);
+
+// ---- Statuses out ----------------------------------------------------------------------------
+
+struct ResourceUsage {
+  std::string resource;
+  int64_t total = 0;     // canonical units in use, borrowed included
+  int64_t borrowed = 0;  // the part of total above nominal quota
+};
+struct FlavorUsage {
+  std::string flavor;
+  std::vector<ResourceUsage> resources;
+};
+struct ClusterQueueStatus {
+  std::string name;
+  int32_t pending = 0;
+  int32_t admitted = 0;
+  std::vector<FlavorUsage> flavors_usage;  // every flavor and resource of the spec, in its order
+  // Kueue's weighted dominant resource share x1000, truncated; kInfiniteWeightedShare for a
+  // queue of weight 0 that borrows.
+  int64_t weighted_share = 0;
+  std::string inactive_reason;  // empty = Active
+};
+struct LocalQueueStatus {
+  std::string namespace_name;
+  std::string name;
+  int32_t pending = 0;
+  int32_t admitted = 0;
+  // Usage of the queue's admitted workloads (borrowed is always 0: borrowing is a ClusterQueue
+  // matter). Not written back: the LocalQueue CRD's status has no flavorsUsage.
+  std::vector<FlavorUsage> flavors_usage;
+  std::string inactive_reason;  // empty = Active; else its ClusterQueue is missing or inactive
+};
+struct QueueStatuses {
+  std::vector<ClusterQueueStatus> cluster_queues;  // in Snapshot order
+  std::vector<LocalQueueStatus> local_queues;      // in Snapshot order
+};
+
+// Kueue's value of weightedShare for an infinite share (weight 0 while borrowing).
+inline constexpr int64_t kInfiniteWeightedShare = std::numeric_limits<int64_t>::max();
+
+// The status of every ClusterQueue and LocalQueue of `snapshot`, usually after the cycle's
+// decisions were applied to it (admission::ApplyDecisions). Usage is what the admission core
+// charges (admission::AdmittedDemand); pending counts workloads not admitted whose LocalQueue
+// feeds the queue; admitted counts those admitted under it. An invalid ClusterQueue reports no
+// usage (the core charges nothing to it); a stopped one (stopPolicy) is inactive but keeps it.
+QueueStatuses ComputeQueueStatuses(const admission::Snapshot& snapshot);
+
+// Server-side-apply bodies (JSON) for the status subresource of a ClusterQueue and a LocalQueue,
+// following the status schemas of crds/phalanx.dev_clusterqueues.yaml and
+// phalanx.dev_localqueues.yaml. Amounts are written as Kubernetes quantity strings ("1800Gi",
+// "180", "500m"). The Active condition (reason Ready, or Inactive with inactive_reason as its
+// message) carries `now_rfc3339` as its lastTransitionTime: pass the previous time while the
+// condition's status is unchanged, as metav1.Condition expects.
+std::string ClusterQueueStatusApply(const ClusterQueueStatus& status, std::string_view now_rfc3339);
+std::string LocalQueueStatusApply(const LocalQueueStatus& status, std::string_view now_rfc3339);
+
+}  // namespace phalanx::operator_server

@@ -1,0 +1,516 @@
+// Decoding the queue objects and TrainingJobs a user applies (deploy/examples) into the admission
+// core's types. What a user would notice: every shipped example means what its comments say
+// (quotas in the core's units, the simulator's units, policies, selectors), a malformed field is
+// named in the error with its object, and a job's workload carries its requests, priority,
+// topology and admission.
+#include "operator/server/queue_objects.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/resources.h"
+#include "common/testing/status_matchers.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kube/api/training_job.h"
+#include "kube/json.h"
+#include "operator/admission/model.h"
+#include "rapidjson/document.h"
+#include "rapidjson/pointer.h"
+#include "tests/unit/operator/example_json.h"
+
+namespace phalanx::operator_server {
+namespace {
+
+using ::phalanx::testing::ExampleDocuments;
+using ::phalanx::testing::ExampleJson;
+using ::phalanx::testing::IsOk;
+using ::phalanx::testing::StatusIs;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Pair;
+using ::testing::StartsWith;
+
+constexpr int64_t kGi = int64_t{1} << 30;
+
+// ParseResourceList is how the simulator reads its quotas (sim/cluster.cc ParseQuota).
+int64_t SimulatorAmount(const std::string& resource, const std::string& text) {
+  absl::StatusOr<ResourceList> list = ParseResourceList({{resource, text}}, "quota");
+  EXPECT_THAT(list, IsOk());
+  return list.ok() ? list->at(resource) : -1;
+}
+
+template <typename T>
+T Decoded(absl::StatusOr<T> decoded) {
+  EXPECT_THAT(decoded, IsOk());
+  return decoded.ok() ? *std::move(decoded) : T{};
+}
+
+// ---- ResourceFlavor, LocalQueue, PriorityClass, Namespace ----------------------------------
+
+TEST(DecodeResourceFlavorTest, Examples) {
+  std::vector<std::string> docs = ExampleJson("02-resourceflavors.yaml");
+  ASSERT_EQ(docs.size(), 2u);
+  admission::ResourceFlavor p5 = Decoded(DecodeResourceFlavor(docs[0]));
+  EXPECT_EQ(p5.name, "p5");
+  EXPECT_THAT(p5.node_labels, ElementsAre(Pair("node.kubernetes.io/instance-type", "p5.48xlarge")));
+  ASSERT_EQ(p5.node_taints.size(), 1u);
+  EXPECT_EQ(p5.node_taints[0].key, "nvidia.com/gpu");
+  EXPECT_EQ(p5.node_taints[0].value, "true");
+  EXPECT_EQ(p5.node_taints[0].effect, "NoSchedule");
+  ASSERT_EQ(p5.tolerations.size(), 1u);
+  EXPECT_EQ(p5.tolerations[0].key, "nvidia.com/gpu");
+  EXPECT_EQ(p5.tolerations[0].op, "Exists");
+  EXPECT_EQ(p5.tolerations[0].value, "");
+  EXPECT_EQ(p5.tolerations[0].effect, "NoSchedule");
+  EXPECT_EQ(p5.topology_name, "eks");
+  admission::ResourceFlavor gb200 = Decoded(DecodeResourceFlavor(docs[1]));
+  EXPECT_EQ(gb200.name, "gb200");
+  EXPECT_EQ(gb200.topology_name, "gb200");
+  EXPECT_EQ(gb200.node_labels.at("node.kubernetes.io/instance-type"), "p6e-gb200.36xlarge");
+}
+
+TEST(DecodeResourceFlavorTest, WithoutSpecAndTolerationOperatorDefaultsToEqual) {
+  admission::ResourceFlavor plain = Decoded(DecodeResourceFlavor(
+      R"({"apiVersion":"phalanx.dev/v1alpha1","kind":"ResourceFlavor","metadata":{"name":"cpu"}})"));
+  EXPECT_EQ(plain.name, "cpu");
+  EXPECT_TRUE(plain.node_labels.empty());
+  admission::ResourceFlavor spot = Decoded(DecodeResourceFlavor(
+      R"({"metadata":{"name":"spot"},"spec":{"tolerations":[{"key":"spot","value":"yes"}]}})"));
+  ASSERT_EQ(spot.tolerations.size(), 1u);
+  EXPECT_EQ(spot.tolerations[0].op, "Equal");
+  EXPECT_EQ(spot.tolerations[0].value, "yes");
+}
+
+TEST(DecodeLocalQueueTest, Examples) {
+  std::vector<std::string> docs = ExampleJson("05-localqueues.yaml");
+  ASSERT_EQ(docs.size(), 3u);
+  std::vector<std::string> got;
+  for (const std::string& json : docs) {
+    admission::LocalQueue lq = Decoded(DecodeLocalQueue(json));
+    got.push_back(lq.namespace_name + "/" + lq.name + " -> " + lq.cluster_queue);
+  }
+  EXPECT_THAT(got, ElementsAre("team-llm/training -> llm", "team-vision/training -> vision",
+                               "team-research/training -> research"));
+}
+
+TEST(DecodePriorityClassTest, Examples) {
+  std::vector<std::pair<std::string, int32_t>> got;
+  for (const std::string& json : ExampleJson("00-priorityclasses.yaml")) {
+    got.push_back(Decoded(DecodePriorityClass(json)));
+  }
+  EXPECT_THAT(got, ElementsAre(Pair("training-critical", 10000), Pair("training-standard", 1000),
+                               Pair("training-preemptible", 100)));
+}
+
+TEST(DecodeNamespaceTest, Examples) {
+  std::vector<std::string> docs = ExampleJson("03-namespaces.yaml");
+  ASSERT_EQ(docs.size(), 3u);
+  admission::Namespace ns = Decoded(DecodeNamespace(docs[0]));
+  EXPECT_EQ(ns.name, "team-llm");
+  EXPECT_THAT(ns.labels, ElementsAre(Pair("phalanx.dev/training", "true")));
+}
+
+// ---- ClusterQueue --------------------------------------------------------------------------
+
+admission::ClusterQueue ExampleQueue(size_t index) {
+  std::vector<std::string> docs = ExampleJson("04-clusterqueues.yaml");
+  EXPECT_EQ(docs.size(), 3u);
+  return Decoded(DecodeClusterQueue(docs.at(index)));
+}
+
+TEST(DecodeClusterQueueTest, ExampleLlmQuotasInCanonicalUnits) {
+  admission::ClusterQueue llm = ExampleQueue(0);
+  EXPECT_EQ(llm.name, "llm");
+  EXPECT_EQ(llm.cohort, "gpu-fleet");
+  EXPECT_EQ(llm.queueing_strategy, admission::QueueingStrategy::kBestEffortFifo);
+  ASSERT_EQ(llm.resource_groups.size(), 1u);
+  const admission::ResourceGroup& group = llm.resource_groups[0];
+  EXPECT_THAT(group.covered_resources,
+              ElementsAre("nvidia.com/gpu", "vpc.amazonaws.com/efa", "cpu", "memory"));
+  ASSERT_EQ(group.flavors.size(), 2u);
+  const admission::FlavorQuotas& p5 = group.flavors[0];
+  EXPECT_EQ(p5.flavor, "p5");
+  ASSERT_EQ(p5.resources.size(), 4u);
+  EXPECT_EQ(p5.resources[0].resource, "nvidia.com/gpu");
+  EXPECT_EQ(p5.resources[0].nominal, 256);
+  EXPECT_EQ(p5.resources[0].borrowing_limit, 128);
+  EXPECT_EQ(p5.resources[0].lending_limit, std::nullopt);
+  EXPECT_EQ(p5.resources[2].resource, "cpu");
+  EXPECT_EQ(p5.resources[2].nominal, 6144 * 1000);  // millicores
+  EXPECT_EQ(p5.resources[2].borrowing_limit, 3072 * 1000);
+  EXPECT_EQ(p5.resources[3].resource, "memory");
+  EXPECT_EQ(p5.resources[3].nominal, 65536 * kGi);  // bytes
+  EXPECT_EQ(p5.resources[3].borrowing_limit, 32768 * kGi);
+  const admission::FlavorQuotas& gb200 = group.flavors[1];
+  EXPECT_EQ(gb200.flavor, "gb200");
+  EXPECT_EQ(gb200.resources[0].nominal, 72);
+  EXPECT_EQ(gb200.resources[0].borrowing_limit, std::nullopt);
+  EXPECT_EQ(gb200.resources[0].lending_limit, 36);
+  EXPECT_EQ(gb200.resources[3].lending_limit, 8640 * kGi);
+}
+
+TEST(DecodeClusterQueueTest, QuotasAgreeWithTheSimulator) {
+  admission::ClusterQueue llm = ExampleQueue(0);
+  const admission::FlavorQuotas& p5 = llm.resource_groups[0].flavors[0];
+  EXPECT_EQ(p5.resources[0].nominal, SimulatorAmount("nvidia.com/gpu", "256"));
+  EXPECT_EQ(p5.resources[2].nominal, SimulatorAmount("cpu", "6144"));
+  EXPECT_EQ(p5.resources[3].nominal, SimulatorAmount("memory", "65536Gi"));
+  // Fractions round up to whole units except cpu, as ParseResourceList does.
+  admission::ClusterQueue odd = Decoded(DecodeClusterQueue(
+      R"({"metadata":{"name":"odd"},"spec":{"namespaceSelector":{},"resourceGroups":[
+          {"coveredResources":["cpu","memory"],"flavors":[{"name":"f","resources":[
+            {"name":"cpu","nominalQuota":"1.5"},{"name":"memory","nominalQuota":"1.5Gi"}]}]}]}})"));
+  const auto& resources = odd.resource_groups[0].flavors[0].resources;
+  EXPECT_EQ(resources[0].nominal, SimulatorAmount("cpu", "1.5"));
+  EXPECT_EQ(resources[0].nominal, 1500);
+  EXPECT_EQ(resources[1].nominal, SimulatorAmount("memory", "1.5Gi"));
+}
+
+TEST(DecodeClusterQueueTest, ExamplePoliciesSelectorsAndWeights) {
+  using admission::BorrowWithinCohortPolicy;
+  using admission::ReclaimWithinCohortPolicy;
+  using admission::WithinClusterQueuePolicy;
+  admission::ClusterQueue llm = ExampleQueue(0);
+  ASSERT_TRUE(llm.namespace_selector.has_value());
+  EXPECT_THAT(llm.namespace_selector->match_labels,
+              ElementsAre(Pair("kubernetes.io/metadata.name", "team-llm")));
+  EXPECT_EQ(llm.preemption.within_cluster_queue, WithinClusterQueuePolicy::kLowerPriority);
+  EXPECT_EQ(llm.preemption.reclaim_within_cohort, ReclaimWithinCohortPolicy::kAny);
+  EXPECT_EQ(llm.preemption.borrow_within_cohort.policy, BorrowWithinCohortPolicy::kLowerPriority);
+  EXPECT_EQ(llm.preemption.borrow_within_cohort.max_priority_threshold, 100);
+  EXPECT_EQ(llm.fair_sharing_weight, 2.0);
+  EXPECT_EQ(llm.stop_policy, admission::StopPolicy::kNone);
+  EXPECT_EQ(llm.locality_wait_seconds, admission::kDefaultLocalityWaitSeconds);
+
+  admission::ClusterQueue vision = ExampleQueue(1);
+  EXPECT_EQ(vision.preemption.reclaim_within_cohort, ReclaimWithinCohortPolicy::kLowerPriority);
+  EXPECT_EQ(vision.preemption.borrow_within_cohort.policy, BorrowWithinCohortPolicy::kNever);
+  EXPECT_EQ(vision.preemption.borrow_within_cohort.max_priority_threshold, std::nullopt);
+  EXPECT_EQ(vision.resource_groups[0].flavors[0].resources[0].borrowing_limit, std::nullopt);
+  EXPECT_EQ(vision.fair_sharing_weight, 1.0);
+
+  admission::ClusterQueue research = ExampleQueue(2);
+  EXPECT_EQ(research.preemption.within_cluster_queue,
+            WithinClusterQueuePolicy::kLowerOrNewerEqualPriority);
+  EXPECT_EQ(research.preemption.reclaim_within_cohort, ReclaimWithinCohortPolicy::kNever);
+}
+
+TEST(DecodeClusterQueueTest, EveryExampleCompilesWithoutErrors) {
+  admission::Snapshot snapshot;
+  for (const std::string& json : ExampleJson("02-resourceflavors.yaml")) {
+    snapshot.flavors.push_back(Decoded(DecodeResourceFlavor(json)));
+  }
+  for (const std::string& json : ExampleJson("04-clusterqueues.yaml")) {
+    snapshot.cluster_queues.push_back(Decoded(DecodeClusterQueue(json)));
+  }
+  for (const std::string& json : ExampleJson("05-localqueues.yaml")) {
+    snapshot.local_queues.push_back(Decoded(DecodeLocalQueue(json)));
+  }
+  admission::Model model = admission::CompileModel(snapshot);
+  for (const admission::ObjectError& e : model.errors) {
+    ADD_FAILURE() << e.kind << " " << e.name << ": " << e.message;
+  }
+  ASSERT_EQ(model.cqs.size(), 3u);
+  for (const admission::CompiledClusterQueue& cq : model.cqs) EXPECT_EQ(cq.inactive, "");
+  EXPECT_EQ(model.local_queues.at({"team-vision", "training"}), model.cq_index.at("vision"));
+}
+
+// Kueue: a ClusterQueue without namespaceSelector admits no namespace; {} admits all.
+TEST(DecodeClusterQueueTest, NamespaceSelectorAbsentEmptyAndExpressions) {
+  admission::ClusterQueue absent = Decoded(DecodeClusterQueue(R"({"metadata":{"name":"a"},"spec":{}})"));
+  EXPECT_EQ(absent.namespace_selector, std::nullopt);
+  admission::ClusterQueue no_spec = Decoded(DecodeClusterQueue(R"({"metadata":{"name":"b"}})"));
+  EXPECT_EQ(no_spec.namespace_selector, std::nullopt);
+  admission::ClusterQueue all =
+      Decoded(DecodeClusterQueue(R"({"metadata":{"name":"c"},"spec":{"namespaceSelector":{}}})"));
+  ASSERT_TRUE(all.namespace_selector.has_value());
+  EXPECT_TRUE(all.namespace_selector->match_labels.empty());
+  EXPECT_TRUE(all.namespace_selector->match_expressions.empty());
+  admission::ClusterQueue expr = Decoded(DecodeClusterQueue(
+      R"({"metadata":{"name":"d"},"spec":{"namespaceSelector":{"matchExpressions":[
+          {"key":"team","operator":"In","values":["llm","vision"]},
+          {"key":"sandbox","operator":"DoesNotExist"}]}}})"));
+  ASSERT_TRUE(expr.namespace_selector.has_value());
+  const auto& reqs = expr.namespace_selector->match_expressions;
+  ASSERT_EQ(reqs.size(), 2u);
+  EXPECT_EQ(reqs[0].key, "team");
+  EXPECT_EQ(reqs[0].op, "In");
+  EXPECT_THAT(reqs[0].values, ElementsAre("llm", "vision"));
+  EXPECT_EQ(reqs[1].op, "DoesNotExist");
+  EXPECT_TRUE(reqs[1].values.empty());
+}
+
+TEST(DecodeClusterQueueTest, StrategyStopPolicyWeightAndLocalityWait) {
+  admission::ClusterQueue cq = Decoded(DecodeClusterQueue(
+      R"({"metadata":{"name":"q"},"spec":{"queueingStrategy":"StrictFIFO",
+          "stopPolicy":"HoldAndDrain","fairSharing":{"weight":"500m"},
+          "localityWaitSeconds":600}})"));
+  EXPECT_EQ(cq.queueing_strategy, admission::QueueingStrategy::kStrictFifo);
+  EXPECT_EQ(cq.stop_policy, admission::StopPolicy::kHoldAndDrain);
+  EXPECT_EQ(cq.fair_sharing_weight, 0.5);
+  EXPECT_EQ(cq.locality_wait_seconds, 600);
+  admission::ClusterQueue zero = Decoded(DecodeClusterQueue(
+      R"({"metadata":{"name":"z"},"spec":{"stopPolicy":"Hold","fairSharing":{"weight":0},
+          "localityWaitSeconds":0}})"));
+  EXPECT_EQ(zero.stop_policy, admission::StopPolicy::kHold);
+  EXPECT_EQ(zero.fair_sharing_weight, 0.0);
+  EXPECT_EQ(zero.locality_wait_seconds, 0);
+}
+
+// ---- Errors name the object and the field --------------------------------------------------
+
+struct BadField {
+  std::string file;     // deploy/examples file whose first document is mutated
+  std::string pointer;  // JSON pointer of the field
+  std::optional<std::string> value;  // its new JSON value; nullopt removes it
+  std::string want;     // a substring of the error
+};
+
+void PrintTo(const BadField& c, std::ostream* os) { *os << c.pointer << " = " << c.value.value_or("<removed>"); }
+
+class BadFieldTest : public ::testing::TestWithParam<BadField> {};
+
+TEST_P(BadFieldTest, ErrorNamesTheField) {
+  const BadField& c = GetParam();
+  rapidjson::Document doc = std::move(ExampleDocuments(c.file).at(0));
+  rapidjson::Pointer pointer(c.pointer.c_str());
+  ASSERT_TRUE(pointer.IsValid()) << c.pointer;
+  if (c.value.has_value()) {
+    rapidjson::Document value;
+    value.Parse(c.value->c_str());
+    ASSERT_FALSE(value.HasParseError()) << *c.value;
+    pointer.Set(doc, rapidjson::Value(value, doc.GetAllocator()));
+  } else {
+    ASSERT_TRUE(pointer.Erase(doc)) << c.pointer;
+  }
+  std::string json = kube::ToJson(doc);
+  absl::Status status;
+  if (c.file == "04-clusterqueues.yaml") status = DecodeClusterQueue(json).status();
+  if (c.file == "02-resourceflavors.yaml") status = DecodeResourceFlavor(json).status();
+  if (c.file == "05-localqueues.yaml") status = DecodeLocalQueue(json).status();
+  if (c.file == "00-priorityclasses.yaml") status = DecodePriorityClass(json).status();
+  if (c.file == "03-namespaces.yaml") status = DecodeNamespace(json).status();
+  EXPECT_THAT(status, StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(c.want)));
+}
+
+constexpr char kCq[] = "04-clusterqueues.yaml";
+constexpr char kRf[] = "02-resourceflavors.yaml";
+const std::string kQuota = "/spec/resourceGroups/0/flavors/1/resources/0";
+const std::string kQuotaField = "ClusterQueue llm: spec.resourceGroups[0].flavors[1].resources[0]";
+
+INSTANTIATE_TEST_SUITE_P(
+    ClusterQueue, BadFieldTest,
+    ::testing::Values(
+        BadField{kCq, kQuota + "/nominalQuota", R"("12Qi")", kQuotaField + ".nominalQuota: "},
+        BadField{kCq, kQuota + "/nominalQuota", "true",
+                 kQuotaField + ".nominalQuota: not a quantity"},
+        BadField{kCq, kQuota + "/nominalQuota", R"("-8")",
+                 kQuotaField + ".nominalQuota: must not be negative, got \"-8\""},
+        BadField{kCq, kQuota + "/nominalQuota", std::nullopt,
+                 kQuotaField + ".nominalQuota: missing"},
+        BadField{kCq, kQuota + "/lendingLimit", "[36]",
+                 kQuotaField + ".lendingLimit: not a quantity"},
+        BadField{kCq, "/spec/resourceGroups/0/flavors/0/resources/3/borrowingLimit", R"("lots")",
+                 "ClusterQueue llm: spec.resourceGroups[0].flavors[0].resources[3].borrowingLimit: "},
+        BadField{kCq, kQuota + "/name", "5", kQuotaField + ".name: not a string"},
+        BadField{kCq, "/spec/resourceGroups/0/flavors/0/name", "{}",
+                 "ClusterQueue llm: spec.resourceGroups[0].flavors[0].name: not a string"},
+        BadField{kCq, "/spec/resourceGroups/0/flavors/0", R"("p5")",
+                 "ClusterQueue llm: spec.resourceGroups[0].flavors[0]: not an object"},
+        BadField{kCq, "/spec/resourceGroups/0/flavors", "{}",
+                 "ClusterQueue llm: spec.resourceGroups[0].flavors: not an array"},
+        BadField{kCq, "/spec/resourceGroups/0/coveredResources/2", "7",
+                 "ClusterQueue llm: spec.resourceGroups[0].coveredResources[2]: not a string"},
+        BadField{kCq, "/spec/resourceGroups", R"("all")",
+                 "ClusterQueue llm: spec.resourceGroups: not an array"},
+        BadField{kCq, "/spec/cohort", "1", "ClusterQueue llm: spec.cohort: not a string"},
+        BadField{kCq, "/spec/queueingStrategy", R"("LIFO")",
+                 "ClusterQueue llm: spec.queueingStrategy: \"LIFO\" is not one of StrictFIFO, "
+                 "BestEffortFIFO"},
+        BadField{kCq, "/spec/namespaceSelector", "[]",
+                 "ClusterQueue llm: spec.namespaceSelector: not an object"},
+        BadField{kCq, "/spec/namespaceSelector/matchLabels/kubernetes.io~1metadata.name", "1",
+                 "ClusterQueue llm: spec.namespaceSelector.matchLabels[kubernetes.io/metadata.name]: "
+                 "not a string"},
+        BadField{kCq, "/spec/namespaceSelector/matchExpressions",
+                 R"([{"key":"team","operator":"In","values":["a",2]}])",
+                 "ClusterQueue llm: spec.namespaceSelector.matchExpressions[0].values[1]: not a "
+                 "string"},
+        BadField{kCq, "/spec/preemption/withinClusterQueue", R"("Always")",
+                 "ClusterQueue llm: spec.preemption.withinClusterQueue: \"Always\" is not one of "
+                 "Never, LowerPriority, LowerOrNewerEqualPriority"},
+        BadField{kCq, "/spec/preemption/reclaimWithinCohort", "true",
+                 "ClusterQueue llm: spec.preemption.reclaimWithinCohort: not a string"},
+        BadField{kCq, "/spec/preemption/borrowWithinCohort/policy", R"("Any")",
+                 "ClusterQueue llm: spec.preemption.borrowWithinCohort.policy: \"Any\" is not one "
+                 "of Never, LowerPriority"},
+        BadField{kCq, "/spec/preemption/borrowWithinCohort/maxPriorityThreshold", R"("high")",
+                 "ClusterQueue llm: spec.preemption.borrowWithinCohort.maxPriorityThreshold: not "
+                 "a 32-bit integer"},
+        BadField{kCq, "/spec/fairSharing", "2", "ClusterQueue llm: spec.fairSharing: not an object"},
+        BadField{kCq, "/spec/fairSharing/weight", R"("heavy")",
+                 "ClusterQueue llm: spec.fairSharing.weight: "},
+        BadField{kCq, "/spec/fairSharing/weight", "-1",
+                 "ClusterQueue llm: spec.fairSharing.weight: must not be negative"},
+        BadField{kCq, "/spec/stopPolicy", R"("Pause")",
+                 "ClusterQueue llm: spec.stopPolicy: \"Pause\" is not one of None, Hold, "
+                 "HoldAndDrain"},
+        BadField{kCq, "/spec/localityWaitSeconds", "-1",
+                 "ClusterQueue llm: spec.localityWaitSeconds: must not be negative, got -1"},
+        BadField{kCq, "/spec/localityWaitSeconds", R"("300")",
+                 "ClusterQueue llm: spec.localityWaitSeconds: not an integer"},
+        BadField{kCq, "/spec", "[]", "ClusterQueue llm: spec: not an object"},
+        BadField{kCq, "", R"("llm")", "ClusterQueue"}));
+
+INSTANTIATE_TEST_SUITE_P(
+    OtherObjects, BadFieldTest,
+    ::testing::Values(
+        BadField{kRf, "/spec/nodeLabels/node.kubernetes.io~1instance-type", "5",
+                 "ResourceFlavor p5: spec.nodeLabels[node.kubernetes.io/instance-type]: not a "
+                 "string"},
+        BadField{kRf, "/spec/nodeTaints", "{}", "ResourceFlavor p5: spec.nodeTaints: not an array"},
+        BadField{kRf, "/spec/nodeTaints/0/effect", "1",
+                 "ResourceFlavor p5: spec.nodeTaints[0].effect: not a string"},
+        BadField{kRf, "/spec/tolerations/0/operator", "2",
+                 "ResourceFlavor p5: spec.tolerations[0].operator: not a string"},
+        BadField{kRf, "/spec/tolerations/0", "3", "ResourceFlavor p5: spec.tolerations[0]: not an object"},
+        BadField{kRf, "/spec/topologyName", "3", "ResourceFlavor p5: spec.topologyName: not a string"},
+        BadField{"05-localqueues.yaml", "/spec/clusterQueue", "7",
+                 "LocalQueue team-llm/training: spec.clusterQueue: not a string"},
+        BadField{"05-localqueues.yaml", "/spec", R"("llm")",
+                 "LocalQueue team-llm/training: spec: not an object"},
+        BadField{"00-priorityclasses.yaml", "/value", std::nullopt,
+                 "PriorityClass training-critical: value: missing"},
+        BadField{"00-priorityclasses.yaml", "/value", R"("high")",
+                 "PriorityClass training-critical: value: not a 32-bit integer"},
+        BadField{"00-priorityclasses.yaml", "/value", "4294967296",
+                 "PriorityClass training-critical: value: not a 32-bit integer"},
+        BadField{"03-namespaces.yaml", "/metadata/labels", "[]",
+                 "Namespace: malformed JSON at metadata.labels"}));
+
+TEST(DecodeErrorsTest, NotJson) {
+  EXPECT_THAT(DecodeClusterQueue("{"),
+              StatusIs(absl::StatusCode::kInvalidArgument, StartsWith("ClusterQueue")));
+  EXPECT_THAT(DecodeLocalQueue("[]"),
+              StatusIs(absl::StatusCode::kInvalidArgument, StartsWith("LocalQueue")));
+}
+
+// ---- TrainingJob -> Workload ---------------------------------------------------------------
+
+// An example job as the API server returns it: with a creation time and a resourceVersion.
+kube::TrainingJob ExampleJob(const std::string& file, const std::string& status_json = "") {
+  rapidjson::Document doc = std::move(ExampleDocuments(file).at(0));
+  auto& alloc = doc.GetAllocator();
+  kube::SetMember(doc["metadata"], "creationTimestamp", rapidjson::Value("2025-06-01T12:00:00Z"),
+                  alloc);
+  kube::SetMember(doc["metadata"], "resourceVersion", rapidjson::Value("48213"), alloc);
+  if (!status_json.empty()) {
+    rapidjson::Document status;
+    status.Parse(status_json.c_str());
+    kube::SetMember(doc, "status", rapidjson::Value(status, alloc), alloc);
+  }
+  return Decoded(kube::DecodeTrainingJob(kube::ToJson(doc)));
+}
+
+constexpr int64_t kJune1Noon = 1748779200;  // 2025-06-01T12:00:00Z
+
+TEST(WorkloadFromJobTest, ExamplePretraining) {
+  admission::Workload w =
+      Decoded(WorkloadFromJob(ExampleJob("10-trainingjob-pretrain-64gpu.yaml")));
+  EXPECT_EQ(w.key, "team-llm/llama-pretrain-64");
+  EXPECT_EQ(w.namespace_name, "team-llm");
+  EXPECT_EQ(w.queue_name, "training");
+  EXPECT_EQ(w.count, 8);
+  EXPECT_EQ(w.elastic, std::nullopt);
+  EXPECT_THAT(w.per_pod, ElementsAre(Pair("cpu", 180'000), Pair("memory", 1800 * kGi),
+                                     Pair("nvidia.com/gpu", 8), Pair("vpc.amazonaws.com/efa", 32)));
+  EXPECT_EQ(w.priority_class, "training-critical");
+  EXPECT_EQ(w.priority, 0);
+  EXPECT_EQ(w.creation_time, kJune1Noon);
+  EXPECT_EQ(w.required_level, "topology.k8s.aws/network-node-layer-2");
+  EXPECT_EQ(w.preferred_level, "topology.k8s.aws/network-node-layer-3");
+  EXPECT_EQ(w.group_size, 0);
+  EXPECT_EQ(w.group_level, "");
+  EXPECT_TRUE(w.node_selector.empty());
+  ASSERT_EQ(w.tolerations.size(), 1u);
+  EXPECT_EQ(w.tolerations[0].key, "nvidia.com/gpu");
+  EXPECT_EQ(w.tolerations[0].op, "Exists");
+  EXPECT_EQ(w.tolerations[0].effect, "NoSchedule");
+  EXPECT_EQ(w.admitted, std::nullopt);
+  EXPECT_EQ(w.revision, 48213u);
+}
+
+TEST(WorkloadFromJobTest, ExampleElasticAndGroupedJobs) {
+  admission::Workload elastic =
+      Decoded(WorkloadFromJob(ExampleJob("11-trainingjob-elastic-finetune.yaml")));
+  EXPECT_EQ(elastic.key, "team-research/mistral-finetune");
+  EXPECT_EQ(elastic.count, 8);
+  ASSERT_TRUE(elastic.elastic.has_value());
+  EXPECT_EQ(elastic.elastic->min, 2);
+  EXPECT_EQ(elastic.elastic->max, 16);
+  EXPECT_EQ(elastic.elastic->step, 2);
+  EXPECT_EQ(elastic.priority_class, "training-preemptible");
+  EXPECT_EQ(elastic.required_level, "");
+  EXPECT_EQ(elastic.preferred_level, "topology.k8s.aws/network-node-layer-2");
+
+  admission::Workload grouped =
+      Decoded(WorkloadFromJob(ExampleJob("12-trainingjob-gb200-tensor-parallel.yaml")));
+  EXPECT_EQ(grouped.count, 16);
+  EXPECT_EQ(grouped.group_size, 4);
+  EXPECT_EQ(grouped.group_level, "nvidia.com/gpu.clique");
+  EXPECT_EQ(grouped.preferred_level, "nvidia.com/gpu.clique");
+  EXPECT_EQ(grouped.per_pod.at("nvidia.com/gpu"), 4);
+  EXPECT_EQ(grouped.per_pod.at("memory"), 900 * kGi);
+}
+
+TEST(WorkloadFromJobTest, AdmittedJobChargesEveryResourceInItsFlavor) {
+  admission::Workload w = Decoded(WorkloadFromJob(
+      ExampleJob("10-trainingjob-pretrain-64gpu.yaml",
+                 R"({"phase":"Running","admission":{"clusterQueue":"llm","flavor":"p5","replicas":6}})"),
+      1'750'000'000));
+  ASSERT_TRUE(w.admitted.has_value());
+  EXPECT_EQ(w.admitted->cluster_queue, "llm");
+  EXPECT_EQ(w.admitted->count, 6);
+  EXPECT_EQ(w.admitted->admission_time, 1'750'000'000);
+  EXPECT_THAT(w.admitted->flavors,
+              ElementsAre(Pair("cpu", "p5"), Pair("memory", "p5"), Pair("nvidia.com/gpu", "p5"),
+                          Pair("pods", "p5"), Pair("vpc.amazonaws.com/efa", "p5")));
+}
+
+TEST(WorkloadFromJobTest, ExplicitPriorityWinsOverTheClass) {
+  kube::TrainingJob job = ExampleJob("10-trainingjob-pretrain-64gpu.yaml");
+  job.priority = 5;
+  admission::Workload w = Decoded(WorkloadFromJob(job));
+  EXPECT_EQ(w.priority_class, "");
+  EXPECT_EQ(w.priority, 5);
+}
+
+TEST(WorkloadFromJobTest, RevisionFollowsTheResourceVersion) {
+  kube::TrainingJob job = ExampleJob("10-trainingjob-pretrain-64gpu.yaml");
+  job.meta.resource_version = "opaque-a";
+  uint64_t a = Decoded(WorkloadFromJob(job)).revision;
+  job.meta.resource_version = "opaque-b";
+  uint64_t b = Decoded(WorkloadFromJob(job)).revision;
+  EXPECT_NE(a, 0u);
+  EXPECT_NE(b, 0u);
+  EXPECT_NE(a, b);
+  job.meta.resource_version = "";
+  EXPECT_EQ(Decoded(WorkloadFromJob(job)).revision, 0u);  // unknown: CycleCache compares fields
+}
+
+TEST(WorkloadFromJobTest, BadCreationTimestampNamesTheField) {
+  kube::TrainingJob job = ExampleJob("10-trainingjob-pretrain-64gpu.yaml");
+  job.meta.creation_timestamp = kube::InternedString("yesterday");
+  EXPECT_THAT(WorkloadFromJob(job),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("TrainingJob team-llm/llama-pretrain-64: "
+                                 "metadata.creationTimestamp: \"yesterday\"")));
+  job.meta.creation_timestamp = kube::InternedString("");
+  EXPECT_EQ(Decoded(WorkloadFromJob(job)).creation_time, 0);
+}
+
+}  // namespace
+}  // namespace phalanx::operator_server
