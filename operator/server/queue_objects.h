@@ -53,7 +53,7 @@ absl::StatusOr<admission::Namespace> DecodeNamespace(std::string_view json);
 // wins over spec.priorityClassName (priority_class is then empty); creation_time =
 // metadata.creationTimestamp in Unix seconds; levels and groups from spec.topology; node
 // selector and tolerations from the template; admitted from status.admission when present
-// (every resource of per_pod in admission.flavor, count = admission.replicas, admitted at
+// (every resource of per_pod, and `pods`, in admission.flavor; count = admission.replicas; at
 // `admission_time`); revision from metadata.resourceVersion (0 when it has none).
 // InvalidArgument "TrainingJob ns/name: metadata.creationTimestamp: ..." on a bad timestamp.
 absl::StatusOr<admission::Workload> WorkloadFromJob(const kube::TrainingJob& job,
