@@ -23,9 +23,10 @@ SnapshotSummary Summarize(const ClusterSnapshot& snapshot, const SummaryOptions&
   summary.reservations = static_cast<int32_t>(snapshot.ReservedJobs().size());
   summary.free_gpus = domains[0].free[kGpuIndex];
 
-  // Domains keep no count of live nodes (removed nodes leave empty domains behind), so count
-  // them here: that is what hides stale domains from the list.
+  // Domains keep no count of live nodes (removed nodes leave empty domains behind) nor of
+  // allocatable GPUs, so count them here: live nodes are what hides stale domains from the list.
   std::vector<int32_t> live_below(domains.size(), 0);
+  std::vector<int64_t> gpus_below(domains.size(), 0);
   for (const ClusterSnapshot::Node& node : snapshot.nodes()) {
     if (node.removed) continue;
     ++summary.nodes;
@@ -35,6 +36,9 @@ SnapshotSummary Summarize(const ClusterSnapshot& snapshot, const SummaryOptions&
     ++summary.schedulable_nodes;
     if (node.hard_tainted) ++summary.tainted_nodes;
     summary.gpus += node.allocatable[kGpuIndex];
+    for (int d = node.domain; d >= 0; d = domains[d].parent) {
+      gpus_below[d] += node.allocatable[kGpuIndex];
+    }
   }
 
   // Breadth first over children sorted by value: level by level, each in topology order, so a
@@ -55,6 +59,7 @@ SnapshotSummary Summarize(const ClusterSnapshot& snapshot, const SummaryOptions&
       out.level_index = domain.level;
       out.nodes = live_below[index];
       out.schedulable_nodes = domain.schedulable_nodes;
+      out.gpus = gpus_below[index];
       out.free_gpus = domain.free[kGpuIndex];
       if (options.histogram) {
         out.free_gpu_histogram.assign(domain.gpu_histogram.begin(), domain.gpu_histogram.end());

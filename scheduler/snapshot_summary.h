@@ -34,6 +34,7 @@ struct DomainSummary {
   int level_index = 0;             // 0 = the cluster, 1 = the coarsest label level, ...
   int32_t nodes = 0;               // live nodes below, schedulable or not
   int32_t schedulable_nodes = 0;
+  int64_t gpus = 0;                // allocatable GPUs of the schedulable nodes below
   int64_t free_gpus = 0;           // over the schedulable nodes below
   // Schedulable nodes by free GPUs (kGpuBuckets entries, the last "or more"); empty unless
   // SummaryOptions::histogram.

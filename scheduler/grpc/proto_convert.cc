@@ -216,6 +216,7 @@ void ToProto(const SnapshotSummary& in, pb::SnapshotSummary* out) {
     wire->set_level_index(domain.level_index);
     wire->set_nodes(domain.nodes);
     wire->set_schedulable_nodes(domain.schedulable_nodes);
+    wire->set_gpus(domain.gpus);
     wire->set_free_gpus(domain.free_gpus);
     for (int32_t count : domain.free_gpu_histogram) wire->add_free_gpu_histogram(count);
   }
@@ -410,6 +411,7 @@ SnapshotSummary FromProto(const pb::SnapshotSummary& in) {
     domain.level_index = wire.level_index();
     domain.nodes = wire.nodes();
     domain.schedulable_nodes = wire.schedulable_nodes();
+    domain.gpus = wire.gpus();
     domain.free_gpus = wire.free_gpus();
     domain.free_gpu_histogram.assign(wire.free_gpu_histogram().begin(),
                                      wire.free_gpu_histogram().end());

@@ -74,6 +74,7 @@ TEST_F(SnapshotSummaryTest, ListsLiveDomainsLevelByLevelInTopologyOrder) {
   EXPECT_EQ(nn2.level_index, 3);
   EXPECT_EQ(nn2.nodes, 2);
   EXPECT_EQ(nn2.schedulable_nodes, 2);
+  EXPECT_EQ(nn2.gpus, 16);
   EXPECT_EQ(nn2.free_gpus, 8);
   // One node with 0 free GPUs, one with 8.
   std::vector<int32_t> histogram(kGpuBuckets, 0);
@@ -85,7 +86,9 @@ TEST_F(SnapshotSummaryTest, ListsLiveDomainsLevelByLevelInTopologyOrder) {
   EXPECT_EQ(b.level_index, 2);
   EXPECT_EQ(b.nodes, 6);
   EXPECT_EQ(b.free_gpus, 5 * 8);
+  EXPECT_EQ(b.gpus, 6 * 8);
   EXPECT_EQ(summary.domains[0].nodes, 8);
+  EXPECT_EQ(summary.domains[0].gpus, summary.gpus);
   EXPECT_EQ(summary.domains[0].free_gpus, summary.free_gpus);
 }
 

@@ -82,7 +82,7 @@ inline std::string Describe(const SnapshotSummary& s) {
       " gpus=", s.gpus, " free=", s.free_gpus, " total_domains=", s.total_domains, " domains=[");
   for (const DomainSummary& d : s.domains) {
     absl::StrAppend(&out, "{", Describe(d.domain), " level=", d.level_index, " nodes=", d.nodes,
-                    " schedulable=", d.schedulable_nodes, " free=", d.free_gpus,
+                     " schedulable=", d.schedulable_nodes, " gpus=", d.gpus, " free=", d.free_gpus,
                     " histogram=[", absl::StrJoin(d.free_gpu_histogram, ","), "]}");
   }
   absl::StrAppend(&out, "]}");

@@ -165,7 +165,7 @@ TEST(ProtoConvert, SnapshotSummaryAndOptionsRoundTrip) {
   summary.free_gpus = 20;
   summary.total_domains = 9;
   summary.domains = {{.domain = {}, .level_index = 0, .nodes = 10, .schedulable_nodes = 7,
-                      .free_gpus = 20, .free_gpu_histogram = {1, 0, 2}},
+                      .gpus = 56, .free_gpus = 20, .free_gpu_histogram = {1, 0, 2}},
                      {.domain = {"l1", {"a"}}, .level_index = 1, .nodes = 4}};
   pb::SnapshotSummary wire;
   ToProto(summary, &wire);
