@@ -2,34 +2,37 @@
 # Bring up Phalanx on a local control plane (127.0.0.1 only), for demos and end-to-end tests:
 #   the control plane (hack/cluster/up.sh), the CRDs, phalanx-scheduler from build/, a real
 #   kube-scheduler with deploy/scheduler/kube-scheduler-config.yaml pointing at it,
-#   phalanx-operator from build/ once it exists, and N kwok fake GPU nodes.
+#   phalanx-operator from build/, and N kwok fake GPU nodes.
 #
 # Usage: hack/phalanx-up.sh [--nodes N] [--preset eks|eks-4layer|gb200] [--instance-type T]
-#                           [--ttl SECONDS]
+#                           [--ttl SECONDS] [--no-operator]
 #   --nodes N          fake nodes to create (default 16; 0 = none, add your own with
 #                      hack/cluster/fake-nodes.sh)
 #   --preset P         topology preset of the nodes and of phalanx-scheduler (default eks)
 #   --instance-type T  instance type of the fake nodes (default: the preset's, e.g. p5.48xlarge)
 #   --ttl SECONDS      stop everything after that long (a watchdog runs hack/phalanx-down.sh)
+#   --no-operator      do not start phalanx-operator (tests that write job status themselves)
 # Env: PHALANX_CLUSTER_DIR (default /tmp/phalanx-cluster), PHALANX_BUILD_DIR (default build).
 # The admin kubeconfig path is printed as the LAST line of stdout. Stop with
 # hack/phalanx-down.sh. Ports are free ones picked at start and written to
 # $PHALANX_CLUSTER_DIR/env (PHALANX_SCHEDULER_GRPC, PHALANX_EXTENDER_URL,
-# PHALANX_SCHEDULER_HEALTH_PORT).
+# PHALANX_SCHEDULER_HEALTH_PORT, PHALANX_OPERATOR_HEALTH_PORT). The operator's start script is
+# $PHALANX_CLUSTER_DIR/run/phalanx-operator.sh (hack/cluster/restart.sh phalanx-operator).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$ROOT/hack/cluster/lib.sh"
 DIR="$PHALANX_CLUSTER_DIR"
 BUILD="${PHALANX_BUILD_DIR:-build}"
 [[ $BUILD == /* ]] || BUILD="$ROOT/$BUILD"
-NODES=16 PRESET=eks ITYPE="" TTL=${PHALANX_CLUSTER_TTL:-0}
+NODES=16 PRESET=eks ITYPE="" TTL=${PHALANX_CLUSTER_TTL:-0} OPERATOR=1
 while [[ $# -gt 0 ]]; do
   case $1 in
     --nodes) NODES=$2; shift 2 ;;
     --preset) PRESET=$2; shift 2 ;;
     --instance-type) ITYPE=$2; shift 2 ;;
     --ttl) TTL=$2; shift 2 ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    --no-operator) OPERATOR=0; shift ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
     *) echo "phalanx-up.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -40,6 +43,7 @@ log() { echo "[phalanx-up] $*" >&2; }
 SCHED_BIN="$BUILD/scheduler/server/phalanx-scheduler"
 OP_BIN="$BUILD/operator/phalanx-operator"
 [[ -x $SCHED_BIN ]] || { echo "[phalanx-up] FAILED: $SCHED_BIN is not built; run hack/setup.sh" >&2; exit 1; }
+[[ $OPERATOR == 0 || -x $OP_BIN ]] || { echo "[phalanx-up] FAILED: $OP_BIN is not built; run hack/setup.sh (or pass --no-operator)" >&2; exit 1; }
 phx_need_bin kube-scheduler
 
 # The control plane; on any later failure stop everything it and we started.
@@ -76,12 +80,18 @@ sed "s|http://127.0.0.1:8888/scheduler|http://127.0.0.1:$EXT_PORT/scheduler|" \
   "$ROOT/deploy/scheduler/kube-scheduler-config.yaml" >"$SCHED_CONFIG"
 "$ROOT/hack/cluster/start-scheduler.sh" "$SCHED_CONFIG"
 
-if [[ -x $OP_BIN ]]; then
+if [[ $OPERATOR == 1 ]]; then
+  OP_HEALTH_PORT=$(phx_free_port)
+  # The Lease lives in kube-system like kube-scheduler's; a second operator started with the
+  # same script line is a standby.
   { echo "#!/usr/bin/env bash"; printf 'exec'; printf ' %q' "$OP_BIN" \
-      --kubeconfig "$KUBECONFIG_PATH" --placement-address "127.0.0.1:$GRPC_PORT"; echo; } \
+      --kubeconfig "$KUBECONFIG_PATH" --placement-address "127.0.0.1:$GRPC_PORT" \
+      --health-address "127.0.0.1:$OP_HEALTH_PORT" --log-level "${PHALANX_LOG_LEVEL:-info}"; echo; } \
     >"$DIR/run/phalanx-operator.sh"
+  echo "PHALANX_OPERATOR_HEALTH_PORT=$OP_HEALTH_PORT" >>"$DIR/env"
   pid=$(phx_start phalanx-operator)
-  log "phalanx-operator running (pid $pid)"
+  phx_wait 120 "phalanx-operator /readyz" phalanx-operator curl -sf --max-time 2 "http://127.0.0.1:$OP_HEALTH_PORT/readyz"
+  log "phalanx-operator running (pid $pid): metrics http://127.0.0.1:$OP_HEALTH_PORT/metrics"
 fi
 
 if [[ $NODES -gt 0 ]]; then

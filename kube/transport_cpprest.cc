@@ -2,6 +2,8 @@
 #define _TURN_OFF_PLATFORM_STRING
 #include "kube/transport_cpprest.h"
 
+#include "absl/strings/str_cat.h"
+
 #include <cpprest/http_client.h>
 
 #include <algorithm>
@@ -235,6 +237,24 @@ absl::StatusOr<std::unique_ptr<Transport>> NewCpprestTransport(
   auto transport = std::make_unique<CpprestTransport>(config, options);
   RETURN_IF_ERROR(transport->ValidateTls());
   return std::unique_ptr<Transport>(std::move(transport));
+}
+
+absl::StatusOr<std::unique_ptr<Transport>> ConnectCpprest(const std::string& kubeconfig,
+                                                          const std::string& context,
+                                                          const std::string& user_agent) {
+  absl::StatusOr<RestConfig> rest =
+      kubeconfig.empty() ? LoadInClusterConfig() : LoadKubeconfig(kubeconfig, context);
+  if (!rest.ok()) {
+    return absl::Status(rest.status().code(), absl::StrCat("cannot load Kubernetes credentials: ",
+                                                           rest.status().message()));
+  }
+  rest->user_agent = user_agent;
+  absl::StatusOr<std::unique_ptr<Transport>> transport = NewCpprestTransport(*rest);
+  if (!transport.ok()) {
+    return absl::Status(transport.status().code(), absl::StrCat("API server ", rest->server, ": ",
+                                                                transport.status().message()));
+  }
+  return transport;
 }
 
 }  // namespace kube

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -29,5 +30,13 @@ struct CpprestTransportOptions {
 // InvalidArgument if the server URL or the PEM material is unusable.
 absl::StatusOr<std::unique_ptr<Transport>> NewCpprestTransport(
     const RestConfig& config, const CpprestTransportOptions& options = {});
+
+// What a long-running binary or the CLI starts with: the in-cluster service account when
+// `kubeconfig` is empty, else that file (and `context`, "" = current-context), as a Transport
+// sending `user_agent`. Errors say which step failed ("cannot load Kubernetes credentials: ...",
+// "API server https://...: ...").
+absl::StatusOr<std::unique_ptr<Transport>> ConnectCpprest(const std::string& kubeconfig,
+                                                          const std::string& context,
+                                                          const std::string& user_agent);
 
 }  // namespace kube

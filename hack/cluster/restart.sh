@@ -2,7 +2,7 @@
 # Restart one component of the running local cluster with the exact same flags and ports.
 # Usage: hack/cluster/restart.sh <component> [--down-for SECONDS] [--kill]
 #   component: etcd | kube-apiserver | kube-controller-manager | kwok | kube-scheduler |
-#              phalanx-scheduler (started by hack/phalanx-up.sh)
+#              phalanx-scheduler | phalanx-operator (started by hack/phalanx-up.sh)
 #   --down-for N: keep it stopped N seconds before starting it again (default 0)
 #   --kill: SIGKILL it (a crash) instead of a graceful SIGTERM shutdown
 # Waits until it is healthy again. Used by integration tests ("a watch survives a
@@ -42,5 +42,7 @@ case $name in
   kwok) phx_wait 60 kwok kwok curl -sf --max-time 2 "http://127.0.0.1:$KWOK_PORT/healthz" ;;
   kube-scheduler) phx_wait 60 kube-scheduler kube-scheduler curl -skf --max-time 2 "https://127.0.0.1:$SCHEDULER_PORT/healthz" ;;
   phalanx-scheduler) phx_wait 120 "phalanx-scheduler /readyz" phalanx-scheduler curl -sf --max-time 2 "http://127.0.0.1:$PHALANX_SCHEDULER_HEALTH_PORT/readyz" ;;
+  # After a kill -9 the new replica waits out the old holder's Lease (15 s) before it leads.
+  phalanx-operator) phx_wait 120 "phalanx-operator /readyz" phalanx-operator curl -sf --max-time 2 "http://127.0.0.1:$PHALANX_OPERATOR_HEALTH_PORT/readyz" ;;
 esac
 echo "[restart] $name running again (pid $pid)" >&2

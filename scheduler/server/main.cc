@@ -20,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/api_labels.h"
+#include "common/daemon/daemon_main.h"
 #include "common/daemon/signal_waiter.h"
 #include "common/http/http_server.h"
 #include "common/http/http_server_beast.h"
@@ -51,7 +52,6 @@ namespace {
 
 constexpr int kExitOk = 0;
 constexpr int kExitFailure = 1;
-constexpr int kExitBadInput = 2;
 
 absl::StatusOr<placement::Topology> LoadTopology(const SchedulerConfig& config,
                                                  kube::Client& client) {
@@ -98,17 +98,10 @@ int Run(const SchedulerConfig& config) {
   kube::Cancellation stop;
   SignalWaiter signals([&stop] { stop.Cancel(); });
 
-  absl::StatusOr<kube::RestConfig> rest =
-      config.kubeconfig.empty() ? kube::LoadInClusterConfig()
-                                : kube::LoadKubeconfig(config.kubeconfig, config.context);
-  if (!rest.ok()) {
-    spdlog::critical("cannot load Kubernetes credentials: {}", rest.status());
-    return kExitBadInput;
-  }
-  rest->user_agent = absl::StrCat("phalanx-scheduler/", PHALANX_VERSION);
-  absl::StatusOr<std::unique_ptr<kube::Transport>> transport = kube::NewCpprestTransport(*rest);
+  absl::StatusOr<std::unique_ptr<kube::Transport>> transport = kube::ConnectCpprest(
+      config.kubeconfig, config.context, absl::StrCat("phalanx-scheduler/", PHALANX_VERSION));
   if (!transport.ok()) {
-    spdlog::critical("cannot reach the API server {}: {}", rest->server, transport.status());
+    spdlog::critical("{}", std::string(transport.status().message()));
     return kExitBadInput;
   }
   kube::RestClient client(**transport);
@@ -342,23 +335,6 @@ int Run(const SchedulerConfig& config) {
 
 int main(int argc, char** argv) {
   using namespace phalanx::scheduler;
-  absl::StatusOr<SchedulerConfig> config =
-      ParseSchedulerFlags(std::vector<std::string>(argv + 1, argv + argc));
-  if (!config.ok()) {
-    std::cerr << "phalanx-scheduler: " << config.status().message() << "\n";
-    return kExitBadInput;
-  }
-  if (config->show_help) {
-    std::cout << SchedulerUsage();
-    return kExitOk;
-  }
-  if (config->show_version) {
-    std::cout << "phalanx-scheduler " << PHALANX_VERSION << "\n";
-    return kExitOk;
-  }
-  if (absl::Status s = phalanx::InitLogging(config->log_level); !s.ok()) {
-    std::cerr << "phalanx-scheduler: --log-level: " << s.message() << "\n";
-    return kExitBadInput;
-  }
-  return Run(*config);
+  return phalanx::DaemonMain<SchedulerConfig>("phalanx-scheduler", PHALANX_VERSION, argc, argv,
+                                              ParseSchedulerFlags, SchedulerUsage, Run);
 }

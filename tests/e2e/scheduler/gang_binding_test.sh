@@ -23,7 +23,7 @@ trap cleanup EXIT
 
 L3=topology.k8s.aws/network-node-layer-3
 t0=$SECONDS
-if ! PHALANX_KUBECONFIG=$("$REPO_ROOT/hack/phalanx-up.sh" --nodes 32 --ttl 1200 2>"$PHALANX_CLUSTER_DIR.log" | tail -1); then
+if ! PHALANX_KUBECONFIG=$("$REPO_ROOT/hack/phalanx-up.sh" --nodes 32 --ttl 1200 --no-operator 2>"$PHALANX_CLUSTER_DIR.log" | tail -1); then
   cat "$PHALANX_CLUSTER_DIR.log"; rm -f "$PHALANX_CLUSTER_DIR.log"
   die "hack/phalanx-up.sh failed"
 fi

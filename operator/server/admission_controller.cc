@@ -1,0 +1,506 @@
+#include "operator/server/admission_controller.h"
+
+#include <chrono>
+#include <set>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/resources.h"
+#include "kube/errors.h"
+#include "operator/admission/apply.h"
+#include "operator/server/job_status.h"
+#include "operator/server/queue_objects.h"
+#include "spdlog/spdlog.h"
+
+namespace phalanx::operator_server {
+namespace {
+
+constexpr char kCycleKey[] = "cycle";
+const std::vector<std::string_view> kOwned = {kConditionQueued, kConditionAdmitted,
+                                              kConditionEvicted};
+
+bool Finished(std::string_view phase) { return phase == "Succeeded" || phase == "Failed"; }
+
+// The flavor a gang's GPUs were admitted in (the one pods are pinned to), else any.
+std::string MainFlavor(const std::map<std::string, std::string>& flavors) {
+  auto gpu = flavors.find(std::string(kResourceGpu));
+  if (gpu != flavors.end()) return gpu->second;
+  return flavors.empty() ? "" : flavors.begin()->second;
+}
+
+kube::TrainingJobPlacement PlacementStatus(const placement::Placement& p) {
+  return {.domain = p.domain.path.empty() ? "cluster" : p.domain.path.back(),
+          .level = p.domain.level,
+          .nodes = p.nodes};
+}
+
+bool Inadmissible(admission::PendingReason reason) {
+  switch (reason) {
+    case admission::PendingReason::kQuota:
+    case admission::PendingReason::kTopology:
+    case admission::PendingReason::kStrictFifoBlocked:
+    case admission::PendingReason::kPlacementError:
+      return false;
+    default:
+      return true;
+  }
+}
+
+// Whether a job change can change an admission decision: not our own condition writes.
+bool JobChangeMatters(const kube::RawObject& old, const kube::RawObject& now) {
+  if (old.meta.generation != now.meta.generation ||
+      old.meta.deletion_timestamp != now.meta.deletion_timestamp) {
+    return true;
+  }
+  absl::StatusOr<kube::TrainingJob> a = kube::DecodeTrainingJob(old.json);
+  absl::StatusOr<kube::TrainingJob> b = kube::DecodeTrainingJob(now.json);
+  if (!a.ok() || !b.ok()) return true;
+  return a->status.phase != b->status.phase ||
+         a->status.admission.has_value() != b->status.admission.has_value() ||
+         (a->status.admission && a->status.admission->replicas != b->status.admission->replicas);
+}
+
+bool NodeChangeMatters(const kube::Node& a, const kube::Node& b) {
+  return a.ready != b.ready || a.unschedulable != b.unschedulable || a.taints != b.taints ||
+         !(a.meta.labels == b.meta.labels) || !(a.allocatable == b.allocatable);
+}
+
+}  // namespace
+
+AdmissionController::AdmissionController(kube::Client& client, Informers& informers,
+                                         placement::PlacementService& placement,
+                                         kube::EventRecorder& events, OperatorMetrics& metrics,
+                                         AdmissionControllerOptions options)
+    : client_(client),
+      informers_(informers),
+      placement_(placement),
+      events_(events),
+      metrics_(metrics),
+      options_(std::move(options)),
+      queue_(kube::DefaultControllerRateLimiter()) {}
+
+void AdmissionController::Trigger() { queue_.Add(kCycleKey); }
+
+void AdmissionController::RegisterHandlers() {
+  auto trigger = [this](const auto&) { Trigger(); };
+  informers_.jobs.AddEventHandlers(
+      {.on_add = trigger,
+       .on_update =
+           [this](const kube::RawObject& old, const kube::RawObject& now) {
+             if (JobChangeMatters(old, now)) Trigger();
+           },
+       .on_delete = trigger});
+  // Capacity frees when a pod finishes or goes.
+  informers_.pods.AddEventHandlers(
+      {.on_update =
+           [this](const kube::Pod& old, const kube::Pod& now) {
+             if (old.phase != now.phase && (now.phase == "Succeeded" || now.phase == "Failed")) {
+               Trigger();
+             }
+           },
+       .on_delete = trigger});
+  informers_.nodes.AddEventHandlers(
+      {.on_add = trigger,
+       .on_update =
+           [this](const kube::Node& old, const kube::Node& now) {
+             if (NodeChangeMatters(old, now)) Trigger();
+           },
+       .on_delete = trigger});
+  // Configuration objects: spec edits (generation), not our own status writes.
+  kube::EventHandlers<kube::RawObject> config{
+      .on_add = trigger,
+      .on_update =
+          [this](const kube::RawObject& old, const kube::RawObject& now) {
+            if (old.meta.generation != now.meta.generation || now.meta.generation == 0) Trigger();
+          },
+      .on_delete = trigger};
+  informers_.cluster_queues.AddEventHandlers(config);
+  informers_.local_queues.AddEventHandlers(config);
+  informers_.flavors.AddEventHandlers(config);
+  informers_.priority_classes.AddEventHandlers(config);
+  informers_.namespaces.AddEventHandlers(
+      {.on_add = trigger,
+       .on_update =
+           [this](const kube::RawObject& old, const kube::RawObject& now) {
+             if (!(old.meta.labels == now.meta.labels)) Trigger();
+           },
+       .on_delete = trigger});
+}
+
+void AdmissionController::Run(const kube::Cancellation& stop) {
+  int id = stop.OnCancel([this] { queue_.ShutDown(); });
+  ReleaseOrphans();
+  Trigger();
+  while (std::optional<std::string> key = queue_.Get()) {
+    auto start = std::chrono::steady_clock::now();
+    CycleStats stats = RunCycle();
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    metrics_.admission_cycle_duration_seconds.WithLabels({}).Observe(seconds);
+    metrics_.admission_cycles_total.WithLabels({}).Inc();
+    if (stats.admitted + stats.evicted + stats.resized + stats.released + stats.write_errors > 0) {
+      spdlog::info(
+          "admission cycle: {} workloads, {} admitted, {} evicted, {} resized, {} pending, {} "
+          "released, {} write errors, {} Placement calls, {:.1f} ms",
+          stats.workloads, stats.admitted, stats.evicted, stats.resized, stats.pending,
+          stats.released, stats.write_errors, stats.calls.Total(), seconds * 1e3);
+    } else {
+      spdlog::debug("admission cycle: {} workloads, {} pending, {:.1f} ms", stats.workloads,
+                    stats.pending, seconds * 1e3);
+    }
+    queue_.Done(*key);
+    // Fold the events of the next interval into one cycle.
+    if (stop.WaitFor(options_.min_cycle_interval)) break;
+  }
+  stop.Unregister(id);
+}
+
+void AdmissionController::ReleaseOrphans() {
+  int released = 0;
+  for (const auto& raw : informers_.jobs.List()) {
+    absl::StatusOr<kube::TrainingJob> job = kube::DecodeTrainingJob(raw->json);
+    if (!job.ok() || job->status.admission || Finished(job->status.phase)) continue;
+    absl::Status s = placement_.Release(raw->meta.Key());
+    if (s.ok()) {
+      ++released;
+      spdlog::warn("released the reservation of TrainingJob {}: its status holds no admission "
+                   "(an operator stopped between reserving and writing status)",
+                   raw->meta.Key());
+    } else if (!absl::IsNotFound(s)) {
+      spdlog::debug("release of {}: {}", raw->meta.Key(), s);
+    }
+  }
+  if (released > 0) spdlog::info("released {} orphaned reservations", released);
+}
+
+bool AdmissionController::ApplyJobStatus(const kube::RawObject& job, const std::string& body) {
+  absl::StatusOr<std::string> result = client_.Patch(
+      kube::TrainingJobs(), job.meta.namespace_, job.meta.name, kube::PatchType::kApply, body,
+      {.field_manager = std::string(kAdmissionFieldManager), .force = true}, "status");
+  metrics_.status_writes_total.WithLabels({"TrainingJob", result.ok() ? "ok" : "error"}).Inc();
+  if (!result.ok()) {
+    spdlog::warn("TrainingJob {}: status write failed: {}", job.meta.Key(), result.status());
+    return false;
+  }
+  return true;
+}
+
+CycleStats AdmissionController::RunCycle() {
+  CycleStats stats;
+  const absl::Time now_time = absl::Now();
+  const std::string now = Rfc3339(now_time);
+  admission::Snapshot snapshot;
+  snapshot.now = absl::ToUnixSeconds(now_time);
+
+  auto decode_all = [](const auto& informer, auto decode, auto& out, std::string_view kind) {
+    for (const auto& raw : informer.List()) {
+      auto decoded = decode(raw->json);
+      if (decoded.ok()) {
+        out.push_back(*std::move(decoded));
+      } else {
+        spdlog::warn("{} {}: {}", kind, raw->meta.Key(), decoded.status());
+      }
+    }
+  };
+  decode_all(informers_.flavors, DecodeResourceFlavor, snapshot.flavors, "ResourceFlavor");
+  decode_all(informers_.cluster_queues, DecodeClusterQueue, snapshot.cluster_queues,
+             "ClusterQueue");
+  decode_all(informers_.local_queues, DecodeLocalQueue, snapshot.local_queues, "LocalQueue");
+  decode_all(informers_.namespaces, DecodeNamespace, snapshot.namespaces, "Namespace");
+  for (const auto& raw : informers_.priority_classes.List()) {
+    absl::StatusOr<std::pair<std::string, int32_t>> pc = DecodePriorityClass(raw->json);
+    if (pc.ok()) snapshot.priority_classes.insert(*pc);
+  }
+
+  // The jobs, with the writes the informer has not caught up with laid over them.
+  std::map<std::string, std::shared_ptr<const kube::RawObject>> objects;
+  std::map<std::string, kube::TrainingJob> jobs;
+  std::vector<std::string> to_release;   // admitted but suspended
+  std::vector<std::string> suspended;    // not admitted and suspended
+  std::vector<admission::PendingDecision> invalid;
+  for (const auto& raw : informers_.jobs.List()) {
+    const std::string key = raw->meta.Key();
+    absl::StatusOr<kube::TrainingJob> job = kube::DecodeTrainingJob(raw->json);
+    if (!job.ok()) {
+      spdlog::warn("TrainingJob {}: {}", key, job.status());
+      continue;
+    }
+    auto written = in_flight_.find(key);
+    if (written != in_flight_.end()) {
+      const bool caught_up =
+          written->second.admission.has_value() == job->status.admission.has_value() &&
+          (!written->second.admission ||
+           written->second.admission->replicas == job->status.admission->replicas);
+      if (caught_up) {
+        in_flight_.erase(written);
+      } else {
+        job->status.admission = written->second.admission;
+        job->status.placement = written->second.placement;
+      }
+    }
+    if (!job->meta.deletion_timestamp.empty() || Finished(job->status.phase)) continue;
+    objects[key] = raw;
+    if (job->suspend) {
+      (job->status.admission ? to_release : suspended).push_back(key);
+      jobs.emplace(key, *std::move(job));
+      continue;
+    }
+    absl::StatusOr<admission::Workload> workload = WorkloadFromJob(
+        *job, job->status.admission ? ParseUnixSeconds(std::string(job->meta.creation_timestamp))
+                                    : 0);
+    if (!workload.ok()) {
+      invalid.push_back({key, "", admission::PendingReason::kInvalid,
+                         std::string(workload.status().message())});
+    } else {
+      snapshot.workloads.push_back(*std::move(workload));
+    }
+    jobs.emplace(key, *std::move(job));
+  }
+  stats.workloads = static_cast<int>(snapshot.workloads.size());
+
+  admission::CycleOptions cycle_options = options_.cycle;
+  cycle_options.cache = &cache_;
+  admission::CycleResult result = admission::RunAdmissionCycle(snapshot, placement_, cycle_options);
+  stats.calls = result.calls;
+  metrics_.placement_calls_total.WithLabels({"ReserveBatch"}).Inc(result.calls.reserve_batch);
+  metrics_.placement_calls_total.WithLabels({"Reserve"}).Inc(result.calls.reserve);
+  metrics_.placement_calls_total.WithLabels({"PlanPreemption"}).Inc(result.calls.plan_preemption);
+  metrics_.placement_calls_total.WithLabels({"Release"}).Inc(result.calls.release);
+  metrics_.placement_calls_total.WithLabels({"Resize"}).Inc(result.calls.resize);
+
+  auto conditions_of = [&](const std::string& key) { return ReadConditions(objects[key]->json); };
+
+  // --- admissions: reserved already; persist, or give the reservation back -------------------
+  for (const admission::AdmissionDecision& a : result.admissions) {
+    const kube::TrainingJob& job = jobs.at(a.workload);
+    AdmissionStatus status;
+    status.admission = kube::TrainingJobAdmission{
+        .cluster_queue = a.cluster_queue, .flavor = MainFlavor(a.flavors), .replicas = a.count};
+    status.placement = PlacementStatus(a.placement);
+    const std::string where =
+        a.placement.domain.path.empty() ? "anywhere in the cluster" : a.placement.domain.ToString();
+    std::string message = absl::StrCat("admitted to ClusterQueue ", a.cluster_queue, " in flavor ",
+                                       status.admission->flavor, " with ", a.count,
+                                       " pods; placed in ", where,
+                                       a.borrowing ? " (borrowing cohort quota)" : "");
+    status.conditions = MergeConditions(
+        conditions_of(a.workload), kOwned,
+        {{.type = std::string(kConditionQueued), .status = "False", .reason = "Admitted",
+          .message = message},
+         {.type = std::string(kConditionAdmitted), .status = "True", .reason = "Admitted",
+          .message = message}},
+        now);
+    if (!ApplyJobStatus(*objects[a.workload], AdmissionStatusApply(job.meta, status))) {
+      ++stats.write_errors;
+      (void)placement_.Release(a.workload);  // retried from scratch next cycle
+      Trigger();
+      continue;
+    }
+    in_flight_[a.workload] = {status.admission, status.placement};
+    ++stats.admitted;
+    (void)events_.Record(JobReference(job.meta), kube::EventType::kNormal, "Admitted", message);
+    metrics_.admitted_workloads_total.WithLabels({a.cluster_queue}).Inc();
+    metrics_.admission_wait_time_seconds.WithLabels({a.cluster_queue})
+        .Observe(std::max<double>(
+            0, snapshot.now - ParseUnixSeconds(std::string(job.meta.creation_timestamp))));
+    metrics_.placement_level_total
+        .WithLabels({a.placement.domain.level.empty() ? "cluster" : a.placement.domain.level})
+        .Inc();
+  }
+
+  // --- preemptions: the victims' reservations are released or shrunk already ---------------
+  for (const admission::PreemptionDecision& p : result.preemptions) {
+    auto it = jobs.find(p.victim);
+    if (it == jobs.end()) continue;
+    const kube::TrainingJob& job = it->second;
+    AdmissionStatus status;
+    if (p.new_count > 0 && job.status.admission && job.status.placement) {
+      status.admission = job.status.admission;
+      status.admission->replicas = p.new_count;
+      status.placement = job.status.placement;
+      status.placement->nodes.resize(std::min<size_t>(status.placement->nodes.size(),
+                                                      static_cast<size_t>(p.new_count)));
+      status.conditions = MergeConditions(conditions_of(p.victim), kOwned, {}, now);
+    } else {
+      status.conditions = MergeConditions(
+          conditions_of(p.victim), kOwned,
+          {{.type = std::string(kConditionQueued), .status = "True", .reason = "Preempted",
+            .message = p.message},
+           {.type = std::string(kConditionAdmitted), .status = "False", .reason = "Preempted",
+            .message = p.message},
+           {.type = std::string(kConditionEvicted), .status = "True", .reason = "Preempted",
+            .message = p.message}},
+          now);
+    }
+    const bool ok = ApplyJobStatus(*objects[p.victim], AdmissionStatusApply(job.meta, status));
+    // Even if the write failed the reservation is gone: treat the job as the decision left it,
+    // and write again next cycle (the Trigger) from the overlay.
+    in_flight_[p.victim] = {status.admission, status.placement};
+    if (!ok) {
+      ++stats.write_errors;
+      Trigger();
+    }
+    if (p.new_count > 0) {
+      ++stats.resized;
+      metrics_.resize_events_total.WithLabels({"shrink"}).Inc();
+      (void)events_.Record(JobReference(job.meta), kube::EventType::kNormal, "Shrunk", p.message);
+    } else {
+      ++stats.evicted;
+      metrics_.evicted_workloads_total.WithLabels({p.cluster_queue, "Preempted"}).Inc();
+      (void)events_.Record(JobReference(job.meta), kube::EventType::kWarning, "Preempted", p.message);
+    }
+  }
+
+  // --- elastic growth ----------------------------------------------------------------------
+  for (const admission::GrowthDecision& g : result.growths) {
+    const kube::TrainingJob& job = jobs.at(g.workload);
+    AdmissionStatus status;
+    status.admission = job.status.admission;
+    if (!status.admission) continue;
+    status.admission->replicas = g.new_count;
+    status.placement = PlacementStatus(g.placement);
+    status.conditions = MergeConditions(conditions_of(g.workload), kOwned, {}, now);
+    if (!ApplyJobStatus(*objects[g.workload], AdmissionStatusApply(job.meta, status))) {
+      ++stats.write_errors;
+      (void)placement_.Resize(g.workload, g.old_count);
+      continue;
+    }
+    in_flight_[g.workload] = {status.admission, status.placement};
+    ++stats.resized;
+    metrics_.resize_events_total.WithLabels({"grow"}).Inc();
+    (void)events_.Record(JobReference(job.meta), kube::EventType::kNormal, "Grown",
+                         absl::StrCat("grown from ", g.old_count, " to ", g.new_count,
+                                      " pods with capacity nobody was waiting for"));
+  }
+
+  // --- suspended jobs -----------------------------------------------------------------------
+  const std::string suspended_message = "the job is suspended (spec.suspend: true)";
+  for (const std::string& key : to_release) {
+    const kube::TrainingJob& job = jobs.at(key);
+    absl::Status released = placement_.Release(key);
+    if (!released.ok() && !absl::IsNotFound(released)) {
+      spdlog::warn("TrainingJob {}: release on suspend: {}", key, released);
+      Trigger();
+      continue;
+    }
+    AdmissionStatus status;
+    status.conditions = MergeConditions(
+        conditions_of(key), kOwned,
+        {{.type = std::string(kConditionQueued), .status = "False", .reason = "Suspended",
+          .message = suspended_message},
+         {.type = std::string(kConditionAdmitted), .status = "False", .reason = "Suspended",
+          .message = suspended_message}},
+        now);
+    if (!ApplyJobStatus(*objects[key], AdmissionStatusApply(job.meta, status))) {
+      ++stats.write_errors;
+      Trigger();
+    }
+    in_flight_[key] = {};
+    ++stats.released;
+    metrics_.evicted_workloads_total.WithLabels({job.status.admission->cluster_queue, "Suspended"})
+        .Inc();
+    (void)events_.Record(JobReference(job.meta), kube::EventType::kNormal, "Suspended",
+                         "reservation released and pods deleted: " + suspended_message);
+  }
+
+  // --- pending: the Queued condition says why, written only when it changes -----------------
+  auto write_queued = [&](const std::string& key, std::string_view status_value,
+                          std::string_view reason, const std::string& message, bool warn) {
+    const kube::TrainingJob& job = jobs.at(key);
+    std::vector<Condition> current = conditions_of(key);
+    std::vector<Condition> wanted = {{.type = std::string(kConditionQueued),
+                                      .status = std::string(status_value),
+                                      .reason = std::string(reason),
+                                      .message = message}};
+    for (const Condition& c : current) {
+      if (c.type == kConditionAdmitted || c.type == kConditionEvicted) wanted.push_back(c);
+    }
+    if (SameConditions(current, kOwned, wanted)) return;
+    AdmissionStatus status;
+    status.conditions = MergeConditions(current, kOwned, wanted, now);
+    if (!ApplyJobStatus(*objects[key], AdmissionStatusApply(job.meta, status))) {
+      ++stats.write_errors;
+      return;
+    }
+    (void)events_.Record(JobReference(job.meta), warn ? kube::EventType::kWarning : kube::EventType::kNormal,
+                         std::string(reason), message);
+  };
+  std::map<std::string, std::pair<int, int>> pending_by_cq;  // active, inadmissible
+  for (const admission::PendingDecision& p : result.pending) {
+    ++stats.pending;
+    if (!p.cluster_queue.empty()) {
+      auto& counts = pending_by_cq[p.cluster_queue];
+      (Inadmissible(p.reason) ? counts.second : counts.first)++;
+    }
+    write_queued(p.workload, "True", admission::ToString(p.reason), p.message,
+                 Inadmissible(p.reason));
+  }
+  for (const admission::PendingDecision& p : invalid) {
+    ++stats.pending;
+    write_queued(p.workload, "True", admission::ToString(p.reason), p.message, true);
+  }
+  for (const std::string& key : suspended) {
+    write_queued(key, "False", "Suspended", suspended_message, false);
+  }
+
+  for (const admission::ObjectError& e : result.errors) {
+    spdlog::warn("{} {}: {}", e.kind, e.name, e.message);
+  }
+
+  admission::ApplyDecisions(result, snapshot);
+  WriteQueueStatuses(snapshot, now);
+  for (const admission::ClusterQueue& cq : snapshot.cluster_queues) {
+    auto counts = pending_by_cq[cq.name];
+    metrics_.pending_workloads.WithLabels({cq.name, "active"}).Set(counts.first);
+    metrics_.pending_workloads.WithLabels({cq.name, "inadmissible"}).Set(counts.second);
+  }
+  if (result.requeue_at) {
+    queue_.AddAfter(kCycleKey, absl::Seconds(std::max<int64_t>(1, *result.requeue_at - snapshot.now)));
+  }
+  return stats;
+}
+
+void AdmissionController::WriteQueueStatuses(const admission::Snapshot& snapshot,
+                                             const std::string& now) {
+  QueueStatuses statuses = ComputeQueueStatuses(snapshot);
+  auto apply = [&](const kube::Resource& resource, const std::string& ns, const std::string& name,
+                   const std::string& fingerprint, const std::string& body) {
+    const std::string key = ns.empty() ? name : ns + "/" + name;
+    auto last = queue_status_.find(key);
+    if (last != queue_status_.end() && last->second == fingerprint) return;
+    absl::StatusOr<std::string> result = client_.Patch(
+        resource, ns, name, kube::PatchType::kApply, body,
+        {.field_manager = std::string(kAdmissionFieldManager), .force = true}, "status");
+    metrics_.status_writes_total.WithLabels({resource.kind, result.ok() ? "ok" : "error"}).Inc();
+    if (!result.ok()) {
+      spdlog::warn("{} {}: status write failed: {}", resource.kind, key, result.status());
+      return;
+    }
+    queue_status_[key] = fingerprint;
+  };
+  for (const ClusterQueueStatus& cq : statuses.cluster_queues) {
+    apply(kube::ClusterQueues(), "", cq.name, ClusterQueueStatusApply(cq, ""),
+          ClusterQueueStatusApply(cq, now));
+    metrics_.admitted_active_workloads.WithLabels({cq.name}).Set(cq.admitted);
+    for (const FlavorUsage& f : cq.flavors_usage) {
+      for (const ResourceUsage& r : f.resources) {
+        metrics_.resource_usage.WithLabels({cq.name, f.flavor, r.resource}).Set(r.total);
+      }
+    }
+  }
+  for (const admission::ClusterQueue& cq : snapshot.cluster_queues) {
+    for (const admission::ResourceGroup& g : cq.resource_groups) {
+      for (const admission::FlavorQuotas& f : g.flavors) {
+        for (const admission::ResourceQuota& q : f.resources) {
+          metrics_.nominal_quota.WithLabels({cq.name, f.flavor, q.resource}).Set(q.nominal);
+        }
+      }
+    }
+  }
+  for (const LocalQueueStatus& lq : statuses.local_queues) {
+    apply(kube::LocalQueues(), lq.namespace_name, lq.name, LocalQueueStatusApply(lq, ""),
+          LocalQueueStatusApply(lq, now));
+  }
+}
+
+}  // namespace phalanx::operator_server

@@ -1,0 +1,95 @@
+// The admission loop of phalanx-operator: builds the admission core's Snapshot from the
+// informers, runs one admission cycle against phalanx-scheduler's Placement service (one
+// ReserveBatch per pass), and only after the reservations succeeded writes each decision to the
+// API server: status.admission and status.placement for admissions and resizes, their removal
+// for evictions and suspensions, the Queued condition (with the core's actionable reason) for
+// every job left waiting, and ClusterQueue / LocalQueue status.
+//
+//   AdmissionController admission(client, informers, placement, events, metrics, options);
+//   informers.jobs.AddEventHandlers(admission.JobHandlers());   // ... and the others
+//   std::thread t([&] { admission.Run(lost_leadership); });
+//
+// Cycles are event-driven: any change that can change a decision (a job created, deleted,
+// finished or edited; a pod finishing or deleted; a node, queue, flavor, namespace or priority
+// class changing) triggers one, and events arriving during a cycle fold into the next. The only
+// timed cycle is at CycleResult::requeue_at, when a locality wait ends.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+
+#include "absl/time/time.h"
+#include "kube/client.h"
+#include "kube/event_recorder.h"
+#include "kube/workqueue.h"
+#include "operator/admission/admission_cycle.h"
+#include "operator/server/informers.h"
+#include "operator/server/operator_metrics.h"
+#include "scheduler/placement_service.h"
+
+namespace phalanx::operator_server {
+
+struct AdmissionControllerOptions {
+  absl::Duration min_cycle_interval = absl::Milliseconds(200);
+  admission::CycleOptions cycle;
+};
+
+// What one cycle did, for logs and tests.
+struct CycleStats {
+  int workloads = 0;
+  int admitted = 0;
+  int evicted = 0;
+  int resized = 0;
+  int pending = 0;
+  int released = 0;  // suspended or orphaned reservations released
+  int write_errors = 0;
+  admission::PlacementCalls calls;
+};
+
+class AdmissionController {
+ public:
+  AdmissionController(kube::Client& client, Informers& informers,
+                      placement::PlacementService& placement, kube::EventRecorder& events,
+                      OperatorMetrics& metrics, AdmissionControllerOptions options = {});
+
+  // Registers the event handlers that trigger cycles; call before the informers start.
+  void RegisterHandlers();
+
+  // Asks for a cycle soon.
+  void Trigger();
+
+  // Releases reservations the scheduler may hold for jobs whose status says they hold none (a
+  // predecessor that crashed between ReserveBatch and its status write), then runs cycles until
+  // `stop` fires.
+  void Run(const kube::Cancellation& stop);
+
+  // One cycle, now. Public for tests and benchmarks.
+  CycleStats RunCycle();
+
+ private:
+  struct Written {
+    std::optional<kube::TrainingJobAdmission> admission;  // nullopt = written as not admitted
+    std::optional<kube::TrainingJobPlacement> placement;
+  };
+
+  void ReleaseOrphans();
+  void WriteQueueStatuses(const admission::Snapshot& snapshot, const std::string& now);
+  bool ApplyJobStatus(const kube::RawObject& job, const std::string& body);
+
+  kube::Client& client_;
+  Informers& informers_;
+  placement::PlacementService& placement_;
+  kube::EventRecorder& events_;
+  OperatorMetrics& metrics_;
+  const AdmissionControllerOptions options_;
+  kube::WorkQueue queue_;
+  admission::CycleCache cache_;
+  // Admission writes the informer has not shown yet, by job key: the next cycle must see what
+  // was decided, not the stale cache, or it would reserve a job twice.
+  std::map<std::string, Written> in_flight_;
+  // Last status body applied per queue object, so an unchanged status is not written again.
+  std::map<std::string, std::string> queue_status_;
+};
+
+}  // namespace phalanx::operator_server

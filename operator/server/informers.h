@@ -1,0 +1,76 @@
+// Every object phalanx-operator watches, each in one shared informer: both controllers read
+// these caches and are woken by their events; nothing polls the API server.
+#pragma once
+
+#include <thread>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "common/api_labels.h"
+#include "kube/api/resources.h"
+#include "kube/api/training_job.h"
+#include "kube/informer.h"
+
+namespace phalanx::operator_server {
+
+// Pods are indexed by the job that owns them (label phalanx.dev/job, same namespace).
+inline constexpr char kIndexByJob[] = "job";
+
+struct Informers {
+  explicit Informers(kube::Client& client)
+      : jobs(client, kube::TrainingJobs()),
+        cluster_queues(client, kube::ClusterQueues()),
+        local_queues(client, kube::LocalQueues()),
+        flavors(client, kube::ResourceFlavors()),
+        topologies(client, kube::Topologies()),
+        priority_classes(client, kube::PriorityClasses()),
+        namespaces(client, kube::Namespaces()),
+        // Only the operator's own pods: those labelled with a job.
+        pods(client, kube::Pods(), {.reflector = {.label_selector = std::string(kJobLabel)}}),
+        nodes(client, kube::Nodes()) {
+    pods.AddIndexer(kIndexByJob, [](const kube::Pod& p) {
+      const std::string* job = p.meta.labels.Find(std::string(kJobLabel));
+      return job == nullptr ? std::vector<std::string>{}
+                            : std::vector<std::string>{p.meta.namespace_ + "/" + *job};
+    });
+  }
+
+  void Start(const kube::Cancellation* stop) {
+    threads_.emplace_back([this, stop] { jobs.Run(stop); });
+    threads_.emplace_back([this, stop] { cluster_queues.Run(stop); });
+    threads_.emplace_back([this, stop] { local_queues.Run(stop); });
+    threads_.emplace_back([this, stop] { flavors.Run(stop); });
+    threads_.emplace_back([this, stop] { topologies.Run(stop); });
+    threads_.emplace_back([this, stop] { priority_classes.Run(stop); });
+    threads_.emplace_back([this, stop] { namespaces.Run(stop); });
+    threads_.emplace_back([this, stop] { pods.Run(stop); });
+    threads_.emplace_back([this, stop] { nodes.Run(stop); });
+  }
+  bool WaitForSync(absl::Duration timeout, const kube::Cancellation* stop) const {
+    return jobs.WaitForSync(timeout, stop) && cluster_queues.WaitForSync(timeout, stop) &&
+           local_queues.WaitForSync(timeout, stop) && flavors.WaitForSync(timeout, stop) &&
+           topologies.WaitForSync(timeout, stop) && priority_classes.WaitForSync(timeout, stop) &&
+           namespaces.WaitForSync(timeout, stop) && pods.WaitForSync(timeout, stop) &&
+           nodes.WaitForSync(timeout, stop);
+  }
+  // After the cancellation passed to Start fired.
+  void Join() {
+    for (std::thread& t : threads_) t.join();
+    threads_.clear();
+  }
+
+  kube::Informer<kube::RawObject> jobs;
+  kube::Informer<kube::RawObject> cluster_queues;
+  kube::Informer<kube::RawObject> local_queues;
+  kube::Informer<kube::RawObject> flavors;
+  kube::Informer<kube::RawObject> topologies;
+  kube::Informer<kube::RawObject> priority_classes;
+  kube::Informer<kube::RawObject> namespaces;
+  kube::Informer<kube::Pod> pods;
+  kube::Informer<kube::Node> nodes;
+
+ private:
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace phalanx::operator_server

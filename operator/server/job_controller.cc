@@ -1,0 +1,345 @@
+#include "operator/server/job_controller.h"
+
+#include <map>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "common/api_labels.h"
+#include "common/status.h"
+#include "kube/errors.h"
+#include "operator/controller/pod_builder.h"
+#include "operator/server/job_status.h"
+#include "operator/server/queue_objects.h"
+#include "spdlog/spdlog.h"
+
+namespace phalanx::operator_server {
+namespace {
+
+const std::vector<std::string_view> kOwned = {kConditionRunning, kConditionRestarting,
+                                              kConditionSucceeded, kConditionFailed};
+
+bool Finished(std::string_view phase) { return phase == "Succeeded" || phase == "Failed"; }
+bool Terminal(const kube::Pod& pod) { return pod.phase == "Succeeded" || pod.phase == "Failed"; }
+
+int Label(const kube::Pod& pod, std::string_view key) {
+  const std::string* value = pod.meta.labels.Find(std::string(key));
+  int out = -1;
+  if (value == nullptr || !absl::SimpleAtoi(*value, &out)) return -1;
+  return out;
+}
+
+std::vector<Condition> Owned(const std::vector<Condition>& all) {
+  std::vector<Condition> out;
+  for (std::string_view type : kOwned) {
+    if (const Condition* c = FindCondition(all, type)) out.push_back(*c);
+  }
+  return out;
+}
+
+Condition Cond(std::string_view type, bool value, std::string_view reason, std::string message) {
+  return {.type = std::string(type),
+          .status = value ? "True" : "False",
+          .reason = std::string(reason),
+          .message = std::move(message)};
+}
+
+}  // namespace
+
+JobController::JobController(kube::Client& client, Informers& informers,
+                             placement::PlacementService& placement, kube::EventRecorder& events,
+                             OperatorMetrics& metrics)
+    : client_(client),
+      informers_(informers),
+      placement_(placement),
+      events_(events),
+      metrics_(metrics),
+      queue_(kube::DefaultControllerRateLimiter()) {}
+
+void JobController::RegisterHandlers() {
+  auto job = [this](const kube::RawObject& j) { queue_.Add(j.meta.Key()); };
+  informers_.jobs.AddEventHandlers(
+      {.on_add = job,
+       .on_update = [this](const kube::RawObject&, const kube::RawObject& j) {
+         queue_.Add(j.meta.Key());
+       },
+       .on_delete = job});
+  auto pod = [this](const kube::Pod& p) {
+    const std::string* name = p.meta.labels.Find(std::string(kJobLabel));
+    if (name != nullptr) queue_.Add(p.meta.namespace_ + "/" + *name);
+  };
+  informers_.pods.AddEventHandlers(
+      {.on_add = pod,
+       .on_update = [pod](const kube::Pod&, const kube::Pod& p) { pod(p); },
+       .on_delete = pod});
+}
+
+void JobController::Run(const kube::Cancellation& stop, int workers) {
+  int id = stop.OnCancel([this] { queue_.ShutDown(); });
+  std::vector<std::thread> threads;
+  for (int i = 0; i < workers; ++i) {
+    threads.emplace_back([this] {
+      while (std::optional<std::string> key = queue_.Get()) {
+        absl::StatusOr<std::optional<absl::Duration>> next = Reconcile(*key);
+        if (!next.ok()) {
+          spdlog::warn("TrainingJob {}: {} (retrying)", *key, next.status());
+          queue_.AddRateLimited(*key);
+        } else {
+          queue_.Forget(*key);
+          if (*next) queue_.AddAfter(*key, **next);
+        }
+        queue_.Done(*key);
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  stop.Unregister(id);
+}
+
+absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std::string& key) {
+  std::shared_ptr<const kube::RawObject> raw = informers_.jobs.Get(key);
+  if (raw == nullptr) return std::nullopt;  // gone; its pods and Service are garbage-collected
+  ASSIGN_OR_RETURN(kube::TrainingJob job, kube::DecodeTrainingJob(raw->json));
+  const kube::ObjectMeta& meta = job.meta;
+  const absl::Time now_time = absl::Now();
+  const std::string now = Rfc3339(now_time);
+
+  std::vector<std::shared_ptr<const kube::Pod>> pods = informers_.pods.ByIndex(kIndexByJob, key);
+  auto delete_pods = [&](auto&& which) -> absl::Status {
+    for (const auto& pod : pods) {
+      if (!pod->meta.deletion_timestamp.empty() || !which(*pod)) continue;
+      absl::Status s = client_.Delete(kube::Pods(), pod->meta.namespace_, pod->meta.name,
+                                      {.precondition_uid = pod->meta.uid});
+      if (!s.ok() && !absl::IsNotFound(s) && !kube::IsConflict(s)) return s;
+    }
+    return absl::OkStatus();
+  };
+  auto release = [&]() -> absl::Status {
+    absl::Status s = placement_.Release(key);
+    return s.ok() || absl::IsNotFound(s) ? absl::OkStatus() : s;
+  };
+  bool has_finalizer = false;
+  for (const auto& f : meta.finalizers) has_finalizer |= (f == kReservationFinalizer);
+  auto apply_meta = [&](bool with) -> absl::Status {
+    absl::StatusOr<std::string> r = client_.Patch(
+        kube::TrainingJobs(), meta.namespace_, meta.name, kube::PatchType::kApply,
+        FinalizerApply(meta, with), {.field_manager = std::string(kJobFieldManager), .force = true});
+    metrics_.status_writes_total.WithLabels({"TrainingJob", r.ok() ? "ok" : "error"}).Inc();
+    return r.ok() || absl::IsNotFound(r.status()) ? absl::OkStatus() : r.status();
+  };
+
+  // --- deletion: release, delete pods, let the object go -----------------------------------
+  if (!meta.deletion_timestamp.empty()) {
+    RETURN_IF_ERROR(release());
+    RETURN_IF_ERROR(delete_pods([](const kube::Pod&) { return true; }));
+    if (has_finalizer) RETURN_IF_ERROR(apply_meta(false));
+    return std::nullopt;
+  }
+  if (!has_finalizer) RETURN_IF_ERROR(apply_meta(true));
+
+  // --- the status this controller owns, as it is now ----------------------------------------
+  std::vector<Condition> all_conditions = ReadConditions(raw->json);
+  LifecycleStatus current{.phase = job.status.phase,
+                          .restarts = job.status.restarts,
+                          .start_time = ReadStatusString(raw->json, "startTime"),
+                          .completion_time = ReadStatusString(raw->json, "completionTime"),
+                          .conditions = Owned(all_conditions)};
+  LifecycleStatus wanted = current;
+  std::vector<Condition> updates;
+  auto write = [&]() -> absl::Status {
+    wanted.conditions = MergeConditions(current.conditions, kOwned, updates, now);
+    if (wanted == current) return absl::OkStatus();
+    absl::StatusOr<std::string> r =
+        client_.Patch(kube::TrainingJobs(), meta.namespace_, meta.name, kube::PatchType::kApply,
+                      LifecycleStatusApply(meta, wanted),
+                      {.field_manager = std::string(kJobFieldManager), .force = true}, "status");
+    metrics_.status_writes_total.WithLabels({"TrainingJob", r.ok() ? "ok" : "error"}).Inc();
+    if (!r.ok() && !absl::IsNotFound(r.status())) return r.status();
+    if (wanted.phase != current.phase) {
+      spdlog::info("TrainingJob {}: {} -> {}", key, current.phase.empty() ? "(new)" : current.phase,
+                   wanted.phase);
+    }
+    return absl::OkStatus();
+  };
+
+  // --- finished: nothing runs; ttl ------------------------------------------------------------
+  if (Finished(job.status.phase)) {
+    RETURN_IF_ERROR(delete_pods([](const kube::Pod& p) { return !Terminal(p); }));
+    if (!job.ttl_seconds_after_finished) return std::nullopt;
+    int64_t done = ParseUnixSeconds(current.completion_time);
+    absl::Time expiry = absl::FromUnixSeconds(done) + absl::Seconds(*job.ttl_seconds_after_finished);
+    if (done > 0 && now_time < expiry) return expiry - now_time;
+    absl::Status s = client_.Delete(kube::TrainingJobs(), meta.namespace_, meta.name,
+                                    {.propagation_policy = "Background", .precondition_uid = meta.uid});
+    if (!s.ok() && !absl::IsNotFound(s)) return s;
+    spdlog::info("TrainingJob {}: deleted {} s after it finished (ttlSecondsAfterFinished)", key,
+                 *job.ttl_seconds_after_finished);
+    return std::nullopt;
+  }
+
+  // --- not admitted (queued, evicted, suspended): no pods ----------------------------------
+  if (!job.status.admission || job.suspend) {
+    RETURN_IF_ERROR(delete_pods([](const kube::Pod&) { return true; }));
+    wanted.phase = job.suspend ? "Suspended" : "Queued";
+    if (FindCondition(current.conditions, kConditionRunning) != nullptr) {
+      updates.push_back(Cond(kConditionRunning, false, job.suspend ? "Suspended" : "Evicted",
+                             "the gang is not admitted: its pods were deleted"));
+    }
+    RETURN_IF_ERROR(write());
+    return std::nullopt;
+  }
+
+  // --- admitted ----------------------------------------------------------------------------
+  const kube::TrainingJobAdmission& admitted = *job.status.admission;
+  const int32_t world = admitted.replicas;
+  const int32_t generation = job.status.restarts;
+
+  {
+    absl::MutexLock lock(&mu_);
+    if (services_.count(meta.uid) == 0) {
+      ASSIGN_OR_RETURN(std::string service, controller::BuildHeadlessService(job));
+      absl::StatusOr<std::string> r = client_.Create(kube::Services(), meta.namespace_, service);
+      if (!r.ok() && !absl::IsAlreadyExists(r.status())) return r.status();
+      services_.insert(meta.uid);
+    }
+  }
+
+  // Pods of this gang generation by rank; everything else goes.
+  std::map<int, std::shared_ptr<const kube::Pod>> ranks;
+  std::set<std::string> names;  // every pod name still present, deleting or not
+  for (const auto& pod : pods) {
+    names.insert(pod->meta.name);
+    const kube::OwnerReference* owner = pod->meta.ControllerRef();
+    const int rank = Label(*pod, kRankLabel);
+    const bool current_gang = owner != nullptr && owner->uid == meta.uid && rank >= 0 &&
+                              rank < world && Label(*pod, controller::kRestartLabel) == generation;
+    if (current_gang && pod->meta.deletion_timestamp.empty()) ranks[rank] = pod;
+  }
+  RETURN_IF_ERROR(delete_pods([&](const kube::Pod& p) {
+    auto it = ranks.find(Label(p, kRankLabel));
+    return it == ranks.end() || it->second.get() != &p;
+  }));
+
+  // The end: phase, condition, reservation released, whatever still runs deleted.
+  auto finish = [&](bool succeeded, std::string_view reason,
+                    const std::string& message) -> absl::StatusOr<std::optional<absl::Duration>> {
+    wanted.phase = succeeded ? "Succeeded" : "Failed";
+    wanted.completion_time = now;
+    updates.push_back(
+        Cond(succeeded ? kConditionSucceeded : kConditionFailed, true, reason, message));
+    if (FindCondition(current.conditions, kConditionRunning) != nullptr) {
+      updates.push_back(Cond(kConditionRunning, false, wanted.phase, message));
+    }
+    RETURN_IF_ERROR(write());
+    RETURN_IF_ERROR(release());
+    RETURN_IF_ERROR(delete_pods([](const kube::Pod& p) { return !Terminal(p); }));
+    metrics_.jobs_finished_total.WithLabels({wanted.phase}).Inc();
+    (void)events_.Record(JobReference(meta),
+                         succeeded ? kube::EventType::kNormal : kube::EventType::kWarning,
+                         std::string(reason), message);
+    spdlog::info("TrainingJob {}: {}: {}", key, wanted.phase, message);
+    if (!job.ttl_seconds_after_finished) return std::nullopt;
+    return absl::Seconds(*job.ttl_seconds_after_finished);
+  };
+
+  // A failed rank restarts the whole gang, or fails the job.
+  for (const auto& [rank, pod] : ranks) {
+    if (pod->phase != "Failed") continue;
+    if (job.status.restarts < job.max_restarts) {
+      wanted.restarts = job.status.restarts + 1;
+      wanted.phase = "Restarting";
+      std::string message = absl::StrCat("pod ", pod->meta.name, " (rank ", rank,
+                                         ") failed; restarting the gang (restart ",
+                                         wanted.restarts, " of at most ", job.max_restarts, ")");
+      updates.push_back(Cond(kConditionRestarting, true, "PodFailed", message));
+      updates.push_back(Cond(kConditionRunning, false, "PodFailed", message));
+      RETURN_IF_ERROR(write());
+      metrics_.job_restarts_total.WithLabels({"PodFailed"}).Inc();
+      (void)events_.Record(JobReference(meta), kube::EventType::kWarning, "Restarting", message);
+      return std::nullopt;
+    }
+    return finish(false, "MaxRestartsExceeded",
+                  absl::StrCat("pod ", pod->meta.name, " (rank ", rank, ") failed after ",
+                               job.status.restarts, " restarts (maxRestarts ", job.max_restarts,
+                               ")"));
+  }
+
+  // Success by policy.
+  int succeeded = 0;
+  for (const auto& [rank, pod] : ranks) succeeded += pod->phase == "Succeeded" ? 1 : 0;
+  const bool rank_zero_done = ranks.count(0) != 0 && ranks[0]->phase == "Succeeded";
+  if ((job.success_policy == "RankZero" && rank_zero_done) ||
+      (job.success_policy != "RankZero" && succeeded == world)) {
+    std::string message =
+        job.success_policy == "RankZero"
+            ? std::string("rank 0 succeeded (successPolicy RankZero)")
+            : absl::StrCat("all ", world, " ranks succeeded (successPolicy All)");
+    return finish(true, "Succeeded", message);
+  }
+
+  // Missing ranks: create them once the name is free (a deleted pod may still be terminating).
+  int created = 0;
+  if (static_cast<int32_t>(ranks.size()) < world) {
+    controller::PodContext ctx;
+    ctx.world_size = world;
+    ctx.elastic = job.elastic;
+    ctx.restart = generation;
+    if (job.status.placement && static_cast<int32_t>(job.status.placement->nodes.size()) == world) {
+      ctx.nodes = job.status.placement->nodes;
+    }
+    if (std::shared_ptr<const kube::RawObject> flavor_raw = informers_.flavors.Get(admitted.flavor)) {
+      absl::StatusOr<admission::ResourceFlavor> flavor = DecodeResourceFlavor(flavor_raw->json);
+      if (flavor.ok()) {
+        ctx.node_labels = flavor->node_labels;
+        for (const placement::Toleration& t : flavor->tolerations) {
+          ctx.tolerations.push_back(
+              {.key = t.key, .operator_ = t.op, .value = t.value, .effect = t.effect});
+        }
+      }
+    }
+    for (int rank = 0; rank < world; ++rank) {
+      if (ranks.count(rank) != 0) continue;
+      if (names.count(absl::StrCat(meta.name, "-", rank)) != 0) continue;  // still terminating
+      absl::StatusOr<std::string> body = controller::BuildPod(job, ctx, rank);
+      if (!body.ok()) {
+        // The template cannot become a pod: nothing will change that but an edit of the job.
+        return finish(false, "InvalidTemplate",
+                      absl::StrCat("cannot build the pods: ", body.status().message()));
+      }
+      absl::StatusOr<std::string> r = client_.Create(kube::Pods(), meta.namespace_, *body);
+      if (!r.ok() && !absl::IsAlreadyExists(r.status())) return r.status();
+      if (r.ok()) ++created;
+    }
+    metrics_.pods_created_total.WithLabels({}).Inc(created);
+    if (created > 0) {
+      spdlog::info("TrainingJob {}: created {} pods (world size {}, restart {})", key, created,
+                   world, generation);
+    }
+  }
+
+  int running = 0;
+  for (const auto& [rank, pod] : ranks) running += pod->phase == "Running" ? 1 : 0;
+  if (running == world) {
+    wanted.phase = "Running";
+    if (wanted.start_time.empty()) wanted.start_time = now;
+    std::string message = absl::StrCat("all ", world, " ranks are running");
+    if (current.phase != "Running") {
+      (void)events_.Record(JobReference(meta), kube::EventType::kNormal, "Running", message);
+    }
+    updates.push_back(Cond(kConditionRunning, true, "AllRanksRunning", message));
+    if (FindCondition(current.conditions, kConditionRestarting) != nullptr) {
+      updates.push_back(Cond(kConditionRestarting, false, "AllRanksRunning", message));
+    }
+  } else if (current.phase != "Restarting") {
+    wanted.phase = "Admitted";
+    if (FindCondition(current.conditions, kConditionRunning) != nullptr) {
+      updates.push_back(Cond(kConditionRunning, false, "RanksNotRunning",
+                             absl::StrCat(running, " of ", world, " ranks running")));
+    }
+  }
+  RETURN_IF_ERROR(write());
+  return std::nullopt;
+}
+
+}  // namespace phalanx::operator_server

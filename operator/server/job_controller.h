@@ -1,0 +1,56 @@
+// The lifecycle of an admitted TrainingJob: its headless Service and one pod per rank built by
+// operator/controller/pod_builder.h, phases from the pods, gang restarts after a failed pod up to
+// spec.failurePolicy.maxRestarts, success by spec.successPolicy (All | RankZero), the pods of a
+// suspended, evicted or finished job deleted, ttlSecondsAfterFinished, and the finalizer that
+// releases the reservation when the job is deleted.
+//
+// Level-triggered: Reconcile(key) looks at the job and its pods as the informers show them and
+// makes one step toward what they should be; pod and job events (and requeues) call it again.
+// It writes only what differs, with server-side apply (field manager "phalanx-operator"), so it
+// never fights another writer in a loop. Admission (status.admission, status.placement) is the
+// admission controller's: this controller only reads it.
+#pragma once
+
+#include <optional>
+#include <set>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "kube/client.h"
+#include "kube/event_recorder.h"
+#include "kube/workqueue.h"
+#include "operator/server/informers.h"
+#include "operator/server/operator_metrics.h"
+#include "scheduler/placement_service.h"
+
+namespace phalanx::operator_server {
+
+class JobController {
+ public:
+  JobController(kube::Client& client, Informers& informers, placement::PlacementService& placement,
+                kube::EventRecorder& events, OperatorMetrics& metrics);
+
+  // Registers the job and pod event handlers; call before the informers start.
+  void RegisterHandlers();
+
+  // Runs `workers` threads until `stop` fires; a key is never reconciled by two at once.
+  void Run(const kube::Cancellation& stop, int workers);
+
+  // One step for the job `namespace/name`. Returns when to look again (nullopt: on the next
+  // event); an error is retried with backoff.
+  absl::StatusOr<std::optional<absl::Duration>> Reconcile(const std::string& key);
+
+ private:
+  kube::Client& client_;
+  Informers& informers_;
+  placement::PlacementService& placement_;
+  kube::EventRecorder& events_;
+  OperatorMetrics& metrics_;
+  kube::WorkQueue queue_;
+  absl::Mutex mu_;
+  std::set<std::string> services_;  // job uids whose Service exists
+};
+
+}  // namespace phalanx::operator_server

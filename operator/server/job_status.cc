@@ -1,0 +1,187 @@
+#include "operator/server/job_status.h"
+
+#include <algorithm>
+
+#include "kube/json.h"
+#include "rapidjson/document.h"
+
+namespace phalanx::operator_server {
+namespace {
+
+using Alloc = rapidjson::Document::AllocatorType;
+
+const rapidjson::Value* StatusOf(const rapidjson::Document& doc) {
+  if (!doc.IsObject()) return nullptr;
+  auto it = doc.FindMember("status");
+  if (it == doc.MemberEnd() || !it->value.IsObject()) return nullptr;
+  return &it->value;
+}
+
+void AddString(rapidjson::Value& obj, std::string_view key, std::string_view value, Alloc& a) {
+  obj.AddMember(kube::JsonString(key, a), kube::JsonString(value, a), a);
+}
+
+rapidjson::Value ConditionsJson(const std::vector<Condition>& conditions, Alloc& a) {
+  rapidjson::Value list(rapidjson::kArrayType);
+  for (const Condition& c : conditions) {
+    rapidjson::Value item(rapidjson::kObjectType);
+    AddString(item, "type", c.type, a);
+    AddString(item, "status", c.status, a);
+    AddString(item, "reason", c.reason, a);
+    AddString(item, "message", c.message, a);
+    AddString(item, "lastTransitionTime", c.last_transition_time, a);
+    list.PushBack(item, a);
+  }
+  return list;
+}
+
+bool Owned(const std::vector<std::string_view>& owned, std::string_view type) {
+  return std::find(owned.begin(), owned.end(), type) != owned.end();
+}
+
+}  // namespace
+
+kube::ObjectReference JobReference(const kube::ObjectMeta& job) {
+  return {.api_version = kube::TrainingJobs().ApiVersion(),
+          .kind = std::string(kube::kTrainingJobKind),
+          .namespace_ = job.namespace_,
+          .name = job.name,
+          .uid = job.uid};
+}
+
+std::string Rfc3339(absl::Time t) {
+  return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", t, absl::UTCTimeZone());
+}
+
+int64_t ParseUnixSeconds(std::string_view rfc3339) {
+  absl::Time t;
+  std::string error;
+  if (rfc3339.empty() || !absl::ParseTime(absl::RFC3339_full, std::string(rfc3339), &t, &error)) return 0;
+  return absl::ToUnixSeconds(t);
+}
+
+std::vector<Condition> ReadConditions(std::string_view object_json) {
+  std::vector<Condition> out;
+  absl::StatusOr<rapidjson::Document> doc = kube::ParseJson(object_json);
+  if (!doc.ok()) return out;
+  const rapidjson::Value* status = StatusOf(*doc);
+  if (status == nullptr) return out;
+  auto it = status->FindMember("conditions");
+  if (it == status->MemberEnd() || !it->value.IsArray()) return out;
+  for (const rapidjson::Value& c : it->value.GetArray()) {
+    if (!c.IsObject()) continue;
+    out.push_back({std::string(kube::StringMember(c, "type")),
+                   std::string(kube::StringMember(c, "status")),
+                   std::string(kube::StringMember(c, "reason")),
+                   std::string(kube::StringMember(c, "message")),
+                   std::string(kube::StringMember(c, "lastTransitionTime"))});
+  }
+  return out;
+}
+
+std::string ReadStatusString(std::string_view object_json, std::string_view key) {
+  absl::StatusOr<rapidjson::Document> doc = kube::ParseJson(object_json);
+  if (!doc.ok()) return "";
+  const rapidjson::Value* status = StatusOf(*doc);
+  return status == nullptr ? "" : std::string(kube::StringMember(*status, key));
+}
+
+const Condition* FindCondition(const std::vector<Condition>& conditions, std::string_view type) {
+  for (const Condition& c : conditions) {
+    if (c.type == type) return &c;
+  }
+  return nullptr;
+}
+
+std::vector<Condition> MergeConditions(const std::vector<Condition>& current,
+                                       const std::vector<std::string_view>& owned,
+                                       const std::vector<Condition>& updates,
+                                       std::string_view now) {
+  std::vector<Condition> out;
+  for (std::string_view type : owned) {
+    const Condition* update = FindCondition(updates, type);
+    const Condition* existing = FindCondition(current, type);
+    if (update == nullptr) {
+      if (existing != nullptr) out.push_back(*existing);
+      continue;
+    }
+    Condition c = *update;
+    c.last_transition_time = existing != nullptr && existing->status == c.status &&
+                                     !existing->last_transition_time.empty()
+                                 ? existing->last_transition_time
+                                 : std::string(now);
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+bool SameConditions(const std::vector<Condition>& current,
+                    const std::vector<std::string_view>& owned,
+                    const std::vector<Condition>& wanted) {
+  size_t owned_current = 0;
+  for (const Condition& c : current) owned_current += Owned(owned, c.type) ? 1 : 0;
+  if (owned_current != wanted.size()) return false;
+  for (const Condition& w : wanted) {
+    const Condition* c = FindCondition(current, w.type);
+    if (c == nullptr || c->status != w.status || c->reason != w.reason ||
+        c->message != w.message) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string AdmissionStatusApply(const kube::ObjectMeta& job, const AdmissionStatus& s) {
+  rapidjson::Document doc = kube::NewApiObject(kube::TrainingJobs().ApiVersion(),
+                                               kube::kTrainingJobKind, job.name, job.namespace_);
+  Alloc& a = doc.GetAllocator();
+  rapidjson::Value status(rapidjson::kObjectType);
+  if (s.admission) {
+    rapidjson::Value admission(rapidjson::kObjectType);
+    AddString(admission, "clusterQueue", s.admission->cluster_queue, a);
+    AddString(admission, "flavor", s.admission->flavor, a);
+    admission.AddMember("replicas", s.admission->replicas, a);
+    status.AddMember("admission", admission, a);
+  }
+  if (s.placement) {
+    rapidjson::Value placement(rapidjson::kObjectType);
+    AddString(placement, "domain", s.placement->domain, a);
+    AddString(placement, "level", s.placement->level, a);
+    rapidjson::Value nodes(rapidjson::kArrayType);
+    for (const std::string& n : s.placement->nodes) nodes.PushBack(kube::JsonString(n, a), a);
+    placement.AddMember("nodes", nodes, a);
+    status.AddMember("placement", placement, a);
+  }
+  status.AddMember("conditions", ConditionsJson(s.conditions, a), a);
+  doc.AddMember("status", status, a);
+  return kube::ToJson(doc);
+}
+
+std::string LifecycleStatusApply(const kube::ObjectMeta& job, const LifecycleStatus& s) {
+  rapidjson::Document doc = kube::NewApiObject(kube::TrainingJobs().ApiVersion(),
+                                               kube::kTrainingJobKind, job.name, job.namespace_);
+  Alloc& a = doc.GetAllocator();
+  rapidjson::Value status(rapidjson::kObjectType);
+  if (!s.phase.empty()) AddString(status, "phase", s.phase, a);
+  status.AddMember("restarts", s.restarts, a);
+  if (!s.start_time.empty()) AddString(status, "startTime", s.start_time, a);
+  if (!s.completion_time.empty()) AddString(status, "completionTime", s.completion_time, a);
+  if (job.generation > 0) status.AddMember("observedGeneration", job.generation, a);
+  status.AddMember("conditions", ConditionsJson(s.conditions, a), a);
+  doc.AddMember("status", status, a);
+  return kube::ToJson(doc);
+}
+
+std::string FinalizerApply(const kube::ObjectMeta& job, bool with_finalizer) {
+  rapidjson::Document doc = kube::NewApiObject(kube::TrainingJobs().ApiVersion(),
+                                               kube::kTrainingJobKind, job.name, job.namespace_);
+  Alloc& a = doc.GetAllocator();
+  rapidjson::Value finalizers(rapidjson::kArrayType);
+  if (with_finalizer) finalizers.PushBack(kube::JsonString(kReservationFinalizer, a), a);
+  doc["metadata"].AddMember("finalizers", finalizers, a);
+  // A uid precondition: never create or touch a successor object of the same name.
+  doc["metadata"].AddMember("uid", kube::JsonString(job.uid, a), a);
+  return kube::ToJson(doc);
+}
+
+}  // namespace phalanx::operator_server

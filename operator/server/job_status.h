@@ -1,0 +1,97 @@
+// TrainingJob status as the operator writes it: metav1.Conditions and the server-side-apply
+// bodies of the two controllers. Pure: the callers pass `now`.
+//
+// Two field managers share status (docs/operator.md "Who writes what"):
+//   * phalanx-operator-admission (the admission controller) owns status.admission,
+//     status.placement and the conditions Queued, Admitted and Evicted;
+//   * phalanx-operator (the job controller) owns status.phase, restarts, startTime,
+//     completionTime and the conditions Running, Restarting, Succeeded and Failed.
+// Under server-side apply a manager's apply replaces everything it owns, so each body carries
+// all of its manager's fields: leaving status.admission out of an admission apply removes it.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "kube/event_recorder.h"
+#include "kube/api/training_job.h"
+
+namespace phalanx::operator_server {
+
+inline constexpr std::string_view kAdmissionFieldManager = "phalanx-operator-admission";
+inline constexpr std::string_view kJobFieldManager = "phalanx-operator";
+// Held by every TrainingJob the operator has seen, so a deleted job's reservation is released
+// and its pods deleted before the object goes.
+inline constexpr std::string_view kReservationFinalizer = "phalanx.dev/reservation";
+
+inline constexpr std::string_view kConditionQueued = "Queued";
+inline constexpr std::string_view kConditionAdmitted = "Admitted";
+inline constexpr std::string_view kConditionEvicted = "Evicted";
+inline constexpr std::string_view kConditionRunning = "Running";
+inline constexpr std::string_view kConditionRestarting = "Restarting";
+inline constexpr std::string_view kConditionSucceeded = "Succeeded";
+inline constexpr std::string_view kConditionFailed = "Failed";
+
+struct Condition {
+  std::string type;
+  std::string status;  // "True" | "False" | "Unknown"
+  std::string reason;
+  std::string message;
+  std::string last_transition_time;  // RFC 3339
+  bool operator==(const Condition&) const = default;
+};
+
+// The job as the subject of an Event.
+kube::ObjectReference JobReference(const kube::ObjectMeta& job);
+
+// metav1.Time: RFC 3339 in UTC with seconds ("2026-11-23T19:00:00Z").
+std::string Rfc3339(absl::Time t);
+// 0 for an empty or malformed time.
+int64_t ParseUnixSeconds(std::string_view rfc3339);
+
+// status.conditions of an object given as JSON; empty when absent or malformed.
+std::vector<Condition> ReadConditions(std::string_view object_json);
+// A string in status (e.g. "startTime"); "" when absent.
+std::string ReadStatusString(std::string_view object_json, std::string_view key);
+const Condition* FindCondition(const std::vector<Condition>& conditions, std::string_view type);
+
+// The conditions of one manager after an update: every condition of `owned` types in `current`,
+// with `updates` set over them. A condition whose status does not change keeps its
+// lastTransitionTime; one that does gets `now`. Ordered as `owned`.
+std::vector<Condition> MergeConditions(const std::vector<Condition>& current,
+                                       const std::vector<std::string_view>& owned,
+                                       const std::vector<Condition>& updates,
+                                       std::string_view now);
+// True if `current` already holds every condition in `wanted` (type, status, reason, message)
+// and nothing else of the `owned` types.
+bool SameConditions(const std::vector<Condition>& current,
+                    const std::vector<std::string_view>& owned,
+                    const std::vector<Condition>& wanted);
+
+// What the admission controller owns.
+struct AdmissionStatus {
+  std::optional<kube::TrainingJobAdmission> admission;
+  std::optional<kube::TrainingJobPlacement> placement;
+  std::vector<Condition> conditions;  // Queued, Admitted, Evicted
+};
+std::string AdmissionStatusApply(const kube::ObjectMeta& job, const AdmissionStatus& status);
+
+// What the job controller owns.
+struct LifecycleStatus {
+  std::string phase;
+  int32_t restarts = 0;
+  std::string start_time;       // "" = unset
+  std::string completion_time;  // "" = unset
+  std::vector<Condition> conditions;  // Running, Restarting, Succeeded, Failed
+  bool operator==(const LifecycleStatus&) const = default;
+};
+std::string LifecycleStatusApply(const kube::ObjectMeta& job, const LifecycleStatus& status);
+
+// metadata.finalizers as the job controller's apply: with the finalizer, or without it (which
+// removes it when this manager added it).
+std::string FinalizerApply(const kube::ObjectMeta& job, bool with_finalizer);
+
+}  // namespace phalanx::operator_server

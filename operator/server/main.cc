@@ -1,0 +1,177 @@
+// phalanx-operator: admits TrainingJobs under ClusterQueue quotas against phalanx-scheduler's
+// Placement service and runs each admitted job's pods through its lifecycle.
+// `phalanx-operator --help` lists the flags; docs/operator.md describes how it runs.
+//
+// Start-up: /healthz at once; then the Lease (standbys wait here, serving /healthz); then, as
+// leader, the informers; once every informer has synced, the controllers and /readyz. Losing
+// the Lease stops the controllers and exits 1 so the replica restarts clean as a standby.
+#include <unistd.h>
+
+#include <atomic>
+#include <iostream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/daemon/config_flags.h"
+#include "common/daemon/daemon_main.h"
+#include "common/daemon/signal_waiter.h"
+#include "common/http/http_server.h"
+#include "common/http/http_server_beast.h"
+#include "common/http/metrics_handler.h"
+#include "common/logging.h"
+#include "common/metrics/registry.h"
+#include "kube/config.h"
+#include "kube/event_recorder.h"
+#include "kube/leader_election.h"
+#include "kube/rest_client.h"
+#include "kube/transport_cpprest.h"
+#include "operator/server/admission_controller.h"
+#include "operator/server/informers.h"
+#include "operator/server/job_controller.h"
+#include "operator/server/operator_config.h"
+#include "operator/server/operator_metrics.h"
+#include "scheduler/grpc/placement_grpc_client.h"
+#include "spdlog/spdlog.h"
+
+#ifndef PHALANX_VERSION
+#define PHALANX_VERSION "dev"
+#endif
+
+namespace phalanx::operator_server {
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitFailure = 1;
+
+std::string DefaultIdentity() {
+  char host[256] = {};
+  if (gethostname(host, sizeof(host) - 1) != 0) host[0] = '\0';
+  return absl::StrCat(host[0] ? host : "phalanx-operator", "_", getpid());
+}
+
+int Run(const OperatorConfig& config) {
+  kube::Cancellation stop;
+  SignalWaiter signals([&stop] { stop.Cancel(); });
+
+  absl::StatusOr<std::unique_ptr<kube::Transport>> transport = kube::ConnectCpprest(
+      config.kubeconfig, config.context, absl::StrCat("phalanx-operator/", PHALANX_VERSION));
+  if (!transport.ok()) {
+    spdlog::critical("{}", std::string(transport.status().message()));
+    return kExitBadInput;
+  }
+  kube::RestClient client(**transport);
+  const std::string identity = config.identity.empty() ? DefaultIdentity() : config.identity;
+
+  metrics::Registry registry;
+  OperatorMetrics metrics(registry);
+  std::atomic<bool> leading{false};
+  std::atomic<bool> ready{false};
+  registry.AddCallbackGauge("phalanx_operator_leader", "1 while this replica holds the Lease.",
+                            [&] { return leading.load() ? 1.0 : 0.0; });
+  registry.AddCallbackGauge("phalanx_operator_ready",
+                            "1 once this replica leads and its informers have synced.",
+                            [&] { return ready.load() ? 1.0 : 0.0; });
+
+  HostPort hp = *ParseHostPort(config.health_address, "healthAddress");
+  auto health = http::NewBeastServer({.address = hp.host, .port = hp.port, .threads = 1});
+  health->Handle("/healthz", [](const http::Request&) { return http::Response::Text(200, "ok\n"); });
+  health->Handle("/readyz", [&](const http::Request&) {
+    if (ready.load()) return http::Response::Text(200, "ok\n");
+    return http::Response::Text(
+        503, leading.load() ? "informers not synced yet\n" : "standby: not the leader\n");
+  });
+  health->Handle("/metrics", http::MetricsHandler(registry));
+  if (absl::Status s = health->Start(); !s.ok()) {
+    spdlog::critical("health server on {}: {}", config.health_address, s);
+    return kExitFailure;
+  }
+  spdlog::info("phalanx-operator {} ({}): health and metrics on {} (port {})", PHALANX_VERSION,
+               identity, config.health_address, health->port());
+
+  placement::GrpcPlacementService placement(
+      config.placement_address,
+      {.deadline = std::chrono::milliseconds(config.placement_deadline_ms)});
+  kube::EventRecorder events(client, {.component = "phalanx-operator", .host = identity});
+
+  // Everything the leader runs; returns once `lost` fires.
+  int exit_code = kExitOk;
+  auto lead = [&](const kube::Cancellation& lost) {
+    leading.store(true);
+    Informers informers(client);
+    AdmissionController admission(client, informers, placement, events, metrics,
+                                  {.min_cycle_interval =
+                                       absl::Milliseconds(config.min_cycle_interval_ms)});
+    JobController jobs(client, informers, placement, events, metrics);
+    admission.RegisterHandlers();
+    jobs.RegisterHandlers();
+    informers.Start(&lost);
+    if (!informers.WaitForSync(absl::Seconds(config.sync_timeout_seconds), &lost)) {
+      if (!lost.cancelled()) {
+        spdlog::critical("informers did not sync within {} s: is the API server reachable and "
+                         "are the CRDs installed (crds/)?",
+                         config.sync_timeout_seconds);
+        exit_code = kExitFailure;
+        stop.Cancel();
+      }
+      while (!lost.WaitFor(absl::Hours(1))) {
+      }
+      informers.Join();
+      leading.store(false);
+      return;
+    }
+    spdlog::info("informers synced: {} TrainingJobs, {} ClusterQueues, {} LocalQueues, {} pods, "
+                 "{} nodes; Placement service at {}",
+                 informers.jobs.size(), informers.cluster_queues.size(),
+                 informers.local_queues.size(), informers.pods.size(), informers.nodes.size(),
+                 config.placement_address);
+    std::thread admission_thread([&] { admission.Run(lost); });
+    std::thread job_thread([&] { jobs.Run(lost, config.workers); });
+    ready.store(true);
+    spdlog::info("phalanx-operator ready");
+    while (!lost.WaitFor(absl::Hours(1))) {
+    }
+    ready.store(false);
+    admission_thread.join();
+    job_thread.join();
+    informers.Join();
+    leading.store(false);
+  };
+
+  if (config.leader_elect) {
+    kube::LeaderElector elector(
+        client,
+        {.lease_namespace = config.lease_namespace, .lease_name = config.lease_name,
+         .identity = identity},
+        {.on_started_leading = lead,
+         .on_new_leader =
+             [&identity](const std::string& holder) {
+               if (holder != identity) spdlog::info("leader is {}", holder.empty() ? "(none)" : holder);
+             }});
+    spdlog::info("waiting for Lease {}/{}", config.lease_namespace, config.lease_name);
+    elector.Run(&stop);
+    if (!stop.cancelled()) {
+      spdlog::error("lost Lease {}/{}: exiting so this replica restarts as a standby",
+                    config.lease_namespace, config.lease_name);
+      exit_code = kExitFailure;
+    }
+  } else {
+    lead(stop);
+  }
+  if (stop.cancelled() && signals.received() != 0) {
+    spdlog::info("received {}: stopped", signals.received_name());
+  }
+  health->Stop();
+  spdlog::info("phalanx-operator stopped");
+  return exit_code;
+}
+
+}  // namespace
+}  // namespace phalanx::operator_server
+
+int main(int argc, char** argv) {
+  using namespace phalanx::operator_server;
+  return phalanx::DaemonMain<OperatorConfig>("phalanx-operator", PHALANX_VERSION, argc, argv,
+                                             ParseOperatorFlags, OperatorUsage, Run);
+}

@@ -1,0 +1,64 @@
+#include "operator/server/operator_config.h"
+
+#include "common/daemon/config_flags.h"
+#include "common/status.h"
+
+namespace phalanx::operator_server {
+
+absl::StatusOr<OperatorConfig> ParseOperatorFlags(const std::vector<std::string>& args) {
+  OperatorConfig config;
+  ConfigFlags flags("phalanx-operator");
+  flags.String("kubeconfig", &config.kubeconfig)
+      .String("context", &config.context)
+      .Address("placementAddress", &config.placement_address)
+      .Int("placementDeadlineMs", &config.placement_deadline_ms, 100, 600000)
+      .Address("healthAddress", &config.health_address)
+      .Bool("leaderElect", &config.leader_elect)
+      .String("leaseNamespace", &config.lease_namespace)
+      .String("leaseName", &config.lease_name)
+      .String("identity", &config.identity)
+      .String("logLevel", &config.log_level)
+      .Int("workers", &config.workers, 1, 64)
+      .Int("minCycleIntervalMs", &config.min_cycle_interval_ms, 0, 60000)
+      .Int("syncTimeoutSeconds", &config.sync_timeout_seconds, 1, 86400);
+  ASSIGN_OR_RETURN(ConfigFlags::Parsed parsed, flags.Parse(args));
+  config.show_help = parsed.help;
+  config.show_version = parsed.version;
+  return config;
+}
+
+std::string OperatorUsage() {
+  return R"(phalanx-operator: admits TrainingJobs under ClusterQueue quotas (one ReserveBatch per
+admission cycle against phalanx-scheduler), then runs each admitted job: its headless Service and
+one pod per rank with the torchrun environment, phases from the pods, gang restarts up to
+spec.failurePolicy.maxRestarts, suspend, ttlSecondsAfterFinished, and a finalizer that releases
+the reservation when the job is deleted.
+
+Usage: phalanx-operator [flags]
+
+Flags (each also a key of the --config file, written without dashes in camelCase):
+  --config FILE                YAML file with any of the keys below; flags override it
+  --kubeconfig PATH            kubeconfig to use; empty (default) = in-cluster service account
+  --context NAME               kubeconfig context (default: current-context)
+  --placement-address H:P      phalanx-scheduler's Placement gRPC address (default 127.0.0.1:9443)
+  --placement-deadline-ms N    deadline of each Placement call (default 10000)
+  --health-address H:P         address of /healthz, /readyz and /metrics (default 127.0.0.1:8081)
+  --leader-elect true|false    take a coordination.k8s.io Lease before acting (default true);
+                               standbys serve /healthz and wait
+  --lease-namespace NS         namespace of the Lease (default kube-system)
+  --lease-name NAME            name of the Lease (default phalanx-operator)
+  --identity ID                holder identity (default <hostname>_<pid>)
+  --log-level LEVEL            trace | debug | info | warn | error (default info)
+  --workers N                  job controller workers (default 2)
+  --min-cycle-interval-ms N    shortest time between admission cycles (default 200)
+  --sync-timeout-seconds N     give up (exit 1) if the informers have not synced by then
+                               (default 300)
+  --version                    print the version and exit
+  -h, --help                   print this help and exit
+
+/readyz answers 200 once this replica leads and its informers have synced.
+SIGTERM or SIGINT: stop the controllers, release the Lease, exit 0.
+)";
+}
+
+}  // namespace phalanx::operator_server

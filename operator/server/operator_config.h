@@ -1,0 +1,39 @@
+// phalanx-operator's configuration: defaults, then a YAML file (--config), then flags, each
+// overriding the one before (common/daemon/config_flags.h). OperatorUsage() lists every option.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace phalanx::operator_server {
+
+struct OperatorConfig {
+  std::string kubeconfig;  // "" = in-cluster service account
+  std::string context;
+  // phalanx-scheduler's phalanx.v1alpha1.Placement gRPC target.
+  std::string placement_address = "127.0.0.1:9443";
+  int placement_deadline_ms = 10000;
+  std::string health_address = "127.0.0.1:8081";
+  bool leader_elect = true;
+  std::string lease_namespace = "kube-system";
+  std::string lease_name = "phalanx-operator";
+  std::string identity;  // "" = <hostname>_<pid>
+  std::string log_level = "info";
+  // Job controller worker threads.
+  int workers = 2;
+  // Shortest time between two admission cycles: events arriving meanwhile are folded into the
+  // next cycle, so a burst of 1,000 applies costs a few cycles, not 1,000.
+  int min_cycle_interval_ms = 200;
+  int sync_timeout_seconds = 300;
+
+  bool show_help = false;
+  bool show_version = false;
+};
+
+absl::StatusOr<OperatorConfig> ParseOperatorFlags(const std::vector<std::string>& args);
+
+std::string OperatorUsage();
+
+}  // namespace phalanx::operator_server

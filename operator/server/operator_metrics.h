@@ -1,0 +1,83 @@
+// phalanx-operator's Prometheus metrics. Names and labels follow Kueue's (kueue_pending_workloads
+// -> phalanx_pending_workloads, ...) so dashboards and alerts carry over; docs/operator.md lists
+// them all.
+#pragma once
+
+#include "common/metrics/registry.h"
+
+namespace phalanx::operator_server {
+
+struct OperatorMetrics {
+  explicit OperatorMetrics(metrics::Registry& r)
+      : pending_workloads(r.AddGauge(
+            "phalanx_pending_workloads",
+            "TrainingJobs waiting for admission, by ClusterQueue and status (active: could be "
+            "admitted when room appears; inadmissible: blocked by configuration or input).",
+            {"cluster_queue", "status"})),
+        admitted_active_workloads(r.AddGauge(
+            "phalanx_admitted_active_workloads",
+            "TrainingJobs admitted and not finished, by ClusterQueue.", {"cluster_queue"})),
+        admitted_workloads_total(r.AddCounter("phalanx_admitted_workloads_total",
+                                              "Admissions, by ClusterQueue.", {"cluster_queue"})),
+        evicted_workloads_total(r.AddCounter(
+            "phalanx_evicted_workloads_total",
+            "Evictions of admitted TrainingJobs, by ClusterQueue and reason (Preempted, "
+            "Suspended, NodeFailure).",
+            {"cluster_queue", "reason"})),
+        admission_wait_time_seconds(r.AddHistogram(
+            "phalanx_admission_wait_time_seconds",
+            "Time from creation (or last eviction) to admission, by ClusterQueue.",
+            {"cluster_queue"},
+            {1, 2, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 7200, 21600, 86400})),
+        resource_usage(r.AddGauge("phalanx_cluster_queue_resource_usage",
+                                  "Quota in use, by ClusterQueue, flavor and resource.",
+                                  {"cluster_queue", "flavor", "resource"})),
+        nominal_quota(r.AddGauge("phalanx_cluster_queue_nominal_quota",
+                                 "Nominal quota, by ClusterQueue, flavor and resource.",
+                                 {"cluster_queue", "flavor", "resource"})),
+        admission_cycle_duration_seconds(r.AddHistogram(
+            "phalanx_admission_cycle_duration_seconds",
+            "Time of one admission cycle, Placement calls and status writes included.", {},
+            metrics::Buckets::Latency())),
+        admission_cycles_total(
+            r.AddCounter("phalanx_admission_cycles_total", "Admission cycles run.")),
+        placement_calls_total(r.AddCounter(
+            "phalanx_placement_calls_total",
+            "Calls to phalanx-scheduler's Placement service, by method.", {"method"})),
+        placement_level_total(r.AddCounter(
+            "phalanx_placement_level_total",
+            "Admitted gangs by the topology level of the tightest domain holding them.",
+            {"level"})),
+        job_restarts_total(r.AddCounter("phalanx_job_restarts_total",
+                                        "Gang restarts after a failed pod.", {"reason"})),
+        jobs_finished_total(r.AddCounter("phalanx_jobs_finished_total",
+                                         "TrainingJobs finished, by phase.", {"phase"})),
+        resize_events_total(r.AddCounter("phalanx_resize_events_total",
+                                         "Elastic resizes, by direction (grow, shrink).",
+                                         {"direction"})),
+        pods_created_total(
+            r.AddCounter("phalanx_pods_created_total", "Pods created for TrainingJobs.")),
+        status_writes_total(r.AddCounter(
+            "phalanx_status_writes_total",
+            "Status and metadata writes to the API server, by object kind and result.",
+            {"kind", "result"})) {}
+
+  metrics::Family<metrics::Gauge>& pending_workloads;
+  metrics::Family<metrics::Gauge>& admitted_active_workloads;
+  metrics::Family<metrics::Counter>& admitted_workloads_total;
+  metrics::Family<metrics::Counter>& evicted_workloads_total;
+  metrics::Family<metrics::Histogram>& admission_wait_time_seconds;
+  metrics::Family<metrics::Gauge>& resource_usage;
+  metrics::Family<metrics::Gauge>& nominal_quota;
+  metrics::Family<metrics::Histogram>& admission_cycle_duration_seconds;
+  metrics::Family<metrics::Counter>& admission_cycles_total;
+  metrics::Family<metrics::Counter>& placement_calls_total;
+  metrics::Family<metrics::Counter>& placement_level_total;
+  metrics::Family<metrics::Counter>& job_restarts_total;
+  metrics::Family<metrics::Counter>& jobs_finished_total;
+  metrics::Family<metrics::Counter>& resize_events_total;
+  metrics::Family<metrics::Counter>& pods_created_total;
+  metrics::Family<metrics::Counter>& status_writes_total;
+};
+
+}  // namespace phalanx::operator_server

@@ -1,0 +1,245 @@
+#!/usr/bin/env bash
+# phalanx-operator on a real control plane (hack/phalanx-up.sh: kube-apiserver, etcd, kwok fake
+# p5.48xlarge nodes, a real kube-scheduler calling phalanx-scheduler's extender, and
+# phalanx-operator from build/), on a private cluster. What issue #11 promises a user:
+#   1. the example 64-GPU TrainingJob lands all 8 pods in one layer-3 block in rank order,
+#      Running, with the torchrun environment right on every pod and its headless Service;
+#   2. two gangs that cannot both fit: one runs whole, the other waits whole with a reason, and
+#      starts when the first finishes;
+#   3. a failed pod restarts the gang; after maxRestarts the job fails and frees its nodes;
+#   4. bad input (missing LocalQueue, a job larger than the cluster, an unknown topology level)
+#      gets a Queued condition and an event naming the problem, and admission goes on;
+#   5. suspend releases and deletes the pods, resume admits again; delete releases through the
+#      finalizer;
+#   6. kill -9 of the operator: the successor takes the Lease, nothing is lost or admitted twice
+#      (checked against the cluster: every admitted job has exactly its pods on its nodes, no
+#      node holds more GPUs than it has).
+# Needs hack/cluster/build.sh binaries and build/ (phalanx-scheduler, phalanx-operator).
+source "$(dirname "${BASH_SOURCE[0]}")/../cluster/lib.sh"
+BUILD="${PHALANX_BUILD_DIR:-$REPO_ROOT/build}"
+export PHALANX_BUILD_DIR="$BUILD" PHALANX_CLUSTER_DIR
+PHALANX_CLUSTER_DIR=$(mktemp -d /tmp/phalanx-e2e-op.XXXXXX)
+rmdir "$PHALANX_CLUSTER_DIR"
+cleanup() { "$REPO_ROOT/hack/phalanx-down.sh" >/dev/null 2>&1 || true; }
+trap cleanup EXIT
+[[ -x $BUILD/operator/phalanx-operator ]] || die "$BUILD/operator/phalanx-operator is not built"
+
+L3=topology.k8s.aws/network-node-layer-3
+t0=$SECONDS
+if ! PHALANX_KUBECONFIG=$("$REPO_ROOT/hack/phalanx-up.sh" --nodes 16 --ttl 1500 2>"$PHALANX_CLUSTER_DIR.log" | tail -1); then
+  cat "$PHALANX_CLUSTER_DIR.log"; rm -f "$PHALANX_CLUSTER_DIR.log"
+  die "hack/phalanx-up.sh failed"
+fi
+rm -f "$PHALANX_CLUSTER_DIR.log"
+pass "phalanx-up.sh --nodes 16 with phalanx-operator in $((SECONDS - t0))s"
+# shellcheck disable=SC1091
+source "$PHALANX_CLUSTER_DIR/env"
+OPLOG="$PHALANX_CLUSTER_DIR/logs/phalanx-operator.log"
+
+kc apply -f "$REPO_ROOT/deploy/examples/00-priorityclasses.yaml" -f "$REPO_ROOT/deploy/examples/01-topologies.yaml" \
+  -f "$REPO_ROOT/deploy/examples/02-resourceflavors.yaml" -f "$REPO_ROOT/deploy/examples/03-namespaces.yaml" \
+  -f "$REPO_ROOT/deploy/examples/04-clusterqueues.yaml" -f "$REPO_ROOT/deploy/examples/05-localqueues.yaml" >/dev/null ||
+  die "cannot apply the example queues"
+for ns in team-llm team-vision team-research; do
+  eventually 60 kc -n $ns get serviceaccount default || die "no default serviceaccount in $ns"
+done
+
+jq_job() { kc -n "$1" get trainingjob "$2" -o json | jq -r "$3"; }
+phase() { jq_job "$1" "$2" '.status.phase // ""'; }
+phase_is() { [[ $(phase "$1" "$2") == "$3" ]]; }
+cond() { jq_job "$1" "$2" ".status.conditions[]? | select(.type==\"$3\") | \"\\(.status) \\(.reason): \\(.message)\""; }
+pods_of() { kc -n "$1" get pods -l "phalanx.dev/job=$2" -o json; }
+npods() { pods_of "$1" "$2" | jq '[.items[] | select(.metadata.deletionTimestamp == null)] | length'; }
+npods_is() { [[ $(npods "$1" "$2") == "$3" ]]; }
+all_running() { [[ $(pods_of "$1" "$2" | jq "[.items[] | select(.status.phase==\"Running\")] | length") == "$3" ]]; }
+# A TrainingJob of `replicas` pods x 8 GPUs.
+job() { # ns name replicas [extra spec yaml, indented 2]
+  kc -n "$1" apply -f - >/dev/null <<YAML
+apiVersion: phalanx.dev/v1alpha1
+kind: TrainingJob
+metadata: {name: $2}
+spec:
+  queueName: training
+  replicas: $3
+  topology: {required: topology.k8s.aws/network-node-layer-2, preferred: $L3}
+${4:-}
+  template:
+    spec:
+      tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
+      containers:
+      - name: trainer
+        image: registry.example/trainer:1
+        resources: {limits: {nvidia.com/gpu: 8}}
+YAML
+}
+set_pod_phase() { # ns pod phase
+  kc -n "$1" patch pod "$2" --subresource=status --type=merge -p "{\"status\":{\"phase\":\"$3\"}}" >/dev/null
+}
+# Invariant over the whole cluster: each admitted, unfinished job has exactly status.admission
+# .replicas live pods, rank r on status.placement.nodes[r]; no node holds more GPUs than it has.
+check_invariants() {
+  local d="$PHALANX_CLUSTER_DIR/invariants"
+  mkdir -p "$d"
+  kc get trainingjobs -A -o json >"$d/jobs.json" && kc get pods -A -l phalanx.dev/job -o json >"$d/pods.json" &&
+    kc get nodes -o json >"$d/nodes.json" || { echo "cannot read the cluster"; return 1; }
+  python3 - "$d/jobs.json" "$d/pods.json" "$d/nodes.json" <<'PY'
+import json, sys
+jobs, pods, nodes = (json.load(open(a)) for a in sys.argv[1:4])
+bad = []
+live = [p for p in pods["items"] if p["metadata"].get("deletionTimestamp") is None
+        and p["status"].get("phase") not in ("Succeeded", "Failed")]
+for j in jobs["items"]:
+    st = j.get("status", {}); ns = j["metadata"]["namespace"]; name = j["metadata"]["name"]
+    mine = [p for p in live if p["metadata"]["namespace"] == ns and p["metadata"]["labels"].get("phalanx.dev/job") == name]
+    if st.get("phase") in ("Succeeded", "Failed") or "admission" not in st:
+        if mine and st.get("phase") not in ("Succeeded", "Failed"):
+            # pods of a job that is not admitted may only be on their way out
+            bad.append("%s/%s: not admitted but %d live pods" % (ns, name, len(mine)))
+        continue
+    want = st["admission"]["replicas"]; placed = st.get("placement", {}).get("nodes", [])
+    if len(placed) != want:
+        bad.append("%s/%s: admitted %d but placement lists %d nodes" % (ns, name, want, len(placed)))
+    if len(mine) > want:
+        bad.append("%s/%s: %d live pods for %d admitted" % (ns, name, len(mine), want))
+    for p in mine:
+        r = int(p["metadata"]["labels"]["phalanx.dev/rank"]); node = p["spec"].get("nodeName")
+        if node and r < len(placed) and node != placed[r]:
+            bad.append("%s/%s rank %d on %s, placement says %s" % (ns, name, r, node, placed[r]))
+gpus = {n["metadata"]["name"]: int(n["status"]["allocatable"].get("nvidia.com/gpu", "0")) for n in nodes["items"]}
+used = {}
+for p in live:
+    node = p["spec"].get("nodeName")
+    if not node: continue
+    for c in p["spec"]["containers"]:
+        used[node] = used.get(node, 0) + int(c.get("resources", {}).get("limits", {}).get("nvidia.com/gpu", "0"))
+for node, n in used.items():
+    if n > gpus.get(node, 0):
+        bad.append("node %s: %d GPUs bound, %d allocatable" % (node, n, gpus.get(node, 0)))
+print("\n".join(bad))
+sys.exit(1 if bad else 0)
+PY
+}
+
+# --- 1. the example 64-GPU job ------------------------------------------------------------
+kc apply -f "$REPO_ROOT/deploy/examples/10-trainingjob-pretrain-64gpu.yaml" >/dev/null || die "cannot apply example 10"
+J=llama-pretrain-64 NS=team-llm
+eventually 90 phase_is $NS $J Running && pass "$J is Running" ||
+  fail "$J not Running after 90s: phase '$(phase $NS $J)', $(cond $NS $J Queued)"
+pods=$(pods_of $NS $J)
+placement=$(jq_job $NS $J '.status.placement.nodes | join(" ")')
+read -ra P <<<"$placement"
+[[ ${#P[@]} == 8 ]] && pass "status.placement lists 8 nodes in $(jq_job $NS $J '.status.placement.level + "=" + .status.placement.domain')" ||
+  fail "status.placement.nodes: '$placement'"
+wrong=0 blocks=()
+for r in 0 1 2 3 4 5 6 7; do
+  p=$(jq -c ".items[] | select(.metadata.name==\"$J-$r\")" <<<"$pods")
+  node=$(jq -r .spec.nodeName <<<"$p")
+  [[ $node == "${P[$r]}" ]] || { wrong=$((wrong + 1)); echo "  rank $r on $node, placement ${P[$r]}"; }
+  blocks+=("$(kc get node "$node" -o jsonpath="{.metadata.labels.topology\.k8s\.aws/network-node-layer-3}")")
+  env=$(jq -r '.spec.containers[0].env[] | "\(.name)=\(.value)"' <<<"$p")
+  for want in "RANK=$r" "NODE_RANK=$r" "PET_NODE_RANK=$r" "WORLD_SIZE=64" "PET_NNODES=8" "PET_NPROC_PER_NODE=8" \
+              "MASTER_ADDR=$J-0.$J.$NS.svc" "MASTER_PORT=29500"; do
+    grep -qx "$want" <<<"$env" || { wrong=$((wrong + 1)); echo "  rank $r lacks $want"; }
+  done
+done
+[[ $wrong == 0 ]] && pass "rank r on placement.nodes[r] for all 8 ranks, torchrun env right on every pod" ||
+  fail "$wrong rank/env mismatches"
+[[ $(printf '%s\n' "${blocks[@]}" | sort -u | wc -l) == 1 ]] && pass "all 8 pods in one layer-3 block (${blocks[0]})" ||
+  fail "pods span layer-3 blocks: ${blocks[*]}"
+[[ $(kc -n $NS get service $J -o jsonpath='{.spec.clusterIP}') == None ]] && pass "headless Service $J exists" ||
+  fail "no headless Service $J"
+[[ $(cond $NS $J Admitted) == "True Admitted:"* ]] && pass "Admitted condition: $(cond $NS $J Admitted)" ||
+  fail "Admitted condition: '$(cond $NS $J Admitted)'"
+kc -n $NS get events --field-selector involvedObject.name=$J -o jsonpath='{.items[*].reason}' | grep -qw Admitted &&
+  pass "an Admitted event on the job" || fail "no Admitted event on $J"
+
+# --- 2. two gangs that cannot both fit (8 of 16 nodes are free) ---------------------------
+job team-vision big-a 8
+job team-research big-b 8
+sleep 2
+first=""
+eventually 90 bash -c "[[ \$(kubectl --kubeconfig=$PHALANX_KUBECONFIG get trainingjobs -A -o json | jq '[.items[] | select(.status.phase==\"Running\")] | length') == 2 ]]" ||
+  fail "one of big-a / big-b should be Running beside $J"
+if phase_is team-vision big-a Running; then first=(team-vision big-a); second=(team-research big-b)
+else first=(team-research big-b); second=(team-vision big-a); fi
+all_running "${first[@]}" 8 && pass "${first[1]} runs whole (8 pods Running)" || fail "${first[1]} is not whole"
+npods_is "${second[@]}" 0 && pass "${second[1]} waits whole: 0 pods; $(cond "${second[@]}" Queued)" ||
+  fail "${second[1]} has $(npods "${second[@]}") pods while waiting"
+[[ $(cond "${second[@]}" Queued) == "True "* ]] || fail "${second[1]} has no Queued=True condition"
+for r in 0 1 2 3 4 5 6 7; do set_pod_phase "${first[0]}" "${first[1]}-$r" Succeeded; done
+eventually 60 phase_is "${first[@]}" Succeeded && pass "${first[1]} Succeeded when all ranks succeeded" ||
+  fail "${first[1]} phase '$(phase "${first[@]}")' after its pods succeeded"
+eventually 90 all_running "${second[@]}" 8 && pass "${second[1]} started once ${first[1]} finished" ||
+  fail "${second[1]} did not start after ${first[1]} finished: $(cond "${second[@]}" Queued)"
+
+# --- 3. pod failure: gang restart, then Failed after maxRestarts --------------------------
+kc -n "${second[0]}" patch trainingjob "${second[1]}" --type=merge -p '{"spec":{"failurePolicy":{"maxRestarts":1}}}' >/dev/null ||
+  fail "cannot set maxRestarts"
+set_pod_phase "${second[0]}" "${second[1]}-3" Failed
+eventually 60 bash -c "[[ \$(kubectl --kubeconfig=$PHALANX_KUBECONFIG -n ${second[0]} get trainingjob ${second[1]} -o jsonpath='{.status.restarts}') == 1 ]]" &&
+  pass "a failed pod restarted the gang (status.restarts 1)" || fail "no restart after a failed pod"
+restarted() { [[ $(pods_of "${second[@]}" | jq '[.items[] | select(.metadata.labels["phalanx.dev/restart"]=="1" and .status.phase=="Running")] | length') == 8 ]]; }
+eventually 90 restarted && pass "the new gang (restart label 1) is Running on 8 pods" || fail "the restarted gang is not Running"
+set_pod_phase "${second[0]}" "${second[1]}-5" Failed
+eventually 60 phase_is "${second[@]}" Failed && pass "after maxRestarts the job Failed: $(cond "${second[@]}" Failed)" ||
+  fail "phase '$(phase "${second[@]}")' after a failure past maxRestarts"
+eventually 60 bash -c "[[ \$(kubectl --kubeconfig=$PHALANX_KUBECONFIG -n ${second[0]} get pods -l phalanx.dev/job=${second[1]} -o json | jq '[.items[] | select(.status.phase==\"Running\" or .status.phase==\"Pending\")] | length') == 0 ]]" &&
+  pass "no pod of the failed job still runs" || fail "pods of the failed job still run"
+
+# --- 4. bad input ------------------------------------------------------------------------
+kc -n team-llm apply -f - >/dev/null <<YAML
+apiVersion: phalanx.dev/v1alpha1
+kind: TrainingJob
+metadata: {name: no-queue}
+spec:
+  queueName: does-not-exist
+  replicas: 1
+  template:
+    spec:
+      containers: [{name: t, image: x, resources: {limits: {nvidia.com/gpu: 8}}}]
+YAML
+job team-research too-big 40
+job team-research bad-level 1 "  priority: 5"
+kc -n team-research patch trainingjob bad-level --type=merge -p '{"spec":{"topology":{"required":"example.com/no-such-level","preferred":null}}}' >/dev/null
+has_reason() { [[ $(cond "$1" "$2" Queued) == "True $3:"* ]]; }
+eventually 60 has_reason team-llm no-queue LocalQueueNotFound && pass "missing LocalQueue: $(cond team-llm no-queue Queued)" ||
+  fail "missing LocalQueue: '$(cond team-llm no-queue Queued)'"
+eventually 60 bash -c "kubectl --kubeconfig=$PHALANX_KUBECONFIG -n team-research get trainingjob too-big -o json | jq -e '.status.conditions[]? | select(.type==\"Queued\" and .status==\"True\")' >/dev/null" &&
+  pass "a job larger than the cluster waits: $(cond team-research too-big Queued)" || fail "too-big has no Queued condition"
+eventually 60 bash -c "kubectl --kubeconfig=$PHALANX_KUBECONFIG -n team-research get trainingjob bad-level -o jsonpath='{.status.conditions[?(@.type==\"Queued\")].message}' | grep -q no-such-level" &&
+  pass "unknown topology level named: $(cond team-research bad-level Queued)" || fail "bad-level: '$(cond team-research bad-level Queued)'"
+kc -n team-llm get events --field-selector involvedObject.name=no-queue -o jsonpath='{.items[*].reason}' | grep -qw LocalQueueNotFound &&
+  pass "an event names the missing LocalQueue" || fail "no LocalQueueNotFound event"
+job team-vision after-bad 2
+eventually 90 phase_is team-vision after-bad Running && pass "a good job is still admitted beside the bad ones" ||
+  fail "after-bad not Running: $(cond team-vision after-bad Queued)"
+
+# --- 5. suspend, resume, delete ----------------------------------------------------------
+kc -n team-vision patch trainingjob after-bad --type=merge -p '{"spec":{"suspend":true}}' >/dev/null
+eventually 60 phase_is team-vision after-bad Suspended && eventually 60 npods_is team-vision after-bad 0 &&
+  pass "suspend: phase Suspended, pods deleted" || fail "suspend: phase '$(phase team-vision after-bad)', $(npods team-vision after-bad) pods"
+[[ $(jq_job team-vision after-bad '.status.admission // "none"') == none ]] && pass "suspend cleared status.admission" ||
+  fail "suspended job still admitted"
+kc -n team-vision patch trainingjob after-bad --type=merge -p '{"spec":{"suspend":false}}' >/dev/null
+eventually 90 phase_is team-vision after-bad Running && pass "resume: admitted and Running again" ||
+  fail "resume: phase '$(phase team-vision after-bad)'"
+kc -n team-vision delete trainingjob after-bad --wait=true --timeout=60s >/dev/null &&
+  pass "delete: the finalizer let the job go" || fail "delete of after-bad did not finish"
+eventually 60 npods_is team-vision after-bad 0 && pass "delete: its pods are gone" || fail "pods of a deleted job remain"
+
+# --- 6. kill -9 of the operator in the middle of admissions ------------------------------
+for i in 1 2 3 4; do job team-vision burst-$i 1; done
+"$REPO_ROOT/hack/cluster/restart.sh" phalanx-operator --kill >/dev/null 2>&1 &&
+  pass "phalanx-operator killed with SIGKILL during a burst of applies and restarted (took the Lease)" ||
+  fail "phalanx-operator did not come back after kill -9: $(tail -5 "$OPLOG")"
+for i in 1 2 3 4; do
+  eventually 90 phase_is team-vision burst-$i Running || fail "burst-$i not Running after the restart: $(cond team-vision burst-$i Queued)"
+done
+pass "all 4 jobs applied around the crash are Running"
+out=$(check_invariants) && pass "invariants hold: every admitted job has exactly its pods on its nodes, no node over-committed" ||
+  fail "invariants broken: $out"
+grep -q "acquired lease" "$OPLOG" && pass "the restarted operator acquired the Lease" || fail "no lease acquisition in $OPLOG"
+
+curl -sf "http://127.0.0.1:$PHALANX_OPERATOR_HEALTH_PORT/metrics" | grep -q '^phalanx_admitted_workloads_total{cluster_queue="vision"}' &&
+  pass "/metrics reports phalanx_admitted_workloads_total per ClusterQueue" || fail "/metrics lacks phalanx_admitted_workloads_total"
+finish

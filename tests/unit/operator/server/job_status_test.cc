@@ -1,0 +1,141 @@
+// TrainingJob status as the operator writes it: conditions merge without losing transition
+// times, and each controller's apply body carries exactly the fields it owns.
+#include "operator/server/job_status.h"
+
+#include "absl/time/time.h"
+#include "gtest/gtest.h"
+#include "kube/json.h"
+
+namespace phalanx::operator_server {
+namespace {
+
+kube::ObjectMeta Meta() {
+  kube::ObjectMeta meta;
+  meta.name = "llama";
+  meta.namespace_ = "ml";
+  meta.uid = "uid-1";
+  return meta;
+}
+
+TEST(Rfc3339, FormatsAndParsesUtcSeconds) {
+  absl::Time t = absl::FromUnixSeconds(1795460400);  // 2026-11-23T19:00:00Z
+  EXPECT_EQ(Rfc3339(t), "2026-11-23T19:00:00Z");
+  EXPECT_EQ(ParseUnixSeconds("2026-11-23T19:00:00Z"), 1795460400);
+  EXPECT_EQ(ParseUnixSeconds(""), 0);
+  EXPECT_EQ(ParseUnixSeconds("yesterday"), 0);
+}
+
+TEST(ReadConditions, ReadsStatusConditionsAndStrings) {
+  const std::string json = R"({"status":{"startTime":"2026-11-23T19:00:00Z","conditions":[
+      {"type":"Queued","status":"False","reason":"Admitted","message":"m",
+       "lastTransitionTime":"2026-11-23T19:00:00Z"}]}})";
+  std::vector<Condition> conditions = ReadConditions(json);
+  ASSERT_EQ(conditions.size(), 1u);
+  EXPECT_EQ(conditions[0].type, "Queued");
+  EXPECT_EQ(conditions[0].status, "False");
+  EXPECT_EQ(conditions[0].reason, "Admitted");
+  EXPECT_EQ(conditions[0].last_transition_time, "2026-11-23T19:00:00Z");
+  EXPECT_EQ(ReadStatusString(json, "startTime"), "2026-11-23T19:00:00Z");
+  EXPECT_EQ(ReadStatusString(json, "completionTime"), "");
+  EXPECT_TRUE(ReadConditions("{}").empty());
+  EXPECT_TRUE(ReadConditions("not json").empty());
+}
+
+TEST(MergeConditions, KeepsTransitionTimeWhenStatusUnchanged) {
+  std::vector<Condition> current = {
+      {"Queued", "True", "InsufficientQuota", "old", "2026-11-23T18:00:00Z"},
+      {"Running", "True", "AllRanksRunning", "x", "2026-11-23T18:30:00Z"}};
+  std::vector<Condition> merged = MergeConditions(
+      current, {kConditionQueued, kConditionAdmitted, kConditionEvicted},
+      {{.type = "Queued", .status = "True", .reason = "CannotBePlaced", .message = "new"},
+       {.type = "Admitted", .status = "False", .reason = "Preempted", .message = "p"}},
+      "2026-11-23T19:00:00Z");
+  ASSERT_EQ(merged.size(), 2u);  // Running is not this manager's: left out
+  EXPECT_EQ(merged[0].type, "Queued");
+  EXPECT_EQ(merged[0].reason, "CannotBePlaced");
+  EXPECT_EQ(merged[0].last_transition_time, "2026-11-23T18:00:00Z");  // still True
+  EXPECT_EQ(merged[1].type, "Admitted");
+  EXPECT_EQ(merged[1].last_transition_time, "2026-11-23T19:00:00Z");  // new
+}
+
+TEST(MergeConditions, FlippedStatusGetsNow) {
+  std::vector<Condition> merged =
+      MergeConditions({{"Queued", "True", "InsufficientQuota", "m", "2026-11-23T18:00:00Z"}},
+                      {kConditionQueued}, {{.type = "Queued", .status = "False", .reason = "Admitted"}},
+                      "2026-11-23T19:00:00Z");
+  ASSERT_EQ(merged.size(), 1u);
+  EXPECT_EQ(merged[0].last_transition_time, "2026-11-23T19:00:00Z");
+}
+
+TEST(SameConditions, ComparesOwnedTypesOnly) {
+  std::vector<Condition> current = {{"Queued", "True", "InsufficientQuota", "m", "t"},
+                                    {"Running", "False", "x", "y", "t"}};
+  const std::vector<std::string_view> owned = {kConditionQueued, kConditionAdmitted};
+  EXPECT_TRUE(SameConditions(current, owned, {{"Queued", "True", "InsufficientQuota", "m", ""}}));
+  EXPECT_FALSE(SameConditions(current, owned, {{"Queued", "True", "InsufficientQuota", "n", ""}}));
+  EXPECT_FALSE(SameConditions(current, owned,
+                              {{"Queued", "True", "InsufficientQuota", "m", ""},
+                               {"Admitted", "False", "Pending", "", ""}}));
+}
+
+TEST(AdmissionStatusApply, CarriesAdmissionPlacementAndConditions) {
+  AdmissionStatus status;
+  status.admission = kube::TrainingJobAdmission{.cluster_queue = "llm", .flavor = "p5", .replicas = 2};
+  status.placement = kube::TrainingJobPlacement{
+      .domain = "nn-3", .level = "topology.k8s.aws/network-node-layer-3", .nodes = {"a", "b"}};
+  status.conditions = {{"Admitted", "True", "Admitted", "ok", "2026-11-23T19:00:00Z"}};
+  auto doc = kube::ParseJson(AdmissionStatusApply(Meta(), status));
+  ASSERT_TRUE(doc.ok());
+  EXPECT_STREQ((*doc)["apiVersion"].GetString(), "phalanx.dev/v1alpha1");
+  EXPECT_STREQ((*doc)["kind"].GetString(), "TrainingJob");
+  EXPECT_STREQ((*doc)["metadata"]["namespace"].GetString(), "ml");
+  const auto& s = (*doc)["status"];
+  EXPECT_STREQ(s["admission"]["clusterQueue"].GetString(), "llm");
+  EXPECT_EQ(s["admission"]["replicas"].GetInt(), 2);
+  EXPECT_STREQ(s["placement"]["nodes"][1].GetString(), "b");
+  EXPECT_STREQ(s["conditions"][0]["lastTransitionTime"].GetString(), "2026-11-23T19:00:00Z");
+  EXPECT_FALSE(s.HasMember("phase"));  // the job controller's
+}
+
+TEST(AdmissionStatusApply, EvictionLeavesAdmissionOut) {
+  // Under server-side apply, leaving the field out is what removes it.
+  auto doc = kube::ParseJson(AdmissionStatusApply(Meta(), {}));
+  ASSERT_TRUE(doc.ok());
+  EXPECT_FALSE((*doc)["status"].HasMember("admission"));
+  EXPECT_FALSE((*doc)["status"].HasMember("placement"));
+  EXPECT_TRUE((*doc)["status"]["conditions"].IsArray());
+}
+
+TEST(LifecycleStatusApply, CarriesPhaseRestartsAndTimes) {
+  LifecycleStatus status{.phase = "Running", .restarts = 1, .start_time = "2026-11-23T19:00:00Z"};
+  auto doc = kube::ParseJson(LifecycleStatusApply(Meta(), status));
+  ASSERT_TRUE(doc.ok());
+  const auto& s = (*doc)["status"];
+  EXPECT_STREQ(s["phase"].GetString(), "Running");
+  EXPECT_EQ(s["restarts"].GetInt(), 1);
+  EXPECT_STREQ(s["startTime"].GetString(), "2026-11-23T19:00:00Z");
+  EXPECT_FALSE(s.HasMember("completionTime"));
+  EXPECT_FALSE(s.HasMember("admission"));  // the admission controller's
+}
+
+TEST(FinalizerApply, AddsOrDropsOurFinalizerWithUidPrecondition) {
+  auto with = kube::ParseJson(FinalizerApply(Meta(), true));
+  ASSERT_TRUE(with.ok());
+  EXPECT_STREQ((*with)["metadata"]["finalizers"][0].GetString(), "phalanx.dev/reservation");
+  EXPECT_STREQ((*with)["metadata"]["uid"].GetString(), "uid-1");
+  auto without = kube::ParseJson(FinalizerApply(Meta(), false));
+  ASSERT_TRUE(without.ok());
+  EXPECT_EQ((*without)["metadata"]["finalizers"].Size(), 0u);
+  EXPECT_FALSE((*without).HasMember("spec"));
+}
+
+TEST(JobReference, NamesTheTrainingJob) {
+  kube::ObjectReference ref = JobReference(Meta());
+  EXPECT_EQ(ref.kind, "TrainingJob");
+  EXPECT_EQ(ref.api_version, "phalanx.dev/v1alpha1");
+  EXPECT_EQ(ref.namespace_, "ml");
+  EXPECT_EQ(ref.uid, "uid-1");
+}
+
+}  // namespace
+}  // namespace phalanx::operator_server

@@ -1,0 +1,69 @@
+// phalanx-operator's flags and config file: defaults, precedence, and errors that name the flag.
+#include "operator/server/operator_config.h"
+
+#include <cstdio>
+#include <fstream>
+
+#include "gtest/gtest.h"
+
+namespace phalanx::operator_server {
+namespace {
+
+TEST(OperatorConfig, Defaults) {
+  absl::StatusOr<OperatorConfig> c = ParseOperatorFlags({});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->placement_address, "127.0.0.1:9443");
+  EXPECT_EQ(c->health_address, "127.0.0.1:8081");
+  EXPECT_TRUE(c->leader_elect);
+  EXPECT_EQ(c->lease_name, "phalanx-operator");
+  EXPECT_EQ(c->workers, 2);
+}
+
+TEST(OperatorConfig, FlagsBothSpellings) {
+  absl::StatusOr<OperatorConfig> c =
+      ParseOperatorFlags({"--placement-address=10.0.0.1:9443", "--leader-elect", "false",
+                          "--workers", "4", "--lease-namespace=phalanx-system"});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->placement_address, "10.0.0.1:9443");
+  EXPECT_FALSE(c->leader_elect);
+  EXPECT_EQ(c->workers, 4);
+  EXPECT_EQ(c->lease_namespace, "phalanx-system");
+}
+
+TEST(OperatorConfig, FileThenFlags) {
+  const std::string path = ::testing::TempDir() + "/operator.yaml";
+  std::ofstream(path) << "placementAddress: 10.0.0.2:9443\nminCycleIntervalMs: 50\nworkers: 3\n";
+  absl::StatusOr<OperatorConfig> c = ParseOperatorFlags({"--workers", "5", "--config", path});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->placement_address, "10.0.0.2:9443");
+  EXPECT_EQ(c->min_cycle_interval_ms, 50);
+  EXPECT_EQ(c->workers, 5);  // the flag wins wherever it stands
+  std::remove(path.c_str());
+}
+
+TEST(OperatorConfig, ErrorsNameTheFlag) {
+  EXPECT_NE(ParseOperatorFlags({"--no-such-flag=1"}).status().message().find("--no-such-flag"),
+            std::string::npos);
+  EXPECT_NE(ParseOperatorFlags({"--leader-elect=maybe"}).status().message().find("leaderElect"),
+            std::string::npos);
+  EXPECT_NE(ParseOperatorFlags({"--placement-address=nowhere"}).status().message().find(
+                "placementAddress"),
+            std::string::npos);
+  EXPECT_NE(ParseOperatorFlags({"--workers=0"}).status().message().find("workers"),
+            std::string::npos);
+}
+
+TEST(OperatorConfig, HelpListsEveryFlag) {
+  absl::StatusOr<OperatorConfig> c = ParseOperatorFlags({"--help"});
+  ASSERT_TRUE(c.ok());
+  EXPECT_TRUE(c->show_help);
+  for (const char* flag : {"--kubeconfig", "--context", "--placement-address", "--health-address",
+                           "--leader-elect", "--lease-namespace", "--lease-name", "--identity",
+                           "--log-level", "--workers", "--min-cycle-interval-ms",
+                           "--sync-timeout-seconds", "--placement-deadline-ms"}) {
+    EXPECT_NE(OperatorUsage().find(flag), std::string::npos) << flag;
+  }
+}
+
+}  // namespace
+}  // namespace phalanx::operator_server
