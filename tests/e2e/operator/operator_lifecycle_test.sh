@@ -53,7 +53,7 @@ npods() { pods_of "$1" "$2" | jq '[.items[] | select(.metadata.deletionTimestamp
 npods_is() { [[ $(npods "$1" "$2") == "$3" ]]; }
 all_running() { [[ $(pods_of "$1" "$2" | jq "[.items[] | select(.status.phase==\"Running\")] | length") == "$3" ]]; }
 # A TrainingJob of `replicas` pods x 8 GPUs.
-job() { # ns name replicas [extra spec yaml, indented 2]
+job() { # ns name replicas [topology, default: required layer-2, preferred layer-3]
   kc -n "$1" apply -f - >/dev/null <<YAML
 apiVersion: phalanx.dev/v1alpha1
 kind: TrainingJob
@@ -61,8 +61,7 @@ metadata: {name: $2}
 spec:
   queueName: training
   replicas: $3
-  topology: {required: topology.k8s.aws/network-node-layer-2, preferred: $L3}
-${4:-}
+  topology: ${4:-{required: topology.k8s.aws/network-node-layer-2, preferred: $L3\}}
   template:
     spec:
       tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
@@ -199,8 +198,7 @@ spec:
       containers: [{name: t, image: x, resources: {limits: {nvidia.com/gpu: 8}}}]
 YAML
 job team-research too-big 40
-job team-research bad-level 1 "  priority: 5"
-kc -n team-research patch trainingjob bad-level --type=merge -p '{"spec":{"topology":{"required":"example.com/no-such-level","preferred":null}}}' >/dev/null
+job team-research bad-level 1 "{required: example.com/no-such-level}"
 has_reason() { [[ $(cond "$1" "$2" Queued) == "True $3:"* ]]; }
 eventually 60 has_reason team-llm no-queue LocalQueueNotFound && pass "missing LocalQueue: $(cond team-llm no-queue Queued)" ||
   fail "missing LocalQueue: '$(cond team-llm no-queue Queued)'"
