@@ -31,7 +31,6 @@
 #include "kube/api/training_job.h"
 #include "kube/config.h"
 #include "kube/informer.h"
-#include "kube/json.h"
 #include "kube/rest_client.h"
 #include "kube/transport_cpprest.h"
 #include "scheduler/extender/extender.h"
@@ -40,6 +39,7 @@
 #include "scheduler/in_process_placement_service.h"
 #include "scheduler/server/live_snapshot.h"
 #include "scheduler/server/scheduler_config.h"
+#include "scheduler/server/topology_loader.h"
 #include "scheduler/snapshot_summary.h"
 #include "spdlog/spdlog.h"
 
@@ -52,35 +52,6 @@ namespace {
 
 constexpr int kExitOk = 0;
 constexpr int kExitFailure = 1;
-
-absl::StatusOr<placement::Topology> LoadTopology(const SchedulerConfig& config,
-                                                 kube::Client& client) {
-  if (config.topology.empty()) return placement::Topology::Preset(config.topology_preset);
-  kube::Resource topologies{.group = "phalanx.dev",
-                            .version = "v1alpha1",
-                            .plural = "topologies",
-                            .namespaced = false,
-                            .kind = "Topology"};
-  absl::StatusOr<std::string> json = client.Get(topologies, "", config.topology);
-  if (!json.ok()) return Annotate(json.status(), absl::StrCat("Topology ", config.topology));
-  ASSIGN_OR_RETURN(rapidjson::Document doc, kube::ParseJson(*json));
-  std::vector<std::string> levels;
-  if (doc.IsObject() && doc.HasMember("spec") && doc["spec"].IsObject() &&
-      doc["spec"].HasMember("levels") && doc["spec"]["levels"].IsArray()) {
-    for (const auto& level : doc["spec"]["levels"].GetArray()) {
-      std::string_view label = level.IsObject() ? kube::StringMember(level, "nodeLabel") : "";
-      if (label.empty()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("Topology ", config.topology, ": spec.levels[].nodeLabel missing"));
-      }
-      // kubernetes.io/hostname is implicit as the last level.
-      if (label != placement::kHostnameLabel) levels.emplace_back(label);
-    }
-  }
-  absl::StatusOr<placement::Topology> topology = placement::Topology::Create(std::move(levels));
-  if (!topology.ok()) return Annotate(topology.status(), absl::StrCat("Topology ", config.topology));
-  return topology;
-}
 
 // Seconds since `start` as a double, for histograms.
 double Since(std::chrono::steady_clock::time_point start) {
@@ -105,7 +76,8 @@ int Run(const SchedulerConfig& config) {
     return kExitBadInput;
   }
   kube::RestClient client(**transport);
-  absl::StatusOr<placement::Topology> topology = LoadTopology(config, client);
+  absl::StatusOr<placement::Topology> topology =
+      LoadTopology(client, config.topology, config.topology_preset);
   if (!topology.ok()) {
     spdlog::critical("topology: {}", topology.status());
     return kExitBadInput;
