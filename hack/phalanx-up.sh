@@ -5,13 +5,15 @@
 #   phalanx-operator from build/, and N kwok fake GPU nodes.
 #
 # Usage: hack/phalanx-up.sh [--nodes N] [--preset eks|eks-4layer|gb200] [--instance-type T]
-#                           [--ttl SECONDS] [--no-operator]
+#                           [--ttl SECONDS] [--no-operator] [--add-nodes PRESET:COUNT]...
 #   --nodes N          fake nodes to create (default 16; 0 = none, add your own with
 #                      hack/cluster/fake-nodes.sh)
 #   --preset P         topology preset of the nodes and of phalanx-scheduler (default eks)
 #   --instance-type T  instance type of the fake nodes (default: the preset's, e.g. p5.48xlarge)
 #   --ttl SECONDS      stop everything after that long (a watchdog runs hack/phalanx-down.sh)
 #   --no-operator      do not start phalanx-operator (tests that write job status themselves)
+#   --add-nodes P:N    also N fake nodes of preset P's instance type (repeatable), e.g. a GB200
+#                      NVL72 group beside p5 nodes: --preset gb200 --add-nodes eks:64 --nodes 36
 # Env: PHALANX_CLUSTER_DIR (default /tmp/phalanx-cluster), PHALANX_BUILD_DIR (default build).
 # The admin kubeconfig path is printed as the LAST line of stdout. Stop with
 # hack/phalanx-down.sh. Ports are free ones picked at start and written to
@@ -24,7 +26,7 @@ source "$ROOT/hack/cluster/lib.sh"
 DIR="$PHALANX_CLUSTER_DIR"
 BUILD="${PHALANX_BUILD_DIR:-build}"
 [[ $BUILD == /* ]] || BUILD="$ROOT/$BUILD"
-NODES=16 PRESET=eks ITYPE="" TTL=${PHALANX_CLUSTER_TTL:-0} OPERATOR=1
+NODES=16 PRESET=eks ITYPE="" TTL=${PHALANX_CLUSTER_TTL:-0} OPERATOR=1 ADD_NODES=()
 while [[ $# -gt 0 ]]; do
   case $1 in
     --nodes) NODES=$2; shift 2 ;;
@@ -32,7 +34,8 @@ while [[ $# -gt 0 ]]; do
     --instance-type) ITYPE=$2; shift 2 ;;
     --ttl) TTL=$2; shift 2 ;;
     --no-operator) OPERATOR=0; shift ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    --add-nodes) ADD_NODES+=("$2"); shift 2 ;;
+    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
     *) echo "phalanx-up.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -94,10 +97,18 @@ if [[ $OPERATOR == 1 ]]; then
   log "phalanx-operator running (pid $pid): metrics http://127.0.0.1:$OP_HEALTH_PORT/metrics"
 fi
 
+ADDED=0
+for group in "${ADD_NODES[@]}"; do
+  [[ $group =~ ^(eks|eks-4layer|gb200):([0-9]+)$ ]] || { echo "[phalanx-up] FAILED: --add-nodes wants PRESET:COUNT, got '$group'" >&2; exit 2; }
+  "$ROOT/hack/cluster/fake-nodes.sh" --preset "${BASH_REMATCH[1]}" --count "${BASH_REMATCH[2]}" >&2
+  ADDED=$((ADDED + BASH_REMATCH[2]))
+done
 if [[ $NODES -gt 0 ]]; then
   args=(--preset "$PRESET" --count "$NODES")
   [[ -z $ITYPE ]] || args+=(--instance-type "$ITYPE")
   "$ROOT/hack/cluster/fake-nodes.sh" "${args[@]}" >&2
+fi
+if [[ $((NODES + ADDED)) -gt 0 ]]; then
   # A new node carries node.kubernetes.io/not-ready:NoSchedule until the node lifecycle
   # controller sees it Ready; gangs (which do not tolerate it) could not be placed until then.
   lifecycle_taints() {
@@ -111,5 +122,5 @@ if [[ $NODES -gt 0 ]]; then
   done
 fi
 ok=1
-log "up: $NODES fake $PRESET nodes; stop with hack/phalanx-down.sh"
+log "up: $NODES fake $PRESET nodes${ADD_NODES[*]:+ and ${ADD_NODES[*]}}; stop with hack/phalanx-down.sh"
 echo "$KUBECONFIG_PATH"
