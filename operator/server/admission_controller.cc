@@ -191,6 +191,7 @@ CycleStats AdmissionController::RunCycle() {
   const std::string now = Rfc3339(now_time);
   admission::Snapshot snapshot;
   snapshot.now = absl::ToUnixSeconds(now_time);
+  snapshot.fair_sharing = options_.fair_sharing;
 
   auto decode_all = [](const auto& informer, auto decode, auto& out, std::string_view kind) {
     for (const auto& raw : informer.List()) {

@@ -33,6 +33,8 @@ namespace phalanx::operator_server {
 struct AdmissionControllerOptions {
   absl::Duration min_cycle_interval = absl::Milliseconds(200);
   admission::CycleOptions cycle;
+  // Kueue's fairSharing configuration (enable + preemption strategies).
+  admission::FairSharingConfig fair_sharing;
 };
 
 // What one cycle did, for logs and tests.

@@ -100,9 +100,11 @@ int Run(const OperatorConfig& config) {
   auto lead = [&](const kube::Cancellation& lost) {
     leading.store(true);
     Informers informers(client);
+    AdmissionControllerOptions admission_options{
+        .min_cycle_interval = absl::Milliseconds(config.min_cycle_interval_ms)};
+    admission_options.fair_sharing.enable = config.fair_sharing;
     AdmissionController admission(client, informers, placement, events, metrics,
-                                  {.min_cycle_interval =
-                                       absl::Milliseconds(config.min_cycle_interval_ms)});
+                                  admission_options);
     JobController jobs(client, informers, placement, events, metrics);
     admission.RegisterHandlers();
     jobs.RegisterHandlers();

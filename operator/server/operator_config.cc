@@ -20,7 +20,8 @@ absl::StatusOr<OperatorConfig> ParseOperatorFlags(const std::vector<std::string>
       .String("logLevel", &config.log_level)
       .Int("workers", &config.workers, 1, 64)
       .Int("minCycleIntervalMs", &config.min_cycle_interval_ms, 0, 60000)
-      .Int("syncTimeoutSeconds", &config.sync_timeout_seconds, 1, 86400);
+      .Int("syncTimeoutSeconds", &config.sync_timeout_seconds, 1, 86400)
+      .Bool("fairSharing", &config.fair_sharing);
   ASSIGN_OR_RETURN(ConfigFlags::Parsed parsed, flags.Parse(args));
   config.show_help = parsed.help;
   config.show_version = parsed.version;
@@ -53,6 +54,8 @@ Flags (each also a key of the --config file, written without dashes in camelCase
   --min-cycle-interval-ms N    shortest time between admission cycles (default 200)
   --sync-timeout-seconds N     give up (exit 1) if the informers have not synced by then
                                (default 300)
+  --fair-sharing true|false    Kueue's fairSharing.enable: admit and preempt across a cohort by
+                               weighted share (ClusterQueue spec.fairSharing.weight); default false
   --version                    print the version and exit
   -h, --help                   print this help and exit
 

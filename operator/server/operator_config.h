@@ -27,6 +27,9 @@ struct OperatorConfig {
   // next cycle, so a burst of 1,000 applies costs a few cycles, not 1,000.
   int min_cycle_interval_ms = 200;
   int sync_timeout_seconds = 300;
+  // Kueue's Configuration.fairSharing.enable: order and preempt across a cohort's ClusterQueues
+  // by weighted share (docs/admission.md "Fair sharing").
+  bool fair_sharing = false;
 
   bool show_help = false;
   bool show_version = false;

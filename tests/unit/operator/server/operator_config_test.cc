@@ -22,12 +22,14 @@ TEST(OperatorConfig, Defaults) {
 TEST(OperatorConfig, FlagsBothSpellings) {
   absl::StatusOr<OperatorConfig> c =
       ParseOperatorFlags({"--placement-address=10.0.0.1:9443", "--leader-elect", "false",
-                          "--workers", "4", "--lease-namespace=phalanx-system"});
+                          "--workers", "4", "--lease-namespace=phalanx-system",
+                          "--fair-sharing=true"});
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->placement_address, "10.0.0.1:9443");
   EXPECT_FALSE(c->leader_elect);
   EXPECT_EQ(c->workers, 4);
   EXPECT_EQ(c->lease_namespace, "phalanx-system");
+  EXPECT_TRUE(c->fair_sharing);
 }
 
 TEST(OperatorConfig, FileThenFlags) {
@@ -60,7 +62,7 @@ TEST(OperatorConfig, HelpListsEveryFlag) {
   for (const char* flag : {"--kubeconfig", "--context", "--placement-address", "--health-address",
                            "--leader-elect", "--lease-namespace", "--lease-name", "--identity",
                            "--log-level", "--workers", "--min-cycle-interval-ms",
-                           "--sync-timeout-seconds", "--placement-deadline-ms"}) {
+                           "--sync-timeout-seconds", "--placement-deadline-ms", "--fair-sharing"}) {
     EXPECT_NE(OperatorUsage().find(flag), std::string::npos) << flag;
   }
 }
