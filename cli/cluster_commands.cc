@@ -1,0 +1,457 @@
+// `phalanx queues|jobs|explain|topology` (also `kubectl phalanx ...`): read-only views of a
+// cluster through the kube client, and of a running phalanx-scheduler through the Placement API
+// when one is given. This file is the I/O: flags, credentials, API calls, error lines. What is
+// printed is cli/cluster_format.h; the topology snapshot is cli/topology_view.h.
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "cli/cluster_format.h"
+#include "cli/command.h"
+#include "cli/topology_view.h"
+#include "common/logging.h"
+#include "common/status.h"
+#include "kube/api/resources.h"
+#include "kube/api/training_job.h"
+#include "kube/config.h"
+#include "kube/errors.h"
+#include "kube/rest_client.h"
+#include "kube/transport_cpprest.h"
+#include "scheduler/grpc/placement_grpc_client.h"
+#include "scheduler/server/live_snapshot.h"
+#include "scheduler/server/topology_loader.h"
+
+namespace phalanx::cli {
+namespace {
+
+constexpr char kCommonFlags[] =
+    R"(  --kubeconfig PATH     kubeconfig to use (default $KUBECONFIG, then ~/.kube/config; inside a
+                        pod without either, the service account)
+  --context NAME        kubeconfig context (default: its current-context)
+  -n, --namespace NS    namespace (default: the context's namespace, else "default")
+  --json                one JSON document instead of the table
+  --request-timeout S   seconds per API call (default 30))";
+
+constexpr char kExitCodes[] =
+    "Exit codes: 0 printed, 1 the cluster or scheduler could not be read (one line on stderr), 2 "
+    "bad flags.";
+
+const std::string kQueuesUsage = absl::StrCat(
+    R"usage(Usage: phalanx queues [-n NS | -A] [--json]
+
+ClusterQueues with their cohort, pending and admitted jobs, GPU quota per flavor as
+"<flavor> <used>/<nominal> (+<borrowed> borrowed)" and the Active condition; then the
+LocalQueues of the namespace (all namespaces with -A). "-" is a status field nobody wrote yet.
+
+  -A, --all-namespaces  LocalQueues of every namespace
+)usage",
+    kCommonFlags, "\n\n", kExitCodes);
+
+const std::string kJobsUsage = absl::StrCat(
+    R"usage(Usage: phalanx jobs [-n NS | -A] [--json]
+
+TrainingJobs: queue, phase, admitted/requested replicas, the topology domain the gang was placed
+in, restarts, age, and for jobs not admitted the operator's reason (the Queued condition).
+
+  -A, --all-namespaces  jobs of every namespace
+)usage",
+    kCommonFlags, "\n\n", kExitCodes);
+
+const std::string kExplainUsage = absl::StrCat(
+    R"usage(Usage: phalanx explain JOB [-n NS] [--server HOST:PORT] [--events N] [--json]
+
+Why TrainingJob JOB waits, or where it runs: its spec (replicas, per-pod requests, topology),
+its status and conditions, its latest Events, and — with a phalanx-scheduler address — the
+scheduler's dry run for its gang now (Placement.Explain: where it would go, or why it does not
+fit; nothing is reserved).
+
+  --server HOST:PORT    phalanx-scheduler's gRPC address (default $PHALANX_SCHEDULER_GRPC)
+  --events N            latest events shown (default 10)
+)usage",
+    kCommonFlags, "\n\n", kExitCodes);
+
+const std::string kTopologyUsage = absl::StrCat(
+    R"usage(Usage: phalanx topology [--nodes] [--max-level L] [--server HOST:PORT] [--json]
+                        [--topology-preset P | --topology NAME]
+
+Free GPUs per topology domain as a tree, coarsest level first. With a scheduler address, from
+phalanx-scheduler's live snapshot (Snapshot RPC: it knows every reservation); otherwise built
+here from the cluster's nodes, bound pods and TrainingJob status.placement by the scheduler's
+own code.
+
+  --nodes               also list each node under its domain (always read from the cluster)
+  --max-level L         deepest level listed: 0 the cluster, 1 the coarsest label level, ...
+                        (default: all)
+  --topology-preset P   eks | eks-4layer | gb200 (default eks)
+  --topology NAME       the levels of phalanx.dev Topology NAME instead of a preset
+  --server HOST:PORT    phalanx-scheduler's gRPC address (default $PHALANX_SCHEDULER_GRPC)
+)usage",
+    kCommonFlags, "\n\n", kExitCodes);
+
+struct Flags {
+  std::string kubeconfig;
+  std::string context;
+  std::string ns;
+  bool all_namespaces = false;
+  bool json = false;
+  int request_timeout_seconds = 30;
+  std::vector<std::string> positional;
+  // explain, topology
+  std::string server;
+  int events = 10;
+  // topology
+  std::string topology_preset = "eks";
+  std::string topology;
+  bool nodes = false;
+  int max_level = -1;
+};
+
+// What a command accepts besides the common flags.
+struct Accepts {
+  bool all_namespaces = false;
+  bool server = false;
+  bool events = false;
+  bool topology = false;
+  size_t positional = 0;
+};
+
+// One line, like every other error: the usage is one --help away.
+int BadFlags(std::string_view command, const std::string& message) {
+  std::fprintf(stderr, "phalanx %s: %s (see --help)\n", std::string(command).c_str(),
+               message.c_str());
+  return kExitBadInput;
+}
+
+int Failed(std::string_view command, const absl::Status& status) {
+  std::fprintf(stderr, "phalanx %s: %s\n", std::string(command).c_str(),
+               std::string(status.message()).c_str());
+  return kExitFailure;
+}
+
+// Parses kubectl-style flags: "--name value", "--name=value", "-n value", "-n=value".
+absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args, const Accepts& accepts) {
+  Flags flags;
+  if (const char* server = std::getenv("PHALANX_SCHEDULER_GRPC")) flags.server = server;
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string flag = args[i];
+    std::optional<std::string> inline_value;
+    if (size_t eq = flag.find('='); flag.starts_with("-") && eq != std::string::npos) {
+      inline_value = flag.substr(eq + 1);
+      flag.resize(eq);
+    }
+    auto value = [&]() -> absl::StatusOr<std::string> {
+      if (inline_value) return *inline_value;
+      if (i + 1 >= args.size()) return absl::InvalidArgumentError(flag + " needs a value");
+      return args[++i];
+    };
+    auto number = [&](int min, int* out) -> absl::Status {
+      ASSIGN_OR_RETURN(std::string text, value());
+      if (!absl::SimpleAtoi(text, out) || *out < min) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(flag, " wants an integer >= ", min, ", got \"", text, "\""));
+      }
+      return absl::OkStatus();
+    };
+    auto boolean = [&](bool* out) -> absl::Status {
+      if (!inline_value) {
+        *out = true;
+      } else if (*inline_value == "true" || *inline_value == "false") {
+        *out = *inline_value == "true";
+      } else {
+        return absl::InvalidArgumentError(flag + " wants true or false");
+      }
+      return absl::OkStatus();
+    };
+    if (flag == "--kubeconfig") {
+      ASSIGN_OR_RETURN(flags.kubeconfig, value());
+    } else if (flag == "--context") {
+      ASSIGN_OR_RETURN(flags.context, value());
+    } else if (flag == "-n" || flag == "--namespace") {
+      ASSIGN_OR_RETURN(flags.ns, value());
+    } else if (flag == "--json") {
+      RETURN_IF_ERROR(boolean(&flags.json));
+    } else if (flag == "--request-timeout") {
+      RETURN_IF_ERROR(number(1, &flags.request_timeout_seconds));
+    } else if (accepts.all_namespaces && (flag == "-A" || flag == "--all-namespaces")) {
+      RETURN_IF_ERROR(boolean(&flags.all_namespaces));
+    } else if (accepts.server && flag == "--server") {
+      ASSIGN_OR_RETURN(flags.server, value());
+    } else if (accepts.events && flag == "--events") {
+      RETURN_IF_ERROR(number(0, &flags.events));
+    } else if (accepts.topology && flag == "--nodes") {
+      RETURN_IF_ERROR(boolean(&flags.nodes));
+    } else if (accepts.topology && flag == "--max-level") {
+      RETURN_IF_ERROR(number(0, &flags.max_level));
+    } else if (accepts.topology && flag == "--topology-preset") {
+      ASSIGN_OR_RETURN(flags.topology_preset, value());
+      if (!placement::Topology::Preset(flags.topology_preset).ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--topology-preset must be eks, eks-4layer or gb200, got \"",
+                         flags.topology_preset, "\""));
+      }
+    } else if (accepts.topology && flag == "--topology") {
+      ASSIGN_OR_RETURN(flags.topology, value());
+    } else if (flag.starts_with("-")) {
+      return absl::InvalidArgumentError(absl::StrCat("unknown flag ", flag));
+    } else {
+      flags.positional.push_back(flag);
+    }
+  }
+  if (flags.positional.size() != accepts.positional) {
+    return absl::InvalidArgumentError(
+        accepts.positional == 0 ? absl::StrCat("unexpected argument \"", flags.positional[0], "\"")
+                                : absl::StrCat("wants ", accepts.positional, " argument(s), got ",
+                                               flags.positional.size()));
+  }
+  return flags;
+}
+
+// The kubeconfig kubectl would use: --kubeconfig, else the first existing file of $KUBECONFIG
+// (a colon-separated list; kubectl merges them, we take the first), else ~/.kube/config. Empty
+// when there is none.
+std::string KubeconfigPath(const Flags& flags) {
+  if (!flags.kubeconfig.empty()) return flags.kubeconfig;
+  std::error_code error;
+  if (const char* env = std::getenv("KUBECONFIG"); env != nullptr && *env != '\0') {
+    for (const std::string& path :
+         std::vector<std::string>(absl::StrSplit(env, ':', absl::SkipEmpty()))) {
+      if (std::filesystem::exists(path, error)) return path;
+    }
+  }
+  if (const char* home = std::getenv("HOME"); home != nullptr) {
+    std::string path = absl::StrCat(home, "/.kube/config");
+    if (std::filesystem::exists(path, error)) return path;
+  }
+  return "";
+}
+
+// A client of the cluster the flags name, and the namespace they pick.
+struct Cluster {
+  kube::RestConfig config;
+  std::unique_ptr<kube::Transport> transport;
+  std::unique_ptr<kube::RestClient> client;
+  std::string ns;
+};
+
+absl::StatusOr<Cluster> Connect(const Flags& flags) {
+  Cluster cluster;
+  const std::string path = KubeconfigPath(flags);
+  if (!path.empty()) {
+    ASSIGN_OR_RETURN(cluster.config, kube::LoadKubeconfig(path, flags.context));
+  } else if (std::getenv("KUBERNETES_SERVICE_HOST") != nullptr) {
+    ASSIGN_OR_RETURN(cluster.config, kube::LoadInClusterConfig());
+  } else {
+    return absl::FailedPreconditionError(
+        "no kubeconfig: pass --kubeconfig, set KUBECONFIG or create ~/.kube/config");
+  }
+  cluster.config.user_agent = "phalanx-cli";
+  ASSIGN_OR_RETURN(
+      cluster.transport,
+      kube::NewCpprestTransport(cluster.config,
+                                {.request_timeout = absl::Seconds(flags.request_timeout_seconds)}));
+  cluster.client = std::make_unique<kube::RestClient>(*cluster.transport);
+  cluster.ns = flags.ns.empty() ? cluster.config.default_namespace : flags.ns;
+  return cluster;
+}
+
+std::string ResourceName(const kube::Resource& resource) {
+  return resource.group.empty() ? resource.plural
+                                : absl::StrCat(resource.plural, ".", resource.group);
+}
+
+// One line for a failed API call, saying what the user can do about it.
+std::string Describe(const absl::Status& status, const Cluster& cluster,
+                     const kube::Resource& resource) {
+  const std::string& server = cluster.config.server;
+  if (absl::IsUnavailable(status) || absl::IsDeadlineExceeded(status)) {
+    if (!kube::KubeErrorOf(status)) {
+      return absl::StrCat("cannot reach the API server ", server, ": ", status.message());
+    }
+  }
+  if (absl::IsNotFound(status) && !resource.group.empty()) {
+    return absl::StrCat("the API server ", server, " does not serve ", ResourceName(resource), "/",
+                        resource.version,
+                        ": are the Phalanx CRDs installed? (kubectl apply --server-side -f crds/)");
+  }
+  return absl::StrCat("reading ", ResourceName(resource), " at ", server, ": ", status.message());
+}
+
+absl::StatusOr<std::vector<std::string>> ListItems(const Cluster& cluster,
+                                                   const kube::Resource& resource,
+                                                   std::string_view ns,
+                                                   const kube::ListOptions& options = {}) {
+  absl::StatusOr<kube::ListResult> list = cluster.client->List(resource, ns, options);
+  if (!list.ok()) {
+    return absl::Status(list.status().code(), Describe(list.status(), cluster, resource));
+  }
+  return std::move(list->items);
+}
+
+// GET one object. A 404 becomes "<Kind> <name> not found" when the resource is served (listing
+// tells a missing object from missing CRDs), and the CRD line otherwise.
+absl::StatusOr<std::string> GetObject(const Cluster& cluster, const kube::Resource& resource,
+                                      const std::string& ns, const std::string& name) {
+  absl::StatusOr<std::string> object = cluster.client->Get(resource, ns, name);
+  if (absl::IsNotFound(object.status())) {
+    RETURN_IF_ERROR(ListItems(cluster, resource, ns, {.limit = 1}).status());
+    return absl::NotFoundError(absl::StrCat(resource.kind, " ", name, " not found",
+                                            ns.empty() ? "" : " in namespace ", ns));
+  }
+  if (!object.ok()) {
+    return absl::Status(object.status().code(), Describe(object.status(), cluster, resource));
+  }
+  return object;
+}
+
+OutputOptions OutputFor(const Flags& flags, const Cluster* cluster) {
+  return {.json = flags.json,
+          .all_namespaces = flags.all_namespaces,
+          .ns = cluster != nullptr ? cluster->ns : flags.ns,
+          .now = absl::Now()};
+}
+
+// Parses, connects and runs `body`, turning every error into one line and an exit code.
+int Run(std::string_view command, const std::vector<std::string>& args, const Accepts& accepts,
+        const std::function<absl::StatusOr<std::string>(const Flags&)>& body) {
+  absl::StatusOr<Flags> flags = ParseFlags(args, accepts);
+  if (!flags.ok()) return BadFlags(command, std::string(flags.status().message()));
+  // LiveSnapshot and the kube client log through spdlog: keep stdout for the output.
+  (void)InitLogging("warn");
+  absl::StatusOr<std::string> out = body(*flags);
+  if (!out.ok()) return Failed(command, out.status());
+  std::fputs(out->c_str(), stdout);
+  return kExitOk;
+}
+
+int RunQueues(const std::vector<std::string>& args) {
+  return Run("queues", args, {.all_namespaces = true},
+             [](const Flags& flags) -> absl::StatusOr<std::string> {
+               ASSIGN_OR_RETURN(Cluster cluster, Connect(flags));
+               ASSIGN_OR_RETURN(std::vector<std::string> cqs,
+                                ListItems(cluster, kube::ClusterQueues(), ""));
+               ASSIGN_OR_RETURN(
+                   std::vector<std::string> lqs,
+                   ListItems(cluster, kube::LocalQueues(), flags.all_namespaces ? "" : cluster.ns));
+               return FormatQueues(cqs, lqs, OutputFor(flags, &cluster));
+             });
+}
+
+int RunJobs(const std::vector<std::string>& args) {
+  return Run("jobs", args, {.all_namespaces = true},
+             [](const Flags& flags) -> absl::StatusOr<std::string> {
+               ASSIGN_OR_RETURN(Cluster cluster, Connect(flags));
+               ASSIGN_OR_RETURN(std::vector<std::string> jobs,
+                                ListItems(cluster, kube::TrainingJobs(),
+                                          flags.all_namespaces ? "" : cluster.ns));
+               return FormatJobs(jobs, OutputFor(flags, &cluster));
+             });
+}
+
+placement::GrpcPlacementService Scheduler(const Flags& flags) {
+  return placement::GrpcPlacementService(
+      flags.server, {.deadline = std::chrono::seconds(flags.request_timeout_seconds)});
+}
+
+absl::StatusOr<std::string> Explain(const Flags& flags) {
+  ASSIGN_OR_RETURN(Cluster cluster, Connect(flags));
+  const std::string& name = flags.positional[0];
+  ASSIGN_OR_RETURN(std::string job, GetObject(cluster, kube::TrainingJobs(), cluster.ns, name));
+  ASSIGN_OR_RETURN(std::vector<std::string> events,
+                   ListItems(cluster, kube::Events(), cluster.ns,
+                             {.field_selector = absl::StrCat(
+                                  "involvedObject.name=", name,
+                                  ",involvedObject.kind=", std::string(kube::kTrainingJobKind))}));
+  std::optional<PlacementAnswer> answer;
+  ASSIGN_OR_RETURN(kube::TrainingJob decoded, kube::DecodeTrainingJob(job));
+  // A placed gang holds its nodes: a dry run would only say where a second copy would go.
+  const bool placed = decoded.status.placement && !decoded.status.placement->nodes.empty();
+  if (!flags.server.empty() && !placed) {
+    placement::GangRequest request = scheduler::GangRequestFrom(decoded);
+    answer = PlacementAnswer{
+        .server = flags.server, .request = request, .result = Scheduler(flags).Place(request)};
+  }
+  ASSIGN_OR_RETURN(std::string out,
+                   FormatExplain(job, events, answer, flags.events, OutputFor(flags, &cluster)));
+  // Everything the cluster said is printed; a scheduler that could not be asked still fails
+  // the command, after the output, so scripts notice.
+  if (answer && !answer->result.ok()) {
+    std::fputs(out.c_str(), stdout);
+    return absl::Status(
+        answer->result.status().code(),
+        absl::StrCat("phalanx-scheduler ", flags.server, ": ", answer->result.status().message()));
+  }
+  return out;
+}
+
+int RunExplain(const std::vector<std::string>& args) {
+  return Run("explain", args, {.server = true, .events = true, .positional = 1}, Explain);
+}
+
+absl::StatusOr<std::string> Topology(const Flags& flags) {
+  const OutputOptions output = OutputFor(flags, nullptr);
+  // The Snapshot RPC lists domains only: single nodes come from the cluster.
+  if (!flags.server.empty() && !flags.nodes) {
+    absl::StatusOr<placement::SnapshotSummary> summary =
+        Scheduler(flags).Snapshot(TopologySummaryOptions(flags.max_level));
+    if (!summary.ok()) {
+      return absl::Status(summary.status().code(), absl::StrCat("phalanx-scheduler ", flags.server,
+                                                                ": ", summary.status().message()));
+    }
+    TopologyView view{.source = absl::StrCat("phalanx-scheduler ", flags.server,
+                                             " (its live snapshot, every reservation included)"),
+                      .summary = *std::move(summary)};
+    return FormatTopology(view, output);
+  }
+  ASSIGN_OR_RETURN(Cluster cluster, Connect(flags));
+  absl::StatusOr<placement::Topology> topology = placement::Topology::Preset(flags.topology_preset);
+  if (!flags.topology.empty()) {
+    ASSIGN_OR_RETURN(std::string object,
+                     GetObject(cluster, kube::Topologies(), "", flags.topology));
+    topology = scheduler::TopologyFromObject(object, flags.topology);
+  }
+  RETURN_IF_ERROR(topology.status());
+  ClusterObjects objects;
+  ASSIGN_OR_RETURN(objects.nodes, ListItems(cluster, kube::Nodes(), ""));
+  // The pods phalanx-scheduler's informer watches: bound and not finished.
+  ASSIGN_OR_RETURN(objects.pods,
+                   ListItems(cluster, kube::Pods(), "",
+                             {.field_selector =
+                                  "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed"}));
+  absl::StatusOr<std::vector<std::string>> jobs = ListItems(cluster, kube::TrainingJobs(), "");
+  // Without the CRDs there are no recorded reservations; the nodes and pods are still worth
+  // showing.
+  if (jobs.ok()) {
+    objects.jobs = *std::move(jobs);
+  } else if (!absl::IsNotFound(jobs.status())) {
+    return jobs.status();
+  }
+  ASSIGN_OR_RETURN(TopologyView view,
+                   TopologyFromObjects(*topology, objects,
+                                       {.max_level = flags.max_level, .nodes = flags.nodes}));
+  return FormatTopology(view, output);
+}
+
+int RunTopology(const std::vector<std::string>& args) {
+  return Run("topology", args, {.server = true, .topology = true}, Topology);
+}
+
+}  // namespace
+
+PHALANX_COMMAND("queues", "ClusterQueues and LocalQueues: pending, admitted, GPU quota per flavor",
+                kQueuesUsage, RunQueues);
+PHALANX_COMMAND("jobs", "TrainingJobs: phase, size, placement domain, why not admitted", kJobsUsage,
+                RunJobs);
+PHALANX_COMMAND("explain", "why a TrainingJob waits or where it runs", kExplainUsage, RunExplain);
+PHALANX_COMMAND("topology", "free GPUs per topology domain, as a tree", kTopologyUsage,
+                RunTopology);
+
+}  // namespace phalanx::cli

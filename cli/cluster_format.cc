@@ -1,0 +1,899 @@
+#include "cli/cluster_format.h"
+
+#include <algorithm>
+#include <initializer_list>
+#include <map>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "common/quantity.h"
+#include "common/resources.h"
+#include "common/status.h"
+#include "kube/api/training_job.h"
+#include "kube/json.h"
+#include "operator/server/queue_objects.h"
+#include "rapidjson/stringbuffer.h"
+#include "rapidjson/writer.h"
+#include "scheduler/topology.h"
+
+namespace phalanx::cli {
+namespace {
+
+using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
+using rapidjson::Value;
+
+constexpr char kAbsent[] = "-";
+constexpr size_t kReasonWidth = 60;
+
+// ---- Reading API objects ---------------------------------------------------------------------
+
+// The member at `path` below `object`, or null if any step is missing, null or not an object.
+const Value* Find(const Value& object, std::initializer_list<const char*> path) {
+  const Value* at = &object;
+  for (const char* key : path) {
+    at = kube::Member(*at, key);
+    if (at == nullptr) return nullptr;
+  }
+  return at;
+}
+
+std::string Text(const Value& object, std::initializer_list<const char*> path) {
+  const Value* v = Find(object, path);
+  return v != nullptr && v->IsString() ? std::string(v->GetString(), v->GetStringLength()) : "";
+}
+
+std::optional<int64_t> Int(const Value& object, std::initializer_list<const char*> path) {
+  const Value* v = Find(object, path);
+  if (v == nullptr || !v->IsInt64()) return std::nullopt;
+  return v->GetInt64();
+}
+
+// An int-or-string quantity in whole units ("256", 256, "1k"); nullopt if absent or malformed.
+std::optional<int64_t> WholeUnits(const Value* v) {
+  if (v == nullptr) return std::nullopt;
+  if (v->IsInt64()) return v->GetInt64();
+  if (v->IsNumber()) return static_cast<int64_t>(v->GetDouble());
+  if (!v->IsString()) return std::nullopt;
+  absl::StatusOr<Quantity> q = Quantity::Parse(v->GetString());
+  if (!q.ok()) return std::nullopt;
+  return q->Value();
+}
+
+// The element of array `array` whose "name" is `name`, or null.
+const Value* Named(const Value* array, std::string_view name) {
+  if (array == nullptr || !array->IsArray()) return nullptr;
+  for (const Value& item : array->GetArray()) {
+    if (Text(item, {"name"}) == name) return &item;
+  }
+  return nullptr;
+}
+
+std::optional<absl::Time> Timestamp(const Value& object, std::initializer_list<const char*> path) {
+  std::string text = Text(object, path);
+  absl::Time t;
+  if (text.empty() || !absl::ParseTime(absl::RFC3339_full, text, &t, nullptr)) return std::nullopt;
+  return t;
+}
+
+// RFC 3339 in UTC as Kubernetes writes it ("2026-11-23T19:22:41Z"), or "" for none.
+std::string Rfc3339(const std::optional<absl::Time>& t) {
+  return t ? absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", *t, absl::UTCTimeZone()) : "";
+}
+
+std::string Age(const std::optional<absl::Time>& since, absl::Time now) {
+  return since ? HumanAge(now - *since) : kAbsent;
+}
+
+absl::StatusOr<rapidjson::Document> ParseObject(std::string_view json, const std::string& what) {
+  absl::StatusOr<rapidjson::Document> doc = kube::ParseJson(json);
+  if (!doc.ok()) return Annotate(doc.status(), what);
+  if (!doc->IsObject()) return absl::InvalidArgumentError(absl::StrCat(what, ": not an object"));
+  return doc;
+}
+
+absl::StatusOr<std::vector<rapidjson::Document>> ParseObjects(const std::vector<std::string>& items,
+                                                              const std::string& kind) {
+  std::vector<rapidjson::Document> out;
+  out.reserve(items.size());
+  for (size_t i = 0; i < items.size(); ++i) {
+    ASSIGN_OR_RETURN(rapidjson::Document doc, ParseObject(items[i], absl::StrCat(kind, " #", i)));
+    out.push_back(std::move(doc));
+  }
+  return out;
+}
+
+std::string OrAbsent(std::string text) { return text.empty() ? kAbsent : text; }
+std::string OrAbsent(const std::optional<int64_t>& n) {
+  return n ? absl::StrCat(*n) : std::string(kAbsent);
+}
+
+// One line, at most `width` characters.
+std::string Clip(const std::string& text, size_t width) {
+  std::string line = absl::StrReplaceAll(text, {{"\r", ""}, {"\n", " "}});
+  if (line.size() <= width) return line;
+  return absl::StrCat(line.substr(0, width - 3), "...");
+}
+
+// metav1.Condition.
+struct Condition {
+  std::string type, status, reason, message;
+  std::optional<absl::Time> since;
+};
+
+std::vector<Condition> Conditions(const Value& object) {
+  std::vector<Condition> out;
+  const Value* list = Find(object, {"status", "conditions"});
+  if (list == nullptr || !list->IsArray()) return out;
+  for (const Value& c : list->GetArray()) {
+    out.push_back({Text(c, {"type"}), Text(c, {"status"}), Text(c, {"reason"}),
+                   Text(c, {"message"}), Timestamp(c, {"lastTransitionTime"})});
+  }
+  return out;
+}
+
+const Condition* FindCondition(const std::vector<Condition>& conditions, std::string_view type) {
+  for (const Condition& c : conditions) {
+    if (c.type == type) return &c;
+  }
+  return nullptr;
+}
+
+// ---- Writing ---------------------------------------------------------------------------------
+
+// kubectl's table: upper-case headers, columns three spaces apart, the last one unpadded.
+class Table {
+ public:
+  explicit Table(std::vector<std::string> headers) { rows_.push_back(std::move(headers)); }
+  void Add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+
+  std::string Render(std::string_view indent = "") const {
+    std::vector<size_t> width(rows_[0].size(), 0);
+    for (const auto& row : rows_) {
+      for (size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
+    }
+    std::string out;
+    for (const auto& row : rows_) {
+      std::string line(indent);
+      for (size_t i = 0; i < row.size(); ++i) {
+        absl::StrAppend(&line, row[i]);
+        if (i + 1 < row.size()) line.append(width[i] - row[i].size() + 3, ' ');
+      }
+      line.erase(line.find_last_not_of(' ') + 1);
+      absl::StrAppend(&out, line, "\n");
+    }
+    return out;
+  }
+
+ private:
+  std::vector<std::vector<std::string>> rows_;
+};
+
+void Key(JsonWriter& w, std::string_view key) {
+  w.Key(key.data(), static_cast<rapidjson::SizeType>(key.size()));
+}
+void String(JsonWriter& w, std::string_view key, std::string_view value) {
+  Key(w, key);
+  w.String(value.data(), static_cast<rapidjson::SizeType>(value.size()));
+}
+void OptionalString(JsonWriter& w, std::string_view key, std::string_view value) {
+  Key(w, key);
+  if (value.empty()) {
+    w.Null();
+  } else {
+    w.String(value.data(), static_cast<rapidjson::SizeType>(value.size()));
+  }
+}
+void Number(JsonWriter& w, std::string_view key, int64_t value) {
+  Key(w, key);
+  w.Int64(value);
+}
+void OptionalNumber(JsonWriter& w, std::string_view key, const std::optional<int64_t>& value) {
+  Key(w, key);
+  if (value) {
+    w.Int64(*value);
+  } else {
+    w.Null();
+  }
+}
+void Strings(JsonWriter& w, std::string_view key, const std::vector<std::string>& values) {
+  Key(w, key);
+  w.StartArray();
+  for (const std::string& v : values)
+    w.String(v.c_str(), static_cast<rapidjson::SizeType>(v.size()));
+  w.EndArray();
+}
+// "key": {members()}
+template <typename F>
+void Object(JsonWriter& w, std::string_view key, F members) {
+  Key(w, key);
+  w.StartObject();
+  members();
+  w.EndObject();
+}
+// "key": {"name": count, ...}
+template <typename Map>
+void Counts(JsonWriter& w, std::string_view key, const Map& counts) {
+  Object(w, key, [&] {
+    for (const auto& [name, count] : counts) Number(w, name, count);
+  });
+}
+// The command's JSON output: one object, its members written by `members`, on one line.
+template <typename F>
+std::string JsonDocument(F members) {
+  rapidjson::StringBuffer buffer;
+  JsonWriter w(buffer);
+  w.StartObject();
+  members(w);
+  w.EndObject();
+  return std::string(buffer.GetString(), buffer.GetSize()) + "\n";
+}
+// "key": {members(*value)}, or null without a value.
+template <typename T, typename F>
+void OptionalObject(JsonWriter& w, std::string_view key, const std::optional<T>& value, F members) {
+  if (!value) {
+    Key(w, key);
+    w.Null();
+    return;
+  }
+  Object(w, key, [&] { members(*value); });
+}
+// "key": [{members(item)}, ...]
+template <typename Items, typename F>
+void ObjectArray(JsonWriter& w, std::string_view key, const Items& items, F members) {
+  Key(w, key);
+  w.StartArray();
+  for (const auto& item : items) {
+    w.StartObject();
+    members(item);
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
+std::string Nothing(const std::string& kind, const OutputOptions& options) {
+  return options.all_namespaces || options.ns.empty()
+             ? absl::StrCat("No ", kind, " found.\n")
+             : absl::StrCat("No ", kind, " in namespace ", options.ns, ".\n");
+}
+
+// "layer-3 nn-a" for a domain, "-" for none.
+std::string DomainText(std::string_view level, const std::string& value) {
+  if (value.empty()) return kAbsent;
+  return absl::StrCat(ShortLevel(level), " ", value);
+}
+
+std::string DomainText(const placement::DomainId& id) {
+  return id.path.empty() ? "cluster" : DomainText(id.level, id.path.back());
+}
+
+// ---- Queues ----------------------------------------------------------------------------------
+
+struct FlavorGpus {
+  std::string flavor;
+  int64_t nominal = 0;
+  std::optional<int64_t> used;
+  std::optional<int64_t> borrowed;
+};
+
+struct ClusterQueueRow {
+  std::string name, cohort, active;
+  std::optional<int64_t> pending, admitted;
+  std::vector<FlavorGpus> gpus;
+};
+
+// The spec through the operator's own decoder (quotas in the admission core's units), the
+// status as the operator writes it.
+absl::StatusOr<ClusterQueueRow> ClusterQueueFrom(const std::string& json) {
+  ASSIGN_OR_RETURN(admission::ClusterQueue spec, operator_server::DecodeClusterQueue(json));
+  ASSIGN_OR_RETURN(rapidjson::Document cq, ParseObject(json, "ClusterQueue " + spec.name));
+  ClusterQueueRow row{.name = spec.name,
+                      .cohort = spec.cohort,
+                      .pending = Int(cq, {"status", "pendingWorkloads"}),
+                      .admitted = Int(cq, {"status", "admittedWorkloads"})};
+  if (const Condition* active = FindCondition(Conditions(cq), "Active")) {
+    row.active = active->status;
+  }
+  const Value* usage = Find(cq, {"status", "flavorsUsage"});
+  for (const admission::ResourceGroup& group : spec.resource_groups) {
+    for (const admission::FlavorQuotas& flavor : group.flavors) {
+      for (const admission::ResourceQuota& quota : flavor.resources) {
+        if (quota.resource != kResourceGpu) continue;
+        FlavorGpus gpus{.flavor = flavor.flavor, .nominal = quota.nominal};
+        // Once the operator writes the usage, a flavor or resource missing from it uses none.
+        if (usage != nullptr && usage->IsArray()) {
+          const Value* used = Named(usage, gpus.flavor);
+          const Value* resource =
+              used != nullptr ? Named(Find(*used, {"resources"}), kResourceGpu) : nullptr;
+          gpus.used = resource ? WholeUnits(Find(*resource, {"total"})).value_or(0) : 0;
+          gpus.borrowed = resource ? WholeUnits(Find(*resource, {"borrowed"})).value_or(0) : 0;
+        }
+        row.gpus.push_back(std::move(gpus));
+      }
+    }
+  }
+  return row;
+}
+
+std::string GpusText(const std::vector<FlavorGpus>& gpus) {
+  if (gpus.empty()) return kAbsent;
+  return absl::StrJoin(gpus, ", ", [](std::string* out, const FlavorGpus& g) {
+    absl::StrAppend(out, g.flavor, " ", OrAbsent(g.used), "/", g.nominal);
+    if (g.used) absl::StrAppend(out, " (+", g.borrowed.value_or(0), " borrowed)");
+  });
+}
+
+}  // namespace
+
+std::string HumanAge(absl::Duration age) {
+  const int64_t seconds = absl::ToInt64Seconds(age);
+  if (seconds < -1) return "<invalid>";
+  if (seconds < 0) return "0s";
+  if (seconds < 60 * 2) return absl::StrCat(seconds, "s");
+  const int64_t minutes = seconds / 60;
+  if (minutes < 10) {
+    return seconds % 60 == 0 ? absl::StrCat(minutes, "m")
+                             : absl::StrCat(minutes, "m", seconds % 60, "s");
+  }
+  if (minutes < 60 * 3) return absl::StrCat(minutes, "m");
+  const int64_t hours = minutes / 60;
+  if (hours < 8) {
+    return minutes % 60 == 0 ? absl::StrCat(hours, "h")
+                             : absl::StrCat(hours, "h", minutes % 60, "m");
+  }
+  if (hours < 48) return absl::StrCat(hours, "h");
+  if (hours < 24 * 8) {
+    return hours % 24 == 0 ? absl::StrCat(hours / 24, "d")
+                           : absl::StrCat(hours / 24, "d", hours % 24, "h");
+  }
+  if (hours < 24 * 365 * 2) return absl::StrCat(hours / 24, "d");
+  const int64_t days = (hours / 24) % 365;
+  if (hours < 24 * 365 * 8) {
+    return days == 0 ? absl::StrCat(hours / 24 / 365, "y")
+                     : absl::StrCat(hours / 24 / 365, "y", days, "d");
+  }
+  return absl::StrCat(hours / 24 / 365, "y");
+}
+
+std::string ShortLevel(std::string_view label) {
+  if (label.empty()) return "cluster";
+  if (label == placement::kHostnameLabel) return "node";
+  std::string_view name = label.substr(label.rfind('/') + 1);  // npos + 1 == 0
+  constexpr std::string_view kNetworkNode = "network-node-";
+  if (name.substr(0, kNetworkNode.size()) == kNetworkNode) name.remove_prefix(kNetworkNode.size());
+  return std::string(name);
+}
+
+absl::StatusOr<std::string> FormatQueues(const std::vector<std::string>& cluster_queues,
+                                         const std::vector<std::string>& local_queues,
+                                         const OutputOptions& options) {
+  ASSIGN_OR_RETURN(std::vector<rapidjson::Document> lqs, ParseObjects(local_queues, "LocalQueue"));
+  std::vector<ClusterQueueRow> rows;
+  for (const std::string& cq : cluster_queues) {
+    ASSIGN_OR_RETURN(ClusterQueueRow row, ClusterQueueFrom(cq));
+    rows.push_back(std::move(row));
+  }
+
+  if (options.json) {
+    return JsonDocument([&](JsonWriter& w) {
+      ObjectArray(w, "clusterQueues", rows, [&](const ClusterQueueRow& row) {
+        String(w, "name", row.name);
+        OptionalString(w, "cohort", row.cohort);
+        OptionalNumber(w, "pending", row.pending);
+        OptionalNumber(w, "admitted", row.admitted);
+        OptionalString(w, "active", row.active);
+        ObjectArray(w, "gpus", row.gpus, [&](const FlavorGpus& g) {
+          String(w, "flavor", g.flavor);
+          Number(w, "nominal", g.nominal);
+          OptionalNumber(w, "used", g.used);
+          OptionalNumber(w, "borrowed", g.borrowed);
+        });
+      });
+      ObjectArray(w, "localQueues", lqs, [&](const rapidjson::Document& lq) {
+        String(w, "namespace", Text(lq, {"metadata", "namespace"}));
+        String(w, "name", Text(lq, {"metadata", "name"}));
+        String(w, "clusterQueue", Text(lq, {"spec", "clusterQueue"}));
+        OptionalNumber(w, "pending", Int(lq, {"status", "pendingWorkloads"}));
+        OptionalNumber(w, "admitted", Int(lq, {"status", "admittedWorkloads"}));
+      });
+    });
+  }
+
+  std::string out;
+  if (rows.empty()) {
+    out = "No ClusterQueues found.\n";
+  } else {
+    Table table({"CLUSTERQUEUE", "COHORT", "PENDING", "ADMITTED", "GPUS USED/NOMINAL", "ACTIVE"});
+    for (const ClusterQueueRow& row : rows) {
+      table.Add({row.name, OrAbsent(row.cohort), OrAbsent(row.pending), OrAbsent(row.admitted),
+                 GpusText(row.gpus), OrAbsent(row.active)});
+    }
+    out = table.Render();
+  }
+  out += "\n";
+  if (lqs.empty()) return out + Nothing("LocalQueues", options);
+  std::vector<std::string> headers = {"LOCALQUEUE", "CLUSTERQUEUE", "PENDING", "ADMITTED"};
+  if (options.all_namespaces) headers.insert(headers.begin(), "NAMESPACE");
+  Table table(std::move(headers));
+  for (const auto& lq : lqs) {
+    std::vector<std::string> row = {Text(lq, {"metadata", "name"}),
+                                    OrAbsent(Text(lq, {"spec", "clusterQueue"})),
+                                    OrAbsent(Int(lq, {"status", "pendingWorkloads"})),
+                                    OrAbsent(Int(lq, {"status", "admittedWorkloads"}))};
+    if (options.all_namespaces) row.insert(row.begin(), Text(lq, {"metadata", "namespace"}));
+    table.Add(std::move(row));
+  }
+  return out + table.Render();
+}
+
+// ---- Jobs ------------------------------------------------------------------------------------
+
+namespace {
+
+struct JobRow {
+  std::string ns, name, queue, phase, level, domain, reason;
+  int64_t replicas = 0;
+  std::optional<int64_t> admitted;
+  int64_t restarts = 0;
+  std::optional<absl::Time> created;
+  bool has_status = false;
+};
+
+// Why a job is where it is, in one line: for a job not admitted the Queued condition's message
+// (the operator's pending reason), for a failed one the Failed condition's.
+std::string ReasonOf(const Value& job, const JobRow& row) {
+  if (!row.has_status) return "no status yet";
+  std::vector<Condition> conditions = Conditions(job);
+  std::string_view type = row.phase == "Failed" ? "Failed" : "Queued";
+  if (row.admitted && row.phase != "Failed") return "";
+  const Condition* c = FindCondition(conditions, type);
+  if (c == nullptr) return "";
+  return c->message.empty() ? c->reason : c->message;
+}
+
+JobRow JobFrom(const Value& job) {
+  JobRow row{.ns = Text(job, {"metadata", "namespace"}),
+             .name = Text(job, {"metadata", "name"}),
+             .queue = Text(job, {"spec", "queueName"}),
+             .phase = Text(job, {"status", "phase"}),
+             .level = Text(job, {"status", "placement", "level"}),
+             .domain = Text(job, {"status", "placement", "domain"}),
+             .replicas = Int(job, {"spec", "replicas"}).value_or(0),
+             .admitted = Int(job, {"status", "admission", "replicas"}),
+             .restarts = Int(job, {"status", "restarts"}).value_or(0),
+             .created = Timestamp(job, {"metadata", "creationTimestamp"})};
+  const Value* status = Find(job, {"status"});
+  row.has_status = status != nullptr && status->IsObject() && status->MemberCount() > 0;
+  row.reason = ReasonOf(job, row);
+  return row;
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> FormatJobs(const std::vector<std::string>& jobs,
+                                       const OutputOptions& options) {
+  ASSIGN_OR_RETURN(std::vector<rapidjson::Document> docs, ParseObjects(jobs, "TrainingJob"));
+  std::vector<JobRow> rows;
+  for (const auto& doc : docs) rows.push_back(JobFrom(doc));
+  if (options.json) {
+    return JsonDocument([&](JsonWriter& w) {
+      ObjectArray(w, "trainingJobs", rows, [&](const JobRow& row) {
+        String(w, "namespace", row.ns);
+        String(w, "name", row.name);
+        String(w, "queue", row.queue);
+        OptionalString(w, "phase", row.phase);
+        Number(w, "replicas", row.replicas);
+        OptionalNumber(w, "admittedReplicas", row.admitted);
+        OptionalString(w, "level", row.level);
+        OptionalString(w, "domain", row.domain);
+        Number(w, "restarts", row.restarts);
+        OptionalString(w, "reason", row.reason);
+        Key(w, "ageSeconds");
+        if (row.created) {
+          w.Int64(absl::ToInt64Seconds(options.now - *row.created));
+        } else {
+          w.Null();
+        }
+      });
+    });
+  }
+  if (rows.empty()) return Nothing("TrainingJobs", options);
+  std::vector<std::string> headers = {"NAME",   "QUEUE",    "PHASE", "SIZE",
+                                      "DOMAIN", "RESTARTS", "AGE",   "REASON"};
+  if (options.all_namespaces) headers.insert(headers.begin(), "NAMESPACE");
+  Table table(std::move(headers));
+  for (const JobRow& row : rows) {
+    std::vector<std::string> cells = {row.name,
+                                      OrAbsent(row.queue),
+                                      OrAbsent(row.phase),
+                                      absl::StrCat(OrAbsent(row.admitted), "/", row.replicas),
+                                      DomainText(row.level, row.domain),
+                                      absl::StrCat(row.restarts),
+                                      Age(row.created, options.now),
+                                      Clip(row.reason, kReasonWidth)};
+    if (options.all_namespaces) cells.insert(cells.begin(), row.ns);
+    table.Add(std::move(cells));
+  }
+  return table.Render();
+}
+
+// ---- Explain ---------------------------------------------------------------------------------
+
+namespace {
+
+struct EventRow {
+  std::string type, reason, from, message;
+  int64_t count = 1;
+  std::optional<absl::Time> last;
+};
+
+EventRow EventFrom(const Value& e) {
+  EventRow row{.type = Text(e, {"type"}),
+               .reason = Text(e, {"reason"}),
+               .from = Text(e, {"source", "component"}),
+               .message = Text(e, {"message"}),
+               .count = Int(e, {"count"}).value_or(1)};
+  if (row.from.empty()) row.from = Text(e, {"reportingComponent"});
+  // core/v1 Events carry their time in one of these, depending on who wrote them.
+  for (auto path : {std::initializer_list<const char*>{"lastTimestamp"},
+                    std::initializer_list<const char*>{"series", "lastObservedTime"},
+                    std::initializer_list<const char*>{"eventTime"},
+                    std::initializer_list<const char*>{"metadata", "creationTimestamp"}}) {
+    if ((row.last = Timestamp(e, path))) break;
+  }
+  return row;
+}
+
+// The latest `max` events, oldest first.
+absl::StatusOr<std::vector<EventRow>> LatestEvents(const std::vector<std::string>& events,
+                                                   int max) {
+  ASSIGN_OR_RETURN(std::vector<rapidjson::Document> docs, ParseObjects(events, "Event"));
+  std::vector<EventRow> rows;
+  for (const auto& doc : docs) rows.push_back(EventFrom(doc));
+  std::stable_sort(rows.begin(), rows.end(), [](const EventRow& a, const EventRow& b) {
+    return a.last.value_or(absl::InfinitePast()) < b.last.value_or(absl::InfinitePast());
+  });
+  if (max >= 0 && rows.size() > static_cast<size_t>(max)) {
+    rows.erase(rows.begin(), rows.end() - max);
+  }
+  return rows;
+}
+
+std::string ReplicasText(const kube::TrainingJob& job) {
+  std::string out = absl::StrCat(job.replicas);
+  if (job.elastic) {
+    absl::StrAppend(&out, " (elastic ", job.elastic->min_replicas, "-", job.elastic->max_replicas,
+                    ", step ", job.elastic->step, ")");
+  }
+  return out;
+}
+
+std::string LevelText(const std::string& label) {
+  return absl::StrCat(ShortLevel(label), " (", label, ")");
+}
+
+std::string TopologyText(const kube::TrainingJobTopology& t) {
+  std::vector<std::string> parts;
+  if (!t.required.empty()) parts.push_back(absl::StrCat("required ", LevelText(t.required)));
+  if (!t.preferred.empty()) parts.push_back(absl::StrCat("preferred ", LevelText(t.preferred)));
+  if (t.group_size > 0) {
+    parts.push_back(absl::StrCat("groups of ", t.group_size, " in one ", LevelText(t.group_level)));
+  }
+  return parts.empty() ? "none (anywhere in the cluster)" : absl::StrJoin(parts, ", ");
+}
+
+// At most `max` names, then how many more.
+std::string NodeList(const std::vector<std::string>& nodes, size_t max = 8) {
+  if (nodes.size() <= max) return absl::StrJoin(nodes, ", ");
+  return absl::StrCat(absl::StrJoin(nodes.begin(), nodes.begin() + static_cast<long>(max), ", "),
+                      ", ... (", nodes.size() - max, " more)");
+}
+
+std::string SchedulerText(const std::optional<PlacementAnswer>& answer, bool placed) {
+  if (!answer && placed) {
+    return "Scheduler:   not asked: the gang holds the nodes under Placement\n";
+  }
+  if (!answer) {
+    return "Scheduler:   not asked (give --server HOST:PORT or set PHALANX_SCHEDULER_GRPC for a "
+           "dry run of this gang)\n";
+  }
+  const placement::GangRequest& r = answer->request;
+  std::string out = absl::StrCat(
+      "Scheduler:   dry run on phalanx-scheduler ", answer->server, " (holds nothing): ",
+      r.elastic ? absl::StrCat(r.elastic->min, "-", r.elastic->max) : absl::StrCat(r.count),
+      " pods x ", FormatResources(r.per_pod), "\n");
+  if (!answer->result.ok()) {
+    return absl::StrCat(out, "  the call failed: ", answer->result.status().ToString(), "\n");
+  }
+  const placement::PlacementResult& result = *answer->result;
+  if (result.placed) {
+    return absl::StrCat(out, "  would place ", result.placement.nodes.size(), " pods in ",
+                        DomainText(result.placement.domain), ": ", NodeList(result.placement.nodes),
+                        "\n");
+  }
+  const placement::Explanation& e = result.explanation;
+  absl::StrAppend(&out, "  would not place it: ", e.summary, "\n");
+  if (e.best_domain) {
+    absl::StrAppend(&out, "  closest: ", e.best_domain->ToString(), " fits ", e.fit_in_best, " of ",
+                    e.wanted, " pods\n");
+  }
+  if (!e.nodes_rejected.empty()) {
+    absl::StrAppend(&out, "  nodes rejected: ",
+                    absl::StrJoin(e.nodes_rejected, ", ", absl::PairFormatter(" ")), "\n");
+  }
+  return out;
+}
+
+void SchedulerMembers(JsonWriter& w, const PlacementAnswer& answer) {
+  String(w, "server", answer.server);
+  if (!answer.result.ok()) {
+    String(w, "error", answer.result.status().ToString());
+    return;
+  }
+  const placement::PlacementResult& result = *answer.result;
+  Key(w, "placed");
+  w.Bool(result.placed);
+  if (result.placed) {
+    OptionalString(w, "level", result.placement.domain.level);
+    String(w, "domain", result.placement.domain.ToString());
+    Strings(w, "nodes", result.placement.nodes);
+    return;
+  }
+  const placement::Explanation& e = result.explanation;
+  String(w, "summary", e.summary);
+  Number(w, "wanted", e.wanted);
+  Number(w, "fitInBest", e.fit_in_best);
+  OptionalString(w, "bestDomain", e.best_domain ? e.best_domain->ToString() : "");
+  Counts(w, "nodesRejected", e.nodes_rejected);
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> FormatExplain(std::string_view job_json,
+                                          const std::vector<std::string>& events,
+                                          const std::optional<PlacementAnswer>& placement,
+                                          int max_events, const OutputOptions& options) {
+  ASSIGN_OR_RETURN(rapidjson::Document doc, ParseObject(job_json, "TrainingJob"));
+  absl::StatusOr<kube::TrainingJob> decoded = kube::DecodeTrainingJob(job_json);
+  if (!decoded.ok()) return Annotate(decoded.status(), "TrainingJob");
+  const kube::TrainingJob& job = *decoded;
+  const JobRow row = JobFrom(doc);
+  const std::vector<Condition> conditions = Conditions(doc);
+  ASSIGN_OR_RETURN(std::vector<EventRow> latest, LatestEvents(events, max_events));
+
+  if (options.json) {
+    return JsonDocument([&](JsonWriter& w) {
+      String(w, "namespace", row.ns);
+      String(w, "name", row.name);
+      String(w, "queue", row.queue);
+      OptionalString(w, "priorityClassName", job.priority_class_name);
+      Number(w, "replicas", job.replicas);
+      OptionalObject(w, "elastic", job.elastic, [&](const kube::TrainingJobElastic& e) {
+        Number(w, "minReplicas", e.min_replicas);
+        Number(w, "maxReplicas", e.max_replicas);
+        Number(w, "step", e.step);
+      });
+      Object(w, "perPod", [&] {
+        for (const auto& [name, amount] : job.pod.requests) {
+          String(w, name, ToQuantity(name, amount).ToString());
+        }
+      });
+      Object(w, "topology", [&] {
+        OptionalString(w, "required", job.topology.required);
+        OptionalString(w, "preferred", job.topology.preferred);
+        Number(w, "groupSize", job.topology.group_size);
+        OptionalString(w, "groupLevel", job.topology.group_level);
+      });
+      OptionalString(w, "phase", row.phase);
+      OptionalObject(w, "admission", job.status.admission,
+                     [&](const kube::TrainingJobAdmission& a) {
+                       String(w, "clusterQueue", a.cluster_queue);
+                       String(w, "flavor", a.flavor);
+                       Number(w, "replicas", a.replicas);
+                     });
+      OptionalObject(w, "placement", job.status.placement,
+                     [&](const kube::TrainingJobPlacement& p) {
+                       String(w, "level", p.level);
+                       String(w, "domain", p.domain);
+                       Strings(w, "nodes", p.nodes);
+                     });
+      Number(w, "restarts", row.restarts);
+      OptionalString(w, "reason", row.reason);
+      ObjectArray(w, "conditions", conditions, [&](const Condition& c) {
+        String(w, "type", c.type);
+        String(w, "status", c.status);
+        String(w, "reason", c.reason);
+        String(w, "message", c.message);
+        OptionalString(w, "lastTransitionTime", Rfc3339(c.since));
+      });
+      ObjectArray(w, "events", latest, [&](const EventRow& e) {
+        String(w, "type", e.type);
+        String(w, "reason", e.reason);
+        String(w, "from", e.from);
+        String(w, "message", e.message);
+        Number(w, "count", e.count);
+        OptionalString(w, "lastSeen", Rfc3339(e.last));
+      });
+      OptionalObject(w, "scheduler", placement,
+                     [&](const PlacementAnswer& a) { SchedulerMembers(w, a); });
+    });
+  }
+
+  std::string out;
+  auto line = [&out](const std::string& field, const std::string& value) {
+    absl::StrAppend(&out, absl::StrFormat("%-13s%s\n", absl::StrCat(field, ":"), value));
+  };
+  line("TrainingJob", absl::StrCat(row.ns, "/", row.name));
+  line("Queue", absl::StrCat(row.queue, " (LocalQueue ", row.ns, "/", row.queue, ")"));
+  line("Priority", job.priority ? absl::StrCat(*job.priority) : OrAbsent(job.priority_class_name));
+  line("Replicas", ReplicasText(job));
+  line("Per pod", OrAbsent(FormatResources(job.pod.requests)));
+  line("Topology", TopologyText(job.topology));
+  if (!row.has_status) {
+    line("Status", "none yet: phalanx-operator has not processed this job");
+  } else {
+    line("Phase", OrAbsent(row.phase));
+    line("Admission", job.status.admission
+                          ? absl::StrCat("ClusterQueue ", job.status.admission->cluster_queue,
+                                         ", flavor ", job.status.admission->flavor, ", ",
+                                         job.status.admission->replicas, " replicas")
+                          : "not admitted");
+    line("Placement",
+         job.status.placement
+             ? absl::StrCat(DomainText(job.status.placement->level, job.status.placement->domain),
+                            " on ", NodeList(job.status.placement->nodes))
+             : std::string(kAbsent));
+    line("Restarts", absl::StrCat(row.restarts, " of ", job.max_restarts, " allowed"));
+  }
+  line("Age", Age(row.created, options.now));
+
+  out += "\nConditions:\n";
+  if (conditions.empty()) {
+    out += "  <none>\n";
+  } else {
+    Table table({"TYPE", "STATUS", "REASON", "AGE", "MESSAGE"});
+    for (const Condition& c : conditions) {
+      table.Add(
+          {c.type, c.status, OrAbsent(c.reason), Age(c.since, options.now), Clip(c.message, 200)});
+    }
+    out += table.Render("  ");
+  }
+  out += "\nEvents:\n";
+  if (latest.empty()) {
+    out += "  <none>\n";
+  } else {
+    Table table({"LAST SEEN", "TYPE", "REASON", "FROM", "MESSAGE"});
+    for (const EventRow& e : latest) {
+      table.Add({Age(e.last, options.now) + (e.count > 1 ? absl::StrCat(" (x", e.count, ")") : ""),
+                 e.type, e.reason, OrAbsent(e.from), Clip(e.message, 200)});
+    }
+    out += table.Render("  ");
+  }
+  out += "\n" + SchedulerText(placement, job.status.placement.has_value() &&
+                                             !job.status.placement->nodes.empty());
+  return out;
+}
+
+// ---- Topology --------------------------------------------------------------------------------
+
+namespace {
+
+// Sorts rows depth first: a domain, then its child domains (each with its subtree), then the
+// nodes directly in it.
+using TreeKey = std::vector<std::pair<int, std::string>>;
+
+TreeKey DomainKey(const placement::DomainId& id) {
+  TreeKey key;
+  for (const std::string& value : id.path) key.emplace_back(0, value);
+  return key;
+}
+
+TreeKey NodeKey(const TopologyNode& node) {
+  TreeKey key = DomainKey(node.domain);
+  if (!key.empty()) key.back().first = 1;
+  return key;
+}
+
+// "1 node", "16 nodes".
+std::string Count(int64_t n, const std::string& what) {
+  return absl::StrCat(n, " ", what, n == 1 ? "" : "s");
+}
+
+std::string FreeText(int64_t free, int64_t total) {
+  return absl::StrCat("free ", free, "/", total, " GPUs");
+}
+
+void SummaryMembers(JsonWriter& w, const TopologyView& view) {
+  const placement::SnapshotSummary& s = view.summary;
+  String(w, "source", view.source);
+  Strings(w, "levels", s.levels);
+  Number(w, "nodes", s.nodes);
+  Number(w, "schedulableNodes", s.schedulable_nodes);
+  Counts(w, "nodesByCondition", s.nodes_by_condition);
+  Number(w, "taintedNodes", s.tainted_nodes);
+  Number(w, "pods", s.pods);
+  Number(w, "reservations", s.reservations);
+  Number(w, "gpus", s.gpus);
+  Number(w, "freeGpus", s.free_gpus);
+  Number(w, "totalDomains", s.total_domains);
+  ObjectArray(w, "domains", s.domains, [&](const placement::DomainSummary& d) {
+    String(w, "level", d.domain.level);
+    Number(w, "levelIndex", d.level_index);
+    Strings(w, "path", d.domain.path);
+    Number(w, "nodes", d.nodes);
+    Number(w, "schedulableNodes", d.schedulable_nodes);
+    Number(w, "gpus", d.gpus);
+    Number(w, "freeGpus", d.free_gpus);
+  });
+  if (view.nodes.empty()) return;
+  ObjectArray(w, "nodeList", view.nodes, [&](const TopologyNode& n) {
+    String(w, "name", n.name);
+    Strings(w, "path", n.domain.path);
+    String(w, "condition", n.condition);
+    Number(w, "gpus", n.gpus);
+    Number(w, "freeGpus", n.free_gpus);
+  });
+}
+
+}  // namespace
+
+std::string FormatTopology(const TopologyView& view, const OutputOptions& options) {
+  const placement::SnapshotSummary& s = view.summary;
+  if (options.json) {
+    return JsonDocument([&](JsonWriter& w) { SummaryMembers(w, view); });
+  }
+  std::vector<std::string> levels;
+  for (const std::string& level : s.levels) levels.push_back(ShortLevel(level));
+  levels.push_back("node");
+  std::string out = absl::StrCat(
+      "source: ", view.source, "\n", "levels: ", absl::StrJoin(levels, " > "), "\n",
+      Count(s.nodes, "node"), " (", s.schedulable_nodes, " schedulable), ", Count(s.pods, "pod"),
+      ", ", Count(s.reservations, "reservation"), ", ", FreeText(s.free_gpus, s.gpus), "\n\n");
+
+  struct Row {
+    TreeKey key;
+    int depth;
+    std::string label, nodes, gpus, note;
+  };
+  std::vector<Row> rows;
+  for (const placement::DomainSummary& d : s.domains) {
+    std::string note;
+    if (d.schedulable_nodes < d.nodes) {
+      note = absl::StrCat(d.nodes - d.schedulable_nodes, " not schedulable");
+    }
+    rows.push_back({DomainKey(d.domain), d.level_index, DomainText(d.domain),
+                    Count(d.nodes, "node"), FreeText(d.free_gpus, d.gpus), std::move(note)});
+  }
+  // A node sits one step below the deepest domain listed above it (--max-level may hide its own).
+  int deepest = 0;
+  for (const placement::DomainSummary& d : s.domains) deepest = std::max(deepest, d.level_index);
+  for (const TopologyNode& n : view.nodes) {
+    rows.push_back({NodeKey(n), std::min(static_cast<int>(n.domain.path.size()), deepest + 1),
+                    absl::StrCat("node ", n.name), "", FreeText(n.free_gpus, n.gpus),
+                    n.condition == "Schedulable" ? "" : n.condition});
+  }
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const Row& a, const Row& b) { return a.key < b.key; });
+  size_t label_width = 0, nodes_width = 0, gpus_width = 0;
+  for (Row& row : rows) {
+    row.label.insert(0, 2 * static_cast<size_t>(row.depth), ' ');
+    label_width = std::max(label_width, row.label.size());
+    nodes_width = std::max(nodes_width, row.nodes.size());
+    gpus_width = std::max(gpus_width, row.gpus.size());
+  }
+  for (const Row& row : rows) {
+    std::string line = absl::StrFormat("%-*s   %*s   %-*s   %s", label_width, row.label,
+                                       nodes_width, row.nodes, gpus_width, row.gpus, row.note);
+    line.erase(line.find_last_not_of(' ') + 1);
+    absl::StrAppend(&out, line, "\n");
+  }
+  if (s.total_domains > static_cast<int32_t>(s.domains.size())) {
+    absl::StrAppend(&out, "... ", s.total_domains - static_cast<int32_t>(s.domains.size()),
+                    " more domains not listed\n");
+  }
+  return out;
+}
+
+}  // namespace phalanx::cli

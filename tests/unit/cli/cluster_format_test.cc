@@ -1,0 +1,329 @@
+#include "cli/cluster_format.h"
+
+#include <string>
+#include <vector>
+
+#include "common/testing/status_matchers.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kube/json.h"
+#include "tests/unit/cli/testdata.h"
+
+namespace phalanx::cli {
+namespace {
+
+using ::phalanx::cli::testing::Items;
+using ::phalanx::testing::StatusIs;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+// The recorded jobs were created at 19:22:32; their conditions changed at 19:22:41.
+absl::Time Now() {
+  absl::Time t;
+  EXPECT_TRUE(absl::ParseTime(absl::RFC3339_full, "2026-11-23T19:27:32Z", &t, nullptr));
+  return t;
+}
+
+rapidjson::Document Json(const std::string& text) {
+  absl::StatusOr<rapidjson::Document> doc = kube::ParseJson(text);
+  EXPECT_TRUE(doc.ok()) << doc.status() << "\n" << text;
+  return doc.ok() ? *std::move(doc) : rapidjson::Document();
+}
+
+TEST(HumanAge, ReadsLikeKubectl) {
+  EXPECT_EQ(HumanAge(absl::Seconds(-5)), "<invalid>");
+  EXPECT_EQ(HumanAge(absl::Seconds(0)), "0s");
+  EXPECT_EQ(HumanAge(absl::Seconds(119)), "119s");
+  EXPECT_EQ(HumanAge(absl::Seconds(150)), "2m30s");
+  EXPECT_EQ(HumanAge(absl::Minutes(5)), "5m");
+  EXPECT_EQ(HumanAge(absl::Minutes(47)), "47m");
+  EXPECT_EQ(HumanAge(absl::Hours(5) + absl::Minutes(3)), "5h3m");
+  EXPECT_EQ(HumanAge(absl::Hours(47)), "47h");
+  EXPECT_EQ(HumanAge(absl::Hours(3 * 24 + 4)), "3d4h");
+  EXPECT_EQ(HumanAge(absl::Hours(400 * 24)), "400d");
+  EXPECT_EQ(HumanAge(absl::Hours((2 * 365 + 30) * 24)), "2y30d");
+  EXPECT_EQ(HumanAge(absl::Hours(9 * 365 * 24)), "9y");
+}
+
+TEST(ShortLevel, NamesLevelsAsPeopleSayThem) {
+  EXPECT_EQ(ShortLevel("topology.k8s.aws/network-node-layer-3"), "layer-3");
+  EXPECT_EQ(ShortLevel("nvidia.com/gpu.clique"), "gpu.clique");
+  EXPECT_EQ(ShortLevel("kubernetes.io/hostname"), "node");
+  EXPECT_EQ(ShortLevel(""), "cluster");
+  EXPECT_EQ(ShortLevel("rack"), "rack");
+}
+
+// ---- queues ----------------------------------------------------------------------------------
+
+TEST(FormatQueues, GpuQuotaPerFlavorWithUsageWhereTheStatusHasIt) {
+  // llm: status written (64 of 256 p5 GPUs used, nothing borrowed, Active); research: borrowing
+  // 16 and inactive, gb200 missing from its usage (none used); vision: no status at all.
+  ASSERT_OK_AND_ASSIGN(std::string out,
+                       FormatQueues(Items("clusterqueues.json"), Items("localqueues.json"),
+                                    {.all_namespaces = true, .now = Now()}));
+  EXPECT_EQ(out,
+            "CLUSTERQUEUE   COHORT      PENDING   ADMITTED   GPUS USED/NOMINAL                     "
+            "                ACTIVE\n"
+            "llm            gpu-fleet   1         1          p5 64/256 (+0 borrowed), gb200 0/72 "
+            "(+0 borrowed)     True\n"
+            "research       gpu-fleet   1         0          p5 144/128 (+16 borrowed), gb200 "
+            "0/36 (+0 borrowed)   False\n"
+            "vision         gpu-fleet   -         -          p5 -/128, gb200 -/36                "
+            "                  -\n"
+            "\n"
+            "NAMESPACE       LOCALQUEUE   CLUSTERQUEUE   PENDING   ADMITTED\n"
+            "team-llm        training     llm            1         1\n"
+            "team-research   training     research       -         -\n"
+            "team-vision     training     vision         -         -\n");
+}
+
+TEST(FormatQueues, OneNamespaceHasNoNamespaceColumn) {
+  std::vector<std::string> local = Items("localqueues.json");
+  ASSERT_OK_AND_ASSIGN(std::string out,
+                       FormatQueues({}, {local[0]}, {.ns = "team-llm", .now = Now()}));
+  EXPECT_EQ(out,
+            "No ClusterQueues found.\n\n"
+            "LOCALQUEUE   CLUSTERQUEUE   PENDING   ADMITTED\n"
+            "training     llm            1         1\n");
+  ASSERT_OK_AND_ASSIGN(out, FormatQueues({}, {}, {.ns = "default"}));
+  EXPECT_EQ(out, "No ClusterQueues found.\n\nNo LocalQueues in namespace default.\n");
+}
+
+TEST(FormatQueues, QuantitiesMayBeStrings) {
+  const std::string cq = R"({"metadata":{"name":"q"},"spec":{"resourceGroups":[
+      {"coveredResources":["cpu"],"flavors":[{"name":"cpu-only","resources":[
+          {"name":"cpu","nominalQuota":"1k"}]}]},
+      {"coveredResources":["nvidia.com/gpu"],"flavors":[{"name":"h100","resources":[
+          {"name":"nvidia.com/gpu","nominalQuota":"1k"}]}]}]},
+    "status":{"flavorsUsage":[{"name":"h100","resources":[
+        {"name":"nvidia.com/gpu","total":"1500m","borrowed":"0"}]}]}})";
+  ASSERT_OK_AND_ASSIGN(std::string out, FormatQueues({cq}, {}, {.json = true}));
+  // A flavor without GPUs is not a GPU flavor; 1.5 GPUs round up like Kubernetes' Value().
+  EXPECT_EQ(out,
+            R"({"clusterQueues":[{"name":"q","cohort":null,"pending":null,"admitted":null,)"
+            R"("active":null,"gpus":[{"flavor":"h100","nominal":1000,"used":2,"borrowed":0}]}],)"
+            R"("localQueues":[]})"
+            "\n");
+}
+
+TEST(FormatQueues, JsonKeepsAbsentAsNull) {
+  ASSERT_OK_AND_ASSIGN(std::string out,
+                       FormatQueues(Items("clusterqueues.json"), Items("localqueues.json"),
+                                    {.json = true, .all_namespaces = true}));
+  rapidjson::Document doc = Json(out);
+  const rapidjson::Value& llm = doc["clusterQueues"][0];
+  EXPECT_STREQ(llm["name"].GetString(), "llm");
+  EXPECT_EQ(llm["gpus"][0]["used"].GetInt(), 64);
+  EXPECT_EQ(llm["gpus"][0]["nominal"].GetInt(), 256);
+  EXPECT_STREQ(llm["active"].GetString(), "True");
+  const rapidjson::Value& vision = doc["clusterQueues"][2];
+  EXPECT_TRUE(vision["pending"].IsNull());
+  EXPECT_TRUE(vision["gpus"][0]["used"].IsNull());
+  EXPECT_EQ(doc["localQueues"].Size(), 3u);
+  EXPECT_STREQ(doc["localQueues"][1]["clusterQueue"].GetString(), "research");
+}
+
+TEST(FormatQueues, MalformedObjectIsNamed) {
+  EXPECT_THAT(FormatQueues({}, {"{}", "{"}, {}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("LocalQueue #1")));
+  EXPECT_THAT(FormatQueues({R"({"metadata":{"name":"q"},"spec":{"cohort":7}})"}, {}, {}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("ClusterQueue q")));
+}
+
+// ---- jobs ------------------------------------------------------------------------------------
+
+TEST(FormatJobs, PhaseSizeDomainAndWhyNotAdmitted) {
+  // llama: Running on 8 nodes of layer-3 block nn-p5-l3-0, restarted once; moe: no status
+  // (no operator ran); mistral: Queued with the operator's reason.
+  ASSERT_OK_AND_ASSIGN(std::string out, FormatJobs(Items("trainingjobs.json"),
+                                                   {.all_namespaces = true, .now = Now()}));
+  EXPECT_EQ(out,
+            "NAMESPACE       NAME                QUEUE      PHASE     SIZE   DOMAIN               "
+            "RESTARTS   AGE   REASON\n"
+            "team-llm        llama-pretrain-64   training   Running   8/8    layer-3 nn-p5-l3-0   "
+            "1          5m\n"
+            "team-llm        moe-gb200-tp16      training   -         -/16   -                    "
+            "0          5m    no status yet\n"
+            "team-research   mistral-finetune    training   Queued    -/8    -                    "
+            "0          5m    needs 16 nvidia.com/gpu in flavor p5 of ClusterQueue rese...\n");
+}
+
+TEST(FormatJobs, OneNamespaceAndNone) {
+  std::vector<std::string> jobs = Items("trainingjobs.json");
+  ASSERT_OK_AND_ASSIGN(std::string out,
+                       FormatJobs({jobs[2]}, {.ns = "team-research", .now = Now()}));
+  EXPECT_THAT(out, HasSubstr("\nmistral-finetune   training   Queued   -/8"));
+  EXPECT_THAT(out, Not(HasSubstr("team-research")));
+  ASSERT_OK_AND_ASSIGN(out, FormatJobs({}, {.ns = "default"}));
+  EXPECT_EQ(out, "No TrainingJobs in namespace default.\n");
+  ASSERT_OK_AND_ASSIGN(out, FormatJobs({}, {.all_namespaces = true}));
+  EXPECT_EQ(out, "No TrainingJobs found.\n");
+}
+
+TEST(FormatJobs, FailedJobShowsTheFailedConditionAndConditionsAreShownWhateverTheirType) {
+  const std::string job = R"({"metadata":{"name":"j","namespace":"ns"},
+    "spec":{"queueName":"q","replicas":4},
+    "status":{"phase":"Failed","restarts":3,"admission":{"replicas":4},
+      "conditions":[{"type":"Queued","status":"False","reason":"Admitted","message":"old"},
+                    {"type":"Failed","status":"True","reason":"BackoffLimitExceeded",
+                     "message":"rank 2 exited 1 after 3 restarts"}]}})";
+  ASSERT_OK_AND_ASSIGN(std::string out, FormatJobs({job}, {.now = Now()}));
+  EXPECT_THAT(out, HasSubstr("j      q       Failed   4/4    -        3          -     "
+                             "rank 2 exited 1 after 3 restarts\n"));
+}
+
+TEST(FormatJobs, Json) {
+  ASSERT_OK_AND_ASSIGN(std::string out,
+                       FormatJobs(Items("trainingjobs.json"), {.json = true, .now = Now()}));
+  rapidjson::Document doc = Json(out);
+  const rapidjson::Value& llama = doc["trainingJobs"][0];
+  EXPECT_STREQ(llama["phase"].GetString(), "Running");
+  EXPECT_EQ(llama["admittedReplicas"].GetInt(), 8);
+  EXPECT_STREQ(llama["level"].GetString(), "topology.k8s.aws/network-node-layer-3");
+  EXPECT_STREQ(llama["domain"].GetString(), "nn-p5-l3-0");
+  EXPECT_EQ(llama["ageSeconds"].GetInt(), 300);
+  const rapidjson::Value& moe = doc["trainingJobs"][1];
+  EXPECT_TRUE(moe["phase"].IsNull());
+  EXPECT_TRUE(moe["admittedReplicas"].IsNull());
+  EXPECT_EQ(moe["replicas"].GetInt(), 16);
+  EXPECT_THAT(doc["trainingJobs"][2]["reason"].GetString(), HasSubstr("waiting for llm"));
+}
+
+// ---- explain ---------------------------------------------------------------------------------
+
+std::string Job(const std::string& name) {
+  for (const std::string& job : Items("trainingjobs.json")) {
+    if (job.find(R"("name":")" + name + "\"") != std::string::npos) return job;
+  }
+  ADD_FAILURE() << "no recorded job " << name;
+  return "{}";
+}
+
+PlacementAnswer NotPlaced() {
+  placement::PlacementResult result;
+  result.explanation.summary = "needs 2 pods x nvidia.com/gpu=8 in one layer; best has 1";
+  result.explanation.wanted = 2;
+  result.explanation.best_domain =
+      placement::DomainId{"topology.k8s.aws/network-node-layer-2", {"nn-p5-l1-0", "nn-p5-l2-0"}};
+  result.explanation.fit_in_best = 1;
+  result.explanation.nodes_rejected = {{"Unschedulable", 1}, {"insufficient nvidia.com/gpu", 14}};
+  placement::GangRequest request;
+  request.elastic = placement::ElasticRange{.min = 2, .max = 16, .step = 2};
+  request.per_pod = {{"nvidia.com/gpu", 8}};
+  return {.server = "127.0.0.1:9443", .request = request, .result = result};
+}
+
+TEST(FormatExplain, QueuedJobWithEventsAndTheSchedulersDryRun) {
+  ASSERT_OK_AND_ASSIGN(std::string out,
+                       FormatExplain(Job("mistral-finetune"), Items("events_mistral_finetune.json"),
+                                     NotPlaced(), 10, {.now = Now()}));
+  EXPECT_EQ(out,
+            "TrainingJob: team-research/mistral-finetune\n"
+            "Queue:       training (LocalQueue team-research/training)\n"
+            "Priority:    training-preemptible\n"
+            "Replicas:    8 (elastic 2-16, step 2)\n"
+            "Per pod:     cpu=180, memory=1800Gi, nvidia.com/gpu=8, vpc.amazonaws.com/efa=32\n"
+            "Topology:    preferred layer-2 (topology.k8s.aws/network-node-layer-2)\n"
+            "Phase:       Queued\n"
+            "Admission:   not admitted\n"
+            "Placement:   -\n"
+            "Restarts:    0 of 10 allowed\n"
+            "Age:         5m\n"
+            "\n"
+            "Conditions:\n"
+            "  TYPE     STATUS   REASON              AGE     MESSAGE\n"
+            "  Queued   True     InsufficientQuota   4m51s   needs 16 nvidia.com/gpu in flavor p5 "
+            "of ClusterQueue research: 0 of 128 free after borrowing limits; waiting for llm to "
+            "release quota\n"
+            "\n"
+            "Events:\n"
+            "  LAST SEEN    TYPE     REASON   FROM               MESSAGE\n"
+            "  4m47s (x3)   Normal   Queued   phalanx-operator   waiting in ClusterQueue research: "
+            "needs 16 nvidia.com/gpu in flavor p5\n"
+            "\n"
+            "Scheduler:   dry run on phalanx-scheduler 127.0.0.1:9443 (holds nothing): 2-16 pods x "
+            "nvidia.com/gpu=8\n"
+            "  would not place it: needs 2 pods x nvidia.com/gpu=8 in one layer; best has 1\n"
+            "  closest: topology.k8s.aws/network-node-layer-2=nn-p5-l2-0 fits 1 of 2 pods\n"
+            "  nodes rejected: Unschedulable 1, insufficient nvidia.com/gpu 14\n");
+}
+
+TEST(FormatExplain, PlacedJobIsNotAskedAgain) {
+  ASSERT_OK_AND_ASSIGN(std::string out, FormatExplain(Job("llama-pretrain-64"), {}, std::nullopt,
+                                                      10, {.now = Now()}));
+  EXPECT_THAT(out, HasSubstr("Topology:    required layer-2 (topology.k8s.aws/network-node-layer-2)"
+                             ", preferred layer-3 (topology.k8s.aws/network-node-layer-3)\n"));
+  EXPECT_THAT(out, HasSubstr("Admission:   ClusterQueue llm, flavor p5, 8 replicas\n"));
+  EXPECT_THAT(out, HasSubstr("Placement:   layer-3 nn-p5-l3-0 on p5-0000, p5-0001, p5-0002, "
+                             "p5-0003, p5-0004, p5-0005, p5-0006, p5-0007\n"));
+  EXPECT_THAT(out,
+              HasSubstr("  Running    True     AllPodsRunning   4m51s   8 of 8 pods running\n"));
+  EXPECT_THAT(out, HasSubstr("Events:\n  <none>\n"));
+  EXPECT_THAT(out, HasSubstr("Scheduler:   not asked: the gang holds the nodes under Placement\n"));
+}
+
+TEST(FormatExplain, JobWithoutStatusAndNoScheduler) {
+  ASSERT_OK_AND_ASSIGN(std::string out,
+                       FormatExplain(Job("moe-gb200-tp16"), {}, std::nullopt, 10, {.now = Now()}));
+  EXPECT_THAT(out,
+              HasSubstr("Topology:    required layer-2 (topology.k8s.aws/network-node-layer-2),"
+                        " preferred gpu.clique (nvidia.com/gpu.clique), groups of 4 in one "
+                        "gpu.clique (nvidia.com/gpu.clique)\n"));
+  EXPECT_THAT(out,
+              HasSubstr("Status:      none yet: phalanx-operator has not processed this job\n"));
+  EXPECT_THAT(out, HasSubstr("Conditions:\n  <none>\n"));
+  EXPECT_THAT(out, HasSubstr("Scheduler:   not asked (give --server HOST:PORT or set "
+                             "PHALANX_SCHEDULER_GRPC for a dry run of this gang)\n"));
+}
+
+TEST(FormatExplain, SchedulerAnswersPlacedOrFailed) {
+  PlacementAnswer answer = NotPlaced();
+  placement::PlacementResult placed;
+  placed.placed = true;
+  placed.placement.domain = {"topology.k8s.aws/network-node-layer-3",
+                             {"nn-p5-l1-0", "nn-p5-l2-0", "nn-p5-l3-0"}};
+  placed.placement.nodes = {"p5-0008", "p5-0009"};
+  answer.result = placed;
+  ASSERT_OK_AND_ASSIGN(std::string out,
+                       FormatExplain(Job("mistral-finetune"), {}, answer, 10, {.now = Now()}));
+  EXPECT_THAT(out, HasSubstr("\n  would place 2 pods in layer-3 nn-p5-l3-0: p5-0008, p5-0009\n"));
+
+  answer.result = absl::UnavailableError("Placement.Explain to 127.0.0.1:9443: connection refused");
+  ASSERT_OK_AND_ASSIGN(out, FormatExplain(Job("mistral-finetune"), {}, answer, 10, {.now = Now()}));
+  EXPECT_THAT(out, HasSubstr("\n  the call failed: UNAVAILABLE: Placement.Explain to "
+                             "127.0.0.1:9443: connection refused\n"));
+}
+
+TEST(FormatExplain, KeepsTheLatestEventsOldestFirst) {
+  std::vector<std::string> events;
+  for (int minute : {3, 1, 4, 2}) {
+    events.push_back(absl::StrCat(R"({"type":"Normal","reason":"R)", minute,
+                                  R"(","message":"m","lastTimestamp":"2026-11-23T19:2)", minute,
+                                  R"(:00Z","source":{"component":"c"}})"));
+  }
+  ASSERT_OK_AND_ASSIGN(std::string out, FormatExplain(Job("moe-gb200-tp16"), events, std::nullopt,
+                                                      2, {.now = Now()}));
+  EXPECT_THAT(out, HasSubstr("  LAST SEEN   TYPE     REASON   FROM   MESSAGE\n"
+                             "  4m32s       Normal   R3       c      m\n"
+                             "  3m32s       Normal   R4       c      m\n\n"));
+}
+
+TEST(FormatExplain, Json) {
+  ASSERT_OK_AND_ASSIGN(std::string out,
+                       FormatExplain(Job("mistral-finetune"), Items("events_mistral_finetune.json"),
+                                     NotPlaced(), 10, {.json = true, .now = Now()}));
+  rapidjson::Document doc = Json(out);
+  EXPECT_STREQ(doc["name"].GetString(), "mistral-finetune");
+  EXPECT_EQ(doc["elastic"]["maxReplicas"].GetInt(), 16);
+  EXPECT_STREQ(doc["perPod"]["nvidia.com/gpu"].GetString(), "8");
+  EXPECT_STREQ(doc["topology"]["preferred"].GetString(), "topology.k8s.aws/network-node-layer-2");
+  EXPECT_TRUE(doc["admission"].IsNull());
+  EXPECT_STREQ(doc["conditions"][0]["reason"].GetString(), "InsufficientQuota");
+  EXPECT_STREQ(doc["conditions"][0]["lastTransitionTime"].GetString(), "2026-11-23T19:22:41Z");
+  EXPECT_EQ(doc["events"][0]["count"].GetInt(), 3);
+  EXPECT_FALSE(doc["scheduler"]["placed"].GetBool());
+  EXPECT_EQ(doc["scheduler"]["nodesRejected"]["Unschedulable"].GetInt(), 1);
+}
+
+}  // namespace
+}  // namespace phalanx::cli
