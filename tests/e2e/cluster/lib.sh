@@ -58,3 +58,24 @@ install_crds() {
   # discovery of the new group can lag a moment behind Established
   eventually 30 kc get trainingjobs -A
 }
+
+# Starts Phalanx on a private cluster of this test's own (hack/phalanx-up.sh ARGS, under
+# PHALANX_BUILD_DIR) and stops it when the test exits: exports PHALANX_CLUSTER_DIR, sets
+# PHALANX_KUBECONFIG and sources the cluster's env (PHALANX_SCHEDULER_GRPC, ...). Dies with
+# phalanx-up.sh's log if it fails.
+phalanx_up_private() { # name phalanx-up-args...
+  local name=$1; shift
+  export PHALANX_CLUSTER_DIR
+  PHALANX_CLUSTER_DIR=$(mktemp -d "/tmp/phalanx-e2e-$name.XXXXXX")
+  rmdir "$PHALANX_CLUSTER_DIR"
+  trap '"$REPO_ROOT/hack/phalanx-down.sh" >/dev/null 2>&1 || true' EXIT
+  local t0=$SECONDS log="$PHALANX_CLUSTER_DIR.log"
+  if ! PHALANX_KUBECONFIG=$("$REPO_ROOT/hack/phalanx-up.sh" "$@" 2>"$log" | tail -1); then
+    cat "$log"; rm -f "$log"
+    die "hack/phalanx-up.sh $* failed"
+  fi
+  rm -f "$log"
+  pass "phalanx-up.sh $* in $((SECONDS - t0))s"
+  # shellcheck disable=SC1091
+  source "$PHALANX_CLUSTER_DIR/env"
+}

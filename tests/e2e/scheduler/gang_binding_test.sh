@@ -14,24 +14,11 @@
 source "$(dirname "${BASH_SOURCE[0]}")/../cluster/lib.sh"
 BUILD="${PHALANX_BUILD_DIR:-$REPO_ROOT/build}"
 PHALANX="$BUILD/cli/phalanx"
-export PHALANX_CLUSTER_DIR
-PHALANX_CLUSTER_DIR=$(mktemp -d /tmp/phalanx-e2e-sched.XXXXXX)
-rmdir "$PHALANX_CLUSTER_DIR"
-cleanup() { "$REPO_ROOT/hack/phalanx-down.sh" >/dev/null 2>&1 || true; }
-trap cleanup EXIT
 [[ -x $PHALANX ]] || die "$PHALANX is not built"
 
 L3=topology.k8s.aws/network-node-layer-3
-t0=$SECONDS
-if ! PHALANX_KUBECONFIG=$("$REPO_ROOT/hack/phalanx-up.sh" --nodes 32 --ttl 1200 --no-operator 2>"$PHALANX_CLUSTER_DIR.log" | tail -1); then
-  cat "$PHALANX_CLUSTER_DIR.log"; rm -f "$PHALANX_CLUSTER_DIR.log"
-  die "hack/phalanx-up.sh failed"
-fi
-rm -f "$PHALANX_CLUSTER_DIR.log"
+phalanx_up_private sched --nodes 32 --ttl 1200 --no-operator
 [[ $PHALANX_KUBECONFIG == "$PHALANX_CLUSTER_DIR/kubeconfig" ]] || die "phalanx-up.sh's last line '$PHALANX_KUBECONFIG' is not the kubeconfig"
-pass "phalanx-up.sh --nodes 32 in $((SECONDS - t0))s"
-# shellcheck disable=SC1091
-source "$PHALANX_CLUSTER_DIR/env"
 [[ -n ${PHALANX_SCHEDULER_GRPC:-} ]] || die "env lacks PHALANX_SCHEDULER_GRPC"
 place() { "$PHALANX" placement "$@" --server "$PHALANX_SCHEDULER_GRPC"; }
 NS=e2e

@@ -1,6 +1,7 @@
-// Reads API objects recorded from a real control plane (tests/unit/cli/testdata/, written by
-// `kubectl get ... -o json` on the cluster of tests/e2e/cli/kubectl_phalanx_test.sh after the
-// examples were applied and a few statuses patched as the operator would).
+// Reads API objects recorded from a real control plane (tests/unit/cli/testdata/: `kubectl get
+// ... -o json` on hack/phalanx-up.sh --nodes 16 with deploy/examples applied, one gang reserved
+// through the Placement API, a few statuses and an Event written as the operator would, one
+// node cordoned and one 2-GPU pod bound, as tests/e2e/cli/kubectl_phalanx_test.sh does).
 //
 //   std::vector<std::string> jobs = phalanx::cli::testing::Items("trainingjobs.json");
 #pragma once

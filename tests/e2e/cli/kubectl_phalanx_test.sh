@@ -1,0 +1,193 @@
+#!/usr/bin/env bash
+# `kubectl phalanx` against a real control plane (hack/phalanx-up.sh: kube-apiserver, etcd, kwok
+# fake GPU nodes, kube-scheduler, phalanx-scheduler), on a private cluster so it can run beside
+# the other e2e tests. kubectl finds the plugin through the kubectl-phalanx link on PATH, so every
+# command below goes through kubectl's plugin path:
+#   1. queues, jobs, explain and topology show the applied deploy/examples as they are: no
+#      operator runs here, so objects have no status until the test writes one as the operator
+#      would (a reservation made through the Placement API, a Queued condition, an Event);
+#   2. explain and topology also ask phalanx-scheduler over gRPC (--server);
+#   3. errors are one line on stderr with exit 1 (not found, API server unreachable, CRDs
+#      missing, scheduler unreachable) or exit 2 (bad flags).
+# Needs hack/cluster/build.sh binaries and PHALANX_BUILD_DIR (phalanx-scheduler, phalanx).
+source "$(dirname "${BASH_SOURCE[0]}")/../cluster/lib.sh"
+BUILD="${PHALANX_BUILD_DIR:-$REPO_ROOT/build}"
+export PHALANX_BUILD_DIR="$BUILD"
+PLUGIN="$BUILD/cli/kubectl-phalanx"
+[[ -L $PLUGIN && -x $PLUGIN ]] || die "$PLUGIN (the link to phalanx) is not built"
+phalanx_up_private cli --nodes 16 --ttl 900 --no-operator
+SCHED=$PHALANX_SCHEDULER_GRPC
+unset PHALANX_SCHEDULER_GRPC  # --server is given where the scheduler is meant
+export KUBECONFIG=$PHALANX_KUBECONFIG PATH="$BUILD/cli:$PATH"
+kubectl plugin list 2>/dev/null | grep -q "$BUILD/cli/kubectl-phalanx" &&
+  pass "kubectl plugin list finds kubectl-phalanx" || fail "kubectl plugin list does not list $PLUGIN"
+
+# kp ARGS: stdout in $out, stderr in $err, exit code in $rc.
+kp() {
+  local e; e=$(mktemp)
+  out=$(kubectl phalanx "$@" 2>"$e"); rc=$?
+  err=$(cat "$e"); rm -f "$e"
+}
+has() { grep -qF -- "$1" <<<"$out"; }
+has_line() { grep -Eq -- "$1" <<<"$out"; }
+# expect_ok WHAT ARGS...: exit 0 and nothing on stderr.
+expect_ok() {
+  local what=$1; shift
+  kp "$@"
+  [[ $rc == 0 && -z $err ]] && return 0
+  fail "$what: kubectl phalanx $* exited $rc: $err"; echo "$out"; return 1
+}
+# expect_error WHAT CODE PATTERN ARGS...: exit CODE and exactly one stderr line matching PATTERN.
+expect_error() {
+  local what=$1 code=$2 pattern=$3; shift 3
+  kp "$@"
+  if [[ $rc == "$code" && $(wc -l <<<"$err") == 1 ]] && grep -Eq -- "$pattern" <<<"$err"; then
+    pass "$what: exit $code, one line: $err"
+  else
+    fail "$what: kubectl phalanx $* exited $rc (want $code), stderr: $err"
+  fi
+}
+
+out=$(kc apply -f "$REPO_ROOT/deploy/examples/" 2>&1) || die "deploy/examples did not apply: $out"
+pass "deploy/examples applied (queues, flavors, topologies, namespaces, 3 TrainingJobs)"
+
+# --- 1. queues ------------------------------------------------------------------------------
+if expect_ok "queues -A" queues -A; then
+  echo "$out"
+  has_line '^llm +gpu-fleet +- +- +p5 -/256, gb200 -/72 +-$' &&
+    has_line '^research +gpu-fleet +- +- +p5 -/128, gb200 -/36 +-$' &&
+    has_line '^vision +gpu-fleet +- +- +p5 -/128, gb200 -/36 +-$' &&
+    pass "queues: the three ClusterQueues with cohort and nominal GPUs per flavor, no status yet" ||
+    fail "queues: ClusterQueue rows"
+  has_line '^team-llm +training +llm +- +-$' && has_line '^team-research +training +research ' &&
+    has_line '^team-vision +training +vision ' && pass "queues -A: the three LocalQueues" ||
+    fail "queues -A: LocalQueue rows"
+fi
+# The usage and Active condition as the operator writes them.
+kc patch clusterqueue llm --subresource=status --type=merge -p '{"status":{"pendingWorkloads":1,
+  "admittedWorkloads":1,"flavorsUsage":[{"name":"p5","resources":[{"name":"nvidia.com/gpu",
+  "total":64,"borrowed":0}]}],"conditions":[{"type":"Active","status":"True","reason":"Ready",
+  "message":"Can admit new workloads","lastTransitionTime":"2026-01-01T00:00:00Z"}]}}' >/dev/null ||
+  fail "cannot write ClusterQueue llm's status"
+expect_ok "queues -n team-llm" queues -n team-llm &&
+  has_line '^llm +gpu-fleet +1 +1 +p5 64/256 \(\+0 borrowed\), gb200 0/72 \(\+0 borrowed\) +True$' &&
+  has_line '^training +llm ' && ! has team-vision &&
+  pass "queues: usage and Active from the status; -n shows that namespace's LocalQueue only" ||
+  { fail "queues after the status was written"; echo "$out"; }
+
+# --- 2. jobs --------------------------------------------------------------------------------
+if expect_ok "jobs -A" jobs -A; then
+  echo "$out"
+  has_line '^team-llm +llama-pretrain-64 +training +- +-/8 +- +0 +[0-9a-z]+ +no status yet$' &&
+    has_line '^team-llm +moe-gb200-tp16 +training +- +-/16 ' &&
+    has_line '^team-research +mistral-finetune +training +- +-/8 ' &&
+    pass "jobs -A: the three TrainingJobs, not admitted, no status (no operator)" ||
+    fail "jobs -A rows"
+fi
+expect_ok "jobs (default namespace)" jobs && [[ $out == "No TrainingJobs in namespace default." ]] &&
+  pass "jobs in the default namespace: none, said so" || fail "jobs in default: '$out'"
+kp jobs -A --json
+[[ $rc == 0 && $(jq '.trainingJobs | length' <<<"$out") == 3 &&
+   $(jq -r '.trainingJobs[] | select(.name == "moe-gb200-tp16") | .replicas' <<<"$out") == 16 ]] &&
+  pass "jobs -A --json: 3 jobs, machine-readable" || fail "jobs --json: $out $err"
+
+# llama: reserved through the Placement API and recorded as the operator does; mistral: queued.
+L3=topology.k8s.aws/network-node-layer-3
+res=$("$BUILD/cli/phalanx" placement reserve --server "$SCHED" --job team-llm/llama-pretrain-64 \
+  --count 8 --gpus 8 --required "$L3" --json) || die "reserve llama-pretrain-64 failed: $res"
+NODES=$(jq -c .nodes <<<"$res")
+DOMAIN=$(jq -r .domain <<<"$res"); DOMAIN=${DOMAIN#*=}
+kc -n team-llm patch trainingjob llama-pretrain-64 --subresource=status --type=merge -p "{\"status\":{
+  \"phase\":\"Running\",\"admission\":{\"clusterQueue\":\"llm\",\"flavor\":\"p5\",\"replicas\":8},
+  \"placement\":{\"level\":\"$L3\",\"domain\":\"$DOMAIN\",\"nodes\":$NODES},\"restarts\":1}}" >/dev/null ||
+  fail "cannot write llama-pretrain-64's status"
+WHY="needs 16 nvidia.com/gpu in flavor p5 of ClusterQueue research: 0 of 128 free after borrowing limits"
+kc -n team-research patch trainingjob mistral-finetune --subresource=status --type=merge -p "{\"status\":{
+  \"phase\":\"Queued\",\"conditions\":[{\"type\":\"Queued\",\"status\":\"True\",
+  \"reason\":\"InsufficientQuota\",\"message\":\"$WHY\",\"lastTransitionTime\":\"2026-01-01T00:00:00Z\"}]}}" >/dev/null ||
+  fail "cannot write mistral-finetune's status"
+uid=$(kc -n team-research get trainingjob mistral-finetune -o jsonpath='{.metadata.uid}')
+now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+kc -n team-research create -f - >/dev/null <<YAML || fail "cannot create an Event"
+apiVersion: v1
+kind: Event
+metadata: {name: mistral-finetune.e2e}
+involvedObject: {apiVersion: phalanx.dev/v1alpha1, kind: TrainingJob, name: mistral-finetune, namespace: team-research, uid: $uid}
+reason: Queued
+message: "waiting in ClusterQueue research"
+type: Normal
+source: {component: phalanx-operator}
+firstTimestamp: "$now"
+lastTimestamp: "$now"
+count: 3
+YAML
+if expect_ok "jobs -A with statuses" jobs -A; then
+  echo "$out"
+  has_line "^team-llm +llama-pretrain-64 +training +Running +8/8 +layer-3 $DOMAIN +1 +[0-9a-z]+\$" &&
+    pass "jobs: a placed job shows phase, size 8/8, its layer-3 domain and restarts" ||
+    fail "jobs: llama-pretrain-64 row"
+  has_line '^team-research +mistral-finetune +training +Queued +-/8 +- +0 +[0-9a-z]+ +needs 16 nvidia.com/gpu in flavor p5 of ClusterQueue rese\.\.\.$' &&
+    pass "jobs: a queued job shows the Queued condition's message, truncated" ||
+    fail "jobs: mistral-finetune row"
+fi
+
+# --- 3. explain -----------------------------------------------------------------------------
+if expect_ok "explain mistral-finetune --server" explain mistral-finetune -n team-research --server "$SCHED"; then
+  echo "$out"
+  has 'Replicas:    8 (elastic 2-16, step 2)' &&
+    has 'Per pod:     cpu=180, memory=1800Gi, nvidia.com/gpu=8, vpc.amazonaws.com/efa=32' &&
+    has 'Topology:    preferred layer-2 (topology.k8s.aws/network-node-layer-2)' &&
+    pass "explain: the spec summary (elastic range, per-pod requests, topology)" || fail "explain: spec"
+  has_line "^  Queued +True +InsufficientQuota +[0-9a-z]+ +$WHY\$" &&
+    pass "explain: the Queued condition with reason and message" || fail "explain: conditions"
+  has_line '^  [0-9a-z]+ \(x3\) +Normal +Queued +phalanx-operator +waiting in ClusterQueue research$' &&
+    pass "explain: the job's Event (involvedObject field selector)" || fail "explain: events"
+  has_line '^  would place 8 pods in layer-3 nn-[a-z0-9-]+: p5-00(0[89]|1[0-5]), ' &&
+    pass "explain: phalanx-scheduler's dry run places 8 of 2-16 pods on the 8 free nodes" ||
+    fail "explain: scheduler dry run"
+fi
+expect_ok "explain llama-pretrain-64" explain llama-pretrain-64 -n team-llm --server "$SCHED" &&
+  has "Placement:   layer-3 $DOMAIN on $(jq -r 'join(", ")' <<<"$NODES")" &&
+  has 'Scheduler:   not asked: the gang holds the nodes under Placement' &&
+  pass "explain: a placed job shows where it runs (rank by rank) and is not dry-run again" ||
+  { fail "explain llama-pretrain-64"; echo "$out"; }
+expect_ok "explain moe-gb200-tp16" explain moe-gb200-tp16 -n team-llm &&
+  has 'Status:      none yet: phalanx-operator has not processed this job' &&
+  has 'groups of 4 in one gpu.clique (nvidia.com/gpu.clique)' &&
+  pass "explain: a job with no status says so; group topology is shown" ||
+  { fail "explain moe-gb200-tp16"; echo "$out"; }
+
+# --- 4. topology ----------------------------------------------------------------------------
+summary='^16 nodes \(16 schedulable\), 0 pods, 1 reservation, free 64/128 GPUs$'
+if expect_ok "topology" topology; then
+  echo "$out"
+  has_line "$summary" && has_line "^      layer-3 $DOMAIN +16 nodes +free 64/128 GPUs\$" &&
+    pass "topology (from the API server): the reservation recorded in status.placement counts" ||
+    fail "topology from the cluster"
+fi
+expect_ok "topology --server" topology --server "$SCHED" && has_line "$summary" &&
+  has_line '^  layer-1 nn-[a-z0-9-]+ +16 nodes +free 64/128 GPUs$' &&
+  pass "topology --server: the same tree from phalanx-scheduler's Snapshot RPC" ||
+  { fail "topology --server"; echo "$out"; }
+expect_ok "topology --nodes" topology --nodes && [[ $(grep -c '^        node p5-' <<<"$out") == 16 ]] &&
+  has_line "^        node $(jq -r '.[0]' <<<"$NODES") +free 0/8 GPUs\$" &&
+  pass "topology --nodes: 16 nodes under their layer-3 domain, the reserved ones with 0 free" ||
+  { fail "topology --nodes"; echo "$out"; }
+kp topology --topology gb200 --json
+[[ $rc == 0 && $(jq -r '.levels | length' <<<"$out") == 4 && $(jq .freeGpus <<<"$out") == 64 ]] &&
+  pass "topology --topology gb200 --json: levels from the Topology object" ||
+  fail "topology --topology gb200: $out $err"
+
+# --- 5. errors ------------------------------------------------------------------------------
+expect_error "unknown flag" 2 'unknown flag --bogus' jobs --bogus
+expect_error "bad --topology-preset" 2 'topology-preset must be' topology --topology-preset x
+expect_error "missing job" 1 '^phalanx explain: TrainingJob nope not found in namespace team-llm$' explain nope -n team-llm
+expect_error "missing Topology object" 1 '^phalanx topology: Topology nope not found$' topology --topology nope
+DEAD="$PHALANX_CLUSTER_DIR/unreachable.kubeconfig"
+sed -E 's#server: https://127.0.0.1:[0-9]+#server: https://127.0.0.1:1#' "$KUBECONFIG" >"$DEAD"
+expect_error "API server unreachable" 1 '^phalanx jobs: cannot reach the API server https://127.0.0.1:1' jobs --kubeconfig "$DEAD"
+expect_error "scheduler unreachable" 1 '^phalanx topology: phalanx-scheduler 127.0.0.1:1: ' topology --server 127.0.0.1:1
+kc delete crd clusterqueues.phalanx.dev --wait=true >/dev/null || fail "cannot delete the ClusterQueue CRD"
+eventually 30 bash -c '! kubectl get --raw /apis/phalanx.dev/v1alpha1 | grep -q "\"clusterqueues\""'
+expect_error "CRDs missing" 1 'does not serve clusterqueues.phalanx.dev/v1alpha1: are the Phalanx CRDs installed' queues
+finish
