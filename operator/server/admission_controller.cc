@@ -444,9 +444,7 @@ CycleStats AdmissionController::RunCycle() {
     write_queued(key, "False", "Suspended", suspended_message, false);
   }
 
-  for (const admission::ObjectError& e : result.errors) {
-    spdlog::warn("{} {}: {}", e.kind, e.name, e.message);
-  }
+  ReportObjectErrors(result.errors);
 
   admission::ApplyDecisions(result, snapshot);
   WriteQueueStatuses(snapshot, now);
@@ -458,7 +456,40 @@ CycleStats AdmissionController::RunCycle() {
   if (result.requeue_at) {
     queue_.AddAfter(kCycleKey, absl::Seconds(std::max<int64_t>(1, *result.requeue_at - snapshot.now)));
   }
+  // No informer event follows a Placement call that failed (phalanx-scheduler restarting or
+  // unreachable): retry with backoff, or those jobs would wait for an unrelated change.
+  bool placement_failed = false;
+  for (const admission::PendingDecision& p : result.pending) {
+    placement_failed |= p.reason == admission::PendingReason::kPlacementError;
+  }
+  if (placement_failed) {
+    queue_.AddRateLimited(kCycleKey);
+  } else {
+    queue_.Forget(kCycleKey);
+  }
   return stats;
+}
+
+void AdmissionController::ReportObjectErrors(const std::vector<admission::ObjectError>& errors) {
+  std::map<std::string, std::string> now;
+  for (const admission::ObjectError& e : errors) {
+    const std::string key = absl::StrCat(e.kind, " ", e.name);
+    now[key] = e.message;
+    auto seen = object_errors_.find(key);
+    if (seen != object_errors_.end() && seen->second == e.message) continue;
+    spdlog::warn("{}: {}", key, e.message);
+    // Namespaced kinds are named "namespace/name" by the core.
+    const size_t slash = e.name.find('/');
+    kube::ObjectReference ref{.api_version = kube::ClusterQueues().ApiVersion(),
+                              .kind = e.kind,
+                              .namespace_ = slash == std::string::npos ? "" : e.name.substr(0, slash),
+                              .name = slash == std::string::npos ? e.name : e.name.substr(slash + 1)};
+    (void)events_.Record(ref, kube::EventType::kWarning, "InvalidConfiguration", e.message);
+  }
+  for (const auto& [key, message] : object_errors_) {
+    if (now.count(key) == 0) spdlog::info("{}: resolved ({})", key, message);
+  }
+  object_errors_ = std::move(now);
 }
 
 void AdmissionController::WriteQueueStatuses(const admission::Snapshot& snapshot,

@@ -76,6 +76,7 @@ class AdmissionController {
   };
 
   void ReleaseOrphans();
+  void ReportObjectErrors(const std::vector<admission::ObjectError>& errors);
   void WriteQueueStatuses(const admission::Snapshot& snapshot, const std::string& now);
   bool ApplyJobStatus(const kube::RawObject& job, const std::string& body);
 
@@ -90,6 +91,9 @@ class AdmissionController {
   // Admission writes the informer has not shown yet, by job key: the next cycle must see what
   // was decided, not the stale cache, or it would reserve a job twice.
   std::map<std::string, Written> in_flight_;
+  // Configuration errors reported so far ("Kind name" -> message): each is logged and recorded
+  // as an event when it appears or changes, not every cycle.
+  std::map<std::string, std::string> object_errors_;
   // Last status body applied per queue object, so an unchanged status is not written again.
   std::map<std::string, std::string> queue_status_;
 };
