@@ -279,7 +279,8 @@ void Cycle::TryPreempt(int index) {
     ++result_.calls.plan_preemption;
     at_preferred = plan.ok() && plan->feasible;
   }
-  if (!at_preferred) {
+  // During the locality wait `request` already requires the preferred level: plan that once.
+  if (!at_preferred || entry.locality_wait) {
     plan = service_.PlanPreemption(request, gangs);
     ++result_.calls.plan_preemption;
   }

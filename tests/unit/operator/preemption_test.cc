@@ -216,6 +216,30 @@ TEST(PreemptionTest, ElasticVictimsShrinkBeforeAnyoneIsEvicted) {
   EXPECT_EQ(result.calls.resize, 1);
 }
 
+// A preemptor still in its locality wait asks for its preferred level only; preemption must
+// still be planned (at that level), not skipped. Found on a live cluster: an 8-node job of a
+// higher priority could never shrink the elastic job filling its block.
+TEST(PreemptionTest, PreemptorInItsLocalityWaitStillPreempts) {
+  FakePlacementService fake({{.name = "b1", .gpus = 16}});
+  World world(fake);
+  ClusterQueue cq = GpuQueue("team-a", "", {{"h100", Gpu(16)}});
+  cq.preemption.within_cluster_queue = WithinClusterQueuePolicy::kLowerPriority;
+  cq.locality_wait_seconds = 300;
+  world.Flavor("h100").Queue(cq);
+  Workload elastic = Job("team-a/elastic", 0, 8, 0);
+  elastic.elastic = placement::ElasticRange{1, 2, 1};
+  world.Running(fake, "b1", elastic, "team-a", "h100", 2);
+  Workload urgent = Job("team-a/urgent", 1, 8, 5, /*created=*/0);
+  urgent.preferred_level = "topology.k8s.aws/network-node-layer-3";
+  world.Add(urgent);
+  CycleResult result = world.Cycle();
+  ASSERT_EQ(result.preemptions.size(), 1u);
+  EXPECT_EQ(result.preemptions[0].victim, "team-a/elastic");
+  EXPECT_EQ(result.preemptions[0].new_count, 1);
+  EXPECT_THAT(AdmittedKeys(result), ElementsAre("team-a/urgent"));
+  EXPECT_EQ(result.calls.plan_preemption, 1);
+}
+
 // Quota has room, but no block does: the placement plan decides which victim frees a block.
 TEST(PreemptionTest, TopologyChoosesTheVictimThatFreesOneBlock) {
   FakePlacementService fake({{.name = "b1", .gpus = 16}, {.name = "b2", .gpus = 16}});
