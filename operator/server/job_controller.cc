@@ -18,7 +18,8 @@ namespace phalanx::operator_server {
 namespace {
 
 const std::vector<std::string_view> kOwned = {kConditionRunning, kConditionRestarting,
-                                              kConditionSucceeded, kConditionFailed};
+                                              kConditionResizing, kConditionSucceeded,
+                                              kConditionFailed};
 
 bool Finished(std::string_view phase) { return phase == "Succeeded" || phase == "Failed"; }
 bool Terminal(const kube::Pod& pod) { return pod.phase == "Succeeded" || pod.phase == "Failed"; }
@@ -208,13 +209,15 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
   // Pods of this gang generation by rank; everything else goes.
   std::map<int, std::shared_ptr<const kube::Pod>> ranks;
   std::set<std::string> names;  // every pod name still present, deleting or not
+  int beyond = 0;               // pods of this generation above the admitted size (a shrink)
   for (const auto& pod : pods) {
     names.insert(pod->meta.name);
     const kube::OwnerReference* owner = pod->meta.ControllerRef();
     const int rank = Label(*pod, kRankLabel);
-    const bool current_gang = owner != nullptr && owner->uid == meta.uid && rank >= 0 &&
-                              rank < world && Label(*pod, controller::kRestartLabel) == generation;
-    if (current_gang && pod->meta.deletion_timestamp.empty()) ranks[rank] = pod;
+    const bool this_generation = owner != nullptr && owner->uid == meta.uid && rank >= 0 &&
+                                 Label(*pod, controller::kRestartLabel) == generation;
+    if (this_generation && rank >= world) ++beyond;
+    if (this_generation && rank < world && pod->meta.deletion_timestamp.empty()) ranks[rank] = pod;
   }
   RETURN_IF_ERROR(delete_pods([&](const kube::Pod& p) {
     auto it = ranks.find(Label(p, kRankLabel));
@@ -320,7 +323,15 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
 
   int running = 0;
   for (const auto& [rank, pod] : ranks) running += pod->phase == "Running" ? 1 : 0;
-  if (running == world) {
+  // An elastic gang that ran and now has another admitted size: ranks are being added (growth)
+  // or the highest ones removed (shrink), while the rest keep running.
+  const bool resizing = (current.phase == "Running" || current.phase == "Resizing") &&
+                        (beyond > 0 || static_cast<int32_t>(ranks.size()) != world);
+  if (running == world && beyond == 0) {
+    if (FindCondition(current.conditions, kConditionResizing) != nullptr) {
+      updates.push_back(Cond(kConditionResizing, false, "Resized",
+                             absl::StrCat("the gang runs ", world, " ranks")));
+    }
     wanted.phase = "Running";
     if (wanted.start_time.empty()) wanted.start_time = now;
     std::string message = absl::StrCat("all ", world, " ranks are running");
@@ -331,6 +342,15 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
     if (FindCondition(current.conditions, kConditionRestarting) != nullptr) {
       updates.push_back(Cond(kConditionRestarting, false, "AllRanksRunning", message));
     }
+  } else if (resizing) {
+    wanted.phase = "Resizing";
+    std::string message = absl::StrCat("resizing to ", world, " ranks: ", running, " running",
+                                       beyond > 0 ? absl::StrCat(", ", beyond, " above it stopping")
+                                                  : std::string());
+    if (current.phase != "Resizing") {
+      (void)events_.Record(JobReference(meta), kube::EventType::kNormal, "Resizing", message);
+    }
+    updates.push_back(Cond(kConditionResizing, true, "Resizing", message));
   } else if (current.phase != "Restarting") {
     wanted.phase = "Admitted";
     if (FindCondition(current.conditions, kConditionRunning) != nullptr) {

@@ -5,7 +5,7 @@
 //   * phalanx-operator-admission (the admission controller) owns status.admission,
 //     status.placement and the conditions Queued, Admitted and Evicted;
 //   * phalanx-operator (the job controller) owns status.phase, restarts, startTime,
-//     completionTime and the conditions Running, Restarting, Succeeded and Failed.
+//     completionTime and the conditions Running, Restarting, Resizing, Succeeded and Failed.
 // Under server-side apply a manager's apply replaces everything it owns, so each body carries
 // all of its manager's fields: leaving status.admission out of an admission apply removes it.
 #pragma once
@@ -32,6 +32,7 @@ inline constexpr std::string_view kConditionAdmitted = "Admitted";
 inline constexpr std::string_view kConditionEvicted = "Evicted";
 inline constexpr std::string_view kConditionRunning = "Running";
 inline constexpr std::string_view kConditionRestarting = "Restarting";
+inline constexpr std::string_view kConditionResizing = "Resizing";
 inline constexpr std::string_view kConditionSucceeded = "Succeeded";
 inline constexpr std::string_view kConditionFailed = "Failed";
 
@@ -85,7 +86,7 @@ struct LifecycleStatus {
   int32_t restarts = 0;
   std::string start_time;       // "" = unset
   std::string completion_time;  // "" = unset
-  std::vector<Condition> conditions;  // Running, Restarting, Succeeded, Failed
+  std::vector<Condition> conditions;  // Running, Restarting, Resizing, Succeeded, Failed
   bool operator==(const LifecycleStatus&) const = default;
 };
 std::string LifecycleStatusApply(const kube::ObjectMeta& job, const LifecycleStatus& status);

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Elastic TrainingJobs through the real phalanx-operator on a private cluster of 16 fake
+# p5.48xlarge nodes (issue #11 "Elastic"), with the example queues (deploy/examples):
+#   1. the example elastic job (minReplicas 2, maxReplicas 16, step 2) is admitted as large as
+#      the free nodes allow: 16 pods, PET_NNODES=2:16;
+#   2. a higher-priority job of the same ClusterQueue needs 8 nodes: the elastic job is shrunk
+#      from its highest ranks (ranks 8-15 deleted, 0-7 keep running on the same nodes, phase
+#      Resizing then Running, a Shrunk event), never evicted, and the preemptor runs;
+#   3. when the preemptor finishes, the elastic job grows back toward maxReplicas (a Grown event,
+#      new ranks on new nodes, the old ranks untouched).
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+start_cluster --nodes 16 --ttl 900
+kc apply -f "$REPO_ROOT/deploy/examples/00-priorityclasses.yaml" -f "$REPO_ROOT/deploy/examples/01-topologies.yaml" \
+  -f "$REPO_ROOT/deploy/examples/02-resourceflavors.yaml" -f "$REPO_ROOT/deploy/examples/03-namespaces.yaml" \
+  -f "$REPO_ROOT/deploy/examples/04-clusterqueues.yaml" -f "$REPO_ROOT/deploy/examples/05-localqueues.yaml" >/dev/null ||
+  die "cannot apply the example queues"
+eventually 60 kc -n team-research get serviceaccount default || die "no default serviceaccount in team-research"
+NS=team-research J=mistral-finetune
+admitted() { jq_job $NS $J '.status.admission.replicas // 0'; }
+admitted_is() { [[ $(admitted) == "$1" ]]; }
+node_of_rank() { kc -n $NS get pod "$J-$1" -o jsonpath='{.spec.nodeName}' 2>/dev/null; }
+uid_of_rank() { kc -n $NS get pod "$J-$1" -o jsonpath='{.metadata.uid}' 2>/dev/null; }
+
+# --- 1. admitted at the largest size that fits -----------------------------------------
+kc apply -f "$REPO_ROOT/deploy/examples/11-trainingjob-elastic-finetune.yaml" >/dev/null || die "cannot apply example 11"
+eventually 90 phase_is $NS $J Running || die "$J not Running: $(cond $NS $J Queued)"
+size=$(admitted)
+[[ $size == 16 ]] && pass "$J admitted with 16 pods (maxReplicas) on 16 free nodes" || fail "$J admitted with $size pods"
+eventually 60 all_running $NS $J 16 && pass "16 ranks Running" || fail "not 16 ranks Running"
+nnodes=$(kc -n $NS get pod $J-0 -o json | jq -r '.spec.containers[0].env[] | select(.name=="PET_NNODES") | .value')
+[[ $nnodes == 2:16 ]] && pass "PET_NNODES=$nnodes (torchrun elastic range)" || fail "PET_NNODES=$nnodes"
+declare -a keep_node keep_uid
+for r in 0 1 2 3 4 5 6 7; do keep_node[$r]=$(node_of_rank $r); keep_uid[$r]=$(uid_of_rank $r); done
+
+# --- 2. shrunk, not evicted, by a higher-priority job of the same queue ------------------
+job $NS urgent 8 "" "  priorityClassName: training-critical"
+eventually 120 phase_is $NS urgent Running && pass "the higher-priority job runs" ||
+  fail "urgent not Running: $(cond $NS urgent Queued)"
+eventually 60 admitted_is 8 && pass "$J shrunk to 8 pods (status.admission.replicas)" || fail "$J admitted size $(admitted)"
+[[ -z $(jq_job $NS $J '.status.conditions[]? | select(.type=="Evicted" and .status=="True") | .type') ]] &&
+  pass "$J was not evicted" || fail "$J was evicted instead of shrunk"
+has_event $NS $J Shrunk && pass "a Shrunk event names the preemptor: $(kc -n $NS get events --field-selector involvedObject.name=$J,reason=Shrunk -o jsonpath='{.items[0].message}')" ||
+  fail "no Shrunk event on $J"
+has_event $NS $J Resizing && pass "a Resizing event while the gang changed size" || fail "no Resizing event on $J"
+eventually 60 npods_is $NS $J 8 && pass "ranks 8-15 deleted" || fail "$J has $(npods $NS $J) pods"
+same=0
+for r in 0 1 2 3 4 5 6 7; do
+  [[ $(node_of_rank $r) == "${keep_node[$r]}" && $(uid_of_rank $r) == "${keep_uid[$r]}" ]] && same=$((same + 1))
+done
+[[ $same == 8 ]] && pass "ranks 0-7 kept running untouched (same pods, same nodes)" || fail "only $same of ranks 0-7 untouched"
+eventually 60 phase_is $NS $J Running && pass "$J Running again at 8 pods; $(cond $NS $J Resizing)" ||
+  fail "$J phase $(phase $NS $J)"
+
+# --- 3. grows back when the room is free again -------------------------------------------
+for r in 0 1 2 3 4 5 6 7; do set_pod_phase $NS urgent-$r Succeeded; done
+eventually 60 phase_is $NS urgent Succeeded || fail "urgent did not succeed"
+eventually 120 admitted_is 16 && pass "$J grew back to 16 pods" || fail "$J admitted size $(admitted) after the room freed"
+has_event $NS $J Grown && pass "a Grown event" || fail "no Grown event on $J"
+eventually 90 all_running $NS $J 16 && pass "16 ranks Running after the growth" || fail "$J: $(npods $NS $J) pods after growth"
+same=0
+for r in 0 1 2 3 4 5 6 7; do [[ $(uid_of_rank $r) == "${keep_uid[$r]}" ]] && same=$((same + 1)); done
+[[ $same == 8 ]] && pass "ranks 0-7 untouched by the growth" || fail "only $same of ranks 0-7 untouched by the growth"
+out=$(check_invariants) && pass "invariants hold" || fail "invariants broken: $out"
+finish
