@@ -16,6 +16,7 @@ namespace phalanx::operator_server {
 namespace {
 
 constexpr char kCycleKey[] = "cycle";
+constexpr absl::Duration kMaxPlacementRetryDelay = absl::Seconds(30);
 const std::vector<std::string_view> kOwned = {kConditionQueued, kConditionAdmitted,
                                               kConditionEvicted};
 
@@ -457,13 +458,16 @@ CycleStats AdmissionController::RunCycle() {
     queue_.AddAfter(kCycleKey, absl::Seconds(std::max<int64_t>(1, *result.requeue_at - snapshot.now)));
   }
   // No informer event follows a Placement call that failed (phalanx-scheduler restarting or
-  // unreachable): retry with backoff, or those jobs would wait for an unrelated change.
+  // unreachable): retry with backoff, or those jobs would wait for an unrelated change. The
+  // backoff is capped because a request the scheduler rejects (an unknown topology level) fails
+  // every cycle too, and must not slow the recovery from the next outage.
   bool placement_failed = false;
   for (const admission::PendingDecision& p : result.pending) {
     placement_failed |= p.reason == admission::PendingReason::kPlacementError;
   }
   if (placement_failed) {
     queue_.AddRateLimited(kCycleKey);
+    queue_.AddAfter(kCycleKey, kMaxPlacementRetryDelay);  // the sooner of the two wins
   } else {
     queue_.Forget(kCycleKey);
   }
