@@ -80,6 +80,10 @@ class TimedPlacementService : public placement::PlacementService {
                                                     int32_t new_count) override {
     return Timed([&] { return inner_.Resize(job, new_count); });
   }
+  absl::StatusOr<placement::PlacementResult> ReplaceNodes(
+      std::string_view job, const std::vector<std::string>& nodes) override {
+    return Timed([&] { return inner_.ReplaceNodes(job, nodes); });
+  }
   absl::StatusOr<placement::PreemptionPlan> PlanPreemption(
       const placement::GangRequest& request,
       const std::vector<placement::RunningGang>& candidates) const override {

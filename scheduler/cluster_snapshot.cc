@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
 #include "scheduler/gang_search.h"
+#include "scheduler/node_replacement.h"
 #include "scheduler/preemption_planner.h"
 
 namespace phalanx::placement {
@@ -465,14 +466,17 @@ absl::StatusOr<PlacementResult> ClusterSnapshot::Restore(const GangRequest& requ
   return result;
 }
 
+void ClusterSnapshot::FreeSlot(const Reservation& reservation, const ReservedRank& rank) {
+  if (rank.pod.empty()) {
+    ChangeUsage(rank.node, reservation.per_pod, -1);
+  } else if (auto pod = pods_.find(rank.pod); pod != pods_.end()) {
+    pod->second.slot = -1;  // the bound pod stays and now counts on its own
+  }
+}
+
 void ClusterSnapshot::ReleaseRanks(Reservation& reservation, size_t from) {
   for (size_t r = from; r < reservation.ranks.size(); ++r) {
-    ReservedRank& rank = reservation.ranks[r];
-    if (rank.pod.empty()) {
-      ChangeUsage(rank.node, reservation.per_pod, -1);
-    } else if (auto pod = pods_.find(rank.pod); pod != pods_.end()) {
-      pod->second.slot = -1;  // the bound pod stays and now counts on its own
-    }
+    FreeSlot(reservation, reservation.ranks[r]);
   }
   reservation.ranks.resize(from);
 }
@@ -547,6 +551,39 @@ absl::StatusOr<PlacementResult> ClusterSnapshot::Resize(std::string_view job, in
   if (reservation.request.elastic.has_value()) {
     reservation.request.elastic->max = std::max(reservation.request.elastic->max, new_count);
   }
+  reservation.domain = LowestCommonDomain(rank_nodes);
+  result.placed = true;
+  result.placement = {std::string(job), reservation.domain, NodeNames(*this, rank_nodes)};
+  return result;
+}
+
+absl::StatusOr<PlacementResult> ClusterSnapshot::ReplaceNodes(
+    std::string_view job, const std::vector<std::string>& nodes) {
+  auto it = reservations_.find(std::string(job));
+  if (it == reservations_.end()) {
+    return absl::NotFoundError(absl::StrCat("job ", Quote(job), " holds no reservation"));
+  }
+  if (nodes.empty()) return absl::InvalidArgumentError("nodes is empty: name the failed nodes");
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (nodes[i].empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("nodes[", i, "] is empty"));
+    }
+  }
+  Reservation& reservation = it->second;
+  ReplacementPlan plan = PlanNodeReplacement(*this, reservation, nodes);
+  PlacementResult result;
+  if (!plan.feasible) {
+    result.explanation = std::move(plan.explanation);
+    return result;
+  }
+  for (const auto& [rank, node] : plan.moves) {
+    ReservedRank& slot = reservation.ranks[rank];
+    FreeSlot(reservation, slot);
+    slot = {node, ""};
+    ChangeUsage(node, reservation.per_pod, +1);
+  }
+  std::vector<int> rank_nodes;
+  for (const ReservedRank& rank : reservation.ranks) rank_nodes.push_back(rank.node);
   reservation.domain = LowestCommonDomain(rank_nodes);
   result.placed = true;
   result.placement = {std::string(job), reservation.domain, NodeNames(*this, rank_nodes)};

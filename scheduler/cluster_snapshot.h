@@ -134,6 +134,8 @@ class ClusterSnapshot {
   absl::StatusOr<PlacementResult> Reserve(const GangRequest& request);
   absl::Status Release(std::string_view job);
   absl::StatusOr<PlacementResult> Resize(std::string_view job, int32_t new_count);
+  absl::StatusOr<PlacementResult> ReplaceNodes(std::string_view job,
+                                               const std::vector<std::string>& nodes);
   absl::StatusOr<PreemptionPlan> PlanPreemption(const GangRequest& request,
                                                 const std::vector<RunningGang>& candidates) const;
   // Re-creates a reservation at known nodes (after a scheduler restart, from a TrainingJob's
@@ -221,6 +223,8 @@ class ClusterSnapshot {
   void ChangeUsage(int index, const ResourceVector& delta, int sign);
   // Gives back the slots ranks[from..] of `reservation` (bound pods keep their real usage).
   void ReleaseRanks(Reservation& reservation, size_t from);
+  // Gives back one slot: uncharges it, or lets the pod that took it count on its own.
+  void FreeSlot(const Reservation& reservation, const ReservedRank& rank);
   // Adds a reservation for already chosen nodes (one per rank) and charges them.
   void Hold(const GangRequest& request, const ResourceVector& per_pod,
             const std::vector<int>& rank_nodes, const DomainId& domain);

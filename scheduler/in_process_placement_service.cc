@@ -33,6 +33,12 @@ absl::StatusOr<PlacementResult> InProcessPlacementService::Resize(std::string_vi
   return snapshot_.Resize(job, new_count);
 }
 
+absl::StatusOr<PlacementResult> InProcessPlacementService::ReplaceNodes(
+    std::string_view job, const std::vector<std::string>& nodes) {
+  absl::MutexLock lock(&mu_);
+  return snapshot_.ReplaceNodes(job, nodes);
+}
+
 absl::StatusOr<PreemptionPlan> InProcessPlacementService::PlanPreemption(
     const GangRequest& request, const std::vector<RunningGang>& candidates) const {
   absl::MutexLock lock(&mu_);

@@ -30,6 +30,8 @@ class InProcessPlacementService : public PlacementService {
       const std::vector<GangRequest>& requests) override;
   absl::Status Release(std::string_view job) override;
   absl::StatusOr<PlacementResult> Resize(std::string_view job, int32_t new_count) override;
+  absl::StatusOr<PlacementResult> ReplaceNodes(std::string_view job,
+                                               const std::vector<std::string>& nodes) override;
   absl::StatusOr<PreemptionPlan> PlanPreemption(
       const GangRequest& request, const std::vector<RunningGang>& candidates) const override;
 

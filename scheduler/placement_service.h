@@ -8,6 +8,7 @@
 // an error but a result with placed == false and an Explanation. Every mutation is atomic.
 #pragma once
 
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -41,6 +42,17 @@ class PlacementService {
   // An elastic reservation may grow past the elastic.max it was reserved with (that bounded the
   // first placement only) but never shrink below elastic.min.
   virtual absl::StatusOr<PlacementResult> Resize(std::string_view job, int32_t new_count) = 0;
+
+  // Moves the ranks of `job`'s reservation that sit on any of `nodes` (nodes that failed) to
+  // healthy free nodes, all or nothing, leaving every other rank where it is; the named nodes
+  // are never targets. Each rank lands as close to its old node as possible: the old node's
+  // tightest domain first, widening only up to the gang's required level (and a rank whose
+  // group keeps members stays in the group's domain). The result lists every rank after the
+  // change, or placed == false with an explanation (nothing changed). If no rank sits on the
+  // named nodes the reservation is returned unchanged, so repeating a call is harmless.
+  // NotFound if the job holds no reservation; InvalidArgument for an empty list or name.
+  virtual absl::StatusOr<PlacementResult> ReplaceNodes(std::string_view job,
+                                                       const std::vector<std::string>& nodes) = 0;
 
   // The fewest victims among `candidates` (shrinking elastic gangs before evicting) after whose
   // removal `request` fits in one domain of its required level. Never picks a candidate whose

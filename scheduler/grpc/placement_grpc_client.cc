@@ -107,6 +107,17 @@ absl::StatusOr<PlacementResult> GrpcPlacementService::Resize(std::string_view jo
   return FromProto(reply);
 }
 
+absl::StatusOr<PlacementResult> GrpcPlacementService::ReplaceNodes(
+    std::string_view job, const std::vector<std::string>& nodes) {
+  pb::ReplaceNodesRequest wire;
+  wire.set_job(std::string(job));
+  for (const std::string& node : nodes) wire.add_nodes(node);
+  pb::PlacementResult reply;
+  absl::Status status = Call("ReplaceNodes", &Stub::ReplaceNodes, wire, &reply);
+  if (!status.ok()) return status;
+  return FromProto(reply);
+}
+
 absl::StatusOr<PreemptionPlan> GrpcPlacementService::PlanPreemption(
     const GangRequest& request, const std::vector<RunningGang>& candidates) const {
   pb::PlanPreemptionRequest wire;

@@ -89,6 +89,17 @@ PlacementGrpcService::PlacementGrpcService(PlacementService& service, SummaryFun
   });
 }
 
+::grpc::Status PlacementGrpcService::ReplaceNodes(::grpc::ServerContext* context,
+                                                  const pb::ReplaceNodesRequest* in,
+                                                  pb::PlacementResult* out) {
+  return Serve("ReplaceNodes", context, [&]() -> absl::Status {
+    ASSIGN_OR_RETURN(ReplaceNodesArgs args, DecodeReplaceNodes(*in));
+    ASSIGN_OR_RETURN(PlacementResult result, service_.ReplaceNodes(args.job, args.nodes));
+    ToProto(result, out);
+    return absl::OkStatus();
+  });
+}
+
 ::grpc::Status PlacementGrpcService::PlanPreemption(::grpc::ServerContext* context,
                                                     const pb::PlanPreemptionRequest* in,
                                                     pb::PreemptionPlan* out) {

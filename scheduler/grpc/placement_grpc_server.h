@@ -57,6 +57,8 @@ class PlacementGrpcService final : public pb::Placement::Service {
                          pb::ReleaseResponse* out) override;
   ::grpc::Status Resize(::grpc::ServerContext* context, const pb::ResizeRequest* in,
                         pb::PlacementResult* out) override;
+  ::grpc::Status ReplaceNodes(::grpc::ServerContext* context, const pb::ReplaceNodesRequest* in,
+                              pb::PlacementResult* out) override;
   ::grpc::Status PlanPreemption(::grpc::ServerContext* context,
                                 const pb::PlanPreemptionRequest* in,
                                 pb::PreemptionPlan* out) override;

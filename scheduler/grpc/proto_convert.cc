@@ -301,6 +301,18 @@ absl::StatusOr<ResizeArgs> DecodeResize(const pb::ResizeRequest& in) {
   return ResizeArgs{.job = in.job(), .new_count = in.new_count()};
 }
 
+absl::StatusOr<ReplaceNodesArgs> DecodeReplaceNodes(const pb::ReplaceNodesRequest& in) {
+  RETURN_IF_ERROR(CheckString(in.job(), "job"));
+  RETURN_IF_ERROR(CheckEntries(in.nodes_size(), "nodes", kMaxPodsPerGang));
+  ReplaceNodesArgs out{.job = in.job()};
+  out.nodes.reserve(in.nodes_size());
+  for (int i = 0; i < in.nodes_size(); ++i) {
+    RETURN_IF_ERROR(CheckString(in.nodes(i), absl::StrCat("nodes[", i, "]")));
+    out.nodes.push_back(in.nodes(i));
+  }
+  return out;
+}
+
 absl::StatusOr<PreemptionQuery> DecodePlanPreemption(const pb::PlanPreemptionRequest& in) {
   PreemptionQuery out;
   ASSIGN_OR_RETURN(out.request, DecodeGangRequest(in.request(), "request"));

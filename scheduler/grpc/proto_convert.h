@@ -33,7 +33,8 @@ namespace pb = ::phalanx::v1alpha1;
 
 // Limits of the wire (docs/placement-api.md). A request beyond them is refused, not truncated.
 inline constexpr int kMaxBatchRequests = 10'000;
-inline constexpr int kMaxPodsPerGang = 65'536;   // count, elastic bounds, group_size, new_count
+inline constexpr int kMaxPodsPerGang = 65'536;   // count, elastic bounds, group_size, new_count,
+                                                 // ReplaceNodes' nodes
 inline constexpr size_t kMaxStringBytes = 1'024;  // job ids, label keys and values, names
 inline constexpr int kMaxMapEntries = 64;         // per_pod, node_selector, tolerations
 inline constexpr int kMaxCandidates = 100'000;    // PlanPreemption candidates
@@ -83,6 +84,12 @@ struct ResizeArgs {
   int32_t new_count = 0;
 };
 absl::StatusOr<ResizeArgs> DecodeResize(const pb::ResizeRequest& in);
+
+struct ReplaceNodesArgs {
+  std::string job;
+  std::vector<std::string> nodes;
+};
+absl::StatusOr<ReplaceNodesArgs> DecodeReplaceNodes(const pb::ReplaceNodesRequest& in);
 
 struct PreemptionQuery {
   GangRequest request;

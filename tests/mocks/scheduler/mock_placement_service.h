@@ -14,6 +14,8 @@ class MockPlacementService : public PlacementService {
               (const std::vector<GangRequest>&), (override));
   MOCK_METHOD(absl::Status, Release, (std::string_view), (override));
   MOCK_METHOD(absl::StatusOr<PlacementResult>, Resize, (std::string_view, int32_t), (override));
+  MOCK_METHOD(absl::StatusOr<PlacementResult>, ReplaceNodes,
+              (std::string_view, const std::vector<std::string>&), (override));
   MOCK_METHOD(absl::StatusOr<PreemptionPlan>, PlanPreemption,
               (const GangRequest&, const std::vector<RunningGang>&), (const, override));
 };

@@ -174,6 +174,11 @@ absl::StatusOr<placement::PlacementResult> FakePlacementService::Resize(std::str
   return result;
 }
 
+absl::StatusOr<placement::PlacementResult> FakePlacementService::ReplaceNodes(
+    std::string_view /*job*/, const std::vector<std::string>& /*nodes*/) {
+  return absl::UnimplementedError("FakePlacementService does not model nodes");
+}
+
 absl::StatusOr<placement::PreemptionPlan> FakePlacementService::PlanPreemption(
     const placement::GangRequest& request,
     const std::vector<placement::RunningGang>& candidates) const {

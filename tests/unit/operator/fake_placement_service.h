@@ -53,6 +53,9 @@ class FakePlacementService : public placement::PlacementService {
   absl::Status Release(std::string_view job) override;
   absl::StatusOr<placement::PlacementResult> Resize(std::string_view job,
                                                     int32_t new_count) override;
+  // Nodes are not modelled: Unimplemented (the admission core never replaces nodes).
+  absl::StatusOr<placement::PlacementResult> ReplaceNodes(
+      std::string_view job, const std::vector<std::string>& nodes) override;
   absl::StatusOr<placement::PreemptionPlan> PlanPreemption(
       const placement::GangRequest& request,
       const std::vector<placement::RunningGang>& candidates) const override;

@@ -12,12 +12,6 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using namespace ::phalanx::placement::testing;  // NOLINT
 
-std::vector<ResourceVector> NodeUsage(const ClusterSnapshot& snapshot) {
-  std::vector<ResourceVector> used;
-  for (const auto& node : snapshot.nodes()) used.push_back(node.used);
-  return used;
-}
-
 TEST(ReservationTest, ReserveHoldsCapacityAndReleaseGivesItBack) {
   ClusterSnapshot snapshot(Eks());
   AddNodes(snapshot, {"a", "b", "c"}, "n", 4);

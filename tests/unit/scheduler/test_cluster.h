@@ -67,6 +67,13 @@ inline void Occupy(ClusterSnapshot& snapshot, const std::string& node, int64_t g
                              {{"nvidia.com/gpu", gpus}}, "", -1}));
 }
 
+// Every node's usage, to check that a call changed nothing.
+inline std::vector<ResourceVector> NodeUsage(const ClusterSnapshot& snapshot) {
+  std::vector<ResourceVector> used;
+  for (const auto& node : snapshot.nodes()) used.push_back(node.used);
+  return used;
+}
+
 inline std::set<std::string> Distinct(const std::vector<std::string>& nodes) {
   return {nodes.begin(), nodes.end()};
 }

@@ -206,6 +206,31 @@ TEST_F(PlacementGrpcTest, ScriptedSequenceAnswersExactlyAsInProcess) {
   EXPECT_TRUE(no_room.ok() && !no_room->placed);
   twin_.ExpectSameState("after resizes");
 
+  // ReplaceNodes: a move, its repeat (unchanged), no room, unknown job, an empty list.
+  const std::string failed = shrunk->placement.nodes[1];
+  auto moved = twin_.Same("replace", [&](PlacementService& s) {
+    return s.ReplaceNodes("t/el", {failed});
+  });
+  ASSERT_TRUE(moved.ok() && moved->placed) << Describe(moved);
+  EXPECT_NE(moved->placement.nodes[1], failed);
+  EXPECT_EQ(moved->placement.nodes[0], shrunk->placement.nodes[0]);
+  auto repeat = twin_.Same("replace again", [&](PlacementService& s) {
+    return s.ReplaceNodes("t/el", {failed});
+  });
+  EXPECT_TRUE(repeat.ok() && repeat->placed && repeat->placement.nodes == moved->placement.nodes);
+  auto stuck = twin_.Same("replace without room", [](PlacementService& s) {
+    return s.ReplaceNodes("t/tol", {"j0", "t0"});  // its clique c4 has no spare
+  });
+  ASSERT_TRUE(stuck.ok() && !stuck->placed) << Describe(stuck);
+  EXPECT_THAT(stuck->explanation.summary, HasSubstr("cannot replace ranks"));
+  EXPECT_THAT(twin_.Same("replace unknown",
+                         [](PlacementService& s) { return s.ReplaceNodes("t/never", {"j0"}); }),
+              StatusIs(absl::StatusCode::kNotFound));
+  EXPECT_THAT(
+      twin_.Same("replace nothing", [](PlacementService& s) { return s.ReplaceNodes("t/el", {}); }),
+      StatusIs(kInvalid));
+  twin_.ExpectSameState("after replacements");
+
   // Place / Explain: fit, misfit, invalid; nothing is held.
   auto fit = twin_.Same("place fit",
                         [](PlacementService& s) { return s.Place(Gpu4("t/x", 2, kClique)); });
@@ -320,7 +345,7 @@ TEST(PlacementGrpcProperty, RandomSequencesAnswerExactlyAsInProcess) {
     auto count = [&](const auto& outcome) { seen.Count(outcome); };
     for (int op = 0; op < 300; ++op) {
       const std::string what = absl::StrCat("op ", op);
-      switch (pick(7)) {
+      switch (pick(8)) {
         case 0:
         case 1: {
           std::vector<GangRequest> batch(pick(6) + 1);
@@ -351,6 +376,20 @@ TEST(PlacementGrpcProperty, RandomSequencesAnswerExactlyAsInProcess) {
         case 5: {
           GangRequest r = request();
           count(twin.Same(what, [&](PlacementService& s) { return s.Place(r); }));
+          break;
+        }
+        case 7: {
+          // Some of a held job's nodes (or any node) fail.
+          std::string j = held_job();
+          std::vector<std::string> nodes;
+          twin.local().Read([&](const ClusterSnapshot& s) {
+            const ClusterSnapshot::Reservation* held = s.FindReservation(j);
+            for (size_t r = 0; held != nullptr && r < held->ranks.size(); ++r) {
+              if (pick(3) == 0) nodes.push_back(s.nodes()[held->ranks[r].node].info.name);
+            }
+            if (nodes.empty()) nodes.push_back(s.nodes()[pick(s.nodes().size())].info.name);
+          });
+          count(twin.Same(what, [&](PlacementService& s) { return s.ReplaceNodes(j, nodes); }));
           break;
         }
         case 6: {
@@ -400,10 +439,12 @@ TEST_F(PlacementGrpcTest, ObserverSeesEveryRpcWithItsOutcome) {
   (void)twin_.client().Resize("t/x", 2);
   (void)twin_.client().PlanPreemption(Gpu4("t/z", 1), {});
   (void)twin_.client().Snapshot({});
+  (void)twin_.client().ReplaceNodes("t/x", {"g0"});
   EXPECT_THAT(twin_.observed(),
               ElementsAre(Pair("Explain", true), Pair("ReserveBatch", true),
                           Pair("Release", false), Pair("Resize", true),
-                          Pair("PlanPreemption", true), Pair("Snapshot", true)));
+                          Pair("PlanPreemption", true), Pair("Snapshot", true),
+                          Pair("ReplaceNodes", true)));
 }
 
 TEST_F(PlacementGrpcTest, RequestsOverTheLimitsAreRefusedNamingTheField) {
@@ -437,6 +478,8 @@ TEST_F(PlacementGrpcTest, RequestsOverTheLimitsAreRefusedNamingTheField) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("job: 1025 bytes")));
   EXPECT_THAT(twin_.client().Resize("t/a", kMaxPodsPerGang + 1),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("new_count: 65537 pods")));
+  EXPECT_THAT(twin_.client().ReplaceNodes("t/a", {"g0", std::string(kMaxStringBytes + 1, 'n')}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("nodes[1]: 1025 bytes")));
   EXPECT_THAT(twin_.client().Place(Gpu4("t/a", kMaxPodsPerGang + 1)),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("request.count: 65537")));
 }

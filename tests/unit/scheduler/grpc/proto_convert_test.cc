@@ -291,7 +291,7 @@ TEST(ProtoConvert, SemanticChecksAreLeftToThePlacementCore) {
   }));
 }
 
-TEST(ProtoConvert, BatchCandidatesAndResizeLimits) {
+TEST(ProtoConvert, BatchCandidatesResizeAndReplaceLimits) {
   pb::ReserveBatchRequest batch;
   for (int i = 0; i < 3; ++i) ToProto(FullRequest(), batch.add_requests());
   batch.mutable_requests(1)->set_count(kMaxPodsPerGang + 1);
@@ -330,6 +330,22 @@ TEST(ProtoConvert, BatchCandidatesAndResizeLimits) {
   ASSERT_OK_AND_ASSIGN(ResizeArgs args, DecodeResize(resize));
   EXPECT_EQ(args.job, "a/b");
   EXPECT_EQ(args.new_count, -2);
+
+  pb::ReplaceNodesRequest replace;
+  replace.set_job("a/b");
+  replace.add_nodes("n1");
+  replace.add_nodes("");  // the core's to judge
+  ASSERT_OK_AND_ASSIGN(ReplaceNodesArgs replace_args, DecodeReplaceNodes(replace));
+  EXPECT_EQ(replace_args.job, "a/b");
+  EXPECT_THAT(replace_args.nodes, ::testing::ElementsAre("n1", ""));
+  replace.set_nodes(1, Long());
+  EXPECT_THAT(DecodeReplaceNodes(replace), StatusIs(absl::StatusCode::kInvalidArgument,
+                                                    HasSubstr("nodes[1]: 1025 bytes")));
+  replace.clear_nodes();
+  for (int i = 0; i <= kMaxPodsPerGang; ++i) replace.add_nodes("n");
+  EXPECT_THAT(DecodeReplaceNodes(replace),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "nodes: 65537 entries, more than the limit of 65536"));
 
   pb::ReleaseRequest release;
   release.set_job(Long());
