@@ -15,109 +15,11 @@
 #      (checked against the cluster: every admitted job has exactly its pods on its nodes, no
 #      node holds more GPUs than it has).
 # Needs hack/cluster/build.sh binaries and build/ (phalanx-scheduler, phalanx-operator).
-source "$(dirname "${BASH_SOURCE[0]}")/../cluster/lib.sh"
-BUILD="${PHALANX_BUILD_DIR:-$REPO_ROOT/build}"
-export PHALANX_BUILD_DIR="$BUILD" PHALANX_CLUSTER_DIR
-PHALANX_CLUSTER_DIR=$(mktemp -d /tmp/phalanx-e2e-op.XXXXXX)
-rmdir "$PHALANX_CLUSTER_DIR"
-cleanup() { "$REPO_ROOT/hack/phalanx-down.sh" >/dev/null 2>&1 || true; }
-trap cleanup EXIT
-[[ -x $BUILD/operator/phalanx-operator ]] || die "$BUILD/operator/phalanx-operator is not built"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-L3=topology.k8s.aws/network-node-layer-3
-t0=$SECONDS
-if ! PHALANX_KUBECONFIG=$("$REPO_ROOT/hack/phalanx-up.sh" --nodes 16 --ttl 1500 2>"$PHALANX_CLUSTER_DIR.log" | tail -1); then
-  cat "$PHALANX_CLUSTER_DIR.log"; rm -f "$PHALANX_CLUSTER_DIR.log"
-  die "hack/phalanx-up.sh failed"
-fi
-rm -f "$PHALANX_CLUSTER_DIR.log"
-pass "phalanx-up.sh --nodes 16 with phalanx-operator in $((SECONDS - t0))s"
-# shellcheck disable=SC1091
-source "$PHALANX_CLUSTER_DIR/env"
-OPLOG="$PHALANX_CLUSTER_DIR/logs/phalanx-operator.log"
+start_cluster --nodes 16 --ttl 1500
 
-kc apply -f "$REPO_ROOT/deploy/examples/00-priorityclasses.yaml" -f "$REPO_ROOT/deploy/examples/01-topologies.yaml" \
-  -f "$REPO_ROOT/deploy/examples/02-resourceflavors.yaml" -f "$REPO_ROOT/deploy/examples/03-namespaces.yaml" \
-  -f "$REPO_ROOT/deploy/examples/04-clusterqueues.yaml" -f "$REPO_ROOT/deploy/examples/05-localqueues.yaml" >/dev/null ||
-  die "cannot apply the example queues"
-for ns in team-llm team-vision team-research; do
-  eventually 60 kc -n $ns get serviceaccount default || die "no default serviceaccount in $ns"
-done
-
-jq_job() { kc -n "$1" get trainingjob "$2" -o json | jq -r "$3"; }
-phase() { jq_job "$1" "$2" '.status.phase // ""'; }
-phase_is() { [[ $(phase "$1" "$2") == "$3" ]]; }
-cond() { jq_job "$1" "$2" ".status.conditions[]? | select(.type==\"$3\") | \"\\(.status) \\(.reason): \\(.message)\""; }
-pods_of() { kc -n "$1" get pods -l "phalanx.dev/job=$2" -o json; }
-npods() { pods_of "$1" "$2" | jq '[.items[] | select(.metadata.deletionTimestamp == null)] | length'; }
-npods_is() { [[ $(npods "$1" "$2") == "$3" ]]; }
-all_running() { [[ $(pods_of "$1" "$2" | jq "[.items[] | select(.status.phase==\"Running\")] | length") == "$3" ]]; }
-# A TrainingJob of `replicas` pods x 8 GPUs.
-job() { # ns name replicas [topology, default: required layer-2, preferred layer-3]
-  kc -n "$1" apply -f - >/dev/null <<YAML
-apiVersion: phalanx.dev/v1alpha1
-kind: TrainingJob
-metadata: {name: $2}
-spec:
-  queueName: training
-  replicas: $3
-  topology: ${4:-{required: topology.k8s.aws/network-node-layer-2, preferred: $L3\}}
-  template:
-    spec:
-      tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
-      containers:
-      - name: trainer
-        image: registry.example/trainer:1
-        resources: {limits: {nvidia.com/gpu: 8}}
-YAML
-}
-set_pod_phase() { # ns pod phase
-  kc -n "$1" patch pod "$2" --subresource=status --type=merge -p "{\"status\":{\"phase\":\"$3\"}}" >/dev/null
-}
-# Invariant over the whole cluster: each admitted, unfinished job has exactly status.admission
-# .replicas live pods, rank r on status.placement.nodes[r]; no node holds more GPUs than it has.
-check_invariants() {
-  local d="$PHALANX_CLUSTER_DIR/invariants"
-  mkdir -p "$d"
-  kc get trainingjobs -A -o json >"$d/jobs.json" && kc get pods -A -l phalanx.dev/job -o json >"$d/pods.json" &&
-    kc get nodes -o json >"$d/nodes.json" || { echo "cannot read the cluster"; return 1; }
-  python3 - "$d/jobs.json" "$d/pods.json" "$d/nodes.json" <<'PY'
-import json, sys
-jobs, pods, nodes = (json.load(open(a)) for a in sys.argv[1:4])
-bad = []
-live = [p for p in pods["items"] if p["metadata"].get("deletionTimestamp") is None
-        and p["status"].get("phase") not in ("Succeeded", "Failed")]
-for j in jobs["items"]:
-    st = j.get("status", {}); ns = j["metadata"]["namespace"]; name = j["metadata"]["name"]
-    mine = [p for p in live if p["metadata"]["namespace"] == ns and p["metadata"]["labels"].get("phalanx.dev/job") == name]
-    if st.get("phase") in ("Succeeded", "Failed") or "admission" not in st:
-        if mine and st.get("phase") not in ("Succeeded", "Failed"):
-            # pods of a job that is not admitted may only be on their way out
-            bad.append("%s/%s: not admitted but %d live pods" % (ns, name, len(mine)))
-        continue
-    want = st["admission"]["replicas"]; placed = st.get("placement", {}).get("nodes", [])
-    if len(placed) != want:
-        bad.append("%s/%s: admitted %d but placement lists %d nodes" % (ns, name, want, len(placed)))
-    if len(mine) > want:
-        bad.append("%s/%s: %d live pods for %d admitted" % (ns, name, len(mine), want))
-    for p in mine:
-        r = int(p["metadata"]["labels"]["phalanx.dev/rank"]); node = p["spec"].get("nodeName")
-        if node and r < len(placed) and node != placed[r]:
-            bad.append("%s/%s rank %d on %s, placement says %s" % (ns, name, r, node, placed[r]))
-gpus = {n["metadata"]["name"]: int(n["status"]["allocatable"].get("nvidia.com/gpu", "0")) for n in nodes["items"]}
-used = {}
-for p in live:
-    node = p["spec"].get("nodeName")
-    if not node: continue
-    for c in p["spec"]["containers"]:
-        used[node] = used.get(node, 0) + int(c.get("resources", {}).get("limits", {}).get("nvidia.com/gpu", "0"))
-for node, n in used.items():
-    if n > gpus.get(node, 0):
-        bad.append("node %s: %d GPUs bound, %d allocatable" % (node, n, gpus.get(node, 0)))
-print("\n".join(bad))
-sys.exit(1 if bad else 0)
-PY
-}
+apply_example_queues
 
 # --- 1. the example 64-GPU job ------------------------------------------------------------
 kc apply -f "$REPO_ROOT/deploy/examples/10-trainingjob-pretrain-64gpu.yaml" >/dev/null || die "cannot apply example 10"
@@ -199,7 +101,6 @@ spec:
 YAML
 job team-research too-big 40
 job team-research bad-level 1 "{required: example.com/no-such-level}"
-has_reason() { [[ $(cond "$1" "$2" Queued) == "True $3:"* ]]; }
 eventually 60 has_reason team-llm no-queue LocalQueueNotFound && pass "missing LocalQueue: $(cond team-llm no-queue Queued)" ||
   fail "missing LocalQueue: '$(cond team-llm no-queue Queued)'"
 eventually 60 bash -c "kubectl --kubeconfig=$PHALANX_KUBECONFIG -n team-research get trainingjob too-big -o json | jq -e '.status.conditions[]? | select(.type==\"Queued\" and .status==\"True\")' >/dev/null" &&

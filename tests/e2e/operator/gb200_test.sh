@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# GB200 tensor-parallel groups through the real phalanx-operator, issue #11: a private cluster of
+# 26 fake p6e-gb200.36xlarge nodes (hack/phalanx-up.sh --preset gb200: 4 GPUs each, NVLink
+# cliques of 18 nodes labelled nvidia.com/gpu.clique, so clique 0 has 18 nodes and clique 1 has
+# 8), the shipped queues (deploy/examples/00-05) and the shipped job
+# deploy/examples/12-trainingjob-gb200-tensor-parallel.yaml: 16 pods x 4 GPUs, topology
+# groupSize 4 / groupLevel nvidia.com/gpu.clique, preferred one clique.
+#   1. with clique 0 free, all 16 ranks land in clique 0 (the preferred level), Running;
+#   2. with 8 nodes of clique 0 cordoned (10 + 8 schedulable nodes, no clique holds 16), the job
+#      waits out its ClusterQueue's locality wait with reason CannotBePlaced, and once the wait
+#      is off it runs across both cliques with every consecutive group of 4 ranks inside one
+#      clique: 8 + 8, where filling nodes in rank order would have split ranks 8-11.
+# Needs hack/cluster/build.sh binaries and $PHALANX_BUILD_DIR (phalanx-scheduler,
+# phalanx-operator).
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+start_cluster --preset gb200 --nodes 26 --ttl 600
+CLIQUE=nvidia.com/gpu.clique
+apply_example_queues
+J=moe-gb200-tp16 NS=team-llm
+EXAMPLE="$REPO_ROOT/deploy/examples/12-trainingjob-gb200-tensor-parallel.yaml"
+
+declare -A clique_of
+while read -r node clique; do clique_of[$node]=$clique; done < <(
+  kc get nodes -o json | jq -r ".items[] | \"\\(.metadata.name) \\(.metadata.labels[\"$CLIQUE\"] // \"-\")\"")
+# The clique of each rank's node, in rank order, one per line ("?" for an unbound rank).
+rank_cliques() {
+  local pods r node
+  pods=$(pods_of $NS $J)
+  for ((r = 0; r < 16; r++)); do
+    node=$(jq -r ".items[] | select(.metadata.name==\"$J-$r\") | .spec.nodeName // \"\"" <<<"$pods")
+    echo "${clique_of[$node]:-?}"
+  done
+}
+# Ranks 4k..4k+3 share a clique, for every k; prints the groups that do not.
+groups_in_one_clique() {
+  local -a c
+  mapfile -t c < <(rank_cliques)
+  local k bad=0
+  for ((k = 0; k < 16; k += 4)); do
+    if [[ ${c[k]} == "?" || ${c[k]} != "${c[k + 1]}" || ${c[k]} != "${c[k + 2]}" || ${c[k]} != "${c[k + 3]}" ]]; then
+      echo "ranks $k-$((k + 3)) in ${c[k]} ${c[k + 1]} ${c[k + 2]} ${c[k + 3]}"; bad=1
+    fi
+  done
+  return $bad
+}
+placement_matches_pods() {
+  [[ $(jq_job $NS $J '.status.placement.nodes | join(" ")') == \
+     "$(pods_of $NS $J | jq -r '[.items[] | {r: (.metadata.labels["phalanx.dev/rank"] | tonumber), n: .spec.nodeName}] | sort_by(.r) | map(.n) | join(" ")')" ]]
+}
+
+# --- 1. one free clique holds the whole job --------------------------------------------------
+kc apply -f "$EXAMPLE" >/dev/null || die "cannot apply $EXAMPLE"
+eventually 120 all_running $NS $J 16 && pass "$J: 16 pods Running: $(cond $NS $J Admitted)" ||
+  fail "$J not Running: phase '$(phase $NS $J)', $(cond $NS $J Queued)"
+[[ $(jq_job $NS $J '.status.admission.flavor') == gb200 ]] && pass "admitted in flavor gb200 (p5 has quota but no nodes)" ||
+  fail "admitted in flavor '$(jq_job $NS $J '.status.admission.flavor')'"
+placement_matches_pods && pass "rank r runs on status.placement.nodes[r]" || fail "pods are not on status.placement.nodes"
+cliques=$(rank_cliques | sort -u | paste -sd ' ')
+[[ $cliques == p6e-gb200-cluster.0 ]] && pass "all 16 ranks in one clique ($cliques), the preferred level" ||
+  fail "ranks span cliques: $cliques"
+out=$(groups_in_one_clique) && pass "every group of 4 consecutive ranks inside one clique" || fail "groups split: $out"
+kc -n $NS delete trainingjob $J --wait=true --timeout=60s >/dev/null || fail "cannot delete $J"
+eventually 60 npods_is $NS $J 0 || fail "pods of the deleted $J remain"
+
+# --- 2. no clique holds 16: groups of 4 across two cliques -----------------------------------
+for i in 0 1 2 3 4 5 6 7; do kc cordon "p6e-gb200-000$i" >/dev/null || die "cannot cordon p6e-gb200-000$i"; done
+kc apply -f "$EXAMPLE" >/dev/null || die "cannot apply $EXAMPLE again"
+waiting() { has_reason $NS $J CannotBePlaced && [[ $(cond $NS $J Queued) == *"waiting up to"*"more for one $CLIQUE domain"* ]]; }
+eventually 60 waiting && pass "locality wait: $(cond $NS $J Queued)" ||
+  fail "expected a locality wait: phase '$(phase $NS $J)', $(cond $NS $J Queued)"
+kc patch clusterqueue llm --type=merge -p '{"spec":{"localityWaitSeconds":0}}' >/dev/null || die "cannot patch ClusterQueue llm"
+eventually 120 all_running $NS $J 16 && pass "$J: 16 pods Running across cliques once the locality wait is off" ||
+  fail "$J not Running: phase '$(phase $NS $J)', $(cond $NS $J Queued)"
+placement_matches_pods && pass "rank r runs on status.placement.nodes[r]" || fail "pods are not on status.placement.nodes"
+split=$(rank_cliques | sort | uniq -c | awk '{print $2 "=" $1}' | paste -sd ' ')
+[[ $split == "p6e-gb200-cluster.0=8 p6e-gb200-cluster.1=8" ]] && pass "8 ranks in each clique: $split" ||
+  fail "ranks per clique: $split (want 8 + 8)"
+out=$(groups_in_one_clique) && pass "every group of 4 consecutive ranks inside one clique" || fail "groups split: $out"
+out=$(check_invariants) && pass "invariants hold: exactly its pods on its nodes, no node over-committed" || fail "invariants broken: $out"
+finish

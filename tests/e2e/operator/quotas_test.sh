@@ -1,0 +1,285 @@
+#!/usr/bin/env bash
+# Quotas and preemption through the real phalanx-operator on a private cluster of 8 fake
+# p5.48xlarge nodes (64 GPUs, one layer-3 block), issue #11. Each case has its own
+# ClusterQueues, cohort and namespaces, all on one ResourceFlavor covering nvidia.com/gpu only,
+# with numbers chosen so that docs/admission.md allows exactly one outcome (jobs are pods x 8
+# GPUs, so "5 pods" is 40 GPUs):
+#   1. borrowing: a 16-GPU queue runs 40 GPUs with the idle quota of its 32-GPU cohort peer;
+#      its status.flavorsUsage says 24 borrowed, status.fairSharing.weightedShare 24/48/2 = 250;
+#   2. reclaim (reclaimWithinCohort Any): the lender's 32-GPU job evicts the borrower (Evicted
+#      Preempted naming the preemptor, pods deleted, Queued again) and runs;
+#   3. reclaimWithinCohort Never: the lender's job waits for quota, the borrower keeps running,
+#      and the lender runs once the borrower finishes;
+#   4. withinClusterQueue LowerPriority: a higher-priority job evicts a lower one, an equal one
+#      evicts nobody;
+#   5. StrictFIFO: a head that never fits quota blocks a small follower (BlockedByStrictFIFO);
+#      BestEffortFIFO: the follower runs;
+#   6. kill -9 of phalanx-scheduler, down for 8 s, while jobs arrive: the jobs whose cycles
+#      failed to reach it are retried, nothing is admitted twice or in part, no node is
+#      over-committed, and the scheduler holds exactly one reservation per admitted job;
+#   7. fair sharing: the same race for a cohort's last free GPUs without and with
+#      phalanx-operator --fair-sharing: the older borrower wins without it, the queue with the
+#      lower share wins with it.
+# Needs hack/cluster/build.sh binaries and $PHALANX_BUILD_DIR (phalanx-scheduler,
+# phalanx-operator, phalanx).
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+PHALANX_CLI="$BUILD/cli/phalanx"
+[[ -x $PHALANX_CLI ]] || die "$PHALANX_CLI is not built"
+
+start_cluster --nodes 8 --ttl 900
+FLAVOR=q-p5
+kc apply -f - >/dev/null <<YAML || die "cannot create ResourceFlavor $FLAVOR"
+apiVersion: phalanx.dev/v1alpha1
+kind: ResourceFlavor
+metadata: {name: $FLAVOR}
+spec:
+  nodeLabels: {node.kubernetes.io/instance-type: p5.48xlarge}
+YAML
+
+# A ClusterQueue admitting every namespace, nvidia.com/gpu only, in flavor q-p5, no locality
+# wait (all 8 nodes are one layer-3 block anyway).
+cluster_queue() { # name cohort nominal-gpus [extra spec yaml, indented 2]
+  kc apply -f - >/dev/null <<YAML
+apiVersion: phalanx.dev/v1alpha1
+kind: ClusterQueue
+metadata: {name: $1}
+spec:
+  cohort: "$2"
+  namespaceSelector: {}
+  localityWaitSeconds: 0
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors:
+    - name: $FLAVOR
+      resources:
+      - {name: nvidia.com/gpu, nominalQuota: $3}
+${4:-}
+YAML
+}
+# A namespace whose LocalQueue `training` feeds ClusterQueue $2.
+team() { # namespace cluster-queue
+  kc apply -f - >/dev/null <<YAML || return 1
+apiVersion: v1
+kind: Namespace
+metadata: {name: $1}
+---
+apiVersion: phalanx.dev/v1alpha1
+kind: LocalQueue
+metadata: {name: training, namespace: $1}
+spec: {clusterQueue: $2}
+YAML
+  eventually 60 kc -n "$1" get serviceaccount default
+}
+# "<total> <borrowed>" of nvidia.com/gpu in flavor q-p5 from the ClusterQueue's status.
+gpu_usage() {
+  kc get clusterqueue "$1" -o json |
+    jq -r ".status.flavorsUsage[]? | select(.name==\"$FLAVOR\") | .resources[] | select(.name==\"nvidia.com/gpu\") | \"\\(.total) \\(.borrowed)\""
+}
+gpu_usage_is() { [[ $(gpu_usage "$1") == "$2" ]]; }
+weighted_share() { kc get clusterqueue "$1" -o jsonpath='{.status.fairSharing.weightedShare}'; }
+weighted_share_is() { [[ $(weighted_share "$1") == "$2" ]]; }
+evicted() { cond "$1" "$2" Evicted; }
+# Every job of these namespaces deleted and their pods gone, so the next case has all 8 nodes.
+clear_jobs() {
+  local ns
+  for ns in "$@"; do kc -n "$ns" delete trainingjobs --all --wait=true --timeout=60s >/dev/null; done
+  no_pods() { [[ $(kc get pods -A -l phalanx.dev/job -o json | jq '.items | length') == 0 ]]; }
+  eventually 90 no_pods || fail "pods of $* still exist after their jobs were deleted"
+}
+finish_job() { # ns job replicas: every rank Succeeded
+  local r
+  for ((r = 0; r < $3; r++)); do set_pod_phase "$1" "$2-$r" Succeeded; done
+}
+
+# --- 1. borrowing within a cohort -----------------------------------------------------------
+cluster_queue borrow-a share-a 16 "  fairSharing: {weight: 2}" || die "cannot create ClusterQueue borrow-a"
+cluster_queue lend-a share-a 32 "  preemption: {reclaimWithinCohort: Any}" || die "cannot create ClusterQueue lend-a"
+team qa-borrower borrow-a && team qa-lender lend-a || die "cannot create the namespaces of case 1"
+job qa-borrower big 5
+eventually 90 all_running qa-borrower big 5 && pass "borrowing: 40 GPUs run in a 16-GPU queue with its peer's idle quota" ||
+  fail "borrowing: qa-borrower/big not Running: phase '$(phase qa-borrower big)', $(cond qa-borrower big Queued)"
+[[ $(cond qa-borrower big Admitted) == "True Admitted:"*"(borrowing cohort quota)"* ]] &&
+  pass "borrowing: the Admitted condition says so: $(cond qa-borrower big Admitted)" ||
+  fail "borrowing: Admitted condition '$(cond qa-borrower big Admitted)'"
+eventually 30 gpu_usage_is borrow-a "40 24" && pass "borrowing: borrow-a status.flavorsUsage $FLAVOR nvidia.com/gpu total 40, borrowed 24" ||
+  fail "borrowing: borrow-a flavorsUsage total/borrowed '$(gpu_usage borrow-a)', want '40 24'"
+eventually 30 gpu_usage_is lend-a "0 0" || fail "borrowing: lend-a flavorsUsage '$(gpu_usage lend-a)', want '0 0'"
+# Kueue's share: 24 borrowed of the cohort's 48 lendable GPUs, divided by weight 2, x1000.
+eventually 30 weighted_share_is borrow-a 250 && pass "borrowing: borrow-a status.fairSharing.weightedShare 250" ||
+  fail "borrowing: borrow-a weightedShare '$(weighted_share borrow-a)', want 250"
+weighted_share_is lend-a 0 || fail "borrowing: lend-a weightedShare '$(weighted_share lend-a)', want 0"
+
+# --- 2. reclaim by preemption (reclaimWithinCohort Any) -------------------------------------
+# lend-a can use 48 - 24 = 24 GPUs of the cohort while big borrows; claim needs its nominal 32.
+job qa-lender claim 4
+eventually 90 bash -c "[[ \$(kubectl --kubeconfig=$PHALANX_KUBECONFIG -n qa-borrower get trainingjob big -o jsonpath='{.status.conditions[?(@.type==\"Evicted\")].status}') == True ]]" ||
+  fail "reclaim: qa-borrower/big was not evicted: Evicted '$(evicted qa-borrower big)', claim: $(cond qa-lender claim Queued)"
+[[ $(evicted qa-borrower big) == "True Preempted: evicted to make room for qa-lender/claim: ClusterQueue lend-a reclaims"* ]] &&
+  pass "reclaim: the borrower's job is Evicted: $(evicted qa-borrower big)" ||
+  fail "reclaim: Evicted condition '$(evicted qa-borrower big)'"
+has_event qa-borrower big Preempted && pass "reclaim: a Preempted event on the evicted job" || fail "reclaim: no Preempted event on qa-borrower/big"
+eventually 60 npods_is qa-borrower big 0 && pass "reclaim: the evicted job's pods are deleted" ||
+  fail "reclaim: qa-borrower/big still has $(npods qa-borrower big) pods"
+eventually 60 phase_is qa-borrower big Queued && [[ $(cond qa-borrower big Queued) == "True "* ]] &&
+  [[ $(jq_job qa-borrower big '.status.admission // "none"') == none ]] &&
+  pass "reclaim: the evicted job is queued again: $(cond qa-borrower big Queued)" ||
+  fail "reclaim: evicted job phase '$(phase qa-borrower big)', $(cond qa-borrower big Queued)"
+eventually 90 all_running qa-lender claim 4 && pass "reclaim: the lender's job runs: $(cond qa-lender claim Admitted)" ||
+  fail "reclaim: qa-lender/claim not Running: phase '$(phase qa-lender claim)', $(cond qa-lender claim Queued)"
+out=$(check_invariants) && pass "reclaim: invariants hold (no node over-committed by the preemptor)" || fail "reclaim: invariants broken: $out"
+eventually 30 gpu_usage_is borrow-a "0 0" && eventually 30 gpu_usage_is lend-a "32 0" &&
+  pass "reclaim: flavorsUsage borrow-a 0, lend-a 32 (nothing borrowed)" ||
+  fail "reclaim: flavorsUsage borrow-a '$(gpu_usage borrow-a)', lend-a '$(gpu_usage lend-a)'"
+# 16 GPUs are left to borrow-a (its 16 nominal; lend-a's 32 are all in use): 40 do not fit.
+eventually 30 has_reason qa-borrower big InsufficientQuota && pass "reclaim: the borrower waits for quota: $(cond qa-borrower big Queued)" ||
+  fail "reclaim: qa-borrower/big: $(cond qa-borrower big Queued)"
+clear_jobs qa-borrower qa-lender
+
+# --- 3. reclaimWithinCohort Never ------------------------------------------------------------
+cluster_queue borrow-b share-b 16 || die "cannot create ClusterQueue borrow-b"
+cluster_queue lend-b share-b 32 "  preemption: {reclaimWithinCohort: Never, withinClusterQueue: LowerPriority}" ||
+  die "cannot create ClusterQueue lend-b"
+team qb-borrower borrow-b && team qb-lender lend-b || die "cannot create the namespaces of case 3"
+job qb-borrower big 5
+eventually 90 all_running qb-borrower big 5 || fail "never: qb-borrower/big not Running: $(cond qb-borrower big Queued)"
+job qb-lender claim 4
+# The pending reason is written by the cycle that would have preempted.
+eventually 60 has_reason qb-lender claim InsufficientQuota && pass "never: the lender's job waits: $(cond qb-lender claim Queued)" ||
+  fail "never: qb-lender/claim: '$(cond qb-lender claim Queued)', phase '$(phase qb-lender claim)'"
+[[ -z $(evicted qb-borrower big) ]] && all_running qb-borrower big 5 && npods_is qb-lender claim 0 &&
+  pass "never: the borrower keeps running, not evicted" ||
+  fail "never: borrower Evicted '$(evicted qb-borrower big)', $(npods qb-borrower big) pods; lender $(npods qb-lender claim) pods"
+finish_job qb-borrower big 5
+eventually 60 phase_is qb-borrower big Succeeded || fail "never: qb-borrower/big did not succeed: phase '$(phase qb-borrower big)'"
+eventually 90 all_running qb-lender claim 4 && pass "never: the lender's job runs once the borrower finished" ||
+  fail "never: qb-lender/claim not Running after the borrower finished: $(cond qb-lender claim Queued)"
+clear_jobs qb-borrower qb-lender
+
+# --- 4. priority preemption within a ClusterQueue -------------------------------------------
+cluster_queue prio "" 32 "  preemption: {withinClusterQueue: LowerPriority}" || die "cannot create ClusterQueue prio"
+team qc prio || die "cannot create namespace qc"
+job qc low 4 "" "  priority: 1"
+eventually 90 all_running qc low 4 || fail "priority: qc/low not Running: $(cond qc low Queued)"
+job qc high 2 "" "  priority: 100"
+eventually 90 bash -c "[[ \$(kubectl --kubeconfig=$PHALANX_KUBECONFIG -n qc get trainingjob low -o jsonpath='{.status.conditions[?(@.type==\"Evicted\")].status}') == True ]]" ||
+  fail "priority: qc/low was not evicted: $(cond qc high Queued)"
+[[ $(evicted qc low) == "True Preempted: evicted to make room for qc/high: lower priority than qc/high in ClusterQueue prio"* ]] &&
+  pass "priority: the lower-priority job is Evicted: $(evicted qc low)" || fail "priority: Evicted condition '$(evicted qc low)'"
+eventually 60 npods_is qc low 0 && eventually 90 all_running qc high 2 &&
+  pass "priority: its pods are gone and the higher-priority job runs" ||
+  fail "priority: qc/low has $(npods qc low) pods, qc/high phase '$(phase qc high)'"
+eventually 30 has_reason qc low InsufficientQuota && pass "priority: the evicted job is queued again: $(cond qc low Queued)" ||
+  fail "priority: qc/low: '$(cond qc low Queued)'"
+# Equal priority is not lower: the 32-GPU peer may not evict qc/high (16 of 32 in use).
+job qc peer 4 "" "  priority: 100"
+eventually 60 has_reason qc peer InsufficientQuota && [[ -z $(evicted qc high) ]] && all_running qc high 2 &&
+  pass "priority: an equal-priority job evicts nobody: $(cond qc peer Queued)" ||
+  fail "priority: qc/peer '$(cond qc peer Queued)', qc/high Evicted '$(evicted qc high)'"
+clear_jobs qc
+
+# --- 5. StrictFIFO and BestEffortFIFO -------------------------------------------------------
+# Each queue has 16 GPUs: the 24-GPU head never fits, the 8-GPU follower always would.
+cluster_queue strict "" 16 "  queueingStrategy: StrictFIFO" || die "cannot create ClusterQueue strict"
+cluster_queue besteffort "" 16 "  queueingStrategy: BestEffortFIFO" || die "cannot create ClusterQueue besteffort"
+team qd-strict strict && team qd-besteffort besteffort || die "cannot create the namespaces of case 5"
+job qd-strict a-head 3
+job qd-besteffort a-head 3
+sleep 1.1  # the follower is created a second later: FIFO order is by creation time
+job qd-strict b-small 1
+job qd-besteffort b-small 1
+eventually 90 all_running qd-besteffort b-small 1 && pass "BestEffortFIFO: the small follower runs past the head" ||
+  fail "BestEffortFIFO: qd-besteffort/b-small: phase '$(phase qd-besteffort b-small)', $(cond qd-besteffort b-small Queued)"
+eventually 60 has_reason qd-besteffort a-head InsufficientQuota || fail "BestEffortFIFO: head '$(cond qd-besteffort a-head Queued)'"
+eventually 60 has_reason qd-strict b-small BlockedByStrictFIFO && [[ $(cond qd-strict b-small Queued) == *qd-strict/a-head* ]] &&
+  pass "StrictFIFO: the follower is blocked by the head: $(cond qd-strict b-small Queued)" ||
+  fail "StrictFIFO: qd-strict/b-small: '$(cond qd-strict b-small Queued)'"
+has_reason qd-strict a-head InsufficientQuota && npods_is qd-strict b-small 0 &&
+  pass "StrictFIFO: the head waits for quota, the follower has no pods" ||
+  fail "StrictFIFO: head '$(cond qd-strict a-head Queued)', follower $(npods qd-strict b-small) pods"
+clear_jobs qd-strict qd-besteffort
+
+# --- 6. kill -9 of phalanx-scheduler during admissions --------------------------------------
+# 10 one-pod jobs into a 48-GPU queue, exactly 6 can be admitted: 3 applied just before the
+# crash, 4 while the scheduler is down (their cycles fail to reach it), 3 after it is back.
+cluster_queue burst "" 48 || die "cannot create ClusterQueue burst"
+team qe burst || die "cannot create namespace qe"
+for i in 1 2 3; do job qe burst-$i 1; done
+"$REPO_ROOT/hack/cluster/restart.sh" phalanx-scheduler --kill --down-for 8 >"$PHALANX_CLUSTER_DIR/restart.log" 2>&1 &
+restart_pid=$!
+scheduler_down() { ! curl -sf --max-time 1 "http://127.0.0.1:$PHALANX_SCHEDULER_HEALTH_PORT/healthz"; }
+eventually 30 scheduler_down || fail "phalanx-scheduler did not go down: $(cat "$PHALANX_CLUSTER_DIR/restart.log")"
+for i in 4 5 6 7; do job qe burst-$i 1; done
+wait "$restart_pid" && pass "phalanx-scheduler killed with SIGKILL during a burst of jobs, restarted 8 s later" ||
+  fail "phalanx-scheduler did not come back: $(tail -5 "$PHALANX_CLUSTER_DIR/restart.log")"
+for i in 8 9 10; do job qe burst-$i 1; done
+saw_error=0
+for i in 4 5 6 7; do has_event qe burst-$i PlacementError && saw_error=1; done
+[[ $saw_error == 1 ]] && pass "jobs applied during the outage were told the Placement service failed (PlacementError event)" ||
+  fail "no PlacementError event on the jobs applied while phalanx-scheduler was down"
+running_jobs() { kc -n qe get trainingjobs -o json | jq '[.items[] | select(.status.phase=="Running")] | length'; }
+running_jobs_is() { [[ $(running_jobs) == "$1" ]]; }
+eventually 120 running_jobs_is 6 && pass "6 of the 10 jobs run after the restart" ||
+  fail "$(running_jobs) of 10 jobs Running after the restart, want 6: $(kc -n qe get trainingjobs -o json | jq -c '[.items[] | .status.conditions[]? | select(.type=="Queued" and .status=="True") | .reason] | group_by(.) | map({(.[0]): length}) | add')"
+queued_reasons() {
+  kc -n qe get trainingjobs -o json |
+    jq -r '[.items[] | select(.status.admission == null) | .status.conditions[]? | select(.type=="Queued" and .status=="True") | .reason] | join(" ")'
+}
+queued_reasons_are() { [[ $(queued_reasons) == "$1" ]]; }
+eventually 30 queued_reasons_are "InsufficientQuota InsufficientQuota InsufficientQuota InsufficientQuota" &&
+  pass "the other 4 wait for quota (InsufficientQuota)" ||
+  fail "the jobs not admitted wait with reasons '$(queued_reasons)', want 4 x InsufficientQuota"
+out=$(check_invariants) && pass "invariants hold: every admitted job has exactly its pods on its placement nodes, no node over-committed" ||
+  fail "invariants broken after the scheduler restart: $out"
+snapshot_json() { "$PHALANX_CLI" placement snapshot --server "$PHALANX_SCHEDULER_GRPC" --json; }
+reservations_are() { [[ $(snapshot_json | jq -c '[.reservations, .free_gpus]') == "$1" ]]; }
+eventually 30 reservations_are '[6,16]' && pass "phalanx-scheduler holds exactly 6 reservations, 16 of 64 GPUs free" ||
+  fail "phalanx-scheduler snapshot after the restart: $(snapshot_json | jq -c '{reservations, free_gpus}')"
+clear_jobs qe
+
+# --- 7. fair sharing: who gets the cohort's last free GPUs -----------------------------------
+# Cohort of $1-a (8 GPUs), $1-b (8) and $1-lend (32), nobody reclaims. $1-a already borrows 16
+# (a1, 24 GPUs) and $1-lend's blocker fills the rest; a2 (16) then b1 (16) wait for the blocker,
+# and when it finishes only one of them fits in the 24 GPUs freed. Without fair sharing both
+# borrow and the older a2 goes first; with it, $1-b's share with b1 (8/48) is below $1-a's with
+# a2 (32/48), so b1 goes first. Prints the job that runs.
+fair_sharing_race() { # prefix
+  local p=$1
+  cluster_queue "$p-a" "$p" 8 && cluster_queue "$p-b" "$p" 8 && cluster_queue "$p-lend" "$p" 32 &&
+    team "$p-a" "$p-a" && team "$p-b" "$p-b" && team "$p-lend" "$p-lend" || { echo "cannot create the queues"; return 1; }
+  job "$p-a" a1 3
+  eventually 90 all_running "$p-a" a1 3 || { echo "$p-a/a1 not Running: $(cond "$p-a" a1 Queued)"; return 1; }
+  job "$p-lend" blocker 3
+  eventually 90 all_running "$p-lend" blocker 3 || { echo "$p-lend/blocker not Running: $(cond "$p-lend" blocker Queued)"; return 1; }
+  job "$p-a" a2 2
+  job "$p-b" b1 2
+  eventually 60 has_reason "$p-a" a2 InsufficientQuota && eventually 60 has_reason "$p-b" b1 InsufficientQuota ||
+    { echo "a2 and b1 should wait: $(cond "$p-a" a2 Queued); $(cond "$p-b" b1 Queued)"; return 1; }
+  finish_job "$p-lend" blocker 3
+  one_runs() { all_running "$p-a" a2 2 || all_running "$p-b" b1 2; }
+  eventually 90 one_runs || { echo "neither a2 nor b1 runs: $(cond "$p-a" a2 Queued); $(cond "$p-b" b1 Queued)"; return 1; }
+  if all_running "$p-a" a2 2; then
+    has_reason "$p-b" b1 InsufficientQuota && npods_is "$p-b" b1 0 && echo a2 || echo "both: $(cond "$p-b" b1 Queued)"
+  else
+    has_reason "$p-a" a2 InsufficientQuota && npods_is "$p-a" a2 0 && echo b1 || echo "both: $(cond "$p-a" a2 Queued)"
+  fi
+}
+# The race, its winner, and the shares Kueue's formula gives: 24 + 16 = 40 GPUs of fso-a, 32
+# borrowed of 48 lendable = 666 with fso-b at 0; 16 and 8 borrowed = 333 and 166.
+fair_sharing_case() { # prefix mode winner a-share b-share
+  local winner
+  winner=$(fair_sharing_race "$1")
+  [[ $winner == "$3" ]] && pass "fair sharing $2: $3 takes the freed GPUs, the other waits" ||
+    fail "fair sharing $2: want $3 admitted, got: $winner"
+  eventually 30 weighted_share_is "$1-a" "$4" && weighted_share_is "$1-b" "$5" &&
+    pass "fair sharing $2: weightedShare $1-a $4, $1-b $5" ||
+    fail "fair sharing $2: weightedShare $1-a '$(weighted_share "$1-a")', $1-b '$(weighted_share "$1-b")', want $4 and $5"
+  clear_jobs "$1-a" "$1-b" "$1-lend"
+}
+fair_sharing_case fso off a2 666 0
+# The same on this cluster with phalanx-operator --fair-sharing true (a graceful restart hands
+# the Lease over at once).
+sed -i '$ s/$/ --fair-sharing true/' "$PHALANX_CLUSTER_DIR/run/phalanx-operator.sh"
+"$REPO_ROOT/hack/cluster/restart.sh" phalanx-operator >"$PHALANX_CLUSTER_DIR/restart.log" 2>&1 ||
+  die "phalanx-operator --fair-sharing true did not start: $(tail -5 "$OPLOG")"
+fair_sharing_case fsn on b1 333 166
+finish
