@@ -7,7 +7,12 @@
 #      from its highest ranks (ranks 8-15 deleted, 0-7 keep running on the same nodes, phase
 #      Resizing then Running, a Shrunk event), never evicted, and the preemptor runs;
 #   3. when the preemptor finishes, the elastic job grows back toward maxReplicas (a Grown event,
-#      new ranks on new nodes, the old ranks untouched).
+#      new ranks on new nodes, the old ranks untouched);
+#   4. failover: a standby phalanx-operator waits on the Lease; the leader is killed with
+#      SIGKILL; the standby takes the Lease, becomes ready and admits the next job, and nothing
+#      is lost or admitted twice;
+#   5. a LocalQueue pointing at a missing ClusterQueue: its job gets a Queued condition naming
+#      the problem, the LocalQueue a Warning event and Active=False.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 start_cluster --nodes 16 --ttl 900
 kc apply -f "$REPO_ROOT/deploy/examples/00-priorityclasses.yaml" -f "$REPO_ROOT/deploy/examples/01-topologies.yaml" \
@@ -61,4 +66,55 @@ same=0
 for r in 0 1 2 3 4 5 6 7; do [[ $(uid_of_rank $r) == "${keep_uid[$r]}" ]] && same=$((same + 1)); done
 [[ $same == 8 ]] && pass "ranks 0-7 untouched by the growth" || fail "only $same of ranks 0-7 untouched by the growth"
 out=$(check_invariants) && pass "invariants hold" || fail "invariants broken: $out"
+
+# --- 4. failover to a standby ------------------------------------------------------------
+# shellcheck disable=SC1091
+source "$PHALANX_CLUSTER_DIR/env"
+SB_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+"$BUILD/operator/phalanx-operator" --kubeconfig "$PHALANX_KUBECONFIG" --placement-address "$PHALANX_SCHEDULER_GRPC" \
+  --health-address "127.0.0.1:$SB_PORT" --identity e2e-standby >"$PHALANX_CLUSTER_DIR/logs/standby-operator.log" 2>&1 &
+SB_PID=$!
+trap 'kill "$SB_PID" 2>/dev/null; "$REPO_ROOT/hack/phalanx-down.sh" >/dev/null 2>&1 || true' EXIT
+eventually 30 curl -sf "http://127.0.0.1:$SB_PORT/healthz" && pass "a standby phalanx-operator is up" || fail "standby not healthy"
+sb_ready() { curl -sf "http://127.0.0.1:$SB_PORT/readyz"; }
+sleep 3
+sb_ready && fail "the standby says ready while the leader holds the Lease" ||
+  pass "the standby is not ready while the leader holds the Lease: $(curl -s "http://127.0.0.1:$SB_PORT/readyz")"
+leader=$(awk '$1=="phalanx-operator" {print $2}' "$PHALANX_CLUSTER_DIR/pids")
+kill -KILL "$leader" && pass "leader phalanx-operator killed with SIGKILL (pid $leader)" || fail "cannot kill the leader"
+# The cluster is full again: the new job needs priority to make room (by shrinking $J).
+job $NS after-failover 2 "" "  priorityClassName: training-critical"
+eventually 90 sb_ready && pass "the standby took the Lease and is ready" || fail "the standby did not take over: $(tail -3 "$PHALANX_CLUSTER_DIR/logs/standby-operator.log")"
+holder=$(kc -n kube-system get lease phalanx-operator -o jsonpath='{.spec.holderIdentity}')
+[[ $holder == e2e-standby ]] && pass "Lease holder is e2e-standby" || fail "Lease holder is '$holder'"
+eventually 90 phase_is $NS after-failover Running && pass "a job applied during the failover runs" ||
+  fail "after-failover: $(cond $NS after-failover Queued)"
+[[ $(admitted) -ge 2 ]] && pass "$J is still admitted ($(admitted) pods) across the failover" || fail "$J lost its admission"
+out=$(check_invariants) && pass "invariants hold after the failover" || fail "invariants broken: $out"
+
+# --- 5. a LocalQueue pointing at a missing ClusterQueue ------------------------------------
+kc apply -f - >/dev/null <<YAML
+apiVersion: phalanx.dev/v1alpha1
+kind: LocalQueue
+metadata: {name: orphan, namespace: $NS}
+spec: {clusterQueue: no-such-queue}
+YAML
+kc -n $NS apply -f - >/dev/null <<YAML
+apiVersion: phalanx.dev/v1alpha1
+kind: TrainingJob
+metadata: {name: orphaned}
+spec:
+  queueName: orphan
+  replicas: 1
+  template:
+    spec:
+      containers: [{name: t, image: x, resources: {limits: {nvidia.com/gpu: 8}}}]
+YAML
+eventually 60 bash -c "kubectl --kubeconfig=$PHALANX_KUBECONFIG -n $NS get trainingjob orphaned -o jsonpath='{.status.conditions[?(@.type==\"Queued\")].message}' | grep -q 'does not exist'" &&
+  pass "the job names the problem: $(cond $NS orphaned Queued)" || fail "orphaned: '$(cond $NS orphaned Queued)'"
+lq_event() { kc -n $NS get events --field-selector involvedObject.name=orphan,involvedObject.kind=LocalQueue -o jsonpath='{.items[*].message}' | grep -q no-such-queue; }
+eventually 60 lq_event && pass "a Warning event on the LocalQueue names the missing ClusterQueue" || fail "no event on LocalQueue orphan"
+[[ $(kc -n $NS get localqueue orphan -o jsonpath='{.status.conditions[?(@.type=="Active")].status}') == False ]] &&
+  pass "LocalQueue orphan is Active=False" || fail "LocalQueue orphan status: $(kc -n $NS get localqueue orphan -o jsonpath='{.status}')"
+kill "$SB_PID" 2>/dev/null
 finish
