@@ -620,6 +620,20 @@ std::vector<std::string> ClusterSnapshot::ReservedJobs() const {
   return jobs;
 }
 
+std::vector<std::pair<int, ResourceVector>> ClusterSnapshot::DroppedRankPods(
+    std::string_view job) const {
+  std::vector<std::pair<int, ResourceVector>> out;
+  const Reservation* reservation = FindReservation(job);
+  if (reservation == nullptr) return out;
+  const auto size = static_cast<int32_t>(reservation->ranks.size());
+  for (const auto& [key, pod] : pods_) {
+    if (pod.slot < 0 && pod.rank >= size && pod.job == job) {
+      out.emplace_back(pod.node, pod.requests);
+    }
+  }
+  return out;
+}
+
 std::optional<ResourceList> ClusterSnapshot::NodeFree(std::string_view name) const {
   int index = FindNode(name);
   if (index < 0) return std::nullopt;

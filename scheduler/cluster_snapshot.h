@@ -155,6 +155,9 @@ class ClusterSnapshot {
   // pod took the slot, the reserved per-pod amount before.
   ResourceVector RankUsage(const Reservation& reservation, size_t rank) const;
   size_t pod_count() const { return pods_.size(); }
+  // (node, requests) of every bound pod of `job` whose rank is at or above the size of its
+  // reservation: ranks a shrink dropped, whose pods their owner is deleting. O(pods).
+  std::vector<std::pair<int, ResourceVector>> DroppedRankPods(std::string_view job) const;
   // Free resources of a live node: max(0, allocatable - used) for every resource it advertises
   // or uses (zeros included).
   std::optional<ResourceList> NodeFree(std::string_view name) const;

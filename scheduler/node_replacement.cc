@@ -77,8 +77,14 @@ ReplacementPlan PlanNodeReplacement(const ClusterSnapshot& snapshot,
       BatchShape(snapshot, reservation.request, static_cast<int32_t>(ranks.size()), true);
   if (!gang.ok()) return infeasible(std::string(gang.status().message()));
 
+  // A shrink drops the highest ranks, and a lost lower rank then moves onto a node they freed
+  // (ranks stay dense): their pods, still bound while their owner deletes them, count as gone.
   // The failed nodes hold nothing for anyone from here on.
   GangSearch::FreeOverlay overlay;
+  const int resources = snapshot.resources().size();
+  for (const auto& [node, requests] : snapshot.DroppedRankPods(reservation.request.job)) {
+    overlay[node].Add(requests, resources);
+  }
   for (int32_t r : moving) overlay[ranks[r].node][kPodsIndex] = kExcluded;
   for (const std::string& name : failed_names) {
     if (int index = snapshot.FindNode(name); index >= 0) overlay[index][kPodsIndex] = kExcluded;
@@ -120,7 +126,6 @@ ReplacementPlan PlanNodeReplacement(const ClusterSnapshot& snapshot,
   }
 
   GangSearch::Scratch scratch;
-  const int resources = snapshot.resources().size();
   for (const Batch& batch : batches) {
     const int32_t count = static_cast<int32_t>(batch.ranks.size());
     absl::StatusOr<GangShape> shape =

@@ -12,6 +12,8 @@
 // together, so two ranks that shared a block keep sharing one if it can be done. With groups
 // (every groupSize consecutive ranks in one groupLevel domain), a rank whose group keeps other
 // members stays in the group's domain; a group that loses every member moves as a whole group.
+// Pods of the gang whose rank a shrink dropped count as gone: a lost rank may take their node
+// (the operator shrinks an elastic gang that way, keeping ranks dense).
 // Pure: reads the snapshot, holds nothing.
 #pragma once
 

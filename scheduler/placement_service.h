@@ -47,7 +47,9 @@ class PlacementService {
   // healthy free nodes, all or nothing, leaving every other rank where it is; the named nodes
   // are never targets. Each rank lands as close to its old node as possible: the old node's
   // tightest domain first, widening only up to the gang's required level (and a rank whose
-  // group keeps members stays in the group's domain). The result lists every rank after the
+  // group keeps members stays in the group's domain). Bound pods of the gang whose rank a
+  // shrink dropped count as gone (their owner is deleting them), so after Resize down a lost
+  // lower rank can take a freed node and ranks stay dense. The result lists every rank after the
   // change, or placed == false with an explanation (nothing changed). If no rank sits on the
   // named nodes the reservation is returned unchanged, so repeating a call is harmless.
   // NotFound if the job holds no reservation; InvalidArgument for an empty list or name.

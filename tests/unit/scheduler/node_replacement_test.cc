@@ -169,6 +169,34 @@ TEST(NodeReplacementTest, ABoundPodCountsOnItsOwnUntilDeletedAndTheNewPodTakesTh
   EXPECT_OK(snapshot.CheckConsistency());
 }
 
+TEST(NodeReplacementTest, ALostRankTakesTheNodeOfARankAShrinkDropped) {
+  ClusterSnapshot snapshot(Eks());
+  AddNodes(snapshot, {"a", "b", "c1"}, "x", 4);
+  GangRequest gang = Gang("ns/e", 0, 8, kLayer3);
+  gang.elastic = ElasticRange{2, 4, 1};
+  ASSERT_OK_AND_ASSIGN(PlacementResult placed, snapshot.Reserve(gang));
+  ASSERT_THAT(placed.placement.nodes, ElementsAre("x0", "x1", "x2", "x3"));
+  for (int r = 0; r < 4; ++r) {
+    ASSERT_OK(snapshot.AddPod(
+        {absl::StrCat("ns/e-", r), absl::StrCat("x", r), {{"nvidia.com/gpu", 8}}, "ns/e", r}));
+  }
+  SetReady(snapshot, "x1", false);
+  ASSERT_OK_AND_ASSIGN(PlacementResult r, snapshot.ReplaceNodes("ns/e", {"x1"}));
+  EXPECT_FALSE(r.placed);                          // the block is full
+  ASSERT_OK(snapshot.Resize("ns/e", 3).status());  // drops rank 3; its pod still runs on x3
+  ASSERT_OK_AND_ASSIGN(r, snapshot.ReplaceNodes("ns/e", {"x1"}));
+  ASSERT_TRUE(r.placed) << r.explanation.summary;
+  EXPECT_THAT(r.placement.nodes, ElementsAre("x0", "x3", "x2"));
+  EXPECT_OK(snapshot.CheckConsistency());
+  // Once the dropped and the moved pods are gone, the new rank 1 takes its slot on x3.
+  ASSERT_OK(snapshot.RemovePod("ns/e-3"));
+  ASSERT_OK(snapshot.RemovePod("ns/e-1"));
+  ASSERT_OK(snapshot.AddPod({"ns/e-1", "x3", {{"nvidia.com/gpu", 8}}, "ns/e", 1}));
+  EXPECT_EQ(snapshot.FindReservation("ns/e")->ranks[1].pod, "ns/e-1");
+  EXPECT_EQ(snapshot.nodes()[snapshot.FindNode("x3")].used[kGpuIndex], 8);
+  EXPECT_OK(snapshot.CheckConsistency());
+}
+
 // gb200: 4-GPU nodes, groups of 2 ranks per NVLink clique.
 TEST(NodeReplacementTest, ARankStaysInItsGroupsCliqueAndAWholeGroupMovesTogether) {
   ClusterSnapshot snapshot(Gb200());
