@@ -13,6 +13,10 @@ namespace phalanx {
 inline constexpr std::string_view kJobLabel = "phalanx.dev/job";
 // The pod's rank in its gang, a decimal integer >= 0.
 inline constexpr std::string_view kRankLabel = "phalanx.dev/rank";
+// Annotation on a gang pod: the node reserved for its rank when it was created (the node its
+// required node affinity names). The job controller compares it with status.placement to find
+// pods whose rank moved to another node (a failed node replaced) before they are bound.
+inline constexpr std::string_view kNodeAnnotation = "phalanx.dev/node";
 // The schedulerName (and kube-scheduler profile) that routes gang pods through the extender.
 inline constexpr std::string_view kSchedulerName = "phalanx";
 // API group/version of the custom resources.

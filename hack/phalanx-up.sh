@@ -14,7 +14,9 @@
 #   --no-operator      do not start phalanx-operator (tests that write job status themselves)
 #   --add-nodes P:N    also N fake nodes of preset P's instance type (repeatable), e.g. a GB200
 #                      NVL72 group beside p5 nodes: --preset gb200 --add-nodes eks:64 --nodes 36
-# Env: PHALANX_CLUSTER_DIR (default /tmp/phalanx-cluster), PHALANX_BUILD_DIR (default build).
+# Env: PHALANX_CLUSTER_DIR (default /tmp/phalanx-cluster), PHALANX_BUILD_DIR (default build),
+# PHALANX_OPERATOR_ARGS (extra phalanx-operator flags, split on spaces, e.g.
+# "--not-ready-grace-seconds 5").
 # The admin kubeconfig path is printed as the LAST line of stdout. Stop with
 # hack/phalanx-down.sh. Ports are free ones picked at start and written to
 # $PHALANX_CLUSTER_DIR/env (PHALANX_SCHEDULER_GRPC, PHALANX_EXTENDER_URL,
@@ -85,11 +87,13 @@ sed "s|http://127.0.0.1:8888/scheduler|http://127.0.0.1:$EXT_PORT/scheduler|" \
 
 if [[ $OPERATOR == 1 ]]; then
   OP_HEALTH_PORT=$(phx_free_port)
+  read -ra OP_EXTRA <<<"${PHALANX_OPERATOR_ARGS:-}"
   # The Lease lives in kube-system like kube-scheduler's; a second operator started with the
   # same script line is a standby.
   { echo "#!/usr/bin/env bash"; printf 'exec'; printf ' %q' "$OP_BIN" \
       --kubeconfig "$KUBECONFIG_PATH" --placement-address "127.0.0.1:$GRPC_PORT" \
-      --health-address "127.0.0.1:$OP_HEALTH_PORT" --log-level "${PHALANX_LOG_LEVEL:-info}"; echo; } \
+      --health-address "127.0.0.1:$OP_HEALTH_PORT" --log-level "${PHALANX_LOG_LEVEL:-info}" \
+      "${OP_EXTRA[@]}"; echo; } \
     >"$DIR/run/phalanx-operator.sh"
   echo "PHALANX_OPERATOR_HEALTH_PORT=$OP_HEALTH_PORT" >>"$DIR/env"
   pid=$(phx_start phalanx-operator)

@@ -426,7 +426,11 @@ absl::StatusOr<std::string> BuildPod(const kube::TrainingJob& job, const PodCont
   }
   RETURN_IF_ERROR(MergeNodeSelector(spec, ctx.node_labels, alloc));
   RETURN_IF_ERROR(AppendTolerations(spec, ctx.tolerations, alloc));
-  if (!ctx.nodes.empty()) RETURN_IF_ERROR(RequireNode(spec, ctx.nodes[rank], alloc));
+  if (!ctx.nodes.empty()) {
+    RETURN_IF_ERROR(RequireNode(spec, ctx.nodes[rank], alloc));
+    Value& annotations = kube::ObjectMember(pod["metadata"], "annotations", alloc);
+    kube::SetMember(annotations, kNodeAnnotation, kube::JsonString(ctx.nodes[rank], alloc), alloc);
+  }
   return kube::ToJson(pod);
 }
 

@@ -1,5 +1,6 @@
 #include "operator/server/admission_controller.h"
 
+#include <algorithm>
 #include <chrono>
 #include <set>
 #include <utility>
@@ -18,7 +19,8 @@ namespace {
 constexpr char kCycleKey[] = "cycle";
 constexpr absl::Duration kMaxPlacementRetryDelay = absl::Seconds(30);
 const std::vector<std::string_view> kOwned = {kConditionQueued, kConditionAdmitted,
-                                              kConditionEvicted};
+                                              kConditionEvicted, kConditionNodesReplaced,
+                                              kConditionShrunk};
 
 bool Finished(std::string_view phase) { return phase == "Succeeded" || phase == "Failed"; }
 
@@ -27,12 +29,6 @@ std::string MainFlavor(const std::map<std::string, std::string>& flavors) {
   auto gpu = flavors.find(std::string(kResourceGpu));
   if (gpu != flavors.end()) return gpu->second;
   return flavors.empty() ? "" : flavors.begin()->second;
-}
-
-kube::TrainingJobPlacement PlacementStatus(const placement::Placement& p) {
-  return {.domain = p.domain.path.empty() ? "cluster" : p.domain.path.back(),
-          .level = p.domain.level,
-          .nodes = p.nodes};
 }
 
 bool Inadmissible(admission::PendingReason reason) {
@@ -78,7 +74,18 @@ AdmissionController::AdmissionController(kube::Client& client, Informers& inform
       events_(events),
       metrics_(metrics),
       options_(std::move(options)),
-      queue_(kube::DefaultControllerRateLimiter()) {}
+      queue_(kube::DefaultControllerRateLimiter()),
+      faults_(
+          [this](const std::string& name) { return informers_.nodes.Get(name); },
+          [this](const std::string& flavor) {
+            std::vector<placement::Toleration> tolerations;
+            if (std::shared_ptr<const kube::RawObject> raw = informers_.flavors.Get(flavor)) {
+              absl::StatusOr<admission::ResourceFlavor> f = DecodeResourceFlavor(raw->json);
+              if (f.ok()) tolerations = f->tolerations;
+            }
+            return tolerations;
+          },
+          placement, options_.faults) {}
 
 void AdmissionController::Trigger() { queue_.Add(kCycleKey); }
 
@@ -139,12 +146,15 @@ void AdmissionController::Run(const kube::Cancellation& stop) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     metrics_.admission_cycle_duration_seconds.WithLabels({}).Observe(seconds);
     metrics_.admission_cycles_total.WithLabels({}).Inc();
-    if (stats.admitted + stats.evicted + stats.resized + stats.released + stats.write_errors > 0) {
+    if (stats.admitted + stats.evicted + stats.resized + stats.released + stats.write_errors +
+            stats.node_faults >
+        0) {
       spdlog::info(
           "admission cycle: {} workloads, {} admitted, {} evicted, {} resized, {} pending, {} "
-          "released, {} write errors, {} Placement calls, {:.1f} ms",
+          "released, {} hit by node failures, {} write errors, {} Placement calls, {:.1f} ms",
           stats.workloads, stats.admitted, stats.evicted, stats.resized, stats.pending,
-          stats.released, stats.write_errors, stats.calls.Total(), seconds * 1e3);
+          stats.released, stats.node_faults, stats.write_errors, stats.calls.Total(),
+          seconds * 1e3);
     } else {
       spdlog::debug("admission cycle: {} workloads, {} pending, {:.1f} ms", stats.workloads,
                     stats.pending, seconds * 1e3);
@@ -193,6 +203,7 @@ CycleStats AdmissionController::RunCycle() {
   admission::Snapshot snapshot;
   snapshot.now = absl::ToUnixSeconds(now_time);
   snapshot.fair_sharing = options_.fair_sharing;
+  faults_.BeginCycle();
 
   auto decode_all = [](const auto& informer, auto decode, auto& out, std::string_view kind) {
     for (const auto& raw : informer.List()) {
@@ -232,7 +243,10 @@ CycleStats AdmissionController::RunCycle() {
       const bool caught_up =
           written->second.admission.has_value() == job->status.admission.has_value() &&
           (!written->second.admission ||
-           written->second.admission->replicas == job->status.admission->replicas);
+           written->second.admission->replicas == job->status.admission->replicas) &&
+          (!written->second.placement ||
+           (job->status.placement &&
+            written->second.placement->nodes == job->status.placement->nodes));
       if (caught_up) {
         in_flight_.erase(written);
       } else {
@@ -246,6 +260,9 @@ CycleStats AdmissionController::RunCycle() {
       (job->status.admission ? to_release : suspended).push_back(key);
       jobs.emplace(key, *std::move(job));
       continue;
+    }
+    if (std::optional<FaultDecision> fault = faults_.Respond(*job, now_time)) {
+      if (!ApplyFault(*raw, *job, *fault, now, stats)) continue;
     }
     absl::StatusOr<admission::Workload> workload = WorkloadFromJob(
         *job, job->status.admission ? ParseUnixSeconds(std::string(job->meta.creation_timestamp))
@@ -415,7 +432,10 @@ CycleStats AdmissionController::RunCycle() {
                                       .reason = std::string(reason),
                                       .message = message}};
     for (const Condition& c : current) {
-      if (c.type == kConditionAdmitted || c.type == kConditionEvicted) wanted.push_back(c);
+      if (c.type != kConditionQueued &&
+          std::find(kOwned.begin(), kOwned.end(), c.type) != kOwned.end()) {
+        wanted.push_back(c);
+      }
     }
     if (SameConditions(current, kOwned, wanted)) return;
     AdmissionStatus status;
@@ -457,6 +477,9 @@ CycleStats AdmissionController::RunCycle() {
   if (result.requeue_at) {
     queue_.AddAfter(kCycleKey, absl::Seconds(std::max<int64_t>(1, *result.requeue_at - snapshot.now)));
   }
+  if (std::optional<absl::Time> at = faults_.next_check()) {
+    queue_.AddAfter(kCycleKey, std::max(absl::Milliseconds(100), *at - now_time));
+  }
   // No informer event follows a Placement call that failed (phalanx-scheduler restarting or
   // unreachable): retry with backoff, or those jobs would wait for an unrelated change. The
   // backoff is capped because a request the scheduler rejects (an unknown topology level) fails
@@ -472,6 +495,61 @@ CycleStats AdmissionController::RunCycle() {
     queue_.Forget(kCycleKey);
   }
   return stats;
+}
+
+bool AdmissionController::ApplyFault(const kube::RawObject& raw, kube::TrainingJob& job,
+                                     const FaultDecision& fault, const std::string& now,
+                                     CycleStats& stats) {
+  const std::string key = raw.meta.Key();
+  const std::string& reason = fault.reason;
+  const bool evicted = fault.action == FaultAction::kEvicted;
+  // Replaced and shrunk jobs stay admitted: one condition says what happened, and its event.
+  const std::string_view kept_condition =
+      fault.action == FaultAction::kReplaced ? kConditionNodesReplaced : kConditionShrunk;
+  const std::vector<std::string_view> types =
+      evicted ? std::vector{kConditionQueued, kConditionEvicted, kConditionAdmitted}
+              : std::vector{kept_condition};
+  std::vector<Condition> updates;
+  for (std::string_view type : types) {
+    updates.push_back({.type = std::string(type),
+                       .status = type == kConditionAdmitted ? "False" : "True",
+                       .reason = reason,
+                       .message = fault.message});
+  }
+  AdmissionStatus status{.admission = fault.admission, .placement = fault.placement};
+  status.conditions = MergeConditions(ReadConditions(raw.json), kOwned, updates, now);
+  const std::optional<kube::TrainingJobAdmission> before = job.status.admission;
+  // The scheduler holds the decision already: the rest of this cycle must see it.
+  job.status.admission = fault.admission;
+  job.status.placement = fault.placement;
+  ++stats.node_faults;
+  if (!ApplyJobStatus(raw, AdmissionStatusApply(job.meta, status))) {
+    // The next cycle finds the failed nodes in the old status again and asks again, which the
+    // scheduler answers with what it holds now: the write is retried, nothing moves twice.
+    ++stats.write_errors;
+    Trigger();
+    return !evicted;
+  }
+  in_flight_[key] = {fault.admission, fault.placement};
+  const std::string action(ActionName(fault.action));
+  metrics_.node_failures_total.WithLabels({action, reason}).Inc();
+  for (const auto& [node_reason, count] : fault.nodes_replaced) {
+    metrics_.node_replacements_total.WithLabels({node_reason}).Inc(count);
+  }
+  spdlog::warn("TrainingJob {}: {}", key, fault.message);
+  (void)events_.Record(JobReference(job.meta), kube::EventType::kWarning,
+                       std::string(evicted ? kConditionEvicted : kept_condition), fault.message);
+  if (fault.action == FaultAction::kShrunk) {
+    ++stats.resized;
+    metrics_.resize_events_total.WithLabels({"shrink"}).Inc();
+  }
+  if (!evicted) return true;
+  ++stats.evicted;
+  metrics_.evicted_workloads_total
+      .WithLabels({before ? before->cluster_queue : "", std::string(kReasonNodeFailure)})
+      .Inc();
+  Trigger();  // admitted again by a later cycle, once the job controller saw the eviction
+  return false;
 }
 
 void AdmissionController::ReportObjectErrors(const std::vector<admission::ObjectError>& errors) {

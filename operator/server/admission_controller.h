@@ -11,8 +11,10 @@
 //
 // Cycles are event-driven: any change that can change a decision (a job created, deleted,
 // finished or edited; a pod finishing or deleted; a node, queue, flavor, namespace or priority
-// class changing) triggers one, and events arriving during a cycle fold into the next. The only
-// timed cycle is at CycleResult::requeue_at, when a locality wait ends.
+// class changing) triggers one, and events arriving during a cycle fold into the next. The
+// timed cycles are at CycleResult::requeue_at, when a locality wait ends, and when a NotReady
+// node's grace period ends. Each cycle first answers node failures under admitted gangs
+// (NodeFaultResponder: replace the nodes, shrink, or evict) and writes the new placement.
 #pragma once
 
 #include <map>
@@ -25,6 +27,7 @@
 #include "kube/workqueue.h"
 #include "operator/admission/admission_cycle.h"
 #include "operator/server/informers.h"
+#include "operator/server/node_faults.h"
 #include "operator/server/operator_metrics.h"
 #include "scheduler/placement_service.h"
 
@@ -35,6 +38,8 @@ struct AdmissionControllerOptions {
   admission::CycleOptions cycle;
   // Kueue's fairSharing configuration (enable + preemption strategies).
   admission::FairSharingConfig fair_sharing;
+  // Node failures under admitted gangs: replace, shrink or evict (docs/operator.md "Faults").
+  NodeFaultOptions faults;
 };
 
 // What one cycle did, for logs and tests.
@@ -46,6 +51,7 @@ struct CycleStats {
   int pending = 0;
   int released = 0;  // suspended or orphaned reservations released
   int write_errors = 0;
+  int node_faults = 0;  // jobs whose failed nodes were replaced, or that shrank or were evicted
   admission::PlacementCalls calls;
 };
 
@@ -77,6 +83,11 @@ class AdmissionController {
 
   void ReleaseOrphans();
   void ReportObjectErrors(const std::vector<admission::ObjectError>& errors);
+  // Writes what the fault responder did to `job` and lays it over `job`'s status for the rest
+  // of the cycle. False if the job leaves this cycle (evicted: it is admitted again in a later
+  // one, after its pods are gone).
+  bool ApplyFault(const kube::RawObject& raw, kube::TrainingJob& job, const FaultDecision& fault,
+                  const std::string& now, CycleStats& stats);
   void WriteQueueStatuses(const admission::Snapshot& snapshot, const std::string& now);
   bool ApplyJobStatus(const kube::RawObject& job, const std::string& body);
 
@@ -88,6 +99,7 @@ class AdmissionController {
   const AdmissionControllerOptions options_;
   kube::WorkQueue queue_;
   admission::CycleCache cache_;
+  NodeFaultResponder faults_;
   // Admission writes the informer has not shown yet, by job key: the next cycle must see what
   // was decided, not the stale cache, or it would reserve a job twice.
   std::map<std::string, Written> in_flight_;

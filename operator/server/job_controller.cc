@@ -31,6 +31,13 @@ int Label(const kube::Pod& pod, std::string_view key) {
   return out;
 }
 
+// The node a pod runs on, or before it is bound the node it was created for; "" if neither.
+std::string_view PinnedNode(const kube::Pod& pod) {
+  if (!pod.node_name.empty()) return pod.node_name.view();
+  const std::string* node = pod.meta.annotations.Find(kNodeAnnotation);
+  return node == nullptr ? std::string_view() : std::string_view(*node);
+}
+
 std::vector<Condition> Owned(const std::vector<Condition>& all) {
   std::vector<Condition> out;
   for (std::string_view type : kOwned) {
@@ -107,11 +114,22 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
   const std::string now = Rfc3339(now_time);
 
   std::vector<std::shared_ptr<const kube::Pod>> pods = informers_.pods.ByIndex(kIndexByJob, key);
+  // A pod on a node whose kubelet is gone (NotReady or deleted) never finishes terminating, and
+  // its rank's name would stay taken: such pods are deleted at once (grace 0), also those some
+  // other deleter left terminating.
+  auto on_lost_node = [&](const kube::Pod& p) {
+    if (p.node_name.empty()) return false;
+    std::shared_ptr<const kube::Node> node = informers_.nodes.Get(p.node_name.str());
+    return node == nullptr || !node->ready;
+  };
   auto delete_pods = [&](auto&& which) -> absl::Status {
     for (const auto& pod : pods) {
-      if (!pod->meta.deletion_timestamp.empty() || !which(*pod)) continue;
-      absl::Status s = client_.Delete(kube::Pods(), pod->meta.namespace_, pod->meta.name,
-                                      {.precondition_uid = pod->meta.uid});
+      const bool lost = on_lost_node(*pod);
+      if (pod->meta.deletion_timestamp.empty() ? !which(*pod) : !lost) continue;
+      kube::DeleteOptions options{.precondition_uid = pod->meta.uid};
+      if (lost) options.grace_period_seconds = 0;
+      absl::Status s =
+          client_.Delete(kube::Pods(), pod->meta.namespace_, pod->meta.name, options);
       if (!s.ok() && !absl::IsNotFound(s) && !kube::IsConflict(s)) return s;
     }
     return absl::OkStatus();
@@ -218,6 +236,21 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
                                  Label(*pod, controller::kRestartLabel) == generation;
     if (this_generation && rank >= world) ++beyond;
     if (this_generation && rank < world && pod->meta.deletion_timestamp.empty()) ranks[rank] = pod;
+  }
+  // A rank whose node was replaced (status.placement names another node than the one its pod
+  // runs on or was created for) goes, and is created again on its new node.
+  if (job.status.placement && static_cast<int32_t>(job.status.placement->nodes.size()) == world) {
+    const std::vector<std::string>& reserved = job.status.placement->nodes;
+    for (auto it = ranks.begin(); it != ranks.end();) {
+      const std::string_view pinned = PinnedNode(*it->second);
+      if (pinned.empty() || pinned == reserved[it->first]) {
+        ++it;
+        continue;
+      }
+      spdlog::info("TrainingJob {}: rank {} moves from node {} to {}", key, it->first, pinned,
+                   reserved[it->first]);
+      it = ranks.erase(it);
+    }
   }
   RETURN_IF_ERROR(delete_pods([&](const kube::Pod& p) {
     auto it = ranks.find(Label(p, kRankLabel));

@@ -157,6 +157,12 @@ std::string AdmissionStatusApply(const kube::ObjectMeta& job, const AdmissionSta
   return kube::ToJson(doc);
 }
 
+kube::TrainingJobPlacement PlacementStatus(const placement::Placement& p) {
+  return {.domain = p.domain.path.empty() ? "cluster" : p.domain.path.back(),
+          .level = p.domain.level,
+          .nodes = p.nodes};
+}
+
 std::string LifecycleStatusApply(const kube::ObjectMeta& job, const LifecycleStatus& s) {
   rapidjson::Document doc = kube::NewApiObject(kube::TrainingJobs().ApiVersion(),
                                                kube::kTrainingJobKind, job.name, job.namespace_);

@@ -18,6 +18,7 @@
 #include "absl/time/time.h"
 #include "kube/event_recorder.h"
 #include "kube/api/training_job.h"
+#include "scheduler/placement_types.h"
 
 namespace phalanx::operator_server {
 
@@ -79,6 +80,9 @@ struct AdmissionStatus {
   std::vector<Condition> conditions;  // Queued, Admitted, Evicted
 };
 std::string AdmissionStatusApply(const kube::ObjectMeta& job, const AdmissionStatus& status);
+// status.placement of a gang placed at `placement`: the tightest domain's label value ("cluster"
+// for the whole cluster), its level, the node of each rank.
+kube::TrainingJobPlacement PlacementStatus(const placement::Placement& placement);
 
 // What the job controller owns.
 struct LifecycleStatus {

@@ -103,6 +103,7 @@ int Run(const OperatorConfig& config) {
     AdmissionControllerOptions admission_options{
         .min_cycle_interval = absl::Milliseconds(config.min_cycle_interval_ms)};
     admission_options.fair_sharing.enable = config.fair_sharing;
+    admission_options.faults.not_ready_grace = absl::Seconds(config.not_ready_grace_seconds);
     AdmissionController admission(client, informers, placement, events, metrics,
                                   admission_options);
     JobController jobs(client, informers, placement, events, metrics);

@@ -21,7 +21,8 @@ absl::StatusOr<OperatorConfig> ParseOperatorFlags(const std::vector<std::string>
       .Int("workers", &config.workers, 1, 64)
       .Int("minCycleIntervalMs", &config.min_cycle_interval_ms, 0, 60000)
       .Int("syncTimeoutSeconds", &config.sync_timeout_seconds, 1, 86400)
-      .Bool("fairSharing", &config.fair_sharing);
+      .Bool("fairSharing", &config.fair_sharing)
+      .Int("notReadyGraceSeconds", &config.not_ready_grace_seconds, 0, 86400);
   ASSIGN_OR_RETURN(ConfigFlags::Parsed parsed, flags.Parse(args));
   config.show_help = parsed.help;
   config.show_version = parsed.version;
@@ -56,6 +57,8 @@ Flags (each also a key of the --config file, written without dashes in camelCase
                                (default 300)
   --fair-sharing true|false    Kueue's fairSharing.enable: admit and preempt across a cohort by
                                weighted share (ClusterQueue spec.fairSharing.weight); default false
+  --not-ready-grace-seconds N  how long a node under an admitted gang may be NotReady before its
+                               ranks move to other nodes (default 30)
   --version                    print the version and exit
   -h, --help                   print this help and exit
 

@@ -30,6 +30,9 @@ struct OperatorConfig {
   // Kueue's Configuration.fairSharing.enable: order and preempt across a cohort's ClusterQueues
   // by weighted share (docs/admission.md "Fair sharing").
   bool fair_sharing = false;
+  // How long a node under an admitted gang must stay NotReady before its ranks are moved
+  // (docs/operator.md "Faults"); taints and the HyperPod health label act at once.
+  int not_ready_grace_seconds = 30;
 
   bool show_help = false;
   bool show_version = false;

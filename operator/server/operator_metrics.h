@@ -57,6 +57,16 @@ struct OperatorMetrics {
                                          {"direction"})),
         pods_created_total(
             r.AddCounter("phalanx_pods_created_total", "Pods created for TrainingJobs.")),
+        node_failures_total(r.AddCounter(
+            "phalanx_node_failures_total",
+            "Admitted TrainingJobs hit by failed nodes, by what the operator did (replaced, shrunk, "
+            "evicted) and why (NodeNotReady, NodeTainted, NodeUnhealthy, NodeDeleted of the first "
+            "failed node; NodeFailure for evictions).",
+            {"action", "reason"})),
+        node_replacements_total(r.AddCounter(
+            "phalanx_node_replacements_total",
+            "Failed nodes under admitted gangs whose ranks moved to healthy nodes, by reason.",
+            {"reason"})),
         status_writes_total(r.AddCounter(
             "phalanx_status_writes_total",
             "Status and metadata writes to the API server, by object kind and result.",
@@ -77,6 +87,8 @@ struct OperatorMetrics {
   metrics::Family<metrics::Counter>& jobs_finished_total;
   metrics::Family<metrics::Counter>& resize_events_total;
   metrics::Family<metrics::Counter>& pods_created_total;
+  metrics::Family<metrics::Counter>& node_failures_total;
+  metrics::Family<metrics::Counter>& node_replacements_total;
   metrics::Family<metrics::Counter>& status_writes_total;
 };
 

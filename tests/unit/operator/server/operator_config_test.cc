@@ -62,7 +62,8 @@ TEST(OperatorConfig, HelpListsEveryFlag) {
   for (const char* flag : {"--kubeconfig", "--context", "--placement-address", "--health-address",
                            "--leader-elect", "--lease-namespace", "--lease-name", "--identity",
                            "--log-level", "--workers", "--min-cycle-interval-ms",
-                           "--sync-timeout-seconds", "--placement-deadline-ms", "--fair-sharing"}) {
+                           "--sync-timeout-seconds", "--placement-deadline-ms", "--fair-sharing",
+                           "--not-ready-grace-seconds"}) {
     EXPECT_NE(OperatorUsage().find(flag), std::string::npos) << flag;
   }
 }

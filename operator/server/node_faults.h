@@ -1,0 +1,133 @@
+// Node faults under admitted gangs (issue #11, docs/operator.md "Faults"): which nodes of a
+// TrainingJob's status.placement failed, and what to do about it, in three steps:
+//   1. replace: ReplaceNodes moves the ranks on the failed nodes to healthy free nodes inside
+//      the gang's domain (Kueue replaces one node and evicts on a second; this replaces any
+//      number);
+//   2. shrink: an elastic job with no replacement drops to the largest count it allows without
+//      the lost ranks (Resize from the top; a lost low rank takes a freed node of a dropped
+//      high rank, so ranks stay dense 0..n-1);
+//   3. evict: Release, and the job goes back to its queue to be admitted elsewhere.
+// The admission controller calls Respond for each admitted job in its cycle (it owns
+// status.admission and status.placement) and writes what comes back; the job controller then
+// moves the pods (it deletes a pod pinned to another node than status.placement names).
+//
+//   NodeFaultResponder faults(node_lookup, flavor_tolerations, placement, {});
+//   faults.BeginCycle(now);
+//   if (std::optional<FaultDecision> d = faults.Respond(job, now)) Write(*d);
+//   if (std::optional<absl::Time> at = faults.next_check()) WakeAt(*at);
+//
+// A node has failed for a gang when it is NotReady for longer than a grace period, has a
+// NoSchedule / NoExecute taint the gang does not tolerate (except the node lifecycle's own
+// not-ready / unreachable and pressure taints), carries sagemaker.amazonaws.com/node-health-status
+// other than Schedulable, or is gone. Not thread-safe: one admission cycle at a time uses it.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "kube/api/training_job.h"
+#include "kube/objects.h"
+#include "scheduler/placement_service.h"
+#include "scheduler/placement_types.h"
+
+namespace phalanx::operator_server {
+
+// Conditions of the admission controller for the first two steps (the third is Evicted).
+inline constexpr std::string_view kConditionNodesReplaced = "NodesReplaced";
+inline constexpr std::string_view kConditionShrunk = "Shrunk";
+// The reason of an eviction after node failures (conditions, event, evicted-workloads metric).
+inline constexpr std::string_view kReasonNodeFailure = "NodeFailure";
+
+enum class NodeFaultKind { kNotReady, kTainted, kUnhealthy, kDeleted };
+
+// "NodeNotReady", "NodeTainted", "NodeUnhealthy", "NodeDeleted": condition reasons and the
+// `reason` label of the metrics.
+std::string_view FaultReason(NodeFaultKind kind);
+
+struct NodeFault {
+  std::string node;
+  NodeFaultKind kind = NodeFaultKind::kNotReady;
+  std::string detail;  // "ip-a is NotReady", "ip-a has taint k=v:NoExecute", ...
+};
+
+// The fault of node `name` for a gang with `tolerations`, or nullopt if the gang may stay on
+// it; `node` null means it was deleted. NotReady is reported at once (the grace is the
+// responder's).
+std::optional<NodeFault> DetectNodeFault(std::string_view name, const kube::Node* node,
+                                         const std::vector<placement::Toleration>& tolerations);
+
+// The largest count an elastic gang of `current` pods can shrink to without `lost` of them:
+// at most current - lost, of the form min + k * step, a multiple of group_size (when > 0);
+// nullopt if that is below elastic.minReplicas.
+std::optional<int32_t> ShrinkTarget(int32_t current, int32_t lost,
+                                    const kube::TrainingJobElastic& elastic, int32_t group_size);
+
+struct NodeFaultOptions {
+  // How long a node must stay NotReady before its ranks move: a kubelet restart or a short
+  // network blip should not cost a gang its nodes (Kueue waits 30 s too).
+  absl::Duration not_ready_grace = absl::Seconds(30);
+  // When to try again after the Placement service could not be reached.
+  absl::Duration retry = absl::Seconds(5);
+};
+
+enum class FaultAction { kReplaced, kShrunk, kEvicted };
+std::string_view ActionName(FaultAction action);  // "replaced", "shrunk", "evicted"
+
+// What the admission controller writes for a job hit by node faults. The placement calls were
+// made already: the scheduler holds `placement` (or, evicted, nothing).
+struct FaultDecision {
+  FaultAction action = FaultAction::kReplaced;
+  std::string reason;   // FaultReason of the first failed node; kReasonNodeFailure when evicted
+  std::string message;  // for the condition and the event
+  std::optional<kube::TrainingJobAdmission> admission;  // after; nullopt when evicted
+  std::optional<kube::TrainingJobPlacement> placement;  // after; nullopt when evicted
+  std::map<std::string, int> nodes_replaced;            // FaultReason -> failed nodes replaced
+};
+
+class NodeFaultResponder {
+ public:
+  // The node informer's view of a node (null: no such node).
+  using NodeLookup = std::function<std::shared_ptr<const kube::Node>(const std::string& name)>;
+  // The tolerations a ResourceFlavor adds to its pods (empty for an unknown flavor).
+  using FlavorTolerations =
+      std::function<std::vector<placement::Toleration>(const std::string& flavor)>;
+
+  NodeFaultResponder(NodeLookup nodes, FlavorTolerations flavors,
+                     placement::PlacementService& placement, NodeFaultOptions options = {});
+
+  // Forgets NotReady nodes that recovered or went, and the wake-up of the last cycle.
+  void BeginCycle();
+
+  // For an admitted job with a placement: nothing (nullopt) if none of its nodes failed, a
+  // NotReady node is still within its grace, or the Placement service could not be reached
+  // (next_check() then says when to look again); otherwise the step taken, already carried
+  // out on the scheduler. Calling it again for a job whose status still shows the old
+  // placement is harmless: ReplaceNodes finds no rank left on the failed nodes and answers the
+  // reservation as it is now.
+  std::optional<FaultDecision> Respond(const kube::TrainingJob& job, absl::Time now);
+
+  // The earliest time a cycle must look again since BeginCycle, or nullopt.
+  std::optional<absl::Time> next_check() const { return next_check_; }
+
+ private:
+  std::vector<placement::Toleration> GangTolerations(const kube::TrainingJob& job) const;
+  void WakeAt(absl::Time t);
+  // Steps 1-3 for the failed nodes; nullopt when the scheduler could not be reached.
+  std::optional<FaultDecision> Act(const kube::TrainingJob& job,
+                                   const std::vector<NodeFault>& faults, absl::Time now);
+
+  NodeLookup nodes_;
+  FlavorTolerations flavors_;
+  placement::PlacementService& placement_;
+  const NodeFaultOptions options_;
+  std::map<std::string, absl::Time> not_ready_since_;  // as first seen by the operator
+  std::optional<absl::Time> next_check_;
+};
+
+}  // namespace phalanx::operator_server

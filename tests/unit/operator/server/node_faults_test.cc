@@ -1,0 +1,303 @@
+// The operator's answer to failed nodes under an admitted gang, against the real placement core:
+// what counts as failed, replace inside the domain, shrink an elastic gang (ranks stay dense),
+// evict otherwise; a NotReady node waits out its grace first.
+#include "operator/server/node_faults.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/testing/status_matchers.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "operator/server/job_status.h"
+#include "scheduler/in_process_placement_service.h"
+#include "tests/unit/scheduler/test_cluster.h"
+
+namespace phalanx::operator_server {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Pair;
+using namespace ::phalanx::placement::testing;  // NOLINT: the test cluster vocabulary
+
+kube::StringMap HealthLabel(const std::string& value) {
+  std::vector<kube::StringMap::Entry> entries;
+  entries.emplace_back("sagemaker.amazonaws.com/node-health-status", value);
+  return kube::StringMap(std::move(entries));
+}
+
+kube::Node ReadyNode(const std::string& name) {
+  kube::Node node;
+  node.meta.name = name;
+  node.ready = true;
+  return node;
+}
+
+TEST(DetectNodeFault, WhatCountsAsFailed) {
+  const std::vector<placement::Toleration> none;
+  kube::Node node = ReadyNode("n");
+  EXPECT_EQ(DetectNodeFault("n", &node, none), std::nullopt);
+  EXPECT_EQ(DetectNodeFault("n", nullptr, none)->kind, NodeFaultKind::kDeleted);
+  node.ready = false;
+  EXPECT_EQ(DetectNodeFault("n", &node, none)->kind, NodeFaultKind::kNotReady);
+
+  // HyperPod's health label: anything but Schedulable.
+  for (const char* value :
+       {"Unschedulable", "UnschedulablePendingReplacement", "UnschedulablePendingReboot"}) {
+    node = ReadyNode("n");
+    node.meta.labels = HealthLabel(value);
+    std::optional<NodeFault> fault = DetectNodeFault("n", &node, none);
+    ASSERT_TRUE(fault.has_value()) << value;
+    EXPECT_EQ(fault->kind, NodeFaultKind::kUnhealthy);
+    EXPECT_THAT(fault->detail, HasSubstr(value));
+  }
+  node.meta.labels = HealthLabel("Schedulable");
+  EXPECT_EQ(DetectNodeFault("n", &node, none), std::nullopt);
+
+  // Taints: untolerated NoSchedule / NoExecute, the cordon's included; not PreferNoSchedule, not
+  // the node lifecycle's condition taints (NotReady has its own grace), not tolerated ones.
+  node = ReadyNode("n");
+  node.taints = {{"example.com/gpu-xid", "79", "NoExecute"}};
+  std::optional<NodeFault> tainted = DetectNodeFault("n", &node, none);
+  ASSERT_TRUE(tainted.has_value());
+  EXPECT_EQ(tainted->kind, NodeFaultKind::kTainted);
+  EXPECT_THAT(tainted->detail, HasSubstr("example.com/gpu-xid=79:NoExecute"));
+  EXPECT_EQ(DetectNodeFault("n", &node, {{"example.com/gpu-xid", "Exists", "", ""}}), std::nullopt);
+  node.taints = {{"node.kubernetes.io/unschedulable", "", "NoSchedule"}};
+  EXPECT_EQ(DetectNodeFault("n", &node, none)->kind, NodeFaultKind::kTainted);
+  node.taints = {{"node.kubernetes.io/not-ready", "", "NoExecute"},
+                 {"node.kubernetes.io/memory-pressure", "", "NoSchedule"},
+                 {"example.com/soon", "", "PreferNoSchedule"}};
+  EXPECT_EQ(DetectNodeFault("n", &node, none), std::nullopt);
+}
+
+TEST(ShrinkTarget, LargestAllowedCountWithoutTheLostRanks) {
+  EXPECT_EQ(ShrinkTarget(8, 1, {.min_replicas = 2, .max_replicas = 8, .step = 1}, 0), 7);
+  EXPECT_EQ(ShrinkTarget(8, 1, {.min_replicas = 2, .max_replicas = 8, .step = 2}, 0), 6);
+  EXPECT_EQ(ShrinkTarget(8, 2, {.min_replicas = 4, .max_replicas = 8, .step = 2}, 4), 4);
+  EXPECT_EQ(ShrinkTarget(3, 2, {.min_replicas = 2, .max_replicas = 8, .step = 1}, 0), std::nullopt);
+}
+
+// Block c1 (x0..x4) and block c2 (y0..y5) under layer-2 "b", and the operator's view of them.
+// Gangs of up to 5 take c1 (the best fit), from x0 up.
+class NodeFaultsTest : public ::testing::Test {
+ protected:
+  NodeFaultsTest() : service_(Cluster()) {
+    for (const char* n : {"x0", "x1", "x2", "x3", "x4", "y0", "y1", "y2", "y3", "y4", "y5"}) {
+      nodes_[n] = ReadyNode(n);
+    }
+  }
+  static placement::ClusterSnapshot Cluster() {
+    placement::ClusterSnapshot snapshot(Eks());
+    AddNodes(snapshot, {"a", "b", "c1"}, "x", 5);
+    AddNodes(snapshot, {"a", "b", "c2"}, "y", 6);
+    return snapshot;
+  }
+
+  // A job admitted with `count` pods, reserved through the service; its status as written.
+  kube::TrainingJob Admit(int32_t count, const std::string& required,
+                          std::optional<kube::TrainingJobElastic> elastic = std::nullopt) {
+    kube::TrainingJob job;
+    job.meta.name = "j";
+    job.meta.namespace_ = "ns";
+    job.elastic = elastic;
+    placement::GangRequest request = Gang("ns/j", count, 8, required);
+    if (elastic) request.elastic = placement::ElasticRange{elastic->min_replicas, count, 1};
+    absl::StatusOr<placement::PlacementResult> r = service_.Reserve(request);
+    EXPECT_TRUE(r.ok() && r->placed);
+    job.status.admission =
+        kube::TrainingJobAdmission{.cluster_queue = "cq", .flavor = "h100", .replicas = count};
+    job.status.placement = PlacementStatus(r->placement);
+    return job;
+  }
+
+  // The node as the informer and the scheduler's snapshot both see it.
+  void SetNode(const kube::Node& node) {
+    nodes_[node.meta.name] = node;
+    ASSERT_OK(service_.Update([&](placement::ClusterSnapshot& s) {
+      placement::NodeInfo info = s.nodes()[s.FindNode(node.meta.name)].info;
+      info.ready = node.ready;
+      info.labels.erase(std::string(placement::kNodeHealthLabel));
+      for (const auto& [k, v] : node.meta.labels) info.labels[k.str()] = v.str();
+      return s.UpdateNode(info);
+    }));
+  }
+  void NotReady(const std::string& name) {
+    kube::Node node = nodes_[name];
+    node.ready = false;
+    SetNode(node);
+  }
+  std::vector<std::string> Held() {
+    std::vector<std::string> nodes;
+    service_.Read([&](const placement::ClusterSnapshot& s) {
+      if (const auto* r = s.FindReservation("ns/j")) {
+        for (const auto& rank : r->ranks) nodes.push_back(s.nodes()[rank.node].info.name);
+      }
+    });
+    return nodes;
+  }
+
+  placement::InProcessPlacementService service_;
+  std::map<std::string, kube::Node> nodes_;
+  std::vector<placement::Toleration> flavor_tolerations_;
+  NodeFaultResponder faults_{[this](const std::string& name) -> std::shared_ptr<const kube::Node> {
+                               auto it = nodes_.find(name);
+                               if (it == nodes_.end()) return nullptr;
+                               return std::make_shared<const kube::Node>(it->second);
+                             },
+                             [this](const std::string& flavor) {
+                               return flavor == "h100" ? flavor_tolerations_
+                                                       : std::vector<placement::Toleration>{};
+                             },
+                             service_,
+                             {.not_ready_grace = absl::Seconds(30)}};
+  const absl::Time t0_ = absl::FromUnixSeconds(1'800'000'000);
+};
+
+TEST_F(NodeFaultsTest, NotReadyWaitsOutItsGraceThenTheRankMovesInsideItsBlock) {
+  kube::TrainingJob job = Admit(4, kLayer2);
+  ASSERT_THAT(job.status.placement->nodes, ElementsAre("x0", "x1", "x2", "x3"));
+  EXPECT_EQ(faults_.Respond(job, t0_), std::nullopt);  // all healthy
+  NotReady("x1");
+  faults_.BeginCycle();
+  EXPECT_EQ(faults_.Respond(job, t0_), std::nullopt);
+  EXPECT_EQ(faults_.next_check(), t0_ + absl::Seconds(30));
+  faults_.BeginCycle();
+  EXPECT_EQ(faults_.Respond(job, t0_ + absl::Seconds(10)), std::nullopt);  // since t0, not t0+10
+
+  faults_.BeginCycle();
+  std::optional<FaultDecision> d = faults_.Respond(job, t0_ + absl::Seconds(31));
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->action, FaultAction::kReplaced);
+  EXPECT_EQ(d->reason, "NodeNotReady");
+  EXPECT_THAT(d->placement->nodes, ElementsAre("x0", "x4", "x2", "x3"));
+  EXPECT_EQ(d->placement->domain, "c1");
+  EXPECT_EQ(d->admission->replicas, 4);
+  EXPECT_THAT(d->nodes_replaced, ElementsAre(Pair("NodeNotReady", 1)));
+  EXPECT_THAT(d->message, HasSubstr("x1 is NotReady for 31s"));
+  EXPECT_THAT(d->message, HasSubstr("rank 1 x1 -> x4"));
+  EXPECT_EQ(Held(), d->placement->nodes);
+
+  // The same job seen again before the informer shows the new status: the same answer, and
+  // nothing moves twice.
+  std::optional<FaultDecision> again = faults_.Respond(job, t0_ + absl::Seconds(32));
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(again->placement->nodes, d->placement->nodes);
+  job.status.placement = d->placement;
+  EXPECT_EQ(faults_.Respond(job, t0_ + absl::Seconds(33)), std::nullopt);
+
+  // Back to Ready: the grace starts over on the next failure.
+  nodes_["x1"].ready = true;
+  faults_.BeginCycle();
+  NotReady("x4");
+  EXPECT_EQ(faults_.Respond(job, t0_ + absl::Seconds(100)), std::nullopt);
+}
+
+TEST_F(NodeFaultsTest, TwoUnhealthyNodesAtOnceAreBothReplaced) {
+  kube::TrainingJob job = Admit(3, kLayer2);  // x0..x2; x3, x4 free in c1
+  for (const char* name : {"x0", "x2"}) {
+    kube::Node node = nodes_[name];
+    node.meta.labels = HealthLabel("UnschedulablePendingReplacement");
+    SetNode(node);
+  }
+  std::optional<FaultDecision> d = faults_.Respond(job, t0_);  // no grace for the label
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->action, FaultAction::kReplaced);
+  EXPECT_EQ(d->reason, "NodeUnhealthy");
+  EXPECT_THAT(d->placement->nodes, ElementsAre("x3", "x1", "x4"));
+  EXPECT_THAT(d->nodes_replaced, ElementsAre(Pair("NodeUnhealthy", 2)));
+}
+
+TEST_F(NodeFaultsTest, AToleratedTaintIsNoFault) {
+  kube::TrainingJob job = Admit(2, kLayer3);
+  kube::Node node = nodes_["x0"];
+  node.taints = {{"example.com/maintenance", "true", "NoSchedule"}};
+  nodes_["x0"] = node;
+  flavor_tolerations_ = {{"example.com/maintenance", "Exists", "", "NoSchedule"}};
+  EXPECT_EQ(faults_.Respond(job, t0_), std::nullopt);
+  flavor_tolerations_.clear();
+  std::optional<FaultDecision> d = faults_.Respond(job, t0_);
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->reason, "NodeTainted");
+}
+
+TEST_F(NodeFaultsTest, AnElasticGangWithoutASpareShrinksAndTheLostRankTakesAFreedNode) {
+  kube::TrainingJob job =
+      Admit(5, kLayer3, kube::TrainingJobElastic{.min_replicas = 2, .max_replicas = 5, .step = 1});
+  ASSERT_THAT(job.status.placement->nodes, ElementsAre("x0", "x1", "x2", "x3", "x4"));
+  // The pods run: the one of the dropped rank 4 still does when rank 1 wants its node.
+  for (int r = 0; r < 5; ++r) {
+    ASSERT_OK(service_.Update([&](placement::ClusterSnapshot& s) {
+      return s.AddPod({absl::StrCat("ns/j-", r),
+                       job.status.placement->nodes[r],
+                       {{"nvidia.com/gpu", 8}},
+                       "ns/j",
+                       r});
+    }));
+  }
+  NotReady("x1");
+  EXPECT_EQ(faults_.Respond(job, t0_ + absl::Seconds(60)), std::nullopt);  // grace starts
+  faults_.BeginCycle();
+  std::optional<FaultDecision> d = faults_.Respond(job, t0_ + absl::Seconds(120));
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->action, FaultAction::kShrunk);
+  EXPECT_EQ(d->reason, "NodeNotReady");
+  EXPECT_EQ(d->admission->replicas, 4);
+  // Rank 4 went; rank 1 runs on the node rank 4 had: ranks stay 0..3.
+  EXPECT_THAT(d->placement->nodes, ElementsAre("x0", "x4", "x2", "x3"));
+  EXPECT_THAT(d->message, HasSubstr("shrunk from 5 to 4 pods"));
+  EXPECT_EQ(Held(), d->placement->nodes);
+}
+
+TEST_F(NodeFaultsTest, NoReplacementAndNoShrinkEvicts) {
+  kube::TrainingJob job = Admit(5, kLayer3);  // fixed size, c1 full
+  kube::Node node = nodes_["x2"];
+  node.taints = {{"example.com/gpu-xid", "79", "NoExecute"}};
+  nodes_["x2"] = node;
+  std::optional<FaultDecision> d = faults_.Respond(job, t0_);
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->action, FaultAction::kEvicted);
+  EXPECT_EQ(d->reason, "NodeFailure");
+  EXPECT_EQ(d->admission, std::nullopt);
+  EXPECT_EQ(d->placement, std::nullopt);
+  EXPECT_THAT(d->message, HasSubstr("no replacement: cannot replace rank 2"));
+  EXPECT_TRUE(Held().empty());
+
+  // An elastic gang whose minimum the loss would break is evicted too, saying why.
+  kube::TrainingJob elastic =
+      Admit(3, kLayer3, kube::TrainingJobElastic{.min_replicas = 3, .max_replicas = 4, .step = 1});
+  nodes_["x2"] = ReadyNode("x2");
+  for (const auto& [name, unused] : nodes_) {  // nothing spare anywhere
+    const std::vector<std::string>& held = elastic.status.placement->nodes;
+    if (std::find(held.begin(), held.end(), name) != held.end()) continue;
+    ASSERT_OK(service_.Update([&](placement::ClusterSnapshot& s) {
+      Occupy(s, name, 8);
+      return absl::OkStatus();
+    }));
+  }
+  node = nodes_[elastic.status.placement->nodes[0]];
+  node.taints = {{"example.com/gpu-xid", "79", "NoExecute"}};
+  nodes_[node.meta.name] = node;
+  d = faults_.Respond(elastic, t0_);
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->action, FaultAction::kEvicted);
+  EXPECT_THAT(d->message, HasSubstr("cannot shrink: 3 pods less 1 lost is below "
+                                    "elastic.minReplicas 3"));
+}
+
+TEST_F(NodeFaultsTest, ADeletedNodeWithoutAReservationEvicts) {
+  kube::TrainingJob job = Admit(2, kLayer3);
+  ASSERT_OK(service_.Release("ns/j"));  // e.g. a scheduler that could not restore it
+  nodes_.erase("x0");
+  std::optional<FaultDecision> d = faults_.Respond(job, t0_);
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->action, FaultAction::kEvicted);
+  EXPECT_THAT(d->message, HasSubstr("x0 was deleted"));
+  EXPECT_THAT(d->message, HasSubstr("holds no reservation"));
+}
+
+}  // namespace
+}  // namespace phalanx::operator_server
