@@ -286,6 +286,9 @@ CycleStats AdmissionController::RunCycle() {
   metrics_.placement_calls_total.WithLabels({"PlanPreemption"}).Inc(result.calls.plan_preemption);
   metrics_.placement_calls_total.WithLabels({"Release"}).Inc(result.calls.release);
   metrics_.placement_calls_total.WithLabels({"Resize"}).Inc(result.calls.resize);
+  for (const auto& [method, count] : faults_.calls()) {
+    metrics_.placement_calls_total.WithLabels({method}).Inc(count);
+  }
 
   auto conditions_of = [&](const std::string& key) { return ReadConditions(objects[key]->json); };
 

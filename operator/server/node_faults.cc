@@ -9,7 +9,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/status.h"
-#include "common/status.h"
 #include "operator/server/job_status.h"
 #include "scheduler/cluster_snapshot.h"
 #include "scheduler/gang_search.h"
@@ -132,6 +131,7 @@ NodeFaultResponder::NodeFaultResponder(NodeLookup nodes, FlavorTolerations flavo
 
 void NodeFaultResponder::BeginCycle() {
   next_check_.reset();
+  calls_.clear();
   for (auto it = not_ready_since_.begin(); it != not_ready_since_.end();) {
     std::shared_ptr<const kube::Node> node = nodes_(it->first);
     it = node == nullptr || node->ready ? not_ready_since_.erase(it) : std::next(it);
@@ -218,6 +218,7 @@ std::optional<FaultDecision> NodeFaultResponder::Act(const kube::TrainingJob& jo
   };
 
   // 1. Replace.
+  ++calls_["ReplaceNodes"];
   absl::StatusOr<placement::PlacementResult> replaced = placement_.ReplaceNodes(key, failed);
   if (!replaced.ok() && !absl::IsNotFound(replaced.status())) {
     return unreachable("ReplaceNodes", replaced.status());
@@ -252,12 +253,14 @@ std::optional<FaultDecision> NodeFaultResponder::Act(const kube::TrainingJob& jo
       absl::StrAppend(&why, "; cannot shrink: ", current, " pods less ", lost, " lost is below ",
                       "elastic.minReplicas ", job.elastic->min_replicas);
     } else {
+      ++calls_["Resize"];
       absl::StatusOr<placement::PlacementResult> shrunk = placement_.Resize(key, *target);
       if (!shrunk.ok()) return unreachable("Resize", shrunk.status());
       placement::Placement result = shrunk->placement;
       bool ok = shrunk->placed;
       // A lost rank below the new count takes a node freed by the dropped ranks.
       if (ok && std::any_of(result.nodes.begin(), result.nodes.end(), is_failed)) {
+        ++calls_["ReplaceNodes"];
         absl::StatusOr<placement::PlacementResult> refill = placement_.ReplaceNodes(key, failed);
         if (!refill.ok()) return unreachable("ReplaceNodes after Resize", refill.status());
         ok = refill->placed;
@@ -279,6 +282,7 @@ std::optional<FaultDecision> NodeFaultResponder::Act(const kube::TrainingJob& jo
   }
 
   // 3. Evict: back to the queue, to be admitted elsewhere.
+  ++calls_["Release"];
   absl::Status released = placement_.Release(key);
   if (!released.ok() && !absl::IsNotFound(released)) return unreachable("Release", released);
   d.action = FaultAction::kEvicted;

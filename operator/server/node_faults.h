@@ -114,6 +114,8 @@ class NodeFaultResponder {
 
   // The earliest time a cycle must look again since BeginCycle, or nullopt.
   std::optional<absl::Time> next_check() const { return next_check_; }
+  // Placement calls made since BeginCycle, by method.
+  const std::map<std::string, int>& calls() const { return calls_; }
 
  private:
   std::vector<placement::Toleration> GangTolerations(const kube::TrainingJob& job) const;
@@ -128,6 +130,7 @@ class NodeFaultResponder {
   const NodeFaultOptions options_;
   std::map<std::string, absl::Time> not_ready_since_;  // as first seen by the operator
   std::optional<absl::Time> next_check_;
+  std::map<std::string, int> calls_;
 };
 
 }  // namespace phalanx::operator_server

@@ -265,6 +265,9 @@ TEST_F(NodeFaultsTest, NoReplacementAndNoShrinkEvicts) {
   EXPECT_EQ(d->placement, std::nullopt);
   EXPECT_THAT(d->message, HasSubstr("no replacement: cannot replace rank 2"));
   EXPECT_TRUE(Held().empty());
+  EXPECT_THAT(faults_.calls(), ElementsAre(Pair("Release", 1), Pair("ReplaceNodes", 1)));
+  faults_.BeginCycle();
+  EXPECT_TRUE(faults_.calls().empty());
 
   // An elastic gang whose minimum the loss would break is evicted too, saying why.
   kube::TrainingJob elastic =
