@@ -139,6 +139,11 @@ out=$(check_invariants) && pass "invariants hold: every admitted job has exactly
   fail "invariants broken: $out"
 grep -q "acquired lease" "$OPLOG" && pass "the restarted operator acquired the Lease" || fail "no lease acquisition in $OPLOG"
 
-curl -sf "http://127.0.0.1:$PHALANX_OPERATOR_HEALTH_PORT/metrics" | grep -q '^phalanx_admitted_workloads_total{cluster_queue="vision"}' &&
-  pass "/metrics reports phalanx_admitted_workloads_total per ClusterQueue" || fail "/metrics lacks phalanx_admitted_workloads_total"
+# The restarted operator may have admitted nothing itself (its counters start at 0 and a series
+# appears with its first admission), but it reports every queue's quota and usage each cycle.
+metrics=$(curl -sf "http://127.0.0.1:$PHALANX_OPERATOR_HEALTH_PORT/metrics")
+grep -q '^phalanx_cluster_queue_nominal_quota{cluster_queue="vision",flavor="p5",resource="nvidia.com/gpu"} 128' <<<"$metrics" &&
+  grep -q '^phalanx_admitted_active_workloads{cluster_queue="vision"}' <<<"$metrics" &&
+  pass "/metrics reports quota and admitted workloads per ClusterQueue" ||
+  fail "/metrics lacks the per-ClusterQueue series: $(grep -c '^phalanx_' <<<"$metrics") phalanx_ lines"
 finish
