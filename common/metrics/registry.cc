@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <exception>
+#include <map>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "common/metrics/text_format.h"
@@ -71,6 +73,20 @@ constexpr std::string_view TypeName<Histogram>() {
   return "histogram";
 }
 
+// Runs a callback gauge's function at scrape time. A scrape must not take the process down:
+// a throw is logged and the family is missing from this scrape.
+template <typename T>
+std::optional<T> Evaluate(const std::string& name, const std::function<T()>& fn) {
+  try {
+    return fn();
+  } catch (const std::exception& e) {
+    spdlog::error("metrics: callback gauge {} threw: {}", name, e.what());
+  } catch (...) {
+    spdlog::error("metrics: callback gauge {} threw a non-exception", name);
+  }
+  return std::nullopt;
+}
+
 // A gauge whose one value is computed at scrape time.
 class CallbackGaugeFamily final : public internal::FamilyBase {
  public:
@@ -78,25 +94,52 @@ class CallbackGaugeFamily final : public internal::FamilyBase {
       : name_(std::move(name)), help_(std::move(help)), value_(std::move(value)) {}
 
   void Render(std::string* out) const override {
-    double value;
-    try {
-      value = value_();
-    } catch (const std::exception& e) {
-      // A scrape must not take the process down; the series is missing from this scrape.
-      spdlog::error("metrics: callback gauge {} threw: {}", name_, e.what());
-      return;
-    } catch (...) {
-      spdlog::error("metrics: callback gauge {} threw a non-exception", name_);
-      return;
-    }
+    std::optional<double> value = Evaluate(name_, value_);
+    if (!value) return;
     internal::AppendHeader(name_, help_, "gauge", out);
-    internal::AppendSampleLine(name_, {}, {}, "", "", value, out);
+    internal::AppendSampleLine(name_, {}, {}, "", "", *value, out);
   }
 
  private:
   const std::string name_;
   const std::string help_;
   const std::function<double()> value_;
+};
+
+// A labelled gauge whose series are listed at scrape time.
+class CallbackGaugeSetFamily final : public internal::FamilyBase {
+ public:
+  CallbackGaugeSetFamily(std::string name, std::string help, std::vector<std::string> label_names,
+                         std::function<std::vector<LabelledValue>()> values)
+      : name_(std::move(name)),
+        help_(std::move(help)),
+        label_names_(std::move(label_names)),
+        values_(std::move(values)) {}
+
+  void Render(std::string* out) const override {
+    std::optional<std::vector<LabelledValue>> listed = Evaluate(name_, values_);
+    if (!listed) return;
+    std::map<std::vector<std::string>, double> series;
+    for (LabelledValue& v : *listed) {
+      if (v.labels.size() != label_names_.size()) {
+        spdlog::error("metrics: {}: a series with {} label values, want {} ({}); dropped", name_,
+                      v.labels.size(), label_names_.size(), fmt::join(label_names_, ", "));
+        continue;
+      }
+      series[std::move(v.labels)] += v.value;
+    }
+    if (series.empty()) return;
+    internal::AppendHeader(name_, help_, "gauge", out);
+    for (const auto& [labels, value] : series) {
+      internal::AppendSampleLine(name_, label_names_, labels, "", "", value, out);
+    }
+  }
+
+ private:
+  const std::string name_;
+  const std::string help_;
+  const std::vector<std::string> label_names_;
+  const std::function<std::vector<LabelledValue>()> values_;
 };
 
 }  // namespace
@@ -251,6 +294,15 @@ void Registry::AddCallbackGauge(std::string name, std::string help,
   Reserve(name, {}, /*histogram=*/false);
   families_.emplace(name, std::make_unique<CallbackGaugeFamily>(name, std::move(help),
                                                                 std::move(value)));
+}
+
+void Registry::AddCallbackGaugeFamily(std::string name, std::string help,
+                                      std::vector<std::string> label_names,
+                                      std::function<std::vector<LabelledValue>()> values) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Reserve(name, label_names, /*histogram=*/false);
+  families_.emplace(name, std::make_unique<CallbackGaugeSetFamily>(
+                              name, std::move(help), std::move(label_names), std::move(values)));
 }
 
 std::string Registry::Render() const {

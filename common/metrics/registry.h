@@ -8,6 +8,8 @@
 //   filter.Observe(0.0004);                          // ... update per request, lock-free
 //   registry.AddCallbackGauge("phalanx_snapshot_nodes", "Nodes in the snapshot.",
 //                             [&] { return snapshot.NodeCount(); });
+//   registry.AddCallbackGaugeFamily("phalanx_domain_allocatable_gpus", "GPUs per domain.",
+//                                   {"level", "domain"}, [&] { return GpusPerDomain(); });
 //   std::string text = registry.Render();
 //
 // Registration is start-up code with names fixed in the source, so a bad name, a bad bucket
@@ -52,6 +54,12 @@ class FamilyBase {
 };
 
 }  // namespace internal
+
+// One series of a callback gauge family: its label values, one per label name, and its value.
+struct LabelledValue {
+  std::vector<std::string> labels;
+  double value = 0;
+};
 
 // All series of one metric name, one per combination of label values.
 template <typename T>
@@ -106,6 +114,16 @@ class Registry {
   // already live elsewhere (snapshot size, reservations held). `value` must stay callable for
   // the Registry's lifetime, be thread-safe, and not call into this Registry.
   void AddCallbackGauge(std::string name, std::string help, std::function<double()> value);
+  // A labelled gauge whose series `values` lists at each Render, for numbers that live elsewhere
+  // and whose label sets come and go with the data (GPUs per topology domain, the oldest pending
+  // job per queue): a series the callback stops listing leaves the exposition, so nothing stale
+  // stays behind. Series are sorted by label values; two with the same label values are added
+  // together; one with the wrong number of label values is dropped and logged (the values come
+  // from run-time data, a scrape must not abort the process). No series: the family is left
+  // out. Same contract for `values` as AddCallbackGauge.
+  void AddCallbackGaugeFamily(std::string name, std::string help,
+                              std::vector<std::string> label_names,
+                              std::function<std::vector<LabelledValue>()> values);
 
   // The text exposition of every family with at least one series, families sorted by name.
   std::string Render() const;

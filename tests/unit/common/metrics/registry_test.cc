@@ -93,6 +93,43 @@ TEST(RegistryTest, CallbackGaugeThatThrowsIsLeftOutOfThatScrape) {
   EXPECT_EQ(registry.Render(), "# HELP b_fine Fine.\n# TYPE b_fine gauge\nb_fine 1\n");
 }
 
+TEST(RegistryTest, CallbackGaugeFamilyListsTheSeriesOfEachRenderSortedAndSummed) {
+  Registry registry;
+  std::vector<LabelledValue> listed = {{{"layer-3", "nn-2"}, 16},
+                                       {{"layer-3", "nn-1"}, 8},
+                                       {{"layer-2", "nn-0"}, 24},
+                                       {{"layer-3", "nn-1"}, 8}};  // same labels: added
+  registry.AddCallbackGaugeFamily("phalanx_domain_gpus", "GPUs per domain.", {"level", "domain"},
+                                  [&listed] { return listed; });
+  EXPECT_EQ(registry.Render(),
+            "# HELP phalanx_domain_gpus GPUs per domain.\n"
+            "# TYPE phalanx_domain_gpus gauge\n"
+            "phalanx_domain_gpus{level=\"layer-2\",domain=\"nn-0\"} 24\n"
+            "phalanx_domain_gpus{level=\"layer-3\",domain=\"nn-1\"} 16\n"
+            "phalanx_domain_gpus{level=\"layer-3\",domain=\"nn-2\"} 16\n");
+  // A series no longer listed is gone from the next scrape: nothing stale stays behind.
+  listed = {{{"layer-3", "nn-2"}, 0}};
+  EXPECT_EQ(registry.Render(),
+            "# HELP phalanx_domain_gpus GPUs per domain.\n"
+            "# TYPE phalanx_domain_gpus gauge\n"
+            "phalanx_domain_gpus{level=\"layer-3\",domain=\"nn-2\"} 0\n");
+  listed.clear();
+  EXPECT_EQ(registry.Render(), "");
+}
+
+TEST(RegistryTest, CallbackGaugeFamilyDropsSeriesWithTheWrongLabelCountAndSurvivesThrows) {
+  Registry registry;
+  registry.AddCallbackGaugeFamily("a_family", "A.", {"reason"}, [] {
+    return std::vector<LabelledValue>{{{"NotReady", "extra"}, 1}, {{"Unhealthy"}, 2}};
+  });
+  registry.AddCallbackGaugeFamily("b_family", "B.", {"reason"},
+                                  []() -> std::vector<LabelledValue> {
+                                    throw std::runtime_error("x");
+                                  });
+  EXPECT_EQ(registry.Render(),
+            "# HELP a_family A.\n# TYPE a_family gauge\na_family{reason=\"Unhealthy\"} 2\n");
+}
+
 TEST(RegistryTest, HistogramRendersCumulativeBucketsSumAndCount) {
   Registry registry;
   auto& latency = registry.AddHistogram("phalanx_extender_request_duration_seconds",
@@ -255,6 +292,9 @@ TEST(RegistryDeathTest, InvalidRegistrationsAbortWithAClearMessage) {
   auto& taken = registry.AddGauge("taken", "X.", {"a"});
   EXPECT_DEATH(registry.AddGauge("taken", "X."), "\"taken\" registered twice");
   EXPECT_DEATH(registry.AddCallbackGauge("taken", "X.", [] { return 1.0; }), "registered twice");
+  EXPECT_DEATH(registry.AddCallbackGaugeFamily("taken", "X.", {"a"}, [] {
+    return std::vector<LabelledValue>{};
+  }), "registered twice");
   EXPECT_DEATH(taken.WithLabels({"1", "2"}), "taken: 2 label values given, want 1 \\(a\\)");
   EXPECT_DEATH(registry.AddCounter("taken_total", "X.", {"a"}).WithLabels({}),
                "taken_total: 0 label values given, want 1 \\(a\\)");
