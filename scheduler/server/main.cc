@@ -39,6 +39,7 @@
 #include "scheduler/in_process_placement_service.h"
 #include "scheduler/server/live_snapshot.h"
 #include "scheduler/server/scheduler_config.h"
+#include "scheduler/server/snapshot_metrics.h"
 #include "scheduler/server/topology_loader.h"
 #include "scheduler/snapshot_summary.h"
 #include "spdlog/spdlog.h"
@@ -138,6 +139,13 @@ int Run(const SchedulerConfig& config) {
       "phalanx_reservations_unrestored",
       "TrainingJobs whose status.placement could not be restored yet (a node is missing or full).",
       [&] { return double(live.UnrestoredJobs().size()); });
+  AddSnapshotMetrics(registry, [&service] {
+    placement::SnapshotSummary summary;
+    service.Read([&](const placement::ClusterSnapshot& s) {
+      summary = placement::Summarize(s, kSnapshotMetricsSummary);
+    });
+    return summary;
+  });
   registry.AddCallbackGauge("phalanx_scheduler_ready",
                             "1 once the snapshot is synced and reservations are rebuilt.",
                             [&] { return ready.load() ? 1.0 : 0.0; });
