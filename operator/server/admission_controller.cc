@@ -426,10 +426,13 @@ CycleStats AdmissionController::RunCycle() {
   }
 
   // --- pending: the Queued condition says why, written only when it changes -----------------
+  // Returns since when the job has been queued (QueuedSince of the conditions it had).
   auto write_queued = [&](const std::string& key, std::string_view status_value,
-                          std::string_view reason, const std::string& message, bool warn) {
+                          std::string_view reason, const std::string& message,
+                          bool warn) -> int64_t {
     const kube::TrainingJob& job = jobs.at(key);
     std::vector<Condition> current = conditions_of(key);
+    const int64_t since = QueuedSince(current, std::string(job.meta.creation_timestamp), snapshot.now);
     std::vector<Condition> wanted = {{.type = std::string(kConditionQueued),
                                       .status = std::string(status_value),
                                       .reason = std::string(reason),
@@ -440,25 +443,29 @@ CycleStats AdmissionController::RunCycle() {
         wanted.push_back(c);
       }
     }
-    if (SameConditions(current, kOwned, wanted)) return;
+    if (SameConditions(current, kOwned, wanted)) return since;
     AdmissionStatus status;
     status.conditions = MergeConditions(current, kOwned, wanted, now);
     if (!ApplyJobStatus(*objects[key], AdmissionStatusApply(job.meta, status))) {
       ++stats.write_errors;
-      return;
+      return since;
     }
     (void)events_.Record(JobReference(job.meta), warn ? kube::EventType::kWarning : kube::EventType::kNormal,
                          std::string(reason), message);
+    return since;
   };
   std::map<std::string, std::pair<int, int>> pending_by_cq;  // active, inadmissible
+  std::map<std::string, double> oldest_pending;               // cluster queue -> since
   for (const admission::PendingDecision& p : result.pending) {
     ++stats.pending;
+    const double since = static_cast<double>(write_queued(
+        p.workload, "True", admission::ToString(p.reason), p.message, Inadmissible(p.reason)));
     if (!p.cluster_queue.empty()) {
       auto& counts = pending_by_cq[p.cluster_queue];
       (Inadmissible(p.reason) ? counts.second : counts.first)++;
+      auto [it, inserted] = oldest_pending.emplace(p.cluster_queue, since);
+      if (!inserted) it->second = std::min(it->second, since);
     }
-    write_queued(p.workload, "True", admission::ToString(p.reason), p.message,
-                 Inadmissible(p.reason));
   }
   for (const admission::PendingDecision& p : invalid) {
     ++stats.pending;
@@ -477,6 +484,7 @@ CycleStats AdmissionController::RunCycle() {
     metrics_.pending_workloads.WithLabels({cq.name, "active"}).Set(counts.first);
     metrics_.pending_workloads.WithLabels({cq.name, "inadmissible"}).Set(counts.second);
   }
+  metrics_.oldest_pending.Replace(std::move(oldest_pending));
   if (result.requeue_at) {
     queue_.AddAfter(kCycleKey, absl::Seconds(std::max<int64_t>(1, *result.requeue_at - snapshot.now)));
   }

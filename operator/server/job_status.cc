@@ -60,6 +60,15 @@ int64_t ParseUnixSeconds(std::string_view rfc3339) {
   return absl::ToUnixSeconds(t);
 }
 
+int64_t QueuedSince(const std::vector<Condition>& conditions, std::string_view creation_timestamp,
+                    int64_t now) {
+  const int64_t created = ParseUnixSeconds(creation_timestamp);
+  const Condition* queued = FindCondition(conditions, kConditionQueued);
+  if (queued == nullptr) return created;
+  if (queued->status != "True") return now;
+  return std::max(created, ParseUnixSeconds(queued->last_transition_time));
+}
+
 std::vector<Condition> ReadConditions(std::string_view object_json) {
   std::vector<Condition> out;
   absl::StatusOr<rapidjson::Document> doc = kube::ParseJson(object_json);

@@ -59,6 +59,12 @@ std::vector<Condition> ReadConditions(std::string_view object_json);
 // A string in status (e.g. "startTime"); "" when absent.
 std::string ReadStatusString(std::string_view object_json, std::string_view key);
 const Condition* FindCondition(const std::vector<Condition>& conditions, std::string_view type);
+// Unix seconds since which a pending job has waited: the lastTransitionTime of its Queued=True
+// condition (set when it was first queued, or queued again after an eviction), never before its
+// creation; its creation before any Queued condition is written; `now` when its Queued condition
+// is not True yet (a job resumed from suspension starts waiting now).
+int64_t QueuedSince(const std::vector<Condition>& conditions, std::string_view creation_timestamp,
+                    int64_t now);
 
 // The conditions of one manager after an update: every condition of `owned` types in `current`,
 // with `updates` set over them. A condition whose status does not change keeps its

@@ -1,11 +1,39 @@
 // phalanx-operator's Prometheus metrics. Names and labels follow Kueue's (kueue_pending_workloads
-// -> phalanx_pending_workloads, ...) so dashboards and alerts carry over; docs/operator.md lists
+// -> phalanx_pending_workloads, ...) so dashboards and alerts carry over; docs/metrics.md lists
 // them all.
 #pragma once
+
+#include <map>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "common/metrics/registry.h"
 
 namespace phalanx::operator_server {
+
+// Per ClusterTrainingQueue, the Unix time since which its longest-waiting pending TrainingJob has
+// waited (QueuedSince). Each admission cycle replaces the whole map; a scrape reads it, so a
+// queue with nothing pending has no series rather than a stale one, and the age keeps growing
+// between cycles (time() - value) although nothing polls.
+class OldestPending {
+ public:
+  void Replace(std::map<std::string, double> since) {
+    std::lock_guard<std::mutex> lock(mu_);
+    since_ = std::move(since);
+  }
+  std::vector<metrics::LabelledValue> Series() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<metrics::LabelledValue> out;
+    for (const auto& [queue, since] : since_) out.push_back({.labels = {queue}, .value = since});
+    return out;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::map<std::string, double> since_;
+};
 
 struct OperatorMetrics {
   explicit OperatorMetrics(metrics::Registry& r)
@@ -70,7 +98,16 @@ struct OperatorMetrics {
         status_writes_total(r.AddCounter(
             "phalanx_status_writes_total",
             "Status and metadata writes to the API server, by object kind and result.",
-            {"kind", "result"})) {}
+            {"kind", "result"})) {
+    r.AddCallbackGaugeFamily(
+        "phalanx_oldest_pending_workload_timestamp_seconds",
+        "Unix time since which the longest-waiting pending TrainingJob of each ClusterQueue has "
+        "waited (its Queued condition turned True: creation, or its last eviction); no series "
+        "while nothing is pending.",
+        {"cluster_queue"}, [this] { return oldest_pending.Series(); });
+  }
+  OperatorMetrics(const OperatorMetrics&) = delete;  // the callback above holds `this`
+  OperatorMetrics& operator=(const OperatorMetrics&) = delete;
 
   metrics::Family<metrics::Gauge>& pending_workloads;
   metrics::Family<metrics::Gauge>& admitted_active_workloads;
@@ -90,6 +127,7 @@ struct OperatorMetrics {
   metrics::Family<metrics::Counter>& node_failures_total;
   metrics::Family<metrics::Counter>& node_replacements_total;
   metrics::Family<metrics::Counter>& status_writes_total;
+  OldestPending oldest_pending;
 };
 
 }  // namespace phalanx::operator_server

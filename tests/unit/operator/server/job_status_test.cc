@@ -67,6 +67,34 @@ TEST(MergeConditions, FlippedStatusGetsNow) {
   EXPECT_EQ(merged[0].last_transition_time, "2026-11-23T19:00:00Z");
 }
 
+TEST(QueuedSince, WaitStartsAtTheLastTimeTheJobWasQueued) {
+  const std::string created = "2026-11-23T19:00:00Z";  // 1795460400
+  const int64_t now = 1795460400 + 7200;
+  // Not written yet (its first cycle): waiting since creation.
+  EXPECT_EQ(QueuedSince({}, created, now), 1795460400);
+  // Queued since creation, reason changes keep the transition time.
+  EXPECT_EQ(QueuedSince({{.type = "Queued", .status = "True", .reason = "InsufficientQuota",
+                          .last_transition_time = "2026-11-23T19:00:01Z"}},
+                        created, now),
+            1795460401);
+  // Evicted after an hour of running: waiting since the eviction, not since creation.
+  EXPECT_EQ(QueuedSince({{.type = "Admitted", .status = "False"},
+                         {.type = "Queued", .status = "True", .reason = "Preempted",
+                          .last_transition_time = "2026-11-23T20:00:00Z"}},
+                        created, now),
+            1795460400 + 3600);
+  // Resumed after a suspension (Queued=False until this cycle writes True): from now.
+  EXPECT_EQ(QueuedSince({{.type = "Queued", .status = "False", .reason = "Suspended",
+                          .last_transition_time = "2026-11-23T19:00:05Z"}},
+                        created, now),
+            now);
+  // Never before creation (a clock skew or a recreated object of the same name).
+  EXPECT_EQ(QueuedSince({{.type = "Queued", .status = "True",
+                          .last_transition_time = "2026-11-22T00:00:00Z"}},
+                        created, now),
+            1795460400);
+}
+
 TEST(SameConditions, ComparesOwnedTypesOnly) {
   std::vector<Condition> current = {{"Queued", "True", "InsufficientQuota", "m", "t"},
                                     {"Running", "False", "x", "y", "t"}};

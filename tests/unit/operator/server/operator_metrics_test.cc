@@ -1,0 +1,46 @@
+// phalanx-operator's metrics as a scrape shows them: the oldest pending job per queue follows
+// each admission cycle and leaves no stale series behind.
+#include "operator/server/operator_metrics.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace phalanx::operator_server {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+TEST(OperatorMetricsTest, OldestPendingTimestampPerQueueIsReplacedByEachCycle) {
+  metrics::Registry registry;
+  OperatorMetrics m(registry);
+  EXPECT_THAT(registry.Render(), Not(HasSubstr("phalanx_oldest_pending_workload_timestamp_seconds")));
+
+  m.oldest_pending.Replace({{"team-llm", 1795460400}, {"team-vision", 1795460999}});
+  std::string text = registry.Render();
+  EXPECT_THAT(text, HasSubstr("# TYPE phalanx_oldest_pending_workload_timestamp_seconds gauge\n"));
+  EXPECT_THAT(text, HasSubstr(
+      "phalanx_oldest_pending_workload_timestamp_seconds{cluster_queue=\"team-llm\"} 1795460400\n"
+      "phalanx_oldest_pending_workload_timestamp_seconds{cluster_queue=\"team-vision\"} 1795460999\n"));
+
+  // team-llm's jobs were all admitted: its series goes, it does not stay at an old value.
+  m.oldest_pending.Replace({{"team-vision", 1795460999}});
+  text = registry.Render();
+  EXPECT_THAT(text, Not(HasSubstr("team-llm")));
+  EXPECT_THAT(text, HasSubstr("{cluster_queue=\"team-vision\"} 1795460999\n"));
+}
+
+TEST(OperatorMetricsTest, EveryFamilyIsRegisteredOnceUnderItsDocumentedName) {
+  metrics::Registry registry;
+  OperatorMetrics m(registry);
+  m.pending_workloads.WithLabels({"q", "active"}).Set(2);
+  m.job_restarts_total.WithLabels({"PodFailed"}).Inc();
+  const std::string text = registry.Render();
+  EXPECT_THAT(text, HasSubstr("phalanx_pending_workloads{cluster_queue=\"q\",status=\"active\"} 2\n"));
+  EXPECT_THAT(text, HasSubstr("phalanx_job_restarts_total{reason=\"PodFailed\"} 1\n"));
+  // Unlabelled families are there from the start, at zero.
+  EXPECT_THAT(text, HasSubstr("phalanx_admission_cycles_total 0\n"));
+}
+
+}  // namespace
+}  // namespace phalanx::operator_server
