@@ -13,6 +13,7 @@ PACKAGES=(
   libyaml-cpp-dev libspdlog-dev libfmt-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   libsimdjson-dev rapidjson-dev jq
+  prometheus python3-yaml
 )
 
 SUDO=""
@@ -33,6 +34,12 @@ if [ "${#missing[@]}" -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  # The prometheus package is here for its binaries (the monitoring tests run their own
+  # Prometheus on a free port); on a machine running systemd its packaged service would start
+  # listening on :9090, so it is stopped and disabled when this run installed it.
+  if [[ " ${missing[*]} " == *" prometheus "* ]] && [ -d /run/systemd/system ]; then
+    $SUDO systemctl disable --now prometheus >/dev/null 2>&1 || true
+  fi
 else
   echo "[setup] all ${#PACKAGES[@]} packages present"
 fi
