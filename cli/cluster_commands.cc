@@ -48,11 +48,11 @@ constexpr char kExitCodes[] =
 const std::string kQueuesUsage = absl::StrCat(
     R"usage(Usage: phalanx queues [-n NS | -A] [--json]
 
-ClusterQueues with their cohort, pending and admitted jobs, GPU quota per flavor as
+ClusterTrainingQueues with their cohort, pending and admitted jobs, GPU quota per flavor as
 "<flavor> <used>/<nominal> (+<borrowed> borrowed)" and the Active condition; then the
-LocalQueues of the namespace (all namespaces with -A). "-" is a status field nobody wrote yet.
+TrainingQueues of the namespace (all namespaces with -A). "-" is a status field nobody wrote yet.
 
-  -A, --all-namespaces  LocalQueues of every namespace
+  -A, --all-namespaces  TrainingQueues of every namespace
 )usage",
     kCommonFlags, "\n\n", kExitCodes);
 
@@ -92,7 +92,7 @@ own code.
   --max-level L         deepest level listed: 0 the cluster, 1 the coarsest label level, ...
                         (default: all)
   --topology-preset P   eks | eks-4layer | gb200 (default eks)
-  --topology NAME       the levels of phalanx.dev Topology NAME instead of a preset
+  --topology NAME       the levels of phalanx.dev NetworkTopology NAME instead of a preset
   --server HOST:PORT    phalanx-scheduler's gRPC address (default $PHALANX_SCHEDULER_GRPC)
 )usage",
     kCommonFlags, "\n\n", kExitCodes);
@@ -337,10 +337,10 @@ int RunQueues(const std::vector<std::string>& args) {
              [](const Flags& flags) -> absl::StatusOr<std::string> {
                ASSIGN_OR_RETURN(Cluster cluster, Connect(flags));
                ASSIGN_OR_RETURN(std::vector<std::string> cqs,
-                                ListItems(cluster, kube::ClusterQueues(), ""));
-               ASSIGN_OR_RETURN(
-                   std::vector<std::string> lqs,
-                   ListItems(cluster, kube::LocalQueues(), flags.all_namespaces ? "" : cluster.ns));
+                                ListItems(cluster, kube::ClusterTrainingQueues(), ""));
+               ASSIGN_OR_RETURN(std::vector<std::string> lqs,
+                                ListItems(cluster, kube::TrainingQueues(),
+                                          flags.all_namespaces ? "" : cluster.ns));
                return FormatQueues(cqs, lqs, OutputFor(flags, &cluster));
              });
 }
@@ -415,7 +415,7 @@ absl::StatusOr<std::string> Topology(const Flags& flags) {
   absl::StatusOr<placement::Topology> topology = placement::Topology::Preset(flags.topology_preset);
   if (!flags.topology.empty()) {
     ASSIGN_OR_RETURN(std::string object,
-                     GetObject(cluster, kube::Topologies(), "", flags.topology));
+                     GetObject(cluster, kube::NetworkTopologies(), "", flags.topology));
     topology = scheduler::TopologyFromObject(object, flags.topology);
   }
   RETURN_IF_ERROR(topology.status());
@@ -446,7 +446,8 @@ int RunTopology(const std::vector<std::string>& args) {
 
 }  // namespace
 
-PHALANX_COMMAND("queues", "ClusterQueues and LocalQueues: pending, admitted, GPU quota per flavor",
+PHALANX_COMMAND("queues",
+                "ClusterTrainingQueues and TrainingQueues: pending, admitted, GPU quota per flavor",
                 kQueuesUsage, RunQueues);
 PHALANX_COMMAND("jobs", "TrainingJobs: phase, size, placement domain, why not admitted", kJobsUsage,
                 RunJobs);

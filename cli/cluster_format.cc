@@ -288,7 +288,7 @@ struct ClusterQueueRow {
 // status as the operator writes it.
 absl::StatusOr<ClusterQueueRow> ClusterQueueFrom(const std::string& json) {
   ASSIGN_OR_RETURN(admission::ClusterQueue spec, operator_server::DecodeClusterQueue(json));
-  ASSIGN_OR_RETURN(rapidjson::Document cq, ParseObject(json, "ClusterQueue " + spec.name));
+  ASSIGN_OR_RETURN(rapidjson::Document cq, ParseObject(json, "ClusterTrainingQueue " + spec.name));
   ClusterQueueRow row{.name = spec.name,
                       .cohort = spec.cohort,
                       .pending = Int(cq, {"status", "pendingWorkloads"}),
@@ -369,7 +369,8 @@ std::string ShortLevel(std::string_view label) {
 absl::StatusOr<std::string> FormatQueues(const std::vector<std::string>& cluster_queues,
                                          const std::vector<std::string>& local_queues,
                                          const OutputOptions& options) {
-  ASSIGN_OR_RETURN(std::vector<rapidjson::Document> lqs, ParseObjects(local_queues, "LocalQueue"));
+  ASSIGN_OR_RETURN(std::vector<rapidjson::Document> lqs,
+                   ParseObjects(local_queues, "TrainingQueue"));
   std::vector<ClusterQueueRow> rows;
   for (const std::string& cq : cluster_queues) {
     ASSIGN_OR_RETURN(ClusterQueueRow row, ClusterQueueFrom(cq));
@@ -378,7 +379,7 @@ absl::StatusOr<std::string> FormatQueues(const std::vector<std::string>& cluster
 
   if (options.json) {
     return JsonDocument([&](JsonWriter& w) {
-      ObjectArray(w, "clusterQueues", rows, [&](const ClusterQueueRow& row) {
+      ObjectArray(w, "clusterTrainingQueues", rows, [&](const ClusterQueueRow& row) {
         String(w, "name", row.name);
         OptionalString(w, "cohort", row.cohort);
         OptionalNumber(w, "pending", row.pending);
@@ -391,7 +392,7 @@ absl::StatusOr<std::string> FormatQueues(const std::vector<std::string>& cluster
           OptionalNumber(w, "borrowed", g.borrowed);
         });
       });
-      ObjectArray(w, "localQueues", lqs, [&](const rapidjson::Document& lq) {
+      ObjectArray(w, "trainingQueues", lqs, [&](const rapidjson::Document& lq) {
         String(w, "namespace", Text(lq, {"metadata", "namespace"}));
         String(w, "name", Text(lq, {"metadata", "name"}));
         String(w, "clusterQueue", Text(lq, {"spec", "clusterQueue"}));
@@ -403,9 +404,10 @@ absl::StatusOr<std::string> FormatQueues(const std::vector<std::string>& cluster
 
   std::string out;
   if (rows.empty()) {
-    out = "No ClusterQueues found.\n";
+    out = "No ClusterTrainingQueues found.\n";
   } else {
-    Table table({"CLUSTERQUEUE", "COHORT", "PENDING", "ADMITTED", "GPUS USED/NOMINAL", "ACTIVE"});
+    Table table(
+        {"CLUSTERTRAININGQUEUE", "COHORT", "PENDING", "ADMITTED", "GPUS USED/NOMINAL", "ACTIVE"});
     for (const ClusterQueueRow& row : rows) {
       table.Add({row.name, OrAbsent(row.cohort), OrAbsent(row.pending), OrAbsent(row.admitted),
                  GpusText(row.gpus), OrAbsent(row.active)});
@@ -413,8 +415,9 @@ absl::StatusOr<std::string> FormatQueues(const std::vector<std::string>& cluster
     out = table.Render();
   }
   out += "\n";
-  if (lqs.empty()) return out + Nothing("LocalQueues", options);
-  std::vector<std::string> headers = {"LOCALQUEUE", "CLUSTERQUEUE", "PENDING", "ADMITTED"};
+  if (lqs.empty()) return out + Nothing("TrainingQueues", options);
+  std::vector<std::string> headers = {"TRAININGQUEUE", "CLUSTERTRAININGQUEUE", "PENDING",
+                                      "ADMITTED"};
   if (options.all_namespaces) headers.insert(headers.begin(), "NAMESPACE");
   Table table(std::move(headers));
   for (const auto& lq : lqs) {
@@ -726,7 +729,7 @@ absl::StatusOr<std::string> FormatExplain(std::string_view job_json,
     absl::StrAppend(&out, absl::StrFormat("%-13s%s\n", absl::StrCat(field, ":"), value));
   };
   line("TrainingJob", absl::StrCat(row.ns, "/", row.name));
-  line("Queue", absl::StrCat(row.queue, " (LocalQueue ", row.ns, "/", row.queue, ")"));
+  line("Queue", absl::StrCat(row.queue, " (TrainingQueue ", row.ns, "/", row.queue, ")"));
   line("Priority", job.priority ? absl::StrCat(*job.priority) : OrAbsent(job.priority_class_name));
   line("Replicas", ReplicasText(job));
   line("Per pod", OrAbsent(FormatResources(job.pod.requests)));
@@ -736,8 +739,9 @@ absl::StatusOr<std::string> FormatExplain(std::string_view job_json,
   } else {
     line("Phase", OrAbsent(row.phase));
     line("Admission", job.status.admission
-                          ? absl::StrCat("ClusterQueue ", job.status.admission->cluster_queue,
-                                         ", flavor ", job.status.admission->flavor, ", ",
+                          ? absl::StrCat("ClusterTrainingQueue ",
+                                         job.status.admission->cluster_queue, ", flavor ",
+                                         job.status.admission->flavor, ", ",
                                          job.status.admission->replicas, " replicas")
                           : "not admitted");
     line("Placement",

@@ -2,8 +2,8 @@
 // as the JSON text the API server returns, text out. No I/O here, so every table is unit-tested
 // with recorded objects (tests/unit/cli/); cli/cluster_commands.cc reads the cluster and prints.
 //
-//   ASSIGN_OR_RETURN(kube::ListResult cqs, client.List(ClusterQueues(), ""));
-//   ASSIGN_OR_RETURN(kube::ListResult lqs, client.List(LocalQueues(), ns));
+//   ASSIGN_OR_RETURN(kube::ListResult cqs, client.List(ClusterTrainingQueues(), ""));
+//   ASSIGN_OR_RETURN(kube::ListResult lqs, client.List(TrainingQueues(), ns));
 //   ASSIGN_OR_RETURN(std::string text,
 //                    FormatQueues(cqs.items, lqs.items, {.all_namespaces = true, .now = Now()}));
 //
@@ -41,8 +41,9 @@ std::string HumanAge(absl::Duration age);
 // "gpu.clique" for nvidia.com/gpu.clique, "node" for kubernetes.io/hostname, "cluster" for "".
 std::string ShortLevel(std::string_view label);
 
-// ClusterQueues (NAME, COHORT, PENDING, ADMITTED, GPUS per flavor as "p5 96/256 (+0 borrowed)",
-// ACTIVE), then the LocalQueues. InvalidArgument names an object whose JSON is malformed.
+// ClusterTrainingQueues (NAME, COHORT, PENDING, ADMITTED, GPUS per flavor as
+// "p5 96/256 (+0 borrowed)", ACTIVE), then the TrainingQueues. InvalidArgument names an object
+// whose JSON is malformed.
 absl::StatusOr<std::string> FormatQueues(const std::vector<std::string>& cluster_queues,
                                          const std::vector<std::string>& local_queues,
                                          const OutputOptions& options);

@@ -16,7 +16,7 @@
 # Brings up a PRIVATE hack/phalanx-up.sh cluster (kube-apiserver, etcd, kwok, kube-scheduler
 # with phalanx-scheduler's extender, phalanx-operator) in a fresh state dir, adds the nodes
 # (hack/cluster/fake-nodes.sh, eks labels) and waits until none carries a not-ready taint, and
-# makes one ClusterQueue whose quota is twice the cluster (quota never limits admission), then:
+# makes one ClusterTrainingQueue with quota twice the cluster (quota never limits admission), then:
 #   1. apply -> bound. J times, one job at a time: a TrainingJob of G pods x 8 GPUs (required
 #      level topology.k8s.aws/network-node-layer-2) is applied with kubectl; watches on its pods
 #      and on the job, opened before the apply, stamp each event when it arrives (monotonic
@@ -138,11 +138,11 @@ until [[ $(tainted) == 0 ]]; do
 done
 log "cluster up in $(elapsed "$t_up" "$(now)")s ($NODES nodes Ready and untainted $(elapsed "$t_nodes" "$(now)")s after they were Ready)"
 
-# One ClusterQueue over every node, quota twice the cluster; a namespace per phase.
+# One ClusterTrainingQueue over every node, quota twice the cluster; a namespace per phase.
 GANG_NS=bench-gang QUEUED_NS=bench-queued
 kc apply -f - >/dev/null <<YAML
 apiVersion: phalanx.dev/v1alpha1
-kind: Topology
+kind: NetworkTopology
 metadata: {name: bench-eks}
 spec:
   levels:
@@ -151,14 +151,14 @@ spec:
   - nodeLabel: topology.k8s.aws/network-node-layer-3
 ---
 apiVersion: phalanx.dev/v1alpha1
-kind: ResourceFlavor
+kind: NodeFlavor
 metadata: {name: bench-p5}
 spec:
   topologyName: bench-eks
   nodeLabels: {node.kubernetes.io/instance-type: p5.48xlarge}
 ---
 apiVersion: phalanx.dev/v1alpha1
-kind: ClusterQueue
+kind: ClusterTrainingQueue
 metadata: {name: bench}
 spec:
   namespaceSelector:
@@ -180,7 +180,7 @@ metadata:
   labels: {phalanx.dev/bench: "true"}
 ---
 apiVersion: phalanx.dev/v1alpha1
-kind: LocalQueue
+kind: TrainingQueue
 metadata: {name: bench, namespace: $ns}
 spec: {clusterQueue: bench}
 NS

@@ -64,8 +64,8 @@ say "queues"
 if "$BUILD/cli/phalanx" queues --help >/dev/null 2>&1; then
   "$BUILD/cli/phalanx" queues
 else
-  kubectl get clusterqueues
-  kubectl get localqueues -A
+  kubectl get clustertrainingqueues
+  kubectl get trainingqueues -A
 fi
 if [[ $KEEP == 1 ]]; then
   say "left running: export KUBECONFIG=$KUBECONFIG; stop with PHALANX_CLUSTER_DIR=$PHALANX_CLUSTER_DIR hack/phalanx-down.sh"

@@ -14,20 +14,20 @@ const Resource& Phalanx(const char* plural, bool namespaced, const char* kind) {
 
 }  // namespace
 
-const Resource& ClusterQueues() {
-  static const Resource& r = Phalanx("clusterqueues", false, "ClusterQueue");
+const Resource& ClusterTrainingQueues() {
+  static const Resource& r = Phalanx("clustertrainingqueues", false, "ClusterTrainingQueue");
   return r;
 }
-const Resource& LocalQueues() {
-  static const Resource& r = Phalanx("localqueues", true, "LocalQueue");
+const Resource& TrainingQueues() {
+  static const Resource& r = Phalanx("trainingqueues", true, "TrainingQueue");
   return r;
 }
-const Resource& ResourceFlavors() {
-  static const Resource& r = Phalanx("resourceflavors", false, "ResourceFlavor");
+const Resource& NodeFlavors() {
+  static const Resource& r = Phalanx("nodeflavors", false, "NodeFlavor");
   return r;
 }
-const Resource& Topologies() {
-  static const Resource& r = Phalanx("topologies", false, "Topology");
+const Resource& NetworkTopologies() {
+  static const Resource& r = Phalanx("networktopologies", false, "NetworkTopology");
   return r;
 }
 const Resource& PriorityClasses() {

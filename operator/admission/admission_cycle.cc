@@ -17,8 +17,8 @@ namespace phalanx::admission {
 std::string_view ToString(PendingReason reason) {
   switch (reason) {
     case PendingReason::kInvalid: return "Invalid";
-    case PendingReason::kNoLocalQueue: return "LocalQueueNotFound";
-    case PendingReason::kClusterQueueInactive: return "ClusterQueueInactive";
+    case PendingReason::kNoLocalQueue: return "TrainingQueueNotFound";
+    case PendingReason::kClusterQueueInactive: return "ClusterTrainingQueueInactive";
     case PendingReason::kNamespaceNotAllowed: return "NamespaceNotAllowed";
     case PendingReason::kUnknownPriorityClass: return "PriorityClassNotFound";
     case PendingReason::kNoFlavor: return "NoMatchingFlavor";
@@ -36,7 +36,7 @@ std::string_view ToString(PreemptionReason reason) {
     case PreemptionReason::kReclaimWithinCohort: return "InCohortReclamation";
     case PreemptionReason::kBorrowWithinCohort: return "InCohortReclaimWhileBorrowing";
     case PreemptionReason::kFairSharing: return "InCohortFairSharing";
-    case PreemptionReason::kClusterQueueStopped: return "ClusterQueueStopped";
+    case PreemptionReason::kClusterQueueStopped: return "ClusterTrainingQueueStopped";
   }
   return "Unknown";
 }
@@ -167,7 +167,7 @@ void Cycle::Setup() {
     if (queue.spec->stop_policy == StopPolicy::kHoldAndDrain) {
       absl::Status status = service_.Release(w.key);
       ++result_.calls.release;
-      std::string message = absl::StrCat("ClusterQueue ", queue.spec->name,
+      std::string message = absl::StrCat("ClusterTrainingQueue ", queue.spec->name,
                                          " has stopPolicy HoldAndDrain");
       if (!status.ok() && status.code() != absl::StatusCode::kNotFound) {
         absl::StrAppend(&message, "; releasing its placement failed: ", status.ToString());
@@ -250,23 +250,23 @@ void Cycle::SetupWorkload(const Workload& w) {
   auto lq = model_.local_queues.find({w.namespace_name, w.queue_name});
   if (lq == model_.local_queues.end() || lq->second < 0) {
     return fail(PendingReason::kNoLocalQueue,
-                absl::StrCat("LocalQueue ", w.namespace_name, "/", w.queue_name,
+                absl::StrCat("TrainingQueue ", w.namespace_name, "/", w.queue_name,
                              lq == model_.local_queues.end()
                                  ? " does not exist"
-                                 : " points to a ClusterQueue that does not exist"));
+                                 : " points to a ClusterTrainingQueue that does not exist"));
   }
   entry.cq = lq->second;
   const CompiledClusterQueue& queue = model_.cqs[entry.cq];
   if (!queue.inactive.empty()) return fail(PendingReason::kClusterQueueInactive, queue.inactive);
   if (queue.spec->stop_policy != StopPolicy::kNone) {
     return fail(PendingReason::kClusterQueueInactive,
-                absl::StrCat("ClusterQueue ", queue.spec->name, " is stopped (stopPolicy ",
+                absl::StrCat("ClusterTrainingQueue ", queue.spec->name, " is stopped (stopPolicy ",
                              queue.spec->stop_policy == StopPolicy::kHold ? "Hold" : "HoldAndDrain",
                              ")"));
   }
   if (!queue.spec->namespace_selector.has_value()) {
     return fail(PendingReason::kNamespaceNotAllowed,
-                absl::StrCat("ClusterQueue ", queue.spec->name,
+                absl::StrCat("ClusterTrainingQueue ", queue.spec->name,
                              " has a null namespaceSelector, which admits no namespace"));
   }
   auto [selected, inserted] = namespace_allowed_.try_emplace({entry.cq, w.namespace_name}, false);
@@ -281,7 +281,7 @@ void Cycle::SetupWorkload(const Workload& w) {
   if (!selected->second) {
     return fail(PendingReason::kNamespaceNotAllowed,
                 absl::StrCat("namespace ", w.namespace_name,
-                             " does not match the namespaceSelector of ClusterQueue ",
+                             " does not match the namespaceSelector of ClusterTrainingQueue ",
                              queue.spec->name));
   }
   entry.per_pod = w.per_pod;
@@ -335,7 +335,8 @@ placement::GangRequest Cycle::Request(const PendingEntry& entry, const Assignmen
 std::string Cycle::LocalityWaitNote(const PendingEntry& entry) const {
   if (!entry.locality_wait) return "";
   return absl::StrCat("waiting up to ", entry.locality_wait_left, "s more for one ",
-                      entry.workload->preferred_level, " domain (locality wait of ClusterQueue ",
+                      entry.workload->preferred_level,
+                      " domain (locality wait of ClusterTrainingQueue ",
                       model_.cqs[entry.cq].spec->name, "): ");
 }
 
@@ -347,7 +348,7 @@ std::string Cycle::QuotaLeft(int cq, const Demand& demand) const {
         ToQuantity(resource, std::max<int64_t>(0, quota_.Available(cq, fr))).ToString(), " ",
         resource, " in flavor ", model_.flavors[flavor]->name));
   }
-  return absl::StrCat("ClusterQueue ", model_.cqs[cq].spec->name, " has ",
+  return absl::StrCat("ClusterTrainingQueue ", model_.cqs[cq].spec->name, " has ",
                       absl::StrJoin(parts, ", "), " available");
 }
 
@@ -564,7 +565,8 @@ void Cycle::Finish() {
       if (entry.admitted || !entry.waiting) continue;
       entry.reason = PendingReason::kStrictFifoBlocked;
       entry.message = absl::StrCat("queued behind ", blocker.workload->key,
-                                   " in StrictFIFO ClusterQueue ", model_.cqs[cq].spec->name,
+                                   " in StrictFIFO ClusterTrainingQueue ",
+                                   model_.cqs[cq].spec->name,
                                    blocker.admitted ? ", which was admitted by preemption this cycle"
                                                     : absl::StrCat(", which is pending: ",
                                                                    blocker.message));

@@ -21,7 +21,7 @@ std::variant<Shape, ShapeError> MakeShape(const Model& model, int cq, const Reso
       std::vector<std::string> covered;
       for (const auto& [r, unused] : queue.resource_index) covered.push_back(r);
       return ShapeError{PendingReason::kNoFlavor,
-                        absl::StrCat("ClusterQueue ", name, " has no quota for ", resource,
+                        absl::StrCat("ClusterTrainingQueue ", name, " has no quota for ", resource,
                                      " (it covers ",
                                      covered.empty() ? "nothing" : absl::StrJoin(covered, ", "),
                                      ")")};
@@ -44,7 +44,7 @@ std::variant<Shape, ShapeError> MakeShape(const Model& model, int cq, const Reso
     if (compatible.empty()) {
       return ShapeError{
           PendingReason::kNoFlavor,
-          absl::StrCat("no flavor of ClusterQueue ", name, " for ",
+          absl::StrCat("no flavor of ClusterTrainingQueue ", name, " for ",
                        absl::StrJoin(compiled.resources, ", "), " fits the workload: ",
                        mismatches.empty() ? "the group lists no flavors"
                                           : absl::StrJoin(mismatches, "; "))};
@@ -163,7 +163,7 @@ AssignOutcome Assign(const Model& model, const QuotaTree& quota, const Shape& sh
           }
         }
       }
-      outcome.quota_message = absl::StrCat("ClusterQueue ", model.cqs[shape.cq].spec->name,
+      outcome.quota_message = absl::StrCat("ClusterTrainingQueue ", model.cqs[shape.cq].spec->name,
                                            " lacks quota for ", count, " pods: ",
                                            absl::StrJoin(reasons, "; "));
       return outcome;
@@ -179,7 +179,7 @@ AssignOutcome Assign(const Model& model, const QuotaTree& quota, const Shape& sh
     return true;
   });
   if (explain && !outcome.assignment && !outcome.only_excluded_fit) {
-    outcome.quota_message = absl::StrCat("the flavors with quota in ClusterQueue ",
+    outcome.quota_message = absl::StrCat("the flavors with quota in ClusterTrainingQueue ",
                                          model.cqs[shape.cq].spec->name,
                                          " disagree on node labels");
   }

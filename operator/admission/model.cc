@@ -32,11 +32,11 @@ class Compiler {
   void CompileFlavors() {
     for (const ResourceFlavor& flavor : snapshot_.flavors) {
       if (flavor.name.empty()) {
-        Error("ResourceFlavor", "", "metadata.name: empty");
+        Error("NodeFlavor", "", "metadata.name: empty");
         continue;
       }
       if (!model_.flavor_index.emplace(flavor.name, model_.flavors.size()).second) {
-        Error("ResourceFlavor", flavor.name, "duplicate name; the first definition is used");
+        Error("NodeFlavor", flavor.name, "duplicate name; the first definition is used");
         continue;
       }
       model_.flavors.push_back(&flavor);
@@ -69,7 +69,8 @@ class Compiler {
           cycle ? absl::StrCat("spec.parentName: the parent chain ", absl::StrJoin(chain, " -> "),
                                " is a cycle")
                 : absl::StrCat("spec.parentName: nested cohorts are not supported (parent \"",
-                               cohort.parent, "\"); cohorts are flat groups of ClusterQueues");
+                               cohort.parent,
+                               "\"); cohorts are flat groups of ClusterTrainingQueues");
       Error("Cohort", cohort.name, message);
       bad.emplace(cohort.name, message);
     }
@@ -119,7 +120,7 @@ class Compiler {
         const FlavorQuotas& fq = group.flavors[f];
         std::string fpath = absl::StrCat(gpath, ".flavors[", f, "]");
         if (!model_.flavor_index.contains(fq.flavor)) {
-          return absl::StrCat(fpath, ".name: references ResourceFlavor \"", fq.flavor,
+          return absl::StrCat(fpath, ".name: references NodeFlavor \"", fq.flavor,
                               "\", which does not exist");
         }
         if (!flavors_seen.insert(fq.flavor).second) {
@@ -170,11 +171,11 @@ class Compiler {
   void CompileClusterQueue(const ClusterQueue& cq,
                            const std::map<std::string, std::string>& bad_cohorts) {
     if (cq.name.empty()) {
-      Error("ClusterQueue", "", "metadata.name: empty");
+      Error("ClusterTrainingQueue", "", "metadata.name: empty");
       return;
     }
     if (model_.cq_index.contains(cq.name)) {
-      Error("ClusterQueue", cq.name, "duplicate name; the first definition is used");
+      Error("ClusterTrainingQueue", cq.name, "duplicate name; the first definition is used");
       return;
     }
     int index = static_cast<int>(model_.cqs.size());
@@ -182,13 +183,13 @@ class Compiler {
     CompiledClusterQueue& out = model_.cqs.emplace_back();
     out.spec = &cq;
     if (std::string problem = CheckClusterQueue(cq); !problem.empty()) {
-      Error("ClusterQueue", cq.name, problem);
-      out.inactive = absl::StrCat("ClusterQueue ", cq.name, " is inactive: ", problem);
+      Error("ClusterTrainingQueue", cq.name, problem);
+      out.inactive = absl::StrCat("ClusterTrainingQueue ", cq.name, " is inactive: ", problem);
       return;
     }
     if (auto it = bad_cohorts.find(cq.cohort); !cq.cohort.empty() && it != bad_cohorts.end()) {
-      out.inactive = absl::StrCat("ClusterQueue ", cq.name, " is inactive: its cohort ", cq.cohort,
-                                  " is invalid (", it->second, ")");
+      out.inactive = absl::StrCat("ClusterTrainingQueue ", cq.name, " is inactive: its cohort ",
+                                  cq.cohort, " is invalid (", it->second, ")");
       return;
     }
     for (size_t g = 0; g < cq.resource_groups.size(); ++g) {
@@ -216,13 +217,13 @@ class Compiler {
       std::string name = absl::StrCat(lq.namespace_name, "/", lq.name);
       auto key = std::make_pair(lq.namespace_name, lq.name);
       if (model_.local_queues.contains(key)) {
-        Error("LocalQueue", name, "duplicate name; the first definition is used");
+        Error("TrainingQueue", name, "duplicate name; the first definition is used");
         continue;
       }
       auto it = model_.cq_index.find(lq.cluster_queue);
       if (it == model_.cq_index.end()) {
-        Error("LocalQueue", name,
-              absl::StrCat("spec.clusterQueue: ClusterQueue \"", lq.cluster_queue,
+        Error("TrainingQueue", name,
+              absl::StrCat("spec.clusterQueue: ClusterTrainingQueue \"", lq.cluster_queue,
                            "\" does not exist"));
         model_.local_queues.emplace(key, -1);
         continue;

@@ -190,7 +190,7 @@ void Cycle::Preempt() {
     if (!entry.waiting) continue;
     if (!MayHaveCandidates(entry.cq, entry.priority)) {
       entry.preemption_note = absl::StrCat("preemption: no running workload is eligible under "
-                                           "ClusterQueue ", model_.cqs[entry.cq].spec->name,
+                                           "ClusterTrainingQueue ", model_.cqs[entry.cq].spec->name,
                                            "'s preemption policy");
       continue;
     }
@@ -244,10 +244,12 @@ void Cycle::TryPreempt(int index) {
   }
   if (!assignment) {
     entry.preemption_note = absl::StrCat(
-        "preemption: ", saw_candidates ? "evicting every workload ClusterQueue " + cq_name +
-                                             " may preempt would still not free enough quota"
-                                       : "no running workload is eligible under ClusterQueue " +
-                                             cq_name + "'s preemption policy");
+        "preemption: ",
+        saw_candidates
+            ? "evicting every workload ClusterTrainingQueue " + cq_name +
+                  " may preempt would still not free enough quota"
+            : "no running workload is eligible under ClusterTrainingQueue " + cq_name +
+                  "'s preemption policy");
     return;
   }
 
@@ -335,8 +337,8 @@ void Cycle::TryPreempt(int index) {
     int32_t new_count = std::clamp(victim.new_count, 0, running_[candidates[it->second].running].count);
     if (!take(it->second, new_count)) {
       return rollback(absl::StrCat("the gang only fits where it would displace ", victim.job,
-                                   ", whose ClusterQueue is no longer above its fair share or "
-                                   "nominal quota"));
+                                   ", whose ClusterTrainingQueue is no longer above its fair share "
+                                   "or nominal quota"));
     }
   }
   const size_t from_plan = taken.size();
@@ -388,18 +390,19 @@ void Cycle::TryPreempt(int index) {
     std::string why;
     switch (candidate.reason) {
       case PreemptionReason::kInClusterQueue:
-        why = absl::StrCat("lower priority than ", w.key, " in ClusterQueue ", cq_name);
+        why = absl::StrCat("lower priority than ", w.key, " in ClusterTrainingQueue ", cq_name);
         break;
       case PreemptionReason::kReclaimWithinCohort:
-        why = absl::StrCat("ClusterQueue ", cq_name, " reclaims its nominal quota lent in cohort ",
+        why = absl::StrCat("ClusterTrainingQueue ", cq_name,
+                           " reclaims its nominal quota lent in cohort ",
                            model_.cohorts[model_.cqs[cq].cohort]);
         break;
       case PreemptionReason::kBorrowWithinCohort:
-        why = absl::StrCat("borrowing ", w.key, " of ClusterQueue ", cq_name,
+        why = absl::StrCat("borrowing ", w.key, " of ClusterTrainingQueue ", cq_name,
                            " outranks it (borrowWithinCohort)");
         break;
       case PreemptionReason::kFairSharing:
-        why = absl::StrCat("its ClusterQueue is above its fair share of cohort ",
+        why = absl::StrCat("its ClusterTrainingQueue is above its fair share of cohort ",
                            model_.cohorts[model_.cqs[cq].cohort], " relative to ", cq_name);
         break;
       case PreemptionReason::kClusterQueueStopped: break;

@@ -242,7 +242,7 @@ absl::Status MergeNodeSelector(Value& spec, const std::map<std::string, std::str
         // Overriding either side would run the pod off the flavor's nodes or against the
         // user's intent. Kueue's podset.Merge refuses the same conflict.
         return Invalid(fmt::format("{}[{}]", kField, key),
-                       fmt::format("\"{}\" conflicts with the ResourceFlavor's node label {}={}",
+                       fmt::format("\"{}\" conflicts with the NodeFlavor's node label {}={}",
                                    wanted, key, value));
       }
       continue;

@@ -215,10 +215,10 @@ CycleStats AdmissionController::RunCycle() {
       }
     }
   };
-  decode_all(informers_.flavors, DecodeResourceFlavor, snapshot.flavors, "ResourceFlavor");
+  decode_all(informers_.flavors, DecodeResourceFlavor, snapshot.flavors, "NodeFlavor");
   decode_all(informers_.cluster_queues, DecodeClusterQueue, snapshot.cluster_queues,
-             "ClusterQueue");
-  decode_all(informers_.local_queues, DecodeLocalQueue, snapshot.local_queues, "LocalQueue");
+             "ClusterTrainingQueue");
+  decode_all(informers_.local_queues, DecodeLocalQueue, snapshot.local_queues, "TrainingQueue");
   decode_all(informers_.namespaces, DecodeNamespace, snapshot.namespaces, "Namespace");
   for (const auto& raw : informers_.priority_classes.List()) {
     absl::StatusOr<std::pair<std::string, int32_t>> pc = DecodePriorityClass(raw->json);
@@ -301,8 +301,8 @@ CycleStats AdmissionController::RunCycle() {
     status.placement = PlacementStatus(a.placement);
     const std::string where =
         a.placement.domain.path.empty() ? "anywhere in the cluster" : a.placement.domain.ToString();
-    std::string message = absl::StrCat("admitted to ClusterQueue ", a.cluster_queue, " in flavor ",
-                                       status.admission->flavor, " with ", a.count,
+    std::string message = absl::StrCat("admitted to ClusterTrainingQueue ", a.cluster_queue,
+                                       " in flavor ", status.admission->flavor, " with ", a.count,
                                        " pods; placed in ", where,
                                        a.borrowing ? " (borrowing cohort quota)" : "");
     status.conditions = MergeConditions(
@@ -573,7 +573,7 @@ void AdmissionController::ReportObjectErrors(const std::vector<admission::Object
     spdlog::warn("{}: {}", key, e.message);
     // Namespaced kinds are named "namespace/name" by the core.
     const size_t slash = e.name.find('/');
-    kube::ObjectReference ref{.api_version = kube::ClusterQueues().ApiVersion(),
+    kube::ObjectReference ref{.api_version = kube::ClusterTrainingQueues().ApiVersion(),
                               .kind = e.kind,
                               .namespace_ = slash == std::string::npos ? "" : e.name.substr(0, slash),
                               .name = slash == std::string::npos ? e.name : e.name.substr(slash + 1)};
@@ -604,7 +604,7 @@ void AdmissionController::WriteQueueStatuses(const admission::Snapshot& snapshot
     queue_status_[key] = fingerprint;
   };
   for (const ClusterQueueStatus& cq : statuses.cluster_queues) {
-    apply(kube::ClusterQueues(), "", cq.name, ClusterQueueStatusApply(cq, ""),
+    apply(kube::ClusterTrainingQueues(), "", cq.name, ClusterQueueStatusApply(cq, ""),
           ClusterQueueStatusApply(cq, now));
     metrics_.admitted_active_workloads.WithLabels({cq.name}).Set(cq.admitted);
     for (const FlavorUsage& f : cq.flavors_usage) {
@@ -623,7 +623,7 @@ void AdmissionController::WriteQueueStatuses(const admission::Snapshot& snapshot
     }
   }
   for (const LocalQueueStatus& lq : statuses.local_queues) {
-    apply(kube::LocalQueues(), lq.namespace_name, lq.name, LocalQueueStatusApply(lq, ""),
+    apply(kube::TrainingQueues(), lq.namespace_name, lq.name, LocalQueueStatusApply(lq, ""),
           LocalQueueStatusApply(lq, now));
   }
 }

@@ -19,10 +19,10 @@ inline constexpr char kIndexByJob[] = "job";
 struct Informers {
   explicit Informers(kube::Client& client)
       : jobs(client, kube::TrainingJobs()),
-        cluster_queues(client, kube::ClusterQueues()),
-        local_queues(client, kube::LocalQueues()),
-        flavors(client, kube::ResourceFlavors()),
-        topologies(client, kube::Topologies()),
+        cluster_queues(client, kube::ClusterTrainingQueues()),
+        local_queues(client, kube::TrainingQueues()),
+        flavors(client, kube::NodeFlavors()),
+        topologies(client, kube::NetworkTopologies()),
         priority_classes(client, kube::PriorityClasses()),
         namespaces(client, kube::Namespaces()),
         // Only the operator's own pods: those labelled with a job.

@@ -124,8 +124,8 @@ int Run(const OperatorConfig& config) {
       leading.store(false);
       return;
     }
-    spdlog::info("informers synced: {} TrainingJobs, {} ClusterQueues, {} LocalQueues, {} pods, "
-                 "{} nodes; Placement service at {}",
+    spdlog::info("informers synced: {} TrainingJobs, {} ClusterTrainingQueues, {} TrainingQueues, "
+                 "{} pods, {} nodes; Placement service at {}",
                  informers.jobs.size(), informers.cluster_queues.size(),
                  informers.local_queues.size(), informers.pods.size(), informers.nodes.size(),
                  config.placement_address);

@@ -30,11 +30,11 @@ absl::StatusOr<OperatorConfig> ParseOperatorFlags(const std::vector<std::string>
 }
 
 std::string OperatorUsage() {
-  return R"(phalanx-operator: admits TrainingJobs under ClusterQueue quotas (one ReserveBatch per
-admission cycle against phalanx-scheduler), then runs each admitted job: its headless Service and
-one pod per rank with the torchrun environment, phases from the pods, gang restarts up to
-spec.failurePolicy.maxRestarts, suspend, ttlSecondsAfterFinished, and a finalizer that releases
-the reservation when the job is deleted.
+  return R"(phalanx-operator: admits TrainingJobs under ClusterTrainingQueue quotas (one
+ReserveBatch per admission cycle against phalanx-scheduler), then runs each admitted job: its
+headless Service and one pod per rank with the torchrun environment, phases from the pods, gang
+restarts up to spec.failurePolicy.maxRestarts, suspend, ttlSecondsAfterFinished, and a finalizer
+that releases the reservation when the job is deleted.
 
 Usage: phalanx-operator [flags]
 
@@ -56,7 +56,8 @@ Flags (each also a key of the --config file, written without dashes in camelCase
   --sync-timeout-seconds N     give up (exit 1) if the informers have not synced by then
                                (default 300)
   --fair-sharing true|false    Kueue's fairSharing.enable: admit and preempt across a cohort by
-                               weighted share (ClusterQueue spec.fairSharing.weight); default false
+                               weighted share (ClusterTrainingQueue spec.fairSharing.weight);
+                               default false
   --not-ready-grace-seconds N  how long a node under an admitted gang may be NotReady before its
                                ranks move to other nodes (default 30)
   --version                    print the version and exit

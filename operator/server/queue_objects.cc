@@ -36,7 +36,7 @@ std::map<std::string, std::string> ToMap(const kube::StringMap& map) {
 }
 
 // An API object's metadata, through the shared decoder so that it reads like every other
-// object's, and the title ("ClusterQueue llm") that prefixes every error about it.
+// object's, and the title ("ClusterTrainingQueue llm") that prefixes every error about it.
 struct Meta {
   kube::ObjectMeta meta;
   std::string title;
@@ -314,7 +314,7 @@ uint64_t Revision(std::string_view resource_version) {
 }  // namespace
 
 absl::StatusOr<admission::ResourceFlavor> DecodeResourceFlavor(std::string_view json) {
-  ASSIGN_OR_RETURN(Meta meta, DecodeMeta(json, "ResourceFlavor"));
+  ASSIGN_OR_RETURN(Meta meta, DecodeMeta(json, "NodeFlavor"));
   ASSIGN_OR_RETURN(rapidjson::Document doc, ParseDocument(json, meta));
   admission::ResourceFlavor flavor;
   flavor.name = meta.meta.name;
@@ -344,7 +344,7 @@ absl::StatusOr<admission::ResourceFlavor> DecodeResourceFlavor(std::string_view 
 }
 
 absl::StatusOr<ClusterQueue> DecodeClusterQueue(std::string_view json) {
-  ASSIGN_OR_RETURN(Meta meta, DecodeMeta(json, "ClusterQueue"));
+  ASSIGN_OR_RETURN(Meta meta, DecodeMeta(json, "ClusterTrainingQueue"));
   ASSIGN_OR_RETURN(rapidjson::Document doc, ParseDocument(json, meta));
   ClusterQueue cq;
   cq.name = meta.meta.name;
@@ -358,7 +358,7 @@ absl::StatusOr<ClusterQueue> DecodeClusterQueue(std::string_view json) {
 }
 
 absl::StatusOr<admission::LocalQueue> DecodeLocalQueue(std::string_view json) {
-  ASSIGN_OR_RETURN(Meta meta, DecodeMeta(json, "LocalQueue"));
+  ASSIGN_OR_RETURN(Meta meta, DecodeMeta(json, "TrainingQueue"));
   ASSIGN_OR_RETURN(rapidjson::Document doc, ParseDocument(json, meta));
   admission::LocalQueue lq{.namespace_name = meta.meta.namespace_, .name = meta.meta.name};
   absl::Status status = [&]() -> absl::Status {

@@ -36,7 +36,7 @@ namespace phalanx::operator_server {
 // Decode objects as the API server returns them (JSON text). The API server has validated them
 // against the CRD schema, so decoding is lenient about fields it does not need; a type mismatch
 // or a bad quantity in one it reads is InvalidArgument naming the object and the field:
-// "ClusterQueue llm: spec.resourceGroups[0].flavors[1].resources[0].nominalQuota: ...".
+// "ClusterTrainingQueue llm: spec.resourceGroups[0].flavors[1].resources[0].nominalQuota: ...".
 absl::StatusOr<admission::ResourceFlavor> DecodeResourceFlavor(std::string_view json);
 // spec.namespaceSelector absent -> nullopt (admits no namespace, as Kueue); {} -> every
 // namespace. spec.localityWaitSeconds absent -> admission::kDefaultLocalityWaitSeconds.
@@ -106,8 +106,8 @@ inline constexpr int64_t kInfiniteWeightedShare = std::numeric_limits<int64_t>::
 QueueStatuses ComputeQueueStatuses(const admission::Snapshot& snapshot);
 
 // Server-side-apply bodies (JSON) for the status subresource of a ClusterQueue and a LocalQueue,
-// following the status schemas of crds/phalanx.dev_clusterqueues.yaml and
-// phalanx.dev_localqueues.yaml. Amounts are written as Kubernetes quantity strings ("1800Gi",
+// following the status schemas of crds/phalanx.dev_clustertrainingqueues.yaml and
+// phalanx.dev_trainingqueues.yaml. Amounts are written as Kubernetes quantity strings ("1800Gi",
 // "180", "500m"). The Active condition (reason Ready, or Inactive with inactive_reason as its
 // message) carries `now_rfc3339` as its lastTransitionTime: pass the previous time while the
 // condition's status is unchanged, as metav1.Condition expects.

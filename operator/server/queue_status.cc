@@ -112,7 +112,8 @@ QueueStatuses ComputeQueueStatuses(const admission::Snapshot& snapshot) {
     status.name = spec.name;
     status.inactive_reason = model.cqs[it->second].inactive;
     if (status.inactive_reason.empty() && spec.stop_policy != admission::StopPolicy::kNone) {
-      status.inactive_reason = absl::StrCat("ClusterQueue ", spec.name, " is stopped (stopPolicy ",
+      status.inactive_reason = absl::StrCat("ClusterTrainingQueue ", spec.name,
+                                            " is stopped (stopPolicy ",
                                             StopPolicyName(spec.stop_policy), ")");
     }
   }
@@ -125,7 +126,8 @@ QueueStatuses ComputeQueueStatuses(const admission::Snapshot& snapshot) {
     status.name = lq.name;
     int cq = model.local_queues.at(key);
     if (cq < 0) {
-      status.inactive_reason = absl::StrCat("ClusterQueue ", lq.cluster_queue, " does not exist");
+      status.inactive_reason =
+          absl::StrCat("ClusterTrainingQueue ", lq.cluster_queue, " does not exist");
     } else if (cq_status[cq] >= 0) {
       status.inactive_reason = out.cluster_queues[cq_status[cq]].inactive_reason;
     }
@@ -175,7 +177,7 @@ QueueStatuses ComputeQueueStatuses(const admission::Snapshot& snapshot) {
 std::string ClusterQueueStatusApply(const ClusterQueueStatus& status,
                                     std::string_view now_rfc3339) {
   rapidjson::Document doc =
-      StatusBody("ClusterQueue", status.name, "", status.pending, status.admitted);
+      StatusBody("ClusterTrainingQueue", status.name, "", status.pending, status.admitted);
   Alloc& alloc = doc.GetAllocator();
   Value& body = doc["status"];
   Value flavors(rapidjson::kArrayType);
@@ -208,13 +210,13 @@ std::string ClusterQueueStatusApply(const ClusterQueueStatus& status,
 }
 
 std::string LocalQueueStatusApply(const LocalQueueStatus& status, std::string_view now_rfc3339) {
-  rapidjson::Document doc = StatusBody("LocalQueue", status.name, status.namespace_name,
+  rapidjson::Document doc = StatusBody("TrainingQueue", status.name, status.namespace_name,
                                        status.pending, status.admitted);
   Alloc& alloc = doc.GetAllocator();
   doc["status"].AddMember(
       "conditions",
-      ActiveConditions(status.inactive_reason, "Can submit new workloads to its ClusterQueue",
-                      now_rfc3339, alloc),
+      ActiveConditions(status.inactive_reason,
+                       "Can submit new workloads to its ClusterTrainingQueue", now_rfc3339, alloc),
       alloc);
   return kube::ToJson(doc);
 }

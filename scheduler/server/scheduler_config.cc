@@ -65,7 +65,7 @@ Flags (each also a key of the --config file, written without dashes in camelCase
   --health-address H:P        address of /healthz, /readyz and /metrics (default 127.0.0.1:8080)
   --topology-preset NAME      eks | eks-4layer | gb200 (default eks): node label keys of the
                               network hierarchy, coarsest first
-  --topology NAME             read the levels from this phalanx.dev Topology object instead
+  --topology NAME             read the levels from this phalanx.dev NetworkTopology object instead
   --log-level LEVEL           trace | debug | info | warn | error (default info)
   --http-threads N            extender HTTP worker threads (default 2)
   --sync-timeout-seconds N    give up (exit 1) if the informers have not synced by then

@@ -12,7 +12,7 @@
 //   grpcAddress: 127.0.0.1:9443           # phalanx.v1alpha1.Placement (gRPC)
 //   healthAddress: 127.0.0.1:8080         # /healthz, /readyz, /metrics
 //   topologyPreset: eks                   # eks | eks-4layer | gb200
-//   topology: ""                          # or the name of a phalanx.dev Topology object
+//   topology: ""                          # or the name of a phalanx.dev NetworkTopology object
 //   logLevel: info
 #pragma once
 
@@ -31,7 +31,7 @@ struct SchedulerConfig {
   std::string grpc_address = "127.0.0.1:9443";
   std::string health_address = "127.0.0.1:8080";
   std::string topology_preset = "eks";
-  std::string topology;  // Topology object name; wins over the preset when set
+  std::string topology;  // NetworkTopology object name; wins over the preset when set
   std::string log_level = "info";
   int http_threads = 2;
   // How long to wait for the first full sync of the informers before giving up (exit 1).

@@ -13,7 +13,7 @@ namespace phalanx::scheduler {
 
 absl::StatusOr<placement::Topology> TopologyFromObject(std::string_view json,
                                                        const std::string& name) {
-  const std::string what = absl::StrCat("Topology ", name);
+  const std::string what = absl::StrCat("NetworkTopology ", name);
   absl::StatusOr<rapidjson::Document> doc = kube::ParseJson(json);
   if (!doc.ok()) return Annotate(doc.status(), what);
   std::vector<std::string> levels;
@@ -36,8 +36,8 @@ absl::StatusOr<placement::Topology> TopologyFromObject(std::string_view json,
 absl::StatusOr<placement::Topology> LoadTopology(kube::Client& client, const std::string& name,
                                                  std::string_view preset) {
   if (name.empty()) return placement::Topology::Preset(preset);
-  absl::StatusOr<std::string> json = client.Get(kube::Topologies(), "", name);
-  if (!json.ok()) return Annotate(json.status(), absl::StrCat("Topology ", name));
+  absl::StatusOr<std::string> json = client.Get(kube::NetworkTopologies(), "", name);
+  if (!json.ok()) return Annotate(json.status(), absl::StrCat("NetworkTopology ", name));
   return TopologyFromObject(*json, name);
 }
 

@@ -1,5 +1,5 @@
 // The topology levels phalanx-scheduler (and `phalanx topology`) use: a preset, or the levels of
-// a phalanx.dev Topology object read from the API server.
+// a phalanx.dev NetworkTopology object read from the API server.
 //
 //   ASSIGN_OR_RETURN(placement::Topology topology, LoadTopology(client, "", "eks"));   // preset
 //   ASSIGN_OR_RETURN(placement::Topology topology, LoadTopology(client, "gb200", ""));  // object
@@ -14,13 +14,14 @@
 
 namespace phalanx::scheduler {
 
-// The levels of Topology `name` (spec.levels[].nodeLabel, coarsest first; the hostname label is
-// implicit and skipped), or of preset `preset` when `name` is empty. Errors name the object:
-// NotFound, or InvalidArgument for a level without nodeLabel or levels Topology::Create refuses.
+// The levels of NetworkTopology `name` (spec.levels[].nodeLabel, coarsest first; the hostname
+// label is implicit and skipped), or of preset `preset` when `name` is empty. Errors name the
+// object: NotFound, or InvalidArgument for a level without nodeLabel or levels Topology::Create
+// refuses.
 absl::StatusOr<placement::Topology> LoadTopology(kube::Client& client, const std::string& name,
                                                  std::string_view preset);
 
-// The levels of a Topology object given as JSON (what LoadTopology reads).
+// The levels of a NetworkTopology object given as JSON (what LoadTopology reads).
 absl::StatusOr<placement::Topology> TopologyFromObject(std::string_view json,
                                                        const std::string& name);
 

@@ -57,22 +57,22 @@ if expect_ok "queues -A" queues -A; then
   has_line '^llm +gpu-fleet +- +- +p5 -/256, gb200 -/72 +-$' &&
     has_line '^research +gpu-fleet +- +- +p5 -/128, gb200 -/36 +-$' &&
     has_line '^vision +gpu-fleet +- +- +p5 -/128, gb200 -/36 +-$' &&
-    pass "queues: the three ClusterQueues with cohort and nominal GPUs per flavor, no status yet" ||
-    fail "queues: ClusterQueue rows"
+    pass "queues: the three ClusterTrainingQueues with cohort and nominal GPUs per flavor, no status yet" ||
+    fail "queues: ClusterTrainingQueue rows"
   has_line '^team-llm +training +llm +- +-$' && has_line '^team-research +training +research ' &&
-    has_line '^team-vision +training +vision ' && pass "queues -A: the three LocalQueues" ||
-    fail "queues -A: LocalQueue rows"
+    has_line '^team-vision +training +vision ' && pass "queues -A: the three TrainingQueues" ||
+    fail "queues -A: TrainingQueue rows"
 fi
 # The usage and Active condition as the operator writes them.
-kc patch clusterqueue llm --subresource=status --type=merge -p '{"status":{"pendingWorkloads":1,
+kc patch clustertrainingqueue llm --subresource=status --type=merge -p '{"status":{"pendingWorkloads":1,
   "admittedWorkloads":1,"flavorsUsage":[{"name":"p5","resources":[{"name":"nvidia.com/gpu",
   "total":64,"borrowed":0}]}],"conditions":[{"type":"Active","status":"True","reason":"Ready",
   "message":"Can admit new workloads","lastTransitionTime":"2026-01-01T00:00:00Z"}]}}' >/dev/null ||
-  fail "cannot write ClusterQueue llm's status"
+  fail "cannot write ClusterTrainingQueue llm's status"
 expect_ok "queues -n team-llm" queues -n team-llm &&
   has_line '^llm +gpu-fleet +1 +1 +p5 64/256 \(\+0 borrowed\), gb200 0/72 \(\+0 borrowed\) +True$' &&
   has_line '^training +llm ' && ! has team-vision &&
-  pass "queues: usage and Active from the status; -n shows that namespace's LocalQueue only" ||
+  pass "queues: usage and Active from the status; -n shows that namespace's TrainingQueue only" ||
   { fail "queues after the status was written"; echo "$out"; }
 
 # --- 2. jobs --------------------------------------------------------------------------------
@@ -101,7 +101,7 @@ kc -n team-llm patch trainingjob llama-pretrain-64 --subresource=status --type=m
   \"phase\":\"Running\",\"admission\":{\"clusterQueue\":\"llm\",\"flavor\":\"p5\",\"replicas\":8},
   \"placement\":{\"level\":\"$L3\",\"domain\":\"$DOMAIN\",\"nodes\":$NODES},\"restarts\":1}}" >/dev/null ||
   fail "cannot write llama-pretrain-64's status"
-WHY="needs 16 nvidia.com/gpu in flavor p5 of ClusterQueue research: 0 of 128 free after borrowing limits"
+WHY="needs 16 nvidia.com/gpu in flavor p5 of ClusterTrainingQueue research: 0 of 128 free after borrowing limits"
 kc -n team-research patch trainingjob mistral-finetune --subresource=status --type=merge -p "{\"status\":{
   \"phase\":\"Queued\",\"conditions\":[{\"type\":\"Queued\",\"status\":\"True\",
   \"reason\":\"InsufficientQuota\",\"message\":\"$WHY\",\"lastTransitionTime\":\"2026-01-01T00:00:00Z\"}]}}" >/dev/null ||
@@ -114,7 +114,7 @@ kind: Event
 metadata: {name: mistral-finetune.e2e}
 involvedObject: {apiVersion: phalanx.dev/v1alpha1, kind: TrainingJob, name: mistral-finetune, namespace: team-research, uid: $uid}
 reason: Queued
-message: "waiting in ClusterQueue research"
+message: "waiting in ClusterTrainingQueue research"
 type: Normal
 source: {component: phalanx-operator}
 firstTimestamp: "$now"
@@ -126,7 +126,7 @@ if expect_ok "jobs -A with statuses" jobs -A; then
   has_line "^team-llm +llama-pretrain-64 +training +Running +8/8 +layer-3 $DOMAIN +1 +[0-9a-z]+\$" &&
     pass "jobs: a placed job shows phase, size 8/8, its layer-3 domain and restarts" ||
     fail "jobs: llama-pretrain-64 row"
-  has_line '^team-research +mistral-finetune +training +Queued +-/8 +- +0 +[0-9a-z]+ +needs 16 nvidia.com/gpu in flavor p5 of ClusterQueue rese\.\.\.$' &&
+  has_line '^team-research +mistral-finetune +training +Queued +-/8 +- +0 +[0-9a-z]+ +needs 16 nvidia.com/gpu in flavor p5 of ClusterTrainingQu\.\.\.$' &&
     pass "jobs: a queued job shows the Queued condition's message, truncated" ||
     fail "jobs: mistral-finetune row"
 fi
@@ -140,7 +140,7 @@ if expect_ok "explain mistral-finetune --server" explain mistral-finetune -n tea
     pass "explain: the spec summary (elastic range, per-pod requests, topology)" || fail "explain: spec"
   has_line "^  Queued +True +InsufficientQuota +[0-9a-z]+ +$WHY\$" &&
     pass "explain: the Queued condition with reason and message" || fail "explain: conditions"
-  has_line '^  [0-9a-z]+ \(x3\) +Normal +Queued +phalanx-operator +waiting in ClusterQueue research$' &&
+  has_line '^  [0-9a-z]+ \(x3\) +Normal +Queued +phalanx-operator +waiting in ClusterTrainingQueue research$' &&
     pass "explain: the job's Event (involvedObject field selector)" || fail "explain: events"
   has_line '^  would place 8 pods in layer-3 nn-[a-z0-9-]+: p5-00(0[89]|1[0-5]), ' &&
     pass "explain: phalanx-scheduler's dry run places 8 of 2-16 pods on the 8 free nodes" ||
@@ -175,19 +175,19 @@ expect_ok "topology --nodes" topology --nodes && [[ $(grep -c '^        node p5-
   { fail "topology --nodes"; echo "$out"; }
 kp topology --topology gb200 --json
 [[ $rc == 0 && $(jq -r '.levels | length' <<<"$out") == 4 && $(jq .freeGpus <<<"$out") == 64 ]] &&
-  pass "topology --topology gb200 --json: levels from the Topology object" ||
+  pass "topology --topology gb200 --json: levels from the NetworkTopology object" ||
   fail "topology --topology gb200: $out $err"
 
 # --- 5. errors ------------------------------------------------------------------------------
 expect_error "unknown flag" 2 'unknown flag --bogus' jobs --bogus
 expect_error "bad --topology-preset" 2 'topology-preset must be' topology --topology-preset x
 expect_error "missing job" 1 '^phalanx explain: TrainingJob nope not found in namespace team-llm$' explain nope -n team-llm
-expect_error "missing Topology object" 1 '^phalanx topology: Topology nope not found$' topology --topology nope
+expect_error "missing NetworkTopology object" 1 '^phalanx topology: NetworkTopology nope not found$' topology --topology nope
 DEAD="$PHALANX_CLUSTER_DIR/unreachable.kubeconfig"
 sed -E 's#server: https://127.0.0.1:[0-9]+#server: https://127.0.0.1:1#' "$KUBECONFIG" >"$DEAD"
 expect_error "API server unreachable" 1 '^phalanx jobs: cannot reach the API server https://127.0.0.1:1' jobs --kubeconfig "$DEAD"
 expect_error "scheduler unreachable" 1 '^phalanx topology: phalanx-scheduler 127.0.0.1:1: ' topology --server 127.0.0.1:1
-kc delete crd clusterqueues.phalanx.dev --wait=true >/dev/null || fail "cannot delete the ClusterQueue CRD"
-eventually 30 bash -c '! kubectl get --raw /apis/phalanx.dev/v1alpha1 | grep -q "\"clusterqueues\""'
-expect_error "CRDs missing" 1 'does not serve clusterqueues.phalanx.dev/v1alpha1: are the Phalanx CRDs installed' queues
+kc delete crd clustertrainingqueues.phalanx.dev --wait=true >/dev/null || fail "cannot delete the ClusterTrainingQueue CRD"
+eventually 30 bash -c '! kubectl get --raw /apis/phalanx.dev/v1alpha1 | grep -q "\"clustertrainingqueues\""'
+expect_error "CRDs missing" 1 'does not serve clustertrainingqueues.phalanx.dev/v1alpha1: are the Phalanx CRDs installed' queues
 finish

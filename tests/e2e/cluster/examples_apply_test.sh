@@ -10,7 +10,7 @@ require_cluster
 if install_crds; then pass "CRDs installed and Established"; else finish; fi
 
 # every CRD is served with its short names and in the phalanx category
-for r in tj cq lq rf topologies; do
+for r in tj ctq tq nf ntopo networktopologies; do
   if out=$(kc get "$r" -A 2>&1); then pass "kubectl get $r works"; else fail "kubectl get $r: $out"; fi
 done
 if out=$(kc get phalanx -A 2>&1); then pass "category 'phalanx' lists the resources"; else fail "kubectl get phalanx: $out"; fi
@@ -46,12 +46,12 @@ check "tj/moe-gb200-tp16 .spec.topology.groupLevel" nvidia.com/gpu.clique -n tea
 check "tj/llama-pretrain-64 .spec.replicas" 8 -n team-llm tj llama-pretrain-64 -o jsonpath='{.spec.replicas}'
 check "tj/llama-pretrain-64 template kept (preserve-unknown-fields)" 32 -n team-llm tj llama-pretrain-64 -o jsonpath='{.spec.template.spec.containers[0].resources.limits.vpc\.amazonaws\.com/efa}'
 check "tj/mistral-finetune .spec.elastic.step" 2 -n team-research tj mistral-finetune -o jsonpath='{.spec.elastic.step}'
-check "cq/research .spec.preemption.borrowWithinCohort.policy default" Never cq research -o jsonpath='{.spec.preemption.borrowWithinCohort.policy}'
-check "cq/vision .spec.stopPolicy default" None cq vision -o jsonpath='{.spec.stopPolicy}'
-check "cq/llm .spec.fairSharing.weight" 2 cq llm -o jsonpath='{.spec.fairSharing.weight}'
-check "lq team-vision/training -> cq" vision -n team-vision lq training -o jsonpath='{.spec.clusterQueue}'
-check "topology/gb200 levels" "topology.k8s.aws/network-node-layer-1 topology.k8s.aws/network-node-layer-2 topology.k8s.aws/network-node-layer-3 nvidia.com/gpu.clique" topology gb200 -o jsonpath='{.spec.levels[*].nodeLabel}'
-check "rf/p5 topologyName" eks rf p5 -o jsonpath='{.spec.topologyName}'
+check "ctq/research .spec.preemption.borrowWithinCohort.policy default" Never ctq research -o jsonpath='{.spec.preemption.borrowWithinCohort.policy}'
+check "ctq/vision .spec.stopPolicy default" None ctq vision -o jsonpath='{.spec.stopPolicy}'
+check "ctq/llm .spec.fairSharing.weight" 2 ctq llm -o jsonpath='{.spec.fairSharing.weight}'
+check "tq team-vision/training -> ctq" vision -n team-vision tq training -o jsonpath='{.spec.clusterQueue}'
+check "ntopo/gb200 levels" "topology.k8s.aws/network-node-layer-1 topology.k8s.aws/network-node-layer-2 topology.k8s.aws/network-node-layer-3 nvidia.com/gpu.clique" ntopo gb200 -o jsonpath='{.spec.levels[*].nodeLabel}'
+check "nf/p5 topologyName" eks nf p5 -o jsonpath='{.spec.topologyName}'
 
 # Printer columns render.
 if out=$(kc get tj -A 2>&1) && [[ $out == *QUEUE* && $out == *REPLICAS* && $out == *DOMAIN* ]]; then

@@ -2,7 +2,7 @@
 # Every manifest in tests/e2e/cluster/invalid/ is rejected by the API server (schema, enum
 # and CEL x-kubernetes-validations of crds/) with a message naming the offending field:
 # each "# expect: TEXT" line of the file must appear in kubectl's error output.
-# Plus: valid controls are accepted, and update-time rules (immutable LocalQueue
+# Plus: valid controls are accepted, and update-time rules (immutable TrainingQueue
 # spec.clusterQueue; TrainingJob spec.queueName fixed while admitted) are enforced.
 # Needs PHALANX_KUBECONFIG (a cluster from hack/cluster/up.sh).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -37,7 +37,7 @@ else
 fi
 if out=$(kc apply --server-side --dry-run=server --field-manager=phalanx-e2e -f - 2>&1 <<YAML
 apiVersion: phalanx.dev/v1alpha1
-kind: ClusterQueue
+kind: ClusterTrainingQueue
 metadata: {name: phalanx-e2e-control}
 spec:
   cohort: fleet
@@ -51,9 +51,9 @@ spec:
   preemption: {reclaimWithinCohort: Any, borrowWithinCohort: {policy: LowerPriority, maxPriorityThreshold: 100}}
 YAML
 ); then
-  pass "valid ClusterQueue control accepted"
+  pass "valid ClusterTrainingQueue control accepted"
 else
-  fail "valid ClusterQueue control rejected: $out"
+  fail "valid ClusterTrainingQueue control rejected: $out"
 fi
 
 shopt -s nullglob
@@ -81,20 +81,20 @@ done
 # --- update-time (transition) rules, on real objects
 if kc apply --server-side --field-manager=phalanx-e2e -f - >/dev/null 2>&1 <<YAML
 apiVersion: phalanx.dev/v1alpha1
-kind: LocalQueue
+kind: TrainingQueue
 metadata: {name: training, namespace: $NS}
 spec: {clusterQueue: team-a}
 YAML
 then
-  if out=$(kc -n "$NS" patch lq training --type=merge -p '{"spec":{"clusterQueue":"team-b"}}' 2>&1); then
-    fail "LocalQueue spec.clusterQueue changed, expected immutable"
+  if out=$(kc -n "$NS" patch tq training --type=merge -p '{"spec":{"clusterQueue":"team-b"}}' 2>&1); then
+    fail "TrainingQueue spec.clusterQueue changed, expected immutable"
   elif [[ $out == *"spec.clusterQueue is immutable"* ]]; then
-    pass "LocalQueue spec.clusterQueue is immutable"
+    pass "TrainingQueue spec.clusterQueue is immutable"
   else
-    fail "LocalQueue spec.clusterQueue update rejected with unexpected message: $out"
+    fail "TrainingQueue spec.clusterQueue update rejected with unexpected message: $out"
   fi
 else
-  fail "could not create LocalQueue for the immutability check"
+  fail "could not create TrainingQueue for the immutability check"
 fi
 
 if valid_tj tj-queue | kc apply --server-side --field-manager=phalanx-e2e -f - >/dev/null 2>&1; then

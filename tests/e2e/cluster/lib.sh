@@ -49,7 +49,7 @@ install_crds() {
     return 1
   fi
   local crd
-  for crd in trainingjobs clusterqueues localqueues resourceflavors topologies; do
+  for crd in trainingjobs clustertrainingqueues trainingqueues nodeflavors networktopologies; do
     if ! kc wait --for=condition=Established --timeout=60s "crd/$crd.phalanx.dev" >/dev/null 2>&1; then
       fail "crd/$crd.phalanx.dev did not become Established"
       return 1

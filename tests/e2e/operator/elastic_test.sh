@@ -3,7 +3,7 @@
 # p5.48xlarge nodes (issue #11 "Elastic"), with the example queues (deploy/examples):
 #   1. the example elastic job (minReplicas 2, maxReplicas 16, step 2) is admitted as large as
 #      the free nodes allow: 16 pods, PET_NNODES=2:16;
-#   2. a higher-priority job of the same ClusterQueue needs 8 nodes: the elastic job is shrunk
+#   2. a higher-priority job of the same queue needs 8 nodes: the elastic job is shrunk
 #      from its highest ranks to at most 8 (the ranks above deleted, the ones below keep running
 #      on the same nodes, phase Resizing then Running, a Shrunk event), never evicted, and the
 #      preemptor runs. Known issue: under load a second cycle may shrink it again (to 6) while
@@ -13,13 +13,13 @@
 #   4. failover: a standby phalanx-operator waits on the Lease; the leader is killed with
 #      SIGKILL; the standby takes the Lease, becomes ready and admits the next job, and nothing
 #      is lost or admitted twice;
-#   5. a LocalQueue pointing at a missing ClusterQueue: its job gets a Queued condition naming
-#      the problem, the LocalQueue a Warning event and Active=False.
+#   5. a TrainingQueue pointing at a missing ClusterTrainingQueue: its job gets a Queued
+#      condition naming the problem, the TrainingQueue a Warning event and Active=False.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 start_cluster --nodes 16 --ttl 900
-kc apply -f "$REPO_ROOT/deploy/examples/00-priorityclasses.yaml" -f "$REPO_ROOT/deploy/examples/01-topologies.yaml" \
-  -f "$REPO_ROOT/deploy/examples/02-resourceflavors.yaml" -f "$REPO_ROOT/deploy/examples/03-namespaces.yaml" \
-  -f "$REPO_ROOT/deploy/examples/04-clusterqueues.yaml" -f "$REPO_ROOT/deploy/examples/05-localqueues.yaml" >/dev/null ||
+kc apply -f "$REPO_ROOT/deploy/examples/00-priorityclasses.yaml" -f "$REPO_ROOT/deploy/examples/01-networktopologies.yaml" \
+  -f "$REPO_ROOT/deploy/examples/02-nodeflavors.yaml" -f "$REPO_ROOT/deploy/examples/03-namespaces.yaml" \
+  -f "$REPO_ROOT/deploy/examples/04-clustertrainingqueues.yaml" -f "$REPO_ROOT/deploy/examples/05-trainingqueues.yaml" >/dev/null ||
   die "cannot apply the example queues"
 eventually 60 kc -n team-research get serviceaccount default || die "no default serviceaccount in team-research"
 NS=team-research J=mistral-finetune
@@ -98,10 +98,10 @@ eventually 90 phase_is $NS after-failover Running && pass "a job applied during 
 [[ $(admitted) -ge 2 ]] && pass "$J is still admitted ($(admitted) pods) across the failover" || fail "$J lost its admission"
 out=$(check_invariants) && pass "invariants hold after the failover" || fail "invariants broken: $out"
 
-# --- 5. a LocalQueue pointing at a missing ClusterQueue ------------------------------------
+# --- 5. a TrainingQueue pointing at a missing ClusterTrainingQueue ------------------------
 kc apply -f - >/dev/null <<YAML
 apiVersion: phalanx.dev/v1alpha1
-kind: LocalQueue
+kind: TrainingQueue
 metadata: {name: orphan, namespace: $NS}
 spec: {clusterQueue: no-such-queue}
 YAML
@@ -118,9 +118,9 @@ spec:
 YAML
 eventually 60 bash -c "kubectl --kubeconfig=$PHALANX_KUBECONFIG -n $NS get trainingjob orphaned -o jsonpath='{.status.conditions[?(@.type==\"Queued\")].message}' | grep -q 'does not exist'" &&
   pass "the job names the problem: $(cond $NS orphaned Queued)" || fail "orphaned: '$(cond $NS orphaned Queued)'"
-lq_event() { kc -n $NS get events --field-selector involvedObject.name=orphan,involvedObject.kind=LocalQueue -o jsonpath='{.items[*].message}' | grep -q no-such-queue; }
-eventually 60 lq_event && pass "a Warning event on the LocalQueue names the missing ClusterQueue" || fail "no event on LocalQueue orphan"
-[[ $(kc -n $NS get localqueue orphan -o jsonpath='{.status.conditions[?(@.type=="Active")].status}') == False ]] &&
-  pass "LocalQueue orphan is Active=False" || fail "LocalQueue orphan status: $(kc -n $NS get localqueue orphan -o jsonpath='{.status}')"
+lq_event() { kc -n $NS get events --field-selector involvedObject.name=orphan,involvedObject.kind=TrainingQueue -o jsonpath='{.items[*].message}' | grep -q no-such-queue; }
+eventually 60 lq_event && pass "a Warning event on the TrainingQueue names the missing ClusterTrainingQueue" || fail "no event on TrainingQueue orphan"
+[[ $(kc -n $NS get trainingqueue orphan -o jsonpath='{.status.conditions[?(@.type=="Active")].status}') == False ]] &&
+  pass "TrainingQueue orphan is Active=False" || fail "TrainingQueue orphan status: $(kc -n $NS get trainingqueue orphan -o jsonpath='{.status}')"
 kill "$SB_PID" 2>/dev/null
 finish

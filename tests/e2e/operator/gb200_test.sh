@@ -7,7 +7,7 @@
 # groupSize 4 / groupLevel nvidia.com/gpu.clique, preferred one clique.
 #   1. with clique 0 free, all 16 ranks land in clique 0 (the preferred level), Running;
 #   2. with 8 nodes of clique 0 cordoned (10 + 8 schedulable nodes, no clique holds 16), the job
-#      waits out its ClusterQueue's locality wait with reason CannotBePlaced, and once the wait
+#      waits out its ClusterTrainingQueue's locality wait (reason CannotBePlaced); once the wait
 #      is off it runs across both cliques with every consecutive group of 4 ranks inside one
 #      clique: 8 + 8, where filling nodes in rank order would have split ranks 8-11.
 # Needs hack/cluster/build.sh binaries and $PHALANX_BUILD_DIR (phalanx-scheduler,
@@ -69,7 +69,7 @@ kc apply -f "$EXAMPLE" >/dev/null || die "cannot apply $EXAMPLE again"
 waiting() { has_reason $NS $J CannotBePlaced && [[ $(cond $NS $J Queued) == *"waiting up to"*"more for one $CLIQUE domain"* ]]; }
 eventually 60 waiting && pass "locality wait: $(cond $NS $J Queued)" ||
   fail "expected a locality wait: phase '$(phase $NS $J)', $(cond $NS $J Queued)"
-kc patch clusterqueue llm --type=merge -p '{"spec":{"localityWaitSeconds":0}}' >/dev/null || die "cannot patch ClusterQueue llm"
+kc patch clustertrainingqueue llm --type=merge -p '{"spec":{"localityWaitSeconds":0}}' >/dev/null || die "cannot patch ClusterTrainingQueue llm"
 eventually 120 all_running $NS $J 16 && pass "$J: 16 pods Running across cliques once the locality wait is off" ||
   fail "$J not Running: phase '$(phase $NS $J)', $(cond $NS $J Queued)"
 placement_matches_pods && pass "rank r runs on status.placement.nodes[r]" || fail "pods are not on status.placement.nodes"

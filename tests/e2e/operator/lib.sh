@@ -25,7 +25,7 @@ start_cluster() {
 # 00-05), and the namespaces' default service accounts (pods cannot be created before them).
 apply_example_queues() {
   local f ns
-  for f in 00-priorityclasses 01-topologies 02-resourceflavors 03-namespaces 04-clusterqueues 05-localqueues; do
+  for f in 00-priorityclasses 01-networktopologies 02-nodeflavors 03-namespaces 04-clustertrainingqueues 05-trainingqueues; do
     kc apply -f "$REPO_ROOT/deploy/examples/$f.yaml" >/dev/null || die "cannot apply deploy/examples/$f.yaml"
   done
   for ns in team-llm team-vision team-research; do
@@ -51,7 +51,7 @@ has_event() { # ns job reason
   kc -n "$1" get events --field-selector "involvedObject.name=$2" -o jsonpath='{.items[*].reason}' | grep -qw "$3"
 }
 
-# A TrainingJob of `replicas` pods x 8 GPUs in the namespace's LocalQueue `training`; topology
+# A TrainingJob of `replicas` pods x 8 GPUs in the namespace's TrainingQueue `training`; topology
 # by default: required one layer-2 domain, preferred one layer-3 block.
 job() { # ns name replicas [topology] [extra spec yaml, indented 2]
   kc -n "$1" apply -f - >/dev/null <<YAML

@@ -7,7 +7,7 @@
 #   2. two gangs that cannot both fit: one runs whole, the other waits whole with a reason, and
 #      starts when the first finishes;
 #   3. a failed pod restarts the gang; after maxRestarts the job fails and frees its nodes;
-#   4. bad input (missing LocalQueue, a job larger than the cluster, an unknown topology level)
+#   4. bad input (missing TrainingQueue, a job larger than the cluster, an unknown topology level)
 #      gets a Queued condition and an event naming the problem, and admission goes on;
 #   5. suspend releases and deletes the pods, resume admits again; delete releases through the
 #      finalizer;
@@ -101,14 +101,14 @@ spec:
 YAML
 job team-research too-big 40
 job team-research bad-level 1 "{required: example.com/no-such-level}"
-eventually 60 has_reason team-llm no-queue LocalQueueNotFound && pass "missing LocalQueue: $(cond team-llm no-queue Queued)" ||
-  fail "missing LocalQueue: '$(cond team-llm no-queue Queued)'"
+eventually 60 has_reason team-llm no-queue TrainingQueueNotFound && pass "missing TrainingQueue: $(cond team-llm no-queue Queued)" ||
+  fail "missing TrainingQueue: '$(cond team-llm no-queue Queued)'"
 eventually 60 bash -c "kubectl --kubeconfig=$PHALANX_KUBECONFIG -n team-research get trainingjob too-big -o json | jq -e '.status.conditions[]? | select(.type==\"Queued\" and .status==\"True\")' >/dev/null" &&
   pass "a job larger than the cluster waits: $(cond team-research too-big Queued)" || fail "too-big has no Queued condition"
 eventually 60 bash -c "kubectl --kubeconfig=$PHALANX_KUBECONFIG -n team-research get trainingjob bad-level -o jsonpath='{.status.conditions[?(@.type==\"Queued\")].message}' | grep -q no-such-level" &&
   pass "unknown topology level named: $(cond team-research bad-level Queued)" || fail "bad-level: '$(cond team-research bad-level Queued)'"
-kc -n team-llm get events --field-selector involvedObject.name=no-queue -o jsonpath='{.items[*].reason}' | grep -qw LocalQueueNotFound &&
-  pass "an event names the missing LocalQueue" || fail "no LocalQueueNotFound event"
+kc -n team-llm get events --field-selector involvedObject.name=no-queue -o jsonpath='{.items[*].reason}' | grep -qw TrainingQueueNotFound &&
+  pass "an event names the missing TrainingQueue" || fail "no TrainingQueueNotFound event"
 job team-vision after-bad 2
 eventually 90 phase_is team-vision after-bad Running && pass "a good job is still admitted beside the bad ones" ||
   fail "after-bad not Running: $(cond team-vision after-bad Queued)"
@@ -144,6 +144,6 @@ grep -q "acquired lease" "$OPLOG" && pass "the restarted operator acquired the L
 metrics=$(curl -sf "http://127.0.0.1:$PHALANX_OPERATOR_HEALTH_PORT/metrics")
 grep -q '^phalanx_cluster_queue_nominal_quota{cluster_queue="vision",flavor="p5",resource="nvidia.com/gpu"} 128' <<<"$metrics" &&
   grep -q '^phalanx_admitted_active_workloads{cluster_queue="vision"}' <<<"$metrics" &&
-  pass "/metrics reports quota and admitted workloads per ClusterQueue" ||
-  fail "/metrics lacks the per-ClusterQueue series: $(grep -c '^phalanx_' <<<"$metrics") phalanx_ lines"
+  pass "/metrics reports quota and admitted workloads per ClusterTrainingQueue" ||
+  fail "/metrics lacks the per-ClusterTrainingQueue series: $(grep -c '^phalanx_' <<<"$metrics") phalanx_ lines"
 finish

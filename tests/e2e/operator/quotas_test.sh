@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Quotas and preemption through the real phalanx-operator on a private cluster of 8 fake
 # p5.48xlarge nodes (64 GPUs, one layer-3 block), issue #11. Each case has its own
-# ClusterQueues, cohort and namespaces, all on one ResourceFlavor covering nvidia.com/gpu only,
+# ClusterTrainingQueues, cohort and namespaces, all on one NodeFlavor covering nvidia.com/gpu only,
 # with numbers chosen so that docs/admission.md allows exactly one outcome (jobs are pods x 8
 # GPUs, so "5 pods" is 40 GPUs):
 #   1. borrowing: a 16-GPU queue runs 40 GPUs with the idle quota of its 32-GPU cohort peer;
@@ -28,20 +28,20 @@ PHALANX_CLI="$BUILD/cli/phalanx"
 
 start_cluster --nodes 8 --ttl 900
 FLAVOR=q-p5
-kc apply -f - >/dev/null <<YAML || die "cannot create ResourceFlavor $FLAVOR"
+kc apply -f - >/dev/null <<YAML || die "cannot create NodeFlavor $FLAVOR"
 apiVersion: phalanx.dev/v1alpha1
-kind: ResourceFlavor
+kind: NodeFlavor
 metadata: {name: $FLAVOR}
 spec:
   nodeLabels: {node.kubernetes.io/instance-type: p5.48xlarge}
 YAML
 
-# A ClusterQueue admitting every namespace, nvidia.com/gpu only, in flavor q-p5, no locality
+# A ClusterTrainingQueue admitting every namespace, nvidia.com/gpu only, in flavor q-p5, no locality
 # wait (all 8 nodes are one layer-3 block anyway).
 cluster_queue() { # name cohort nominal-gpus [extra spec yaml, indented 2]
   kc apply -f - >/dev/null <<YAML
 apiVersion: phalanx.dev/v1alpha1
-kind: ClusterQueue
+kind: ClusterTrainingQueue
 metadata: {name: $1}
 spec:
   cohort: "$2"
@@ -56,7 +56,7 @@ spec:
 ${4:-}
 YAML
 }
-# A namespace whose LocalQueue `training` feeds ClusterQueue $2.
+# A namespace whose TrainingQueue `training` feeds ClusterTrainingQueue $2.
 team() { # namespace cluster-queue
   kc apply -f - >/dev/null <<YAML || return 1
 apiVersion: v1
@@ -64,19 +64,19 @@ kind: Namespace
 metadata: {name: $1}
 ---
 apiVersion: phalanx.dev/v1alpha1
-kind: LocalQueue
+kind: TrainingQueue
 metadata: {name: training, namespace: $1}
 spec: {clusterQueue: $2}
 YAML
   eventually 60 kc -n "$1" get serviceaccount default
 }
-# "<total> <borrowed>" of nvidia.com/gpu in flavor q-p5 from the ClusterQueue's status.
+# "<total> <borrowed>" of nvidia.com/gpu in flavor q-p5 from the ClusterTrainingQueue's status.
 gpu_usage() {
-  kc get clusterqueue "$1" -o json |
+  kc get clustertrainingqueue "$1" -o json |
     jq -r ".status.flavorsUsage[]? | select(.name==\"$FLAVOR\") | .resources[] | select(.name==\"nvidia.com/gpu\") | \"\\(.total) \\(.borrowed)\""
 }
 gpu_usage_is() { [[ $(gpu_usage "$1") == "$2" ]]; }
-weighted_share() { kc get clusterqueue "$1" -o jsonpath='{.status.fairSharing.weightedShare}'; }
+weighted_share() { kc get clustertrainingqueue "$1" -o jsonpath='{.status.fairSharing.weightedShare}'; }
 weighted_share_is() { [[ $(weighted_share "$1") == "$2" ]]; }
 evicted() { cond "$1" "$2" Evicted; }
 # Every job of these namespaces deleted and their pods gone, so the next case has all 8 nodes.
@@ -92,8 +92,8 @@ finish_job() { # ns job replicas: every rank Succeeded
 }
 
 # --- 1. borrowing within a cohort -----------------------------------------------------------
-cluster_queue borrow-a share-a 16 "  fairSharing: {weight: 2}" || die "cannot create ClusterQueue borrow-a"
-cluster_queue lend-a share-a 32 "  preemption: {reclaimWithinCohort: Any}" || die "cannot create ClusterQueue lend-a"
+cluster_queue borrow-a share-a 16 "  fairSharing: {weight: 2}" || die "cannot create ClusterTrainingQueue borrow-a"
+cluster_queue lend-a share-a 32 "  preemption: {reclaimWithinCohort: Any}" || die "cannot create ClusterTrainingQueue lend-a"
 team qa-borrower borrow-a && team qa-lender lend-a || die "cannot create the namespaces of case 1"
 job qa-borrower big 5
 eventually 90 all_running qa-borrower big 5 && pass "borrowing: 40 GPUs run in a 16-GPU queue with its peer's idle quota" ||
@@ -114,7 +114,7 @@ weighted_share_is lend-a 0 || fail "borrowing: lend-a weightedShare '$(weighted_
 job qa-lender claim 4
 eventually 90 bash -c "[[ \$(kubectl --kubeconfig=$PHALANX_KUBECONFIG -n qa-borrower get trainingjob big -o jsonpath='{.status.conditions[?(@.type==\"Evicted\")].status}') == True ]]" ||
   fail "reclaim: qa-borrower/big was not evicted: Evicted '$(evicted qa-borrower big)', claim: $(cond qa-lender claim Queued)"
-[[ $(evicted qa-borrower big) == "True Preempted: evicted to make room for qa-lender/claim: ClusterQueue lend-a reclaims"* ]] &&
+[[ $(evicted qa-borrower big) == "True Preempted: evicted to make room for qa-lender/claim: ClusterTrainingQueue lend-a reclaims"* ]] &&
   pass "reclaim: the borrower's job is Evicted: $(evicted qa-borrower big)" ||
   fail "reclaim: Evicted condition '$(evicted qa-borrower big)'"
 has_event qa-borrower big Preempted && pass "reclaim: a Preempted event on the evicted job" || fail "reclaim: no Preempted event on qa-borrower/big"
@@ -136,9 +136,9 @@ eventually 30 has_reason qa-borrower big InsufficientQuota && pass "reclaim: the
 clear_jobs qa-borrower qa-lender
 
 # --- 3. reclaimWithinCohort Never ------------------------------------------------------------
-cluster_queue borrow-b share-b 16 || die "cannot create ClusterQueue borrow-b"
+cluster_queue borrow-b share-b 16 || die "cannot create ClusterTrainingQueue borrow-b"
 cluster_queue lend-b share-b 32 "  preemption: {reclaimWithinCohort: Never, withinClusterQueue: LowerPriority}" ||
-  die "cannot create ClusterQueue lend-b"
+  die "cannot create ClusterTrainingQueue lend-b"
 team qb-borrower borrow-b && team qb-lender lend-b || die "cannot create the namespaces of case 3"
 job qb-borrower big 5
 eventually 90 all_running qb-borrower big 5 || fail "never: qb-borrower/big not Running: $(cond qb-borrower big Queued)"
@@ -155,15 +155,15 @@ eventually 90 all_running qb-lender claim 4 && pass "never: the lender's job run
   fail "never: qb-lender/claim not Running after the borrower finished: $(cond qb-lender claim Queued)"
 clear_jobs qb-borrower qb-lender
 
-# --- 4. priority preemption within a ClusterQueue -------------------------------------------
-cluster_queue prio "" 32 "  preemption: {withinClusterQueue: LowerPriority}" || die "cannot create ClusterQueue prio"
+# --- 4. priority preemption within a ClusterTrainingQueue ---------------------------------
+cluster_queue prio "" 32 "  preemption: {withinClusterQueue: LowerPriority}" || die "cannot create ClusterTrainingQueue prio"
 team qc prio || die "cannot create namespace qc"
 job qc low 4 "" "  priority: 1"
 eventually 90 all_running qc low 4 || fail "priority: qc/low not Running: $(cond qc low Queued)"
 job qc high 2 "" "  priority: 100"
 eventually 90 bash -c "[[ \$(kubectl --kubeconfig=$PHALANX_KUBECONFIG -n qc get trainingjob low -o jsonpath='{.status.conditions[?(@.type==\"Evicted\")].status}') == True ]]" ||
   fail "priority: qc/low was not evicted: $(cond qc high Queued)"
-[[ $(evicted qc low) == "True Preempted: evicted to make room for qc/high: lower priority than qc/high in ClusterQueue prio"* ]] &&
+[[ $(evicted qc low) == "True Preempted: evicted to make room for qc/high: lower priority than qc/high in ClusterTrainingQueue prio"* ]] &&
   pass "priority: the lower-priority job is Evicted: $(evicted qc low)" || fail "priority: Evicted condition '$(evicted qc low)'"
 eventually 60 npods_is qc low 0 && eventually 90 all_running qc high 2 &&
   pass "priority: its pods are gone and the higher-priority job runs" ||
@@ -179,8 +179,8 @@ clear_jobs qc
 
 # --- 5. StrictFIFO and BestEffortFIFO -------------------------------------------------------
 # Each queue has 16 GPUs: the 24-GPU head never fits, the 8-GPU follower always would.
-cluster_queue strict "" 16 "  queueingStrategy: StrictFIFO" || die "cannot create ClusterQueue strict"
-cluster_queue besteffort "" 16 "  queueingStrategy: BestEffortFIFO" || die "cannot create ClusterQueue besteffort"
+cluster_queue strict "" 16 "  queueingStrategy: StrictFIFO" || die "cannot create ClusterTrainingQueue strict"
+cluster_queue besteffort "" 16 "  queueingStrategy: BestEffortFIFO" || die "cannot create ClusterTrainingQueue besteffort"
 team qd-strict strict && team qd-besteffort besteffort || die "cannot create the namespaces of case 5"
 job qd-strict a-head 3
 job qd-besteffort a-head 3
@@ -201,7 +201,7 @@ clear_jobs qd-strict qd-besteffort
 # --- 6. kill -9 of phalanx-scheduler during admissions --------------------------------------
 # 10 one-pod jobs into a 48-GPU queue, exactly 6 can be admitted: 3 applied just before the
 # crash, 4 while the scheduler is down (their cycles fail to reach it), 3 after it is back.
-cluster_queue burst "" 48 || die "cannot create ClusterQueue burst"
+cluster_queue burst "" 48 || die "cannot create ClusterTrainingQueue burst"
 team qe burst || die "cannot create namespace qe"
 for i in 1 2 3; do job qe burst-$i 1; done
 "$REPO_ROOT/hack/cluster/restart.sh" phalanx-scheduler --kill --down-for 8 >"$PHALANX_CLUSTER_DIR/restart.log" 2>&1 &

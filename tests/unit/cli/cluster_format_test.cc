@@ -59,34 +59,35 @@ TEST(FormatQueues, GpuQuotaPerFlavorWithUsageWhereTheStatusHasIt) {
   // llm: status written (64 of 256 p5 GPUs used, nothing borrowed, Active); research: borrowing
   // 16 and inactive, gb200 missing from its usage (none used); vision: no status at all.
   ASSERT_OK_AND_ASSIGN(std::string out,
-                       FormatQueues(Items("clusterqueues.json"), Items("localqueues.json"),
+                       FormatQueues(Items("clustertrainingqueues.json"),
+                                    Items("trainingqueues.json"),
                                     {.all_namespaces = true, .now = Now()}));
   EXPECT_EQ(out,
-            "CLUSTERQUEUE   COHORT      PENDING   ADMITTED   GPUS USED/NOMINAL                     "
-            "                ACTIVE\n"
-            "llm            gpu-fleet   1         1          p5 64/256 (+0 borrowed), gb200 0/72 "
-            "(+0 borrowed)     True\n"
-            "research       gpu-fleet   1         0          p5 144/128 (+16 borrowed), gb200 "
-            "0/36 (+0 borrowed)   False\n"
-            "vision         gpu-fleet   -         -          p5 -/128, gb200 -/36                "
-            "                  -\n"
+            "CLUSTERTRAININGQUEUE   COHORT      PENDING   ADMITTED   GPUS USED/NOMINAL             "
+            "                        ACTIVE\n"
+            "llm                    gpu-fleet   1         1          p5 64/256 (+0 borrowed), "
+            "gb200 0/72 (+0 borrowed)     True\n"
+            "research               gpu-fleet   1         0          p5 144/128 (+16 borrowed), "
+            "gb200 0/36 (+0 borrowed)   False\n"
+            "vision                 gpu-fleet   -         -          p5 -/128, gb200 -/36        "
+            "                          -\n"
             "\n"
-            "NAMESPACE       LOCALQUEUE   CLUSTERQUEUE   PENDING   ADMITTED\n"
-            "team-llm        training     llm            1         1\n"
-            "team-research   training     research       -         -\n"
-            "team-vision     training     vision         -         -\n");
+            "NAMESPACE       TRAININGQUEUE   CLUSTERTRAININGQUEUE   PENDING   ADMITTED\n"
+            "team-llm        training        llm                    1         1\n"
+            "team-research   training        research               -         -\n"
+            "team-vision     training        vision                 -         -\n");
 }
 
 TEST(FormatQueues, OneNamespaceHasNoNamespaceColumn) {
-  std::vector<std::string> local = Items("localqueues.json");
+  std::vector<std::string> local = Items("trainingqueues.json");
   ASSERT_OK_AND_ASSIGN(std::string out,
                        FormatQueues({}, {local[0]}, {.ns = "team-llm", .now = Now()}));
   EXPECT_EQ(out,
-            "No ClusterQueues found.\n\n"
-            "LOCALQUEUE   CLUSTERQUEUE   PENDING   ADMITTED\n"
-            "training     llm            1         1\n");
+            "No ClusterTrainingQueues found.\n\n"
+            "TRAININGQUEUE   CLUSTERTRAININGQUEUE   PENDING   ADMITTED\n"
+            "training        llm                    1         1\n");
   ASSERT_OK_AND_ASSIGN(out, FormatQueues({}, {}, {.ns = "default"}));
-  EXPECT_EQ(out, "No ClusterQueues found.\n\nNo LocalQueues in namespace default.\n");
+  EXPECT_EQ(out, "No ClusterTrainingQueues found.\n\nNo TrainingQueues in namespace default.\n");
 }
 
 TEST(FormatQueues, QuantitiesMayBeStrings) {
@@ -100,34 +101,35 @@ TEST(FormatQueues, QuantitiesMayBeStrings) {
   ASSERT_OK_AND_ASSIGN(std::string out, FormatQueues({cq}, {}, {.json = true}));
   // A flavor without GPUs is not a GPU flavor; 1.5 GPUs round up like Kubernetes' Value().
   EXPECT_EQ(out,
-            R"({"clusterQueues":[{"name":"q","cohort":null,"pending":null,"admitted":null,)"
+            R"({"clusterTrainingQueues":[{"name":"q","cohort":null,"pending":null,"admitted":null,)"
             R"("active":null,"gpus":[{"flavor":"h100","nominal":1000,"used":2,"borrowed":0}]}],)"
-            R"("localQueues":[]})"
+            R"("trainingQueues":[]})"
             "\n");
 }
 
 TEST(FormatQueues, JsonKeepsAbsentAsNull) {
   ASSERT_OK_AND_ASSIGN(std::string out,
-                       FormatQueues(Items("clusterqueues.json"), Items("localqueues.json"),
+                       FormatQueues(Items("clustertrainingqueues.json"),
+                                    Items("trainingqueues.json"),
                                     {.json = true, .all_namespaces = true}));
   rapidjson::Document doc = Json(out);
-  const rapidjson::Value& llm = doc["clusterQueues"][0];
+  const rapidjson::Value& llm = doc["clusterTrainingQueues"][0];
   EXPECT_STREQ(llm["name"].GetString(), "llm");
   EXPECT_EQ(llm["gpus"][0]["used"].GetInt(), 64);
   EXPECT_EQ(llm["gpus"][0]["nominal"].GetInt(), 256);
   EXPECT_STREQ(llm["active"].GetString(), "True");
-  const rapidjson::Value& vision = doc["clusterQueues"][2];
+  const rapidjson::Value& vision = doc["clusterTrainingQueues"][2];
   EXPECT_TRUE(vision["pending"].IsNull());
   EXPECT_TRUE(vision["gpus"][0]["used"].IsNull());
-  EXPECT_EQ(doc["localQueues"].Size(), 3u);
-  EXPECT_STREQ(doc["localQueues"][1]["clusterQueue"].GetString(), "research");
+  EXPECT_EQ(doc["trainingQueues"].Size(), 3u);
+  EXPECT_STREQ(doc["trainingQueues"][1]["clusterQueue"].GetString(), "research");
 }
 
 TEST(FormatQueues, MalformedObjectIsNamed) {
   EXPECT_THAT(FormatQueues({}, {"{}", "{"}, {}),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("LocalQueue #1")));
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("TrainingQueue #1")));
   EXPECT_THAT(FormatQueues({R"({"metadata":{"name":"q"},"spec":{"cohort":7}})"}, {}, {}),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("ClusterQueue q")));
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("ClusterTrainingQueue q")));
 }
 
 // ---- jobs ------------------------------------------------------------------------------------
@@ -145,7 +147,7 @@ TEST(FormatJobs, PhaseSizeDomainAndWhyNotAdmitted) {
             "team-llm        moe-gb200-tp16      training   -         -/16   -                    "
             "0          5m    no status yet\n"
             "team-research   mistral-finetune    training   Queued    -/8    -                    "
-            "0          5m    needs 16 nvidia.com/gpu in flavor p5 of ClusterQueue rese...\n");
+            "0          5m    needs 16 nvidia.com/gpu in flavor p5 of ClusterTrainingQu...\n");
 }
 
 TEST(FormatJobs, OneNamespaceAndNone) {
@@ -219,7 +221,7 @@ TEST(FormatExplain, QueuedJobWithEventsAndTheSchedulersDryRun) {
                                      NotPlaced(), 10, {.now = Now()}));
   EXPECT_EQ(out,
             "TrainingJob: team-research/mistral-finetune\n"
-            "Queue:       training (LocalQueue team-research/training)\n"
+            "Queue:       training (TrainingQueue team-research/training)\n"
             "Priority:    training-preemptible\n"
             "Replicas:    8 (elastic 2-16, step 2)\n"
             "Per pod:     cpu=180, memory=1800Gi, nvidia.com/gpu=8, vpc.amazonaws.com/efa=32\n"
@@ -233,13 +235,13 @@ TEST(FormatExplain, QueuedJobWithEventsAndTheSchedulersDryRun) {
             "Conditions:\n"
             "  TYPE     STATUS   REASON              AGE     MESSAGE\n"
             "  Queued   True     InsufficientQuota   4m51s   needs 16 nvidia.com/gpu in flavor p5 "
-            "of ClusterQueue research: 0 of 128 free after borrowing limits; waiting for llm to "
-            "release quota\n"
+            "of ClusterTrainingQueue research: 0 of 128 free after borrowing limits; waiting for "
+            "llm to release quota\n"
             "\n"
             "Events:\n"
             "  LAST SEEN    TYPE     REASON   FROM               MESSAGE\n"
-            "  4m47s (x3)   Normal   Queued   phalanx-operator   waiting in ClusterQueue research: "
-            "needs 16 nvidia.com/gpu in flavor p5\n"
+            "  4m47s (x3)   Normal   Queued   phalanx-operator   waiting in ClusterTrainingQueue "
+            "research: needs 16 nvidia.com/gpu in flavor p5\n"
             "\n"
             "Scheduler:   dry run on phalanx-scheduler 127.0.0.1:9443 (holds nothing): 2-16 pods x "
             "nvidia.com/gpu=8\n"
@@ -253,7 +255,7 @@ TEST(FormatExplain, PlacedJobIsNotAskedAgain) {
                                                       10, {.now = Now()}));
   EXPECT_THAT(out, HasSubstr("Topology:    required layer-2 (topology.k8s.aws/network-node-layer-2)"
                              ", preferred layer-3 (topology.k8s.aws/network-node-layer-3)\n"));
-  EXPECT_THAT(out, HasSubstr("Admission:   ClusterQueue llm, flavor p5, 8 replicas\n"));
+  EXPECT_THAT(out, HasSubstr("Admission:   ClusterTrainingQueue llm, flavor p5, 8 replicas\n"));
   EXPECT_THAT(out, HasSubstr("Placement:   layer-3 nn-p5-l3-0 on p5-0000, p5-0001, p5-0002, "
                              "p5-0003, p5-0004, p5-0005, p5-0006, p5-0007\n"));
   EXPECT_THAT(out,

@@ -85,7 +85,7 @@ TEST(TopologyFromObjects, LevelsOfARecordedTopologyObject) {
   EXPECT_EQ(view.summary.domains.size(), 4u);
   EXPECT_THAT(scheduler::TopologyFromObject(R"({"spec":{"levels":[{"name":"x"}]}})", "bad"),
               StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("Topology bad: spec.levels[].nodeLabel missing")));
+                       HasSubstr("NetworkTopology bad: spec.levels[].nodeLabel missing")));
 }
 
 TEST(TopologyFromObjects, Json) {

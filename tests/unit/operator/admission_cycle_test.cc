@@ -65,7 +65,8 @@ TEST(AdmissionCycleTest, FitsQuotaButNotTopologyStaysPendingWithBothExplanations
   EXPECT_EQ(pending->reason, PendingReason::kTopology);
   EXPECT_THAT(pending->message, HasSubstr("needs 64 GPUs in one block; the best block b1 has 32 free"));
   EXPECT_THAT(pending->message,
-              HasSubstr("ClusterQueue team-a has 64 nvidia.com/gpu in flavor h100 available"));
+              HasSubstr(
+                  "ClusterTrainingQueue team-a has 64 nvidia.com/gpu in flavor h100 available"));
   EXPECT_FALSE(fake.Holds("team-a/big"));
 }
 
@@ -80,7 +81,7 @@ TEST(AdmissionCycleTest, QuotaShortfallSaysHowMuchIsLeft) {
   ASSERT_NE(pending, nullptr);
   EXPECT_EQ(pending->reason, PendingReason::kQuota);
   EXPECT_THAT(pending->message,
-              HasSubstr("ClusterQueue team-a lacks quota for 8 pods: flavor h100: needs 64 "
+              HasSubstr("ClusterTrainingQueue team-a lacks quota for 8 pods: flavor h100: needs 64 "
                         "nvidia.com/gpu, 16 available (nominal 64, 48 in use)"));
   // No placement was asked for: quota already said no.
   EXPECT_EQ(fake.calls().reserve_batch, 0);
@@ -345,7 +346,8 @@ TEST(AdmissionCycleTest, CountsPodsAndRejectsUncoveredResources) {
   EXPECT_THAT(PendingFor(result, "team-a/one")->message, HasSubstr("needs 1 pods, 0 available"));
   EXPECT_EQ(PendingFor(result, "team-a/cpu")->reason, PendingReason::kNoFlavor);
   EXPECT_THAT(PendingFor(result, "team-a/cpu")->message,
-              HasSubstr("ClusterQueue team-a has no quota for cpu (it covers nvidia.com/gpu, pods)"));
+              HasSubstr("ClusterTrainingQueue team-a has no quota for cpu (it covers "
+                        "nvidia.com/gpu, pods)"));
 }
 
 TEST(AdmissionCycleTest, PlacementServiceErrorsStayPerWorkload) {

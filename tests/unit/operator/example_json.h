@@ -1,7 +1,8 @@
 // The shipped examples (deploy/examples/*.yaml) as the JSON kubectl sends for them, so operator
 // tests decode exactly what a user applies. Needs yaml-cpp and PHALANX_SOURCE_DIR.
 //
-//   std::vector<std::string> queues = ExampleJson("04-clusterqueues.yaml");  // one per document
+//   std::vector<std::string> queues =
+//       ExampleJson("04-clustertrainingqueues.yaml");  // one per document
 //   ASSERT_OK_AND_ASSIGN(admission::ClusterQueue llm, DecodeClusterQueue(queues[0]));
 #pragma once
 

@@ -78,7 +78,7 @@ TEST(RealPlacementTest, AdmitsWhatTheTopologyHoldsAndExplainsTheRest) {
   EXPECT_EQ(wide->reason, PendingReason::kTopology);
   EXPECT_THAT(wide->message, HasSubstr("placement: "));
   EXPECT_THAT(wide->message, HasSubstr("in one topology.k8s.aws/network-node-layer-3 domain"));
-  EXPECT_THAT(wide->message, HasSubstr("quota: ClusterQueue team-a has 64 nvidia.com/gpu"));
+  EXPECT_THAT(wide->message, HasSubstr("quota: ClusterTrainingQueue team-a has 64 nvidia.com/gpu"));
 }
 
 TEST(RealPlacementTest, PlannerVictimsFreeOneBlockForTheGang) {

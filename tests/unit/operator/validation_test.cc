@@ -41,7 +41,7 @@ TEST_P(BadClusterQueueTest, ReportsTheFieldAndKeepsOthersAdmitting) {
   world.Add(Job("broken/job", 1, 8)).Add(Job("healthy/job", 1, 8));
   CycleResult result = world.Cycle();
   EXPECT_THAT(result.errors,
-              ElementsAre(AllOf(Field(&ObjectError::kind, "ClusterQueue"),
+              ElementsAre(AllOf(Field(&ObjectError::kind, "ClusterTrainingQueue"),
                                 Field(&ObjectError::name, "broken"),
                                 Field(&ObjectError::message, HasSubstr(c.want_error)))));
   EXPECT_THAT(AdmittedKeys(result), ElementsAre("healthy/job"));
@@ -72,7 +72,7 @@ INSTANTIATE_TEST_SUITE_P(
     Cases, BadClusterQueueTest,
     ::testing::Values(
         BadQueueCase{"MissingFlavor", Broken({{"a100", Gpu(8)}}),
-                     "spec.resourceGroups[0].flavors[0].name: references ResourceFlavor \"a100\", "
+                     "spec.resourceGroups[0].flavors[0].name: references NodeFlavor \"a100\", "
                      "which does not exist"},
         BadQueueCase{"NegativeNominal", Broken({{"h100", Gpu(-8)}}),
                      "resources[0].nominalQuota: must not be negative, got -8"},
@@ -138,10 +138,11 @@ TEST(ValidationTest, BrokenLocalQueueAndWorkloadsArePerObject) {
       .Add(Job("team-a/good", 1, 8));  // duplicate key
   CycleResult result = world.Cycle();
   EXPECT_THAT(result.errors,
-              ElementsAre(AllOf(Field(&ObjectError::kind, "LocalQueue"),
+              ElementsAre(AllOf(Field(&ObjectError::kind, "TrainingQueue"),
                                 Field(&ObjectError::name, "lost/main"),
                                 Field(&ObjectError::message,
-                                      HasSubstr("ClusterQueue \"nowhere\" does not exist")))));
+                                      HasSubstr("ClusterTrainingQueue \"nowhere\" does not "
+                                                "exist")))));
   EXPECT_THAT(AdmittedKeys(result), ElementsAre("team-a/good"));
   auto reason = [&](std::string_view key) { return PendingFor(result, key)->reason; };
   EXPECT_EQ(reason("lost/job"), PendingReason::kNoLocalQueue);
@@ -153,7 +154,7 @@ TEST(ValidationTest, BrokenLocalQueueAndWorkloadsArePerObject) {
   EXPECT_EQ(reason("team-a/zero"), PendingReason::kInvalid);
   EXPECT_EQ(reason("team-a/no-queue"), PendingReason::kNoLocalQueue);
   EXPECT_THAT(PendingFor(result, "team-a/no-queue")->message,
-              HasSubstr("LocalQueue team-a/missing does not exist"));
+              HasSubstr("TrainingQueue team-a/missing does not exist"));
   EXPECT_THAT(result.pending,
               Contains(AllOf(Field(&PendingDecision::workload, "team-a/good"),
                              Field(&PendingDecision::reason, PendingReason::kInvalid),

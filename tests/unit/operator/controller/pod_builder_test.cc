@@ -75,7 +75,7 @@ const char kTrainer[] =
     R"({"spec":{"containers":[{"name":"trainer","image":"pytorch",)"
     R"("resources":{"limits":{"nvidia.com/gpu":8}}}]}})";
 
-// The p5 ResourceFlavor of deploy/examples/02-resourceflavors.yaml.
+// The p5 NodeFlavor of deploy/examples/02-nodeflavors.yaml.
 PodContext P5(int32_t world_size) {
   PodContext ctx;
   ctx.world_size = world_size;

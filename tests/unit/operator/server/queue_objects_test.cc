@@ -51,7 +51,7 @@ T Decoded(absl::StatusOr<T> decoded) {
 // ---- ResourceFlavor, LocalQueue, PriorityClass, Namespace ----------------------------------
 
 TEST(DecodeResourceFlavorTest, Examples) {
-  std::vector<std::string> docs = ExampleJson("02-resourceflavors.yaml");
+  std::vector<std::string> docs = ExampleJson("02-nodeflavors.yaml");
   ASSERT_EQ(docs.size(), 2u);
   admission::ResourceFlavor p5 = Decoded(DecodeResourceFlavor(docs[0]));
   EXPECT_EQ(p5.name, "p5");
@@ -74,7 +74,7 @@ TEST(DecodeResourceFlavorTest, Examples) {
 
 TEST(DecodeResourceFlavorTest, WithoutSpecAndTolerationOperatorDefaultsToEqual) {
   admission::ResourceFlavor plain = Decoded(DecodeResourceFlavor(
-      R"({"apiVersion":"phalanx.dev/v1alpha1","kind":"ResourceFlavor","metadata":{"name":"cpu"}})"));
+      R"({"apiVersion":"phalanx.dev/v1alpha1","kind":"NodeFlavor","metadata":{"name":"cpu"}})"));
   EXPECT_EQ(plain.name, "cpu");
   EXPECT_TRUE(plain.node_labels.empty());
   admission::ResourceFlavor spot = Decoded(DecodeResourceFlavor(
@@ -85,7 +85,7 @@ TEST(DecodeResourceFlavorTest, WithoutSpecAndTolerationOperatorDefaultsToEqual) 
 }
 
 TEST(DecodeLocalQueueTest, Examples) {
-  std::vector<std::string> docs = ExampleJson("05-localqueues.yaml");
+  std::vector<std::string> docs = ExampleJson("05-trainingqueues.yaml");
   ASSERT_EQ(docs.size(), 3u);
   std::vector<std::string> got;
   for (const std::string& json : docs) {
@@ -116,7 +116,7 @@ TEST(DecodeNamespaceTest, Examples) {
 // ---- ClusterQueue --------------------------------------------------------------------------
 
 admission::ClusterQueue ExampleQueue(size_t index) {
-  std::vector<std::string> docs = ExampleJson("04-clusterqueues.yaml");
+  std::vector<std::string> docs = ExampleJson("04-clustertrainingqueues.yaml");
   EXPECT_EQ(docs.size(), 3u);
   return Decoded(DecodeClusterQueue(docs.at(index)));
 }
@@ -200,13 +200,13 @@ TEST(DecodeClusterQueueTest, ExamplePoliciesSelectorsAndWeights) {
 
 TEST(DecodeClusterQueueTest, EveryExampleCompilesWithoutErrors) {
   admission::Snapshot snapshot;
-  for (const std::string& json : ExampleJson("02-resourceflavors.yaml")) {
+  for (const std::string& json : ExampleJson("02-nodeflavors.yaml")) {
     snapshot.flavors.push_back(Decoded(DecodeResourceFlavor(json)));
   }
-  for (const std::string& json : ExampleJson("04-clusterqueues.yaml")) {
+  for (const std::string& json : ExampleJson("04-clustertrainingqueues.yaml")) {
     snapshot.cluster_queues.push_back(Decoded(DecodeClusterQueue(json)));
   }
-  for (const std::string& json : ExampleJson("05-localqueues.yaml")) {
+  for (const std::string& json : ExampleJson("05-trainingqueues.yaml")) {
     snapshot.local_queues.push_back(Decoded(DecodeLocalQueue(json)));
   }
   admission::Model model = admission::CompileModel(snapshot);
@@ -288,18 +288,19 @@ TEST_P(BadFieldTest, ErrorNamesTheField) {
   }
   std::string json = kube::ToJson(doc);
   absl::Status status;
-  if (c.file == "04-clusterqueues.yaml") status = DecodeClusterQueue(json).status();
-  if (c.file == "02-resourceflavors.yaml") status = DecodeResourceFlavor(json).status();
-  if (c.file == "05-localqueues.yaml") status = DecodeLocalQueue(json).status();
+  if (c.file == "04-clustertrainingqueues.yaml") status = DecodeClusterQueue(json).status();
+  if (c.file == "02-nodeflavors.yaml") status = DecodeResourceFlavor(json).status();
+  if (c.file == "05-trainingqueues.yaml") status = DecodeLocalQueue(json).status();
   if (c.file == "00-priorityclasses.yaml") status = DecodePriorityClass(json).status();
   if (c.file == "03-namespaces.yaml") status = DecodeNamespace(json).status();
   EXPECT_THAT(status, StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(c.want)));
 }
 
-constexpr char kCq[] = "04-clusterqueues.yaml";
-constexpr char kRf[] = "02-resourceflavors.yaml";
+constexpr char kCq[] = "04-clustertrainingqueues.yaml";
+constexpr char kRf[] = "02-nodeflavors.yaml";
 const std::string kQuota = "/spec/resourceGroups/0/flavors/1/resources/0";
-const std::string kQuotaField = "ClusterQueue llm: spec.resourceGroups[0].flavors[1].resources[0]";
+const std::string kQuotaField = "ClusterTrainingQueue llm: "
+                                "spec.resourceGroups[0].flavors[1].resources[0]";
 
 INSTANTIATE_TEST_SUITE_P(
     ClusterQueue, BadFieldTest,
@@ -314,74 +315,78 @@ INSTANTIATE_TEST_SUITE_P(
         BadField{kCq, kQuota + "/lendingLimit", "[36]",
                  kQuotaField + ".lendingLimit: not a quantity"},
         BadField{kCq, "/spec/resourceGroups/0/flavors/0/resources/3/borrowingLimit", R"("lots")",
-                 "ClusterQueue llm: spec.resourceGroups[0].flavors[0].resources[3].borrowingLimit: "},
+                 "ClusterTrainingQueue llm: "
+                 "spec.resourceGroups[0].flavors[0].resources[3].borrowingLimit: "},
         BadField{kCq, kQuota + "/name", "5", kQuotaField + ".name: not a string"},
         BadField{kCq, "/spec/resourceGroups/0/flavors/0/name", "{}",
-                 "ClusterQueue llm: spec.resourceGroups[0].flavors[0].name: not a string"},
+                 "ClusterTrainingQueue llm: spec.resourceGroups[0].flavors[0].name: not a string"},
         BadField{kCq, "/spec/resourceGroups/0/flavors/0", R"("p5")",
-                 "ClusterQueue llm: spec.resourceGroups[0].flavors[0]: not an object"},
+                 "ClusterTrainingQueue llm: spec.resourceGroups[0].flavors[0]: not an object"},
         BadField{kCq, "/spec/resourceGroups/0/flavors", "{}",
-                 "ClusterQueue llm: spec.resourceGroups[0].flavors: not an array"},
+                 "ClusterTrainingQueue llm: spec.resourceGroups[0].flavors: not an array"},
         BadField{kCq, "/spec/resourceGroups/0/coveredResources/2", "7",
-                 "ClusterQueue llm: spec.resourceGroups[0].coveredResources[2]: not a string"},
+                 "ClusterTrainingQueue llm: spec.resourceGroups[0].coveredResources[2]: not a "
+                 "string"},
         BadField{kCq, "/spec/resourceGroups", R"("all")",
-                 "ClusterQueue llm: spec.resourceGroups: not an array"},
-        BadField{kCq, "/spec/cohort", "1", "ClusterQueue llm: spec.cohort: not a string"},
+                 "ClusterTrainingQueue llm: spec.resourceGroups: not an array"},
+        BadField{kCq, "/spec/cohort", "1", "ClusterTrainingQueue llm: spec.cohort: not a string"},
         BadField{kCq, "/spec/queueingStrategy", R"("LIFO")",
-                 "ClusterQueue llm: spec.queueingStrategy: \"LIFO\" is not one of StrictFIFO, "
-                 "BestEffortFIFO"},
+                 "ClusterTrainingQueue llm: spec.queueingStrategy: \"LIFO\" is not one of "
+                 "StrictFIFO, BestEffortFIFO"},
         BadField{kCq, "/spec/namespaceSelector", "[]",
-                 "ClusterQueue llm: spec.namespaceSelector: not an object"},
+                 "ClusterTrainingQueue llm: spec.namespaceSelector: not an object"},
         BadField{kCq, "/spec/namespaceSelector/matchLabels/kubernetes.io~1metadata.name", "1",
-                 "ClusterQueue llm: spec.namespaceSelector.matchLabels[kubernetes.io/metadata.name]: "
-                 "not a string"},
+                 "ClusterTrainingQueue llm: "
+                 "spec.namespaceSelector.matchLabels[kubernetes.io/metadata.name]: not a string"},
         BadField{kCq, "/spec/namespaceSelector/matchExpressions",
                  R"([{"key":"team","operator":"In","values":["a",2]}])",
-                 "ClusterQueue llm: spec.namespaceSelector.matchExpressions[0].values[1]: not a "
-                 "string"},
+                 "ClusterTrainingQueue llm: spec.namespaceSelector.matchExpressions[0].values[1]: "
+                 "not a string"},
         BadField{kCq, "/spec/preemption/withinClusterQueue", R"("Always")",
-                 "ClusterQueue llm: spec.preemption.withinClusterQueue: \"Always\" is not one of "
-                 "Never, LowerPriority, LowerOrNewerEqualPriority"},
+                 "ClusterTrainingQueue llm: spec.preemption.withinClusterQueue: \"Always\" is not "
+                 "one of Never, LowerPriority, LowerOrNewerEqualPriority"},
         BadField{kCq, "/spec/preemption/reclaimWithinCohort", "true",
-                 "ClusterQueue llm: spec.preemption.reclaimWithinCohort: not a string"},
+                 "ClusterTrainingQueue llm: spec.preemption.reclaimWithinCohort: not a string"},
         BadField{kCq, "/spec/preemption/borrowWithinCohort/policy", R"("Any")",
-                 "ClusterQueue llm: spec.preemption.borrowWithinCohort.policy: \"Any\" is not one "
-                 "of Never, LowerPriority"},
+                 "ClusterTrainingQueue llm: spec.preemption.borrowWithinCohort.policy: \"Any\" is "
+                 "not one of Never, LowerPriority"},
         BadField{kCq, "/spec/preemption/borrowWithinCohort/maxPriorityThreshold", R"("high")",
-                 "ClusterQueue llm: spec.preemption.borrowWithinCohort.maxPriorityThreshold: not "
-                 "a 32-bit integer"},
-        BadField{kCq, "/spec/fairSharing", "2", "ClusterQueue llm: spec.fairSharing: not an object"},
+                 "ClusterTrainingQueue llm: "
+                 "spec.preemption.borrowWithinCohort.maxPriorityThreshold: not a 32-bit integer"},
+        BadField{kCq, "/spec/fairSharing", "2",
+                 "ClusterTrainingQueue llm: spec.fairSharing: not an object"},
         BadField{kCq, "/spec/fairSharing/weight", R"("heavy")",
-                 "ClusterQueue llm: spec.fairSharing.weight: "},
+                 "ClusterTrainingQueue llm: spec.fairSharing.weight: "},
         BadField{kCq, "/spec/fairSharing/weight", "-1",
-                 "ClusterQueue llm: spec.fairSharing.weight: must not be negative"},
+                 "ClusterTrainingQueue llm: spec.fairSharing.weight: must not be negative"},
         BadField{kCq, "/spec/stopPolicy", R"("Pause")",
-                 "ClusterQueue llm: spec.stopPolicy: \"Pause\" is not one of None, Hold, "
+                 "ClusterTrainingQueue llm: spec.stopPolicy: \"Pause\" is not one of None, Hold, "
                  "HoldAndDrain"},
         BadField{kCq, "/spec/localityWaitSeconds", "-1",
-                 "ClusterQueue llm: spec.localityWaitSeconds: must not be negative, got -1"},
+                 "ClusterTrainingQueue llm: spec.localityWaitSeconds: must not be negative, "
+                 "got -1"},
         BadField{kCq, "/spec/localityWaitSeconds", R"("300")",
-                 "ClusterQueue llm: spec.localityWaitSeconds: not an integer"},
-        BadField{kCq, "/spec", "[]", "ClusterQueue llm: spec: not an object"},
-        BadField{kCq, "", R"("llm")", "ClusterQueue"}));
+                 "ClusterTrainingQueue llm: spec.localityWaitSeconds: not an integer"},
+        BadField{kCq, "/spec", "[]", "ClusterTrainingQueue llm: spec: not an object"},
+        BadField{kCq, "", R"("llm")", "ClusterTrainingQueue"}));
 
 INSTANTIATE_TEST_SUITE_P(
     OtherObjects, BadFieldTest,
     ::testing::Values(
         BadField{kRf, "/spec/nodeLabels/node.kubernetes.io~1instance-type", "5",
-                 "ResourceFlavor p5: spec.nodeLabels[node.kubernetes.io/instance-type]: not a "
-                 "string"},
-        BadField{kRf, "/spec/nodeTaints", "{}", "ResourceFlavor p5: spec.nodeTaints: not an array"},
+                 "NodeFlavor p5: spec.nodeLabels[node.kubernetes.io/instance-type]: not a string"},
+        BadField{kRf, "/spec/nodeTaints", "{}", "NodeFlavor p5: spec.nodeTaints: not an array"},
         BadField{kRf, "/spec/nodeTaints/0/effect", "1",
-                 "ResourceFlavor p5: spec.nodeTaints[0].effect: not a string"},
+                 "NodeFlavor p5: spec.nodeTaints[0].effect: not a string"},
         BadField{kRf, "/spec/tolerations/0/operator", "2",
-                 "ResourceFlavor p5: spec.tolerations[0].operator: not a string"},
-        BadField{kRf, "/spec/tolerations/0", "3", "ResourceFlavor p5: spec.tolerations[0]: not an object"},
-        BadField{kRf, "/spec/topologyName", "3", "ResourceFlavor p5: spec.topologyName: not a string"},
-        BadField{"05-localqueues.yaml", "/spec/clusterQueue", "7",
-                 "LocalQueue team-llm/training: spec.clusterQueue: not a string"},
-        BadField{"05-localqueues.yaml", "/spec", R"("llm")",
-                 "LocalQueue team-llm/training: spec: not an object"},
+                 "NodeFlavor p5: spec.tolerations[0].operator: not a string"},
+        BadField{kRf, "/spec/tolerations/0", "3",
+                 "NodeFlavor p5: spec.tolerations[0]: not an object"},
+        BadField{kRf, "/spec/topologyName", "3", "NodeFlavor p5: spec.topologyName: not a string"},
+        BadField{"05-trainingqueues.yaml", "/spec/clusterQueue", "7",
+                 "TrainingQueue team-llm/training: spec.clusterQueue: not a string"},
+        BadField{"05-trainingqueues.yaml", "/spec", R"("llm")",
+                 "TrainingQueue team-llm/training: spec: not an object"},
         BadField{"00-priorityclasses.yaml", "/value", std::nullopt,
                  "PriorityClass training-critical: value: missing"},
         BadField{"00-priorityclasses.yaml", "/value", R"("high")",
@@ -393,9 +398,9 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(DecodeErrorsTest, NotJson) {
   EXPECT_THAT(DecodeClusterQueue("{"),
-              StatusIs(absl::StatusCode::kInvalidArgument, StartsWith("ClusterQueue")));
+              StatusIs(absl::StatusCode::kInvalidArgument, StartsWith("ClusterTrainingQueue")));
   EXPECT_THAT(DecodeLocalQueue("[]"),
-              StatusIs(absl::StatusCode::kInvalidArgument, StartsWith("LocalQueue")));
+              StatusIs(absl::StatusCode::kInvalidArgument, StartsWith("TrainingQueue")));
 }
 
 // ---- TrainingJob -> Workload ---------------------------------------------------------------

@@ -1,6 +1,7 @@
-// Queue statuses as `kubectl get clusterqueues,localqueues` shows them: workload counts, usage and
-// borrowing per flavor, the fair-sharing share (numbers worked out by hand below), why a queue is
-// inactive, and apply bodies the API server accepts under the CRDs' status schemas.
+// Queue statuses as `kubectl get clustertrainingqueues,trainingqueues` shows them: workload
+// counts, usage and borrowing per flavor, the fair-sharing share (numbers worked out by hand
+// below), why a queue is inactive, and apply bodies the API server accepts under the CRDs' status
+// schemas.
 #include <cstdint>
 #include <map>
 #include <regex>
@@ -136,13 +137,13 @@ TEST(ComputeQueueStatusesTest, CountsUsageBorrowingAndShares) {
   EXPECT_EQ(statuses.cluster_queues[3].weighted_share, kInfiniteWeightedShare);
 
   const ClusterQueueStatus& solo = statuses.cluster_queues[4];
-  EXPECT_EQ(solo.inactive_reason, "ClusterQueue solo is stopped (stopPolicy Hold)");
+  EXPECT_EQ(solo.inactive_reason, "ClusterTrainingQueue solo is stopped (stopPolicy Hold)");
   EXPECT_EQ(solo.admitted, 1);
   EXPECT_EQ(Usage(solo.flavors_usage), "h100: nvidia.com/gpu=2/0;");
   EXPECT_EQ(solo.weighted_share, 0);  // no cohort
 
   const ClusterQueueStatus& broken = statuses.cluster_queues[5];
-  EXPECT_THAT(broken.inactive_reason, HasSubstr("ResourceFlavor \"a100\", which does not exist"));
+  EXPECT_THAT(broken.inactive_reason, HasSubstr("NodeFlavor \"a100\", which does not exist"));
   EXPECT_EQ(broken.pending, 1);
   EXPECT_EQ(broken.admitted, 1);
   EXPECT_TRUE(broken.flavors_usage.empty());
@@ -160,10 +161,11 @@ TEST(ComputeQueueStatusesTest, LocalQueues) {
   EXPECT_EQ(a.inactive_reason, "");
   const LocalQueueStatus& other = statuses.local_queues[2];
   EXPECT_EQ(other.pending, 1);
-  EXPECT_EQ(other.inactive_reason, "ClusterQueue gone does not exist");
+  EXPECT_EQ(other.inactive_reason, "ClusterTrainingQueue gone does not exist");
   EXPECT_EQ(statuses.local_queues[4].inactive_reason,
-            "ClusterQueue solo is stopped (stopPolicy Hold)");
-  EXPECT_THAT(statuses.local_queues[5].inactive_reason, HasSubstr("ClusterQueue broken is inactive"));
+            "ClusterTrainingQueue solo is stopped (stopPolicy Hold)");
+  EXPECT_THAT(statuses.local_queues[5].inactive_reason,
+              HasSubstr("ClusterTrainingQueue broken is inactive"));
 }
 
 // The operator's loop on the shipped examples: decode, run a cycle, apply its decisions, report.
@@ -174,16 +176,16 @@ TEST(ComputeQueueStatusesTest, ExamplesAfterOneCycle) {
     ASSERT_THAT(pc, IsOk());
     snapshot.priority_classes.insert(*pc);
   }
-  for (const std::string& json : ExampleJson("02-resourceflavors.yaml")) {
+  for (const std::string& json : ExampleJson("02-nodeflavors.yaml")) {
     snapshot.flavors.push_back(*DecodeResourceFlavor(json));
   }
   for (const std::string& json : ExampleJson("03-namespaces.yaml")) {
     snapshot.namespaces.push_back(*DecodeNamespace(json));
   }
-  for (const std::string& json : ExampleJson("04-clusterqueues.yaml")) {
+  for (const std::string& json : ExampleJson("04-clustertrainingqueues.yaml")) {
     snapshot.cluster_queues.push_back(*DecodeClusterQueue(json));
   }
-  for (const std::string& json : ExampleJson("05-localqueues.yaml")) {
+  for (const std::string& json : ExampleJson("05-trainingqueues.yaml")) {
     snapshot.local_queues.push_back(*DecodeLocalQueue(json));
   }
   for (const char* file :
@@ -297,7 +299,7 @@ TEST(StatusApplyTest, ClusterQueueBodyFollowsTheCrd) {
   a.flavors_usage[0].resources.push_back({"memory", 1800LL << 30, 64LL << 30});
   rapidjson::Document doc = Parse(ClusterQueueStatusApply(a, "2025-06-01T12:00:00Z"));
   rapidjson::Document want = Parse(R"({
-    "apiVersion": "phalanx.dev/v1alpha1", "kind": "ClusterQueue", "metadata": {"name": "a"},
+    "apiVersion": "phalanx.dev/v1alpha1", "kind": "ClusterTrainingQueue", "metadata": {"name": "a"},
     "status": {
       "pendingWorkloads": 2, "admittedWorkloads": 1,
       "flavorsUsage": [{"name": "h100", "resources": [
@@ -311,13 +313,13 @@ TEST(StatusApplyTest, ClusterQueueBodyFollowsTheCrd) {
                       "lastTransitionTime": "2025-06-01T12:00:00Z"}]
     }})");
   EXPECT_EQ(doc, want) << kube::ToJson(doc);
-  YAML::Node schema = CrdSchema("phalanx.dev_clusterqueues.yaml");
+  YAML::Node schema = CrdSchema("phalanx.dev_clustertrainingqueues.yaml");
   ExpectMatchesSchema(doc["status"], schema["properties"]["status"], "status");
 }
 
 TEST(StatusApplyTest, InactiveClusterQueueAndInfiniteShare) {
   QueueStatuses statuses = ComputeQueueStatuses(BorrowingSnapshot());
-  YAML::Node schema = CrdSchema("phalanx.dev_clusterqueues.yaml")["properties"]["status"];
+  YAML::Node schema = CrdSchema("phalanx.dev_clustertrainingqueues.yaml")["properties"]["status"];
   rapidjson::Document greedy =
       Parse(ClusterQueueStatusApply(statuses.cluster_queues[3], "2025-06-01T12:00:00Z"));
   EXPECT_EQ(greedy["status"]["fairSharing"]["weightedShare"].GetInt64(), INT64_MAX);
@@ -327,22 +329,23 @@ TEST(StatusApplyTest, InactiveClusterQueueAndInfiniteShare) {
   const Value& condition = broken["status"]["conditions"][0];
   EXPECT_STREQ(condition["status"].GetString(), "False");
   EXPECT_STREQ(condition["reason"].GetString(), "Inactive");
-  EXPECT_THAT(condition["message"].GetString(), HasSubstr("ClusterQueue broken is inactive"));
+  EXPECT_THAT(condition["message"].GetString(),
+              HasSubstr("ClusterTrainingQueue broken is inactive"));
   EXPECT_EQ(broken["status"]["flavorsUsage"].Size(), 0u);
   ExpectMatchesSchema(broken["status"], schema, "status");
 }
 
 TEST(StatusApplyTest, LocalQueueBodyFollowsTheCrd) {
   QueueStatuses statuses = ComputeQueueStatuses(BorrowingSnapshot());
-  YAML::Node schema = CrdSchema("phalanx.dev_localqueues.yaml");
+  YAML::Node schema = CrdSchema("phalanx.dev_trainingqueues.yaml");
   rapidjson::Document a = Parse(LocalQueueStatusApply(statuses.local_queues[0], "2025-06-01T12:00:00Z"));
   rapidjson::Document want = Parse(R"({
-    "apiVersion": "phalanx.dev/v1alpha1", "kind": "LocalQueue",
+    "apiVersion": "phalanx.dev/v1alpha1", "kind": "TrainingQueue",
     "metadata": {"name": "main", "namespace": "ns-a"},
     "status": {
       "pendingWorkloads": 2, "admittedWorkloads": 1,
       "conditions": [{"type": "Active", "status": "True", "reason": "Ready",
-                      "message": "Can submit new workloads to its ClusterQueue",
+                      "message": "Can submit new workloads to its ClusterTrainingQueue",
                       "lastTransitionTime": "2025-06-01T12:00:00Z"}]
     }})");
   EXPECT_EQ(a, want) << kube::ToJson(a);
@@ -351,7 +354,7 @@ TEST(StatusApplyTest, LocalQueueBodyFollowsTheCrd) {
       Parse(LocalQueueStatusApply(statuses.local_queues[2], "2025-06-01T12:00:00Z"));
   const Value& condition = other["status"]["conditions"][0];
   EXPECT_STREQ(condition["status"].GetString(), "False");
-  EXPECT_STREQ(condition["message"].GetString(), "ClusterQueue gone does not exist");
+  EXPECT_STREQ(condition["message"].GetString(), "ClusterTrainingQueue gone does not exist");
   ExpectMatchesSchema(other["status"], schema["properties"]["status"], "status");
 }
 
