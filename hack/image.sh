@@ -13,7 +13,7 @@
 # image's timestamps; default the checkout's last commit time, so a rebuild of the same binaries
 # gives the same digests).
 #
-# Steps: stage a root filesystem under BUILD/image/context/rootfs (the three binaries, stripped,
+# Steps: stage a root filesystem in a temporary directory (the three binaries, stripped,
 # in /usr/local/bin; every shared library `ldd` resolves for them and the dynamic loader, copied
 # under the path the loader looks them up by; /etc/passwd and /etc/group with the nonroot user
 # 65532), `buildah bud --isolation chroot` it FROM scratch, push it to the archive, then in a
@@ -101,9 +101,15 @@ if [[ -n $STORAGE ]]; then
 fi
 
 # --- the root filesystem --------------------------------------------------------------------
-CONTEXT="$BUILD/image/context"
-ROOTFS="$CONTEXT/rootfs"
-rm -rf "$CONTEXT"
+# A fresh directory per run: a test building beside a user's build never shares it.
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/phalanx-image.XXXXXX")
+SMOKE=""
+cleanup() {
+  rm -rf "$WORK"
+  [[ -z $SMOKE ]] || "${BUILDAH[@]}" rm "$SMOKE" >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+CONTEXT="$WORK/context" ROOTFS="$WORK/context/rootfs"
 mkdir -p "$ROOTFS/usr/local/bin" "$ROOTFS/etc"
 
 # Every file the loader maps for one binary: its PT_INTERP and each library ldd resolves (the
@@ -120,7 +126,8 @@ libraries_of() { # binary
   echo "$interp"
   awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }' <<<"$out"
 }
-mapfile -t LIBS < <(for name in "${!BINARIES[@]}"; do libraries_of "${BINARIES[$name]}"; done | sort -u)
+for name in "${!BINARIES[@]}"; do libraries_of "${BINARIES[$name]}" >>"$WORK/libraries"; done
+mapfile -t LIBS < <(sort -u "$WORK/libraries")
 for lib in "${LIBS[@]}"; do
   # Under the path the loader asks for, as a regular file: the soname symlink's target content.
   mkdir -p "$ROOTFS$(dirname "$lib")"
@@ -142,7 +149,7 @@ nonroot:x:65532:
 EOF
 chmod 0644 "$ROOTFS/etc/passwd" "$ROOTFS/etc/group"
 ROOTFS_BYTES=$(du -sb "$ROOTFS" | cut -f1)
-log "staged $ROOTFS: 3 binaries, ${#LIBS[@]} libraries (loader included), $ROOTFS_BYTES bytes"
+log "staged 3 binaries, ${#LIBS[@]} libraries (loader included), $ROOTFS_BYTES bytes"
 
 # --- the image --------------------------------------------------------------------------------
 # Removing the old image first keeps repeated builds from piling untagged copies into storage.
@@ -152,13 +159,7 @@ REVISION=$(git -C "$ROOT" rev-parse HEAD 2>/dev/null || echo unknown)
 git -C "$ROOT" diff --quiet HEAD 2>/dev/null || REVISION="$REVISION-dirty"
 EPOCH=${SOURCE_DATE_EPOCH:-$(git -C "$ROOT" log -1 --format=%ct 2>/dev/null || date +%s)}
 log "building $TAG"
-build_log=$(mktemp)
-SMOKE=""
-cleanup() {
-  rm -f "$build_log"
-  [[ -z $SMOKE ]] || "${BUILDAH[@]}" rm "$SMOKE" >/dev/null 2>&1 || true
-}
-trap cleanup EXIT
+build_log="$WORK/buildah.log"
 if ! "${BUILDAH[@]}" bud --isolation chroot --layers=false --format oci \
     --timestamp "$EPOCH" --identity-label=false \
     --build-arg "VERSION=$VERSION" --build-arg "REVISION=$REVISION" \
