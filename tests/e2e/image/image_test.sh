@@ -211,8 +211,13 @@ metrics=$(curl -sf --max-time 5 "http://127.0.0.1:$OP_HEALTH/metrics" | grep -c 
 ((metrics > 0)) && pass "phalanx-operator from the image serves $metrics phalanx_ metric samples" ||
   fail "phalanx-operator from the image served no phalanx_ metrics"
 
-host_queues=$("$BUILD/cli/phalanx" queues -A --kubeconfig "$T/kube/config" 2>&1)
-image_queues=$("${B[@]}" run --isolation chroot "${MOUNT[@]}" "$C" -- phalanx queues -A --kubeconfig /kube/config 2>&1)
+# The operator may still be writing queue status between the two reads: up to 3 tries.
+for _ in 1 2 3; do
+  host_queues=$("$BUILD/cli/phalanx" queues -A --kubeconfig "$T/kube/config" 2>&1)
+  image_queues=$("${B[@]}" run --isolation chroot "${MOUNT[@]}" "$C" -- phalanx queues -A --kubeconfig /kube/config 2>&1)
+  [[ $image_queues == "$host_queues" ]] && break
+  sleep 1
+done
 [[ $host_queues == *team-llm* && $image_queues == "$host_queues" ]] &&
   pass "phalanx queues -A inside the image prints what it prints outside ($(wc -l <<<"$host_queues") lines)" ||
   fail "phalanx queues -A differs: outside '$host_queues', inside '$image_queues'"
