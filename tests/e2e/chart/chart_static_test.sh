@@ -1,0 +1,208 @@
+#!/usr/bin/env bash
+# The Helm chart charts/phalanx without a cluster (seconds):
+#   1. its CRDs (files/crds/) are byte-identical copies of crds/, none missing, none extra;
+#   2. Chart.yaml's appVersion is the project version (CMakeLists.txt);
+#   3. README.md's values table documents every value of values.yaml (hack/chart-readme.sh
+#      --check), and the check catches a value without a comment;
+#   4. `helm lint --strict` and `helm template` pass for the default values and each preset
+#      (values-*.yaml); the rendered objects are what the chart promises: CRDs kept on
+#      uninstall, RBAC without wildcards, 2 leader-elected operator replicas with anti-affinity
+#      and a PodDisruptionBudget, one scheduler pod (phalanx-scheduler + kube-scheduler with only
+#      the `phalanx` profile, its extender on 127.0.0.1), each preset's topology levels,
+#      Services with a `metrics` port, non-root read-only containers with requests and probes;
+#   5. NOTES.txt renders for each preset with NodeFlavor YAML that parses;
+#   6. bad values fail the render with a message (two operators without leader election,
+#      an unknown anti-affinity mode).
+# Needs helm from hack/cluster/build.sh.
+source "$(dirname "${BASH_SOURCE[0]}")/../cluster/lib.sh"
+source "$REPO_ROOT/hack/cluster/lib.sh"
+CHART="$REPO_ROOT/charts/phalanx"
+HELM=$(phx_bin helm)
+[[ -x $HELM ]] || die "helm $(phx_version helm) is not built at $HELM; run hack/cluster/build.sh"
+TMP=$(mktemp -d /tmp/phalanx-chart-static.XXXXXX)
+trap 'rm -rf "$TMP"' EXIT
+
+# --- 1. CRDs -----------------------------------------------------------------------------
+bad=0
+for f in "$REPO_ROOT"/crds/*.yaml; do
+  copy="$CHART/files/crds/$(basename "$f")"
+  if [[ ! -f $copy ]]; then echo "  missing: charts/phalanx/files/crds/$(basename "$f")"; bad=1
+  elif ! cmp -s "$f" "$copy"; then echo "  differs: $copy vs crds/$(basename "$f")"; bad=1; fi
+done
+for copy in "$CHART"/files/crds/*.yaml; do
+  [[ -f $REPO_ROOT/crds/$(basename "$copy") ]] || { echo "  extra: $copy (not in crds/)"; bad=1; }
+done
+[[ $bad == 0 ]] && pass "charts/phalanx/files/crds/ is identical to crds/ ($(ls "$REPO_ROOT"/crds/*.yaml | wc -l) CRDs)" ||
+  fail "the chart's CRDs differ from crds/: copy them with 'cp crds/*.yaml charts/phalanx/files/crds/' (and remove stale ones)"
+
+# --- 2. appVersion -----------------------------------------------------------------------
+project=$(sed -n 's/^project(phalanx VERSION \([0-9.]*\).*/\1/p' "$REPO_ROOT/CMakeLists.txt")
+app=$(sed -n 's/^appVersion: "\(.*\)"/\1/p' "$CHART/Chart.yaml")
+[[ -n $project && $app == "$project" ]] && pass "Chart.yaml appVersion $app is the project version" ||
+  fail "Chart.yaml appVersion '$app', CMakeLists.txt project version '$project'"
+
+# --- 3. README values table --------------------------------------------------------------
+out=$("$REPO_ROOT/hack/chart-readme.sh" --check 2>&1) && pass "$out" || fail "hack/chart-readme.sh --check: $out"
+cp -r "$CHART" "$TMP/chart"
+printf '\nundocumented:\n  knob: 1\n' >>"$TMP/chart/values.yaml"
+out=$(PHALANX_CHART_DIR="$TMP/chart" "$REPO_ROOT/hack/chart-readme.sh" --check 2>&1) &&
+  fail "the README check accepted a value without a comment" ||
+  { grep -q 'undocumented.knob' <<<"$out" && pass "the README check names a value without a comment: $out" ||
+    fail "the README check failed without naming the value: $out"; }
+
+# --- 4. lint and template, default and presets ---------------------------------------------
+cp -r "$CHART" "$TMP/notes-chart"
+cp "$CHART/templates/NOTES.txt" "$TMP/notes-chart/files/notes.txt"
+printf 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: notes}\ndata:\n  notes: {{ tpl (.Files.Get "files/notes.txt") . | toJson }}\n' \
+  >"$TMP/notes-chart/templates/zz-notes.yaml"
+presets=(default "$CHART"/values-*.yaml)
+for p in "${presets[@]}"; do
+  name=$(basename "$p" .yaml); args=()
+  [[ $p == default ]] || args=(-f "$p")
+  if out=$("$HELM" lint --strict "$CHART" "${args[@]}" 2>&1); then pass "helm lint --strict ($name)"
+  else fail "helm lint --strict ($name): $out"; fi
+  if ! "$HELM" template phalanx "$CHART" -n phalanx-system "${args[@]}" >"$TMP/$name.yaml" 2>"$TMP/$name.err"; then
+    fail "helm template ($name): $(cat "$TMP/$name.err")"; continue
+  fi
+  if out=$(python3 - "$TMP/$name.yaml" "$name" "$REPO_ROOT" "$p" <<'PY'
+import glob, os, sys, yaml
+rendered, name, root, values_file = sys.argv[1:5]
+docs = [d for d in yaml.safe_load_all(open(rendered)) if d]
+errors = []
+def err(msg): errors.append(msg)
+by_kind = {}
+for d in docs:
+    by_kind.setdefault(d["kind"], []).append(d)
+def one(kind, name_):
+    for d in by_kind.get(kind, []):
+        if d["metadata"]["name"] == name_:
+            return d
+    err("no %s %s" % (kind, name_))
+    return None
+preset_values = yaml.safe_load(open(values_file)) if values_file != "default" else {}
+want_preset = (preset_values.get("scheduler") or {}).get("topologyPreset", "eks")
+avoid = preset_values.get("avoidInstanceTypes") or []
+
+# CRDs: the files' specs, kept on uninstall.
+crds = {d["metadata"]["name"]: d for d in by_kind.get("CustomResourceDefinition", [])}
+for f in sorted(glob.glob(os.path.join(root, "crds", "*.yaml"))):
+    src = yaml.safe_load(open(f))
+    got = crds.get(src["metadata"]["name"])
+    if got is None:
+        err("CRD %s not rendered" % src["metadata"]["name"]); continue
+    if got["spec"] != src["spec"]:
+        err("CRD %s: rendered spec differs from %s" % (src["metadata"]["name"], f))
+    if (got["metadata"].get("annotations") or {}).get("helm.sh/resource-policy") != "keep":
+        err("CRD %s lacks helm.sh/resource-policy: keep" % src["metadata"]["name"])
+
+# RBAC: no wildcard anywhere.
+for kind in ("ClusterRole", "Role"):
+    for r in by_kind.get(kind, []):
+        for rule in r.get("rules", []):
+            for field in ("verbs", "resources", "apiGroups", "resourceNames"):
+                if "*" in (rule.get(field) or []):
+                    err("%s %s has '*' in %s" % (kind, r["metadata"]["name"], field))
+op_role = one("ClusterRole", "phalanx-operator")
+if op_role:
+    rules = {(g, res): set(rule["verbs"]) for rule in op_role["rules"] for g in rule["apiGroups"] for res in rule["resources"]}
+    for key, verbs in {("phalanx.dev", "trainingjobs/status"): {"patch"}, ("", "pods"): {"create", "delete", "list", "watch"},
+                       ("phalanx.dev", "clustertrainingqueues/status"): {"patch"}, ("", "events"): {"create", "patch"}}.items():
+        if not verbs <= rules.get(key, set()):
+            err("operator ClusterRole: %s/%s lacks %s" % (key[0], key[1], sorted(verbs - rules.get(key, set()))))
+binds = {b["roleRef"]["name"] for b in by_kind.get("ClusterRoleBinding", [])}
+for role in ("system:kube-scheduler", "system:volume-scheduler", "phalanx-scheduler", "phalanx-operator"):
+    if role not in binds:
+        err("no ClusterRoleBinding to %s" % role)
+
+# Operator Deployment.
+op = one("Deployment", "phalanx-operator")
+if op:
+    spec = op["spec"]["template"]["spec"]
+    args = spec["containers"][0]["args"]
+    if op["spec"]["replicas"] != 2: err("operator replicas %s" % op["spec"]["replicas"])
+    for a in ("--leader-elect=true", "--lease-namespace=phalanx-system", "--lease-name=phalanx-operator",
+              "--placement-address=phalanx-scheduler.phalanx-system.svc:9443"):
+        if a not in args: err("operator args lack %s: %s" % (a, args))
+    aff = spec.get("affinity") or {}
+    if "podAntiAffinity" not in aff: err("operator has no pod anti-affinity")
+    if avoid:
+        terms = aff.get("nodeAffinity", {}).get("requiredDuringSchedulingIgnoredDuringExecution", {}).get("nodeSelectorTerms", [])
+        if not any(e.get("values") == avoid for t in terms for e in t["matchExpressions"]):
+            err("operator pods do not avoid %s" % avoid)
+pdb = one("PodDisruptionBudget", "phalanx-operator")
+
+# Scheduler Deployment: one pod, two containers, the preset's levels.
+sch = one("Deployment", "phalanx-scheduler")
+if sch:
+    if sch["spec"]["replicas"] != 1 or sch["spec"]["strategy"]["type"] != "Recreate":
+        err("scheduler: replicas %s strategy %s" % (sch["spec"]["replicas"], sch["spec"]["strategy"]))
+    cs = {c["name"]: c for c in sch["spec"]["template"]["spec"]["containers"]}
+    if set(cs) != {"phalanx-scheduler", "kube-scheduler"}: err("scheduler containers %s" % sorted(cs))
+    else:
+        a = cs["phalanx-scheduler"]["args"]
+        if "--topology-preset=%s" % want_preset not in a: err("phalanx-scheduler args lack --topology-preset=%s: %s" % (want_preset, a))
+        if "--extender-address=127.0.0.1:8888" not in a: err("the extender must listen on 127.0.0.1:8888: %s" % a)
+        versions = dict(l.strip().split("=", 1) for l in open(os.path.join(root, "hack/cluster/versions.env")) if "=" in l and not l.startswith("#"))
+        want_image = "registry.k8s.io/kube-scheduler:%s" % versions["KUBERNETES_VERSION"]
+        if cs["kube-scheduler"]["image"] != want_image: err("kube-scheduler image %s, want %s" % (cs["kube-scheduler"]["image"], want_image))
+    if avoid and "nodeAffinity" not in (sch["spec"]["template"]["spec"].get("affinity") or {}):
+        err("scheduler pod does not avoid %s" % avoid)
+cm = one("ConfigMap", "phalanx-kube-scheduler")
+if cm:
+    cfg = yaml.safe_load(cm["data"]["kube-scheduler-config.yaml"])
+    if [p["schedulerName"] for p in cfg["profiles"]] != ["phalanx"]: err("kube-scheduler profiles %s" % cfg["profiles"])
+    ext = cfg["extenders"][0]
+    if ext["urlPrefix"] != "http://127.0.0.1:8888/scheduler" or ext["bindVerb"] != "bind" or ext["ignorable"] is not False:
+        err("kube-scheduler extender %s" % ext)
+    le = cfg["leaderElection"]
+    if le.get("resourceName") != "phalanx-kube-scheduler" or le.get("resourceNamespace") != "phalanx-system":
+        err("kube-scheduler leaderElection %s" % le)
+
+# Services with a metrics port.
+for svc, ports in (("phalanx-operator", {"metrics"}), ("phalanx-scheduler", {"metrics", "grpc"})):
+    s = one("Service", svc)
+    if s and {p["name"] for p in s["spec"]["ports"]} != ports: err("Service %s ports %s" % (svc, s["spec"]["ports"]))
+
+# Every pod: non-root, seccomp; every container: read-only, no caps, requests, probes.
+for dep in by_kind.get("Deployment", []):
+    ps = dep["spec"]["template"]["spec"]
+    psc = ps.get("securityContext") or {}
+    if psc.get("runAsNonRoot") is not True or psc.get("seccompProfile", {}).get("type") != "RuntimeDefault":
+        err("%s: pod securityContext %s" % (dep["metadata"]["name"], psc))
+    for c in ps["containers"]:
+        sc = c.get("securityContext") or {}
+        where = "%s/%s" % (dep["metadata"]["name"], c["name"])
+        if sc.get("readOnlyRootFilesystem") is not True or sc.get("allowPrivilegeEscalation") is not False or sc.get("capabilities", {}).get("drop") != ["ALL"]:
+            err("%s: securityContext %s" % (where, sc))
+        if not (c.get("resources") or {}).get("requests"): err("%s: no resource requests" % where)
+        if c.get("livenessProbe", {}).get("httpGet", {}).get("path") != "/healthz": err("%s: liveness not on /healthz" % where)
+        if "readinessProbe" not in c: err("%s: no readiness probe" % where)
+        if c["name"] == "phalanx-scheduler" and c["readinessProbe"]["httpGet"]["path"] != "/readyz":
+            err("%s: readiness not on /readyz" % where)
+print("; ".join(errors) if errors else "%d objects: %s" % (len(docs), ", ".join("%d %s" % (len(v), k) for k, v in sorted(by_kind.items()))))
+sys.exit(1 if errors else 0)
+PY
+  ); then pass "helm template ($name): $out"; else fail "helm template ($name): $out"; fi
+
+  # --- 5. NOTES.txt: rendered through tpl in a copy of the chart (helm renders NOTES.txt only
+  # on install, which needs a cluster).
+  notes=$("$HELM" template phalanx "$TMP/notes-chart" -n phalanx-system "${args[@]}" --show-only templates/zz-notes.yaml 2>&1 |
+    python3 -c 'import sys, yaml; print(yaml.safe_load(sys.stdin)["data"]["notes"])' 2>&1)
+  yaml_part=$(sed -n "/^kubectl apply -f - <<'YAML'/,/^YAML$/p" <<<"$notes" | sed '1d;$d')
+  if out=$(python3 -c 'import sys, yaml; d=[x for x in yaml.safe_load_all(sys.stdin) if x]; k=[x["kind"] for x in d]; assert "NodeFlavor" in k, k; print(", ".join("%s %s" % (x["kind"], x["metadata"]["name"]) for x in d))' <<<"$yaml_part" 2>&1); then
+    pass "NOTES.txt ($name) shows objects to apply: $out"
+  else
+    fail "NOTES.txt ($name): no NodeFlavor YAML that parses: $out; notes: $(head -c 600 <<<"$notes")"
+  fi
+done
+
+# --- 6. bad values fail with a message ----------------------------------------------------
+out=$("$HELM" template phalanx "$CHART" --set operator.leaderElection.enabled=false 2>&1) &&
+  fail "two operators without leader election rendered" ||
+  { grep -q 'needs operator.replicas=1' <<<"$out" && pass "two operators without leader election are refused" || fail "unexpected error: $out"; }
+out=$("$HELM" template phalanx "$CHART" --set operator.leaderElection.enabled=false --set operator.replicas=1 2>&1) &&
+  pass "one operator without leader election renders" || fail "one operator without leader election: $out"
+out=$("$HELM" template phalanx "$CHART" --set operator.podAntiAffinity=sometimes 2>&1) &&
+  fail "podAntiAffinity=sometimes rendered" ||
+  { grep -q 'must be soft, hard or none' <<<"$out" && pass "an unknown podAntiAffinity is refused" || fail "unexpected error: $out"; }
+finish
