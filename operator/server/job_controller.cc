@@ -91,7 +91,14 @@ void JobController::Run(const kube::Cancellation& stop, int workers) {
       while (std::optional<std::string> key = queue_.Get()) {
         absl::StatusOr<std::optional<absl::Duration>> next = Reconcile(*key);
         if (!next.ok()) {
-          spdlog::warn("TrainingJob {}: {} (retrying)", *key, next.status());
+          if (absl::IsPermissionDenied(next.status())) {
+            // RBAC that lacks a verb: no retry fixes it, so say it where users look.
+            spdlog::error("TrainingJob {}: {} (retrying; the operator's ClusterRole lacks this)",
+                          *key, next.status());
+            RecordForbidden(*key, next.status());
+          } else {
+            spdlog::warn("TrainingJob {}: {} (retrying)", *key, next.status());
+          }
           queue_.AddRateLimited(*key);
         } else {
           queue_.Forget(*key);
@@ -103,6 +110,13 @@ void JobController::Run(const kube::Cancellation& stop, int workers) {
   }
   for (std::thread& t : threads) t.join();
   stop.Unregister(id);
+}
+
+void JobController::RecordForbidden(const std::string& key, const absl::Status& status) {
+  std::shared_ptr<const kube::RawObject> raw = informers_.jobs.Get(key);
+  if (raw == nullptr) return;
+  (void)events_.Record(JobReference(raw->meta), kube::EventType::kWarning, "Forbidden",
+                       std::string(status.message()));
 }
 
 absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std::string& key) {

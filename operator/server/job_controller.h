@@ -43,6 +43,9 @@ class JobController {
   absl::StatusOr<std::optional<absl::Duration>> Reconcile(const std::string& key);
 
  private:
+  // A Warning event "Forbidden" on the job, with the API server's message.
+  void RecordForbidden(const std::string& key, const absl::Status& status);
+
   kube::Client& client_;
   Informers& informers_;
   placement::PlacementService& placement_;
