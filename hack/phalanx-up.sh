@@ -14,6 +14,14 @@
 #   --no-operator      do not start phalanx-operator (tests that write job status themselves)
 #   --add-nodes P:N    also N fake nodes of preset P's instance type (repeatable), e.g. a GB200
 #                      NVL72 group beside p5 nodes: --preset gb200 --add-nodes eks:64 --nodes 36
+#   --chart            install the Helm chart charts/phalanx (release phalanx, namespace
+#                      phalanx-system) instead of applying crds/, and run the three binaries as
+#                      the chart's pods would: each with its chart ServiceAccount's token
+#                      (hack/cluster/sa-kubeconfig.sh), with the flags of the chart's Deployments
+#                      (addresses replaced by local ports) and kube-scheduler with the chart's
+#                      KubeSchedulerConfiguration. The chart's own pods stay Pending (their
+#                      default-scheduler does not run), so only these processes act.
+#   --chart-values F   a values file for --chart (repeatable; implies --chart)
 # Env: PHALANX_CLUSTER_DIR (default /tmp/phalanx-cluster), PHALANX_BUILD_DIR (default build),
 # PHALANX_OPERATOR_ARGS (extra phalanx-operator flags, split on spaces, e.g.
 # "--not-ready-grace-seconds 5").
@@ -28,7 +36,7 @@ source "$ROOT/hack/cluster/lib.sh"
 DIR="$PHALANX_CLUSTER_DIR"
 BUILD="${PHALANX_BUILD_DIR:-build}"
 [[ $BUILD == /* ]] || BUILD="$ROOT/$BUILD"
-NODES=16 PRESET=eks ITYPE="" TTL=${PHALANX_CLUSTER_TTL:-0} OPERATOR=1 ADD_NODES=()
+NODES=16 PRESET=eks ITYPE="" TTL=${PHALANX_CLUSTER_TTL:-0} OPERATOR=1 ADD_NODES=() CHART=0 CHART_VALUES=()
 while [[ $# -gt 0 ]]; do
   case $1 in
     --nodes) NODES=$2; shift 2 ;;
@@ -37,7 +45,9 @@ while [[ $# -gt 0 ]]; do
     --ttl) TTL=$2; shift 2 ;;
     --no-operator) OPERATOR=0; shift ;;
     --add-nodes) ADD_NODES+=("$2"); shift 2 ;;
-    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+    --chart) CHART=1; shift ;;
+    --chart-values) CHART=1; CHART_VALUES+=(-f "$2"); shift 2 ;;
+    -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
     *) echo "phalanx-up.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -50,6 +60,7 @@ OP_BIN="$BUILD/operator/phalanx-operator"
 [[ -x $SCHED_BIN ]] || { echo "[phalanx-up] FAILED: $SCHED_BIN is not built; run hack/setup.sh" >&2; exit 1; }
 [[ $OPERATOR == 0 || -x $OP_BIN ]] || { echo "[phalanx-up] FAILED: $OP_BIN is not built; run hack/setup.sh (or pass --no-operator)" >&2; exit 1; }
 phx_need_bin kube-scheduler
+[[ $CHART == 0 ]] || phx_need_bin helm
 
 # The control plane; on any later failure stop everything it and we started.
 KUBECONFIG_PATH=$("$ROOT/hack/cluster/up.sh" --ttl "$TTL" | tail -1)
@@ -59,16 +70,47 @@ export KUBECONFIG="$KUBECONFIG_PATH"
 # shellcheck disable=SC1091
 source "$DIR/env"
 
-log "installing the CRDs"
-kubectl apply --server-side -f "$ROOT/crds/" >/dev/null
-kubectl wait --for condition=established --timeout=60s -f "$ROOT/crds/" >/dev/null
+CHART_NS=phalanx-system CHART_RELEASE=phalanx
+if [[ $CHART == 1 ]]; then
+  log "installing charts/phalanx (release $CHART_RELEASE, namespace $CHART_NS)"
+  "$(phx_bin helm)" install "$CHART_RELEASE" "$ROOT/charts/phalanx" -n "$CHART_NS" --create-namespace \
+    "${CHART_VALUES[@]}" >"$DIR/logs/helm-install.log" 2>&1 ||
+    { echo "[phalanx-up] FAILED: helm install:" >&2; cat "$DIR/logs/helm-install.log" >&2; exit 1; }
+  kubectl wait --for condition=established --timeout=60s crd -l app.kubernetes.io/instance=$CHART_RELEASE >/dev/null
+  # The binaries act as the chart's ServiceAccounts.
+  SCHED_KC="$DIR/phalanx-scheduler-sa.kubeconfig" OP_KC="$DIR/phalanx-operator-sa.kubeconfig"
+  "$ROOT/hack/cluster/sa-kubeconfig.sh" "$CHART_NS" "$CHART_RELEASE-scheduler" "$SCHED_KC"
+  "$ROOT/hack/cluster/sa-kubeconfig.sh" "$CHART_NS" "$CHART_RELEASE-operator" "$OP_KC"
+  # A Deployment container's args, minus the flags that name in-cluster addresses or the pod.
+  chart_args() { # deployment container
+    kubectl -n "$CHART_NS" get deployment "$1" -o json |
+      jq -r --arg c "$2" '.spec.template.spec.containers[] | select(.name == $c) | .args[]' |
+      grep -Ev '^--(extender-address|grpc-address|health-address|placement-address|identity)='
+  }
+  mapfile -t SCHED_FLAGS < <(chart_args "$CHART_RELEASE-scheduler" phalanx-scheduler)
+  mapfile -t OP_FLAGS < <(chart_args "$CHART_RELEASE-operator" phalanx-operator)
+  [[ ${#SCHED_FLAGS[@]} -gt 0 && ${#OP_FLAGS[@]} -gt 0 ]] || { echo "[phalanx-up] FAILED: no container args in the chart's Deployments" >&2; exit 1; }
+  cat >>"$DIR/env" <<ENV
+PHALANX_CHART_RELEASE=$CHART_RELEASE
+PHALANX_CHART_NAMESPACE=$CHART_NS
+PHALANX_SCHEDULER_KUBECONFIG=$SCHED_KC
+PHALANX_OPERATOR_KUBECONFIG=$OP_KC
+ENV
+else
+  log "installing the CRDs"
+  kubectl apply --server-side -f "$ROOT/crds/" >/dev/null
+  kubectl wait --for condition=established --timeout=60s -f "$ROOT/crds/" >/dev/null
+  SCHED_KC="$KUBECONFIG_PATH" OP_KC="$KUBECONFIG_PATH"
+  SCHED_FLAGS=(--topology-preset "$PRESET" --log-level "${PHALANX_LOG_LEVEL:-info}")
+  OP_FLAGS=(--log-level "${PHALANX_LOG_LEVEL:-info}")
+fi
 
 # phalanx-scheduler, on free loopback ports.
 EXT_PORT=$(phx_free_port); GRPC_PORT=$(phx_free_port); HEALTH_PORT=$(phx_free_port)
 { echo "#!/usr/bin/env bash"; printf 'exec'; printf ' %q' "$SCHED_BIN" \
-    --kubeconfig "$KUBECONFIG_PATH" --topology-preset "$PRESET" \
+    --kubeconfig "$SCHED_KC" "${SCHED_FLAGS[@]}" \
     --extender-address "127.0.0.1:$EXT_PORT" --grpc-address "127.0.0.1:$GRPC_PORT" \
-    --health-address "127.0.0.1:$HEALTH_PORT" --log-level "${PHALANX_LOG_LEVEL:-info}"; echo; } \
+    --health-address "127.0.0.1:$HEALTH_PORT"; echo; } \
   >"$DIR/run/phalanx-scheduler.sh"
 cat >>"$DIR/env" <<ENV
 PHALANX_SCHEDULER_GRPC=127.0.0.1:$GRPC_PORT
@@ -81,19 +123,29 @@ log "phalanx-scheduler running (pid $pid): extender http://127.0.0.1:$EXT_PORT/s
 
 # kube-scheduler with the phalanx profile, its extender pointing at that port.
 SCHED_CONFIG="$DIR/phalanx-kube-scheduler-config.yaml"
-sed "s|http://127.0.0.1:8888/scheduler|http://127.0.0.1:$EXT_PORT/scheduler|" \
-  "$ROOT/deploy/scheduler/kube-scheduler-config.yaml" >"$SCHED_CONFIG"
-"$ROOT/hack/cluster/start-scheduler.sh" "$SCHED_CONFIG"
+if [[ $CHART == 1 ]]; then
+  # The chart's configuration (only the phalanx profile, leader election on its own Lease), as
+  # the scheduler ServiceAccount.
+  kubectl -n "$CHART_NS" get configmap "$CHART_RELEASE-kube-scheduler" \
+    -o jsonpath='{.data.kube-scheduler-config\.yaml}' >"$SCHED_CONFIG.chart"
+  grep -q 'http://127.0.0.1:8888/scheduler' "$SCHED_CONFIG.chart" ||
+    { echo "[phalanx-up] FAILED: the chart's kube-scheduler config has no extender at 127.0.0.1:8888" >&2; exit 1; }
+  sed "s|http://127.0.0.1:8888/scheduler|http://127.0.0.1:$EXT_PORT/scheduler|" "$SCHED_CONFIG.chart" >"$SCHED_CONFIG"
+  PHALANX_KUBE_SCHEDULER_KUBECONFIG="$SCHED_KC" "$ROOT/hack/cluster/start-scheduler.sh" "$SCHED_CONFIG"
+else
+  sed "s|http://127.0.0.1:8888/scheduler|http://127.0.0.1:$EXT_PORT/scheduler|" \
+    "$ROOT/deploy/scheduler/kube-scheduler-config.yaml" >"$SCHED_CONFIG"
+  "$ROOT/hack/cluster/start-scheduler.sh" "$SCHED_CONFIG"
+fi
 
 if [[ $OPERATOR == 1 ]]; then
   OP_HEALTH_PORT=$(phx_free_port)
   read -ra OP_EXTRA <<<"${PHALANX_OPERATOR_ARGS:-}"
-  # The Lease lives in kube-system like kube-scheduler's; a second operator started with the
-  # same script line is a standby.
+  # The Lease lives in kube-system like kube-scheduler's (with --chart: the chart's Lease in its
+  # namespace); a second operator started with the same script line is a standby.
   { echo "#!/usr/bin/env bash"; printf 'exec'; printf ' %q' "$OP_BIN" \
-      --kubeconfig "$KUBECONFIG_PATH" --placement-address "127.0.0.1:$GRPC_PORT" \
-      --health-address "127.0.0.1:$OP_HEALTH_PORT" --log-level "${PHALANX_LOG_LEVEL:-info}" \
-      "${OP_EXTRA[@]}"; echo; } \
+      --kubeconfig "$OP_KC" "${OP_FLAGS[@]}" --placement-address "127.0.0.1:$GRPC_PORT" \
+      --health-address "127.0.0.1:$OP_HEALTH_PORT" "${OP_EXTRA[@]}"; echo; } \
     >"$DIR/run/phalanx-operator.sh"
   echo "PHALANX_OPERATOR_HEALTH_PORT=$OP_HEALTH_PORT" >>"$DIR/env"
   pid=$(phx_start phalanx-operator)

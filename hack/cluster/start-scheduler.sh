@@ -5,6 +5,9 @@
 #     Its clientConnection.kubeconfig is set to the cluster's scheduler kubeconfig if it has
 #     none; a literal @PHALANX_SCHEDULER_KUBECONFIG@ in the file is replaced by that path.
 #     Without CONFIG a default configuration (leader election off) is used.
+# Env: PHALANX_KUBE_SCHEDULER_KUBECONFIG: the kubeconfig it runs with (API client, delegated
+#   authentication and authorization; default: the cluster's system:kube-scheduler certificate),
+#   e.g. a ServiceAccount's from hack/cluster/sa-kubeconfig.sh.
 # Serves /healthz on https://127.0.0.1:$SCHEDULER_PORT (see $PHALANX_CLUSTER_DIR/env);
 # logs to $PHALANX_CLUSTER_DIR/logs/kube-scheduler.log; stopped by down.sh.
 set -euo pipefail
@@ -14,7 +17,7 @@ DIR="$PHALANX_CLUSTER_DIR"
 # shellcheck disable=SC1091
 source "$DIR/env"
 phx_need_bin kube-scheduler
-KC="$DIR/kube-scheduler.kubeconfig"
+KC="${PHALANX_KUBE_SCHEDULER_KUBECONFIG:-$DIR/kube-scheduler.kubeconfig}"
 OUT="$DIR/kube-scheduler-config.yaml"
 if [[ $# -ge 1 ]]; then
   [[ -f $1 ]] || { echo "[scheduler] FAILED: config $1 not found" >&2; exit 1; }
