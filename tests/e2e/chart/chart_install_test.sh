@@ -1,0 +1,164 @@
+#!/usr/bin/env bash
+# The Helm chart on a private local control plane (hack/phalanx-up.sh --chart: `helm install`
+# of charts/phalanx, then phalanx-scheduler, kube-scheduler and phalanx-operator run out of
+# cluster, each with its chart ServiceAccount's token and its chart Deployment's flags; the
+# chart's own pods stay Pending, kwok runs no containers). What issue #14 promises:
+#   1. the install: CRDs kept on uninstall, each binary acting as its ServiceAccount (both
+#      Leases taken in the release namespace), and those accounts denied what they do not need;
+#   2. the gang scenario through the chart's RBAC: the 64-GPU example job admitted, its 8 pods
+#      bound rank by rank to status.placement inside one layer-3 block, Running;
+#   3. a verb removed from the operator's ClusterRole (create pods) makes it fail loudly: an
+#      error log line naming the forbidden request, a Warning event Forbidden on the job, and
+#      the admitted job gets no pods;
+#   4. `helm upgrade` (a changed value) restores the role, and the blocked job then runs;
+#      the running job's pods keep their UIDs and nodes, also across restarts of both binaries;
+#   5. `helm uninstall` leaves the CRDs, the TrainingJobs and their pods.
+# The operator -> scheduler gRPC through the chart's Service is not exercised (no pod networking
+# on kwok); the out-of-cluster operator calls phalanx-scheduler on 127.0.0.1.
+# Needs hack/cluster/build.sh binaries (helm included) and build/ (phalanx-scheduler,
+# phalanx-operator).
+source "$(dirname "${BASH_SOURCE[0]}")/../operator/lib.sh"
+source "$REPO_ROOT/hack/cluster/lib.sh"
+HELM=$(phx_bin helm)
+[[ -x $HELM ]] || die "helm $(phx_version helm) is not built at $HELM; run hack/cluster/build.sh"
+NS=phalanx-system
+OP_SA=system:serviceaccount:$NS:phalanx-operator
+SCHED_SA=system:serviceaccount:$NS:phalanx-scheduler
+helm_() { "$HELM" --kubeconfig "$PHALANX_KUBECONFIG" -n $NS "$@"; }
+
+start_cluster --chart --nodes 16 --ttl 900
+SCHEDLOG="$PHALANX_CLUSTER_DIR/logs/phalanx-scheduler.log"
+KSLOG="$PHALANX_CLUSTER_DIR/logs/kube-scheduler.log"
+
+# --- 1. the install ------------------------------------------------------------------------
+[[ $(helm_ status phalanx -o json | jq -r .info.status) == deployed ]] && pass "helm install: release phalanx deployed in $NS" ||
+  fail "release status: $(helm_ status phalanx 2>&1 | head -3)"
+kept=$(kc get crd -l app.kubernetes.io/instance=phalanx -o json | jq '[.items[] | select(.metadata.annotations["helm.sh/resource-policy"] == "keep")] | length')
+ncrds=$(ls "$REPO_ROOT"/crds/*.yaml | wc -l)
+[[ $kept == "$ncrds" ]] && pass "the chart installed all $ncrds CRDs with helm.sh/resource-policy: keep" || fail "$kept of $ncrds CRDs kept"
+grep -q -- "--kubeconfig $PHALANX_CLUSTER_DIR/phalanx-operator-sa.kubeconfig" "$PHALANX_CLUSTER_DIR/run/phalanx-operator.sh" &&
+  grep -q -- "--lease-namespace=$NS" "$PHALANX_CLUSTER_DIR/run/phalanx-operator.sh" &&
+  pass "phalanx-operator runs with the operator ServiceAccount's token and the chart's flags: $(sed -n 's/.*phalanx-operator //p' "$PHALANX_CLUSTER_DIR/run/phalanx-operator.sh" | cut -c1-200)" ||
+  fail "phalanx-operator's command line: $(tail -1 "$PHALANX_CLUSTER_DIR/run/phalanx-operator.sh")"
+holder=$(kc -n $NS get lease phalanx-operator -o jsonpath='{.spec.holderIdentity}' 2>&1)
+[[ -n $holder ]] && pass "phalanx-operator took the chart's Lease $NS/phalanx-operator ($holder)" || fail "no holder of $NS/phalanx-operator: $holder"
+eventually 60 bash -c "[[ -n \$(kubectl --kubeconfig=$PHALANX_KUBECONFIG -n $NS get lease phalanx-kube-scheduler -o jsonpath='{.spec.holderIdentity}') ]]" &&
+  pass "kube-scheduler (scheduler ServiceAccount) leads on its own Lease $NS/phalanx-kube-scheduler" ||
+  fail "kube-scheduler holds no Lease $NS/phalanx-kube-scheduler: $(grep -i 'forbidden\|error' "$KSLOG" | tail -3)"
+can() { kc auth can-i --as="$@" 2>/dev/null; }
+denied=0
+while read -r probe; do
+  # shellcheck disable=SC2086
+  if [[ $(can $probe) == yes ]]; then fail "allowed but not needed: $probe"; denied=1; fi
+done <<PROBES
+$OP_SA get secrets -A
+$OP_SA create nodes
+$OP_SA update pods -A
+$OP_SA create pods --subresource=binding -A
+$OP_SA delete clustertrainingqueues.phalanx.dev
+$OP_SA update leases -n kube-system
+$SCHED_SA create pods -A
+$SCHED_SA patch trainingjobs.phalanx.dev -A
+$SCHED_SA get secrets -A
+PROBES
+[[ $denied == 0 ]] && pass "the ServiceAccounts are denied what they do not use (secrets, node writes, pod updates, bindings by the operator, pod creation by the scheduler, other Leases)"
+while read -r probe; do
+  # shellcheck disable=SC2086
+  [[ $(can $probe) == yes ]] || fail "denied but needed: $probe"
+done <<PROBES
+$OP_SA create pods -n team-llm
+$OP_SA patch trainingjobs.phalanx.dev --subresource=status -n team-llm
+$SCHED_SA create pods --subresource=binding -n team-llm
+PROBES
+notes_yaml=$(helm_ get notes phalanx | sed -n "/^kubectl apply -f - <<'YAML'/,/^YAML$/p" | sed '1d;$d')
+out=$(kc apply --dry-run=server -f - <<<"$notes_yaml" 2>&1) && pass "NOTES.txt's objects are accepted by the API server: $(tr '\n' ';' <<<"$out")" ||
+  fail "NOTES.txt's objects are rejected: $out"
+
+# --- 2. the gang scenario through the chart's RBAC -----------------------------------------
+apply_example_queues
+kc apply -f "$REPO_ROOT/deploy/examples/10-trainingjob-pretrain-64gpu.yaml" >/dev/null || die "cannot apply example 10"
+J=llama-pretrain-64 JNS=team-llm
+eventually 120 phase_is $JNS $J Running && pass "$J is Running" ||
+  fail "$J not Running after 120s: phase '$(phase $JNS $J)', $(cond $JNS $J Queued); operator: $(grep -i 'forbidden\|warn\|error' "$OPLOG" | tail -3)"
+[[ $(cond $JNS $J Admitted) == "True Admitted:"* ]] && pass "admitted: $(cond $JNS $J Admitted)" || fail "Admitted condition: '$(cond $JNS $J Admitted)'"
+read -ra P <<<"$(jq_job $JNS $J '.status.placement.nodes | join(" ")')"
+pods=$(pods_of $JNS $J)
+wrong=0 blocks=()
+for r in 0 1 2 3 4 5 6 7; do
+  node=$(jq -r ".items[] | select(.metadata.name==\"$J-$r\") | .spec.nodeName" <<<"$pods")
+  [[ -n $node && $node == "${P[$r]:-}" ]] || { wrong=$((wrong + 1)); echo "  rank $r on '$node', placement '${P[$r]:-}'"; }
+  blocks+=("$(kc get node "$node" -o jsonpath='{.metadata.labels.topology\.k8s\.aws/network-node-layer-3}' 2>/dev/null)")
+done
+[[ ${#P[@]} == 8 && $wrong == 0 ]] && pass "all 8 ranks bound in rank order to status.placement.nodes (${P[*]})" || fail "$wrong ranks off their placement"
+[[ $(printf '%s\n' "${blocks[@]}" | sort -u | wc -l) == 1 && -n ${blocks[0]} ]] && pass "all 8 pods inside one layer-3 block (${blocks[0]})" ||
+  fail "pods span layer-3 blocks: ${blocks[*]}"
+all_running $JNS $J 8 && pass "8 pods Running (kwok)" || fail "not all 8 pods Running"
+grep -q '"pinned"\|pinned' <(curl -sf "http://127.0.0.1:$PHALANX_SCHEDULER_HEALTH_PORT/metrics" | grep '^phalanx_extender_requests_total{verb="bind"') &&
+  pass "phalanx-scheduler bound them (pods/binding as the scheduler ServiceAccount): $(curl -sf "http://127.0.0.1:$PHALANX_SCHEDULER_HEALTH_PORT/metrics" | grep '^phalanx_extender_requests_total{verb="bind",outcome="pinned"}')" ||
+  fail "no pinned bind in phalanx-scheduler's metrics"
+# Forbidden requests a binary tolerates (a retried list, an optional feature) would show here.
+n=$(cat "$OPLOG" "$SCHEDLOG" "$KSLOG" | grep -ci 'forbidden' || true)
+[[ $n == 0 ]] && pass "no request of phalanx-operator, phalanx-scheduler or kube-scheduler was forbidden so far" ||
+  fail "$n forbidden requests in the logs: $(cat "$OPLOG" "$SCHEDLOG" "$KSLOG" | grep -i forbidden | head -3 | cut -c1-300)"
+uids_before=$(pods_of $JNS $J | jq -r '[.items[] | "\(.metadata.name)=\(.metadata.uid)@\(.spec.nodeName)"] | sort | join(" ")')
+
+# --- 3. a verb taken away: the operator fails loudly ----------------------------------------
+kc get clusterrole phalanx-operator -o json |
+  jq '.rules |= map(if (.resources | index("pods")) and (.apiGroups == [""]) then .verbs -= ["create"] else . end)' |
+  kc replace -f - >/dev/null || die "cannot edit the operator's ClusterRole"
+eventually 30 bash -c "[[ \$(kubectl --kubeconfig=$PHALANX_KUBECONFIG auth can-i --as=$OP_SA create pods -n team-vision) == no ]]" ||
+  fail "the operator may still create pods"
+lines_before=$(wc -l <"$OPLOG")
+job team-vision rbac-probe 1
+eventually 60 bash -c "[[ \$(kubectl --kubeconfig=$PHALANX_KUBECONFIG -n team-vision get trainingjob rbac-probe -o jsonpath='{.status.admission.replicas}') == 1 ]]" &&
+  pass "rbac-probe admitted (status writes are still allowed)" || fail "rbac-probe not admitted: $(cond team-vision rbac-probe Queued)"
+forbidden() { tail -n +"$lines_before" "$OPLOG" | grep -i 'rbac-probe' | grep -i 'forbidden' | grep -i 'pods' | head -1; }
+eventually 30 bash -c "tail -n +$lines_before '$OPLOG' | grep -i rbac-probe | grep -i forbidden | grep -qi pods" &&
+  pass "the operator logs the forbidden request: $(forbidden | cut -c1-300)" ||
+  fail "no log line names the forbidden pod creation: $(tail -n +"$lines_before" "$OPLOG" | tail -5)"
+eventually 30 has_event team-vision rbac-probe Forbidden &&
+  pass "a Warning event Forbidden on rbac-probe: $(kc -n team-vision get events --field-selector involvedObject.name=rbac-probe,reason=Forbidden -o jsonpath='{.items[0].message}' | cut -c1-200)" ||
+  fail "no Forbidden event on rbac-probe"
+npods_is team-vision rbac-probe 0 && ! phase_is team-vision rbac-probe Running &&
+  pass "rbac-probe has no pods and is not Running (phase '$(phase team-vision rbac-probe)')" ||
+  fail "rbac-probe has $(npods team-vision rbac-probe) pods, phase $(phase team-vision rbac-probe)"
+
+# --- 4. helm upgrade: the role back, the running job untouched ---------------------------------
+crd_uid=$(kc get crd trainingjobs.phalanx.dev -o jsonpath='{.metadata.uid}')
+job_uid=$(kc -n $JNS get trainingjob $J -o jsonpath='{.metadata.uid}')
+out=$(helm_ upgrade phalanx "$REPO_ROOT/charts/phalanx" --reuse-values --set operator.logLevel=debug 2>&1) &&
+  pass "helm upgrade --set operator.logLevel=debug (revision $(helm_ status phalanx -o json | jq .version))" || fail "helm upgrade: $out"
+kc -n $NS get deployment phalanx-operator -o jsonpath='{.spec.template.spec.containers[0].args}' | grep -q -- '--log-level=debug' &&
+  pass "the operator Deployment carries the new value" || fail "the operator Deployment lacks --log-level=debug"
+eventually 30 bash -c "[[ \$(kubectl --kubeconfig=$PHALANX_KUBECONFIG auth can-i --as=$OP_SA create pods -n team-vision) == yes ]]" &&
+  pass "helm upgrade restored the operator's pod creation" || fail "the operator still may not create pods after helm upgrade"
+kc -n team-vision annotate trainingjob rbac-probe phalanx.test/nudge=1 --overwrite >/dev/null   # skip the retry backoff
+eventually 90 phase_is team-vision rbac-probe Running && pass "rbac-probe then runs" ||
+  fail "rbac-probe not Running after the role came back: phase '$(phase team-vision rbac-probe)'"
+[[ $(kc get crd trainingjobs.phalanx.dev -o jsonpath='{.metadata.uid}') == "$crd_uid" &&
+   $(kc -n $JNS get trainingjob $J -o jsonpath='{.metadata.uid}') == "$job_uid" ]] &&
+  pass "the upgrade updated the CRDs in place (same UIDs of the CRD and of $J)" || fail "a CRD or $J was recreated by helm upgrade"
+"$REPO_ROOT/hack/cluster/restart.sh" phalanx-scheduler >/dev/null 2>&1 && "$REPO_ROOT/hack/cluster/restart.sh" phalanx-operator >/dev/null 2>&1 &&
+  pass "phalanx-scheduler and phalanx-operator restarted, as a rollout does" || fail "a restart failed"
+restored=$(curl -sf "http://127.0.0.1:$PHALANX_SCHEDULER_HEALTH_PORT/metrics" | awk '$1 == "phalanx_reservations_restored" {print $2}')
+[[ ${restored:-0} -ge 2 ]] && pass "phalanx-scheduler rebuilt $restored reservations from status.placement" || fail "reservations restored: '$restored'"
+sleep 5
+uids_after=$(pods_of $JNS $J | jq -r '[.items[] | "\(.metadata.name)=\(.metadata.uid)@\(.spec.nodeName)"] | sort | join(" ")')
+[[ $uids_after == "$uids_before" ]] && phase_is $JNS $J Running &&
+  pass "$J kept its 8 pods (same UIDs, same nodes) and is Running" || fail "$J's pods changed: before '$uids_before' after '$uids_after'"
+out=$(check_invariants) && pass "invariants hold" || fail "invariants broken: $out"
+
+# --- 5. helm uninstall: CRDs and TrainingJobs stay --------------------------------------------
+phx_stop phalanx-operator 20; phx_stop phalanx-scheduler 20
+jobs_before=$(kc get trainingjobs -A -o name | sort | tr '\n' ' ')
+out=$(helm_ uninstall phalanx 2>&1) && pass "helm uninstall: $(tr '\n' ' ' <<<"$out" | cut -c1-200)" || fail "helm uninstall: $out"
+[[ $(kc get crd -o name | grep -c '\.phalanx\.dev$') == "$ncrds" ]] && pass "all $ncrds CRDs are still installed" ||
+  fail "CRDs left: $(kc get crd -o name | grep phalanx.dev)"
+[[ $(kc get trainingjobs -A -o name | sort | tr '\n' ' ') == "$jobs_before" ]] && pass "every TrainingJob is still there ($jobs_before)" ||
+  fail "TrainingJobs before '$jobs_before', after '$(kc get trainingjobs -A -o name | tr '\n' ' ')'"
+npods_is $JNS $J 8 && pass "$J's 8 pods are still there" || fail "$J has $(npods $JNS $J) pods after uninstall"
+left=$(kc get clusterrole,clusterrolebinding -o name | grep -c 'phalanx' || true)
+[[ $left == 0 && -z $(kc -n $NS get serviceaccount,deployment,service,configmap -l app.kubernetes.io/instance=phalanx -o name 2>/dev/null) ]] &&
+  pass "the release's RBAC, ServiceAccounts, Deployments, Services and ConfigMap are gone" ||
+  fail "left behind: $(kc get clusterrole,clusterrolebinding -o name | grep phalanx) $(kc -n $NS get all,sa,cm -l app.kubernetes.io/instance=phalanx -o name)"
+finish
