@@ -646,6 +646,9 @@ class BaselinePolicy : public Policy {
     for (int32_t g : quota_.Flavors(q)) {
       if (!job.node_group.empty() && cluster_->groups[g].spec.name != job.node_group) continue;
       const int64_t gpus = int64_t{job.min_pods()} * job.gpus_per_pod;
+      // Quota preemption frees quota: a job that already fits quota here found no nodes, and
+      // evicting nobody would only admit it to hold quota it cannot use. It stays pending.
+      if (quota_.Fits(q, g, gpus)) continue;
       const std::pair<int32_t, int32_t> key{q, g};
       auto known = failed_preemptions_.find(key);
       if (known != failed_preemptions_.end() && job.priority <= known->second.first &&
