@@ -6,6 +6,7 @@
 #
 # Usage: hack/phalanx-up.sh [--nodes N] [--preset eks|eks-4layer|gb200] [--instance-type T]
 #                           [--ttl SECONDS] [--no-operator] [--add-nodes PRESET:COUNT]...
+#                           [--chart] [--chart-values FILE]... [--pre-apply FILE]...
 #   --nodes N          fake nodes to create (default 16; 0 = none, add your own with
 #                      hack/cluster/fake-nodes.sh)
 #   --preset P         topology preset of the nodes and of phalanx-scheduler (default eks)
@@ -22,6 +23,8 @@
 #                      KubeSchedulerConfiguration. The chart's own pods stay Pending (their
 #                      default-scheduler does not run), so only these processes act.
 #   --chart-values F   a values file for --chart (repeatable; implies --chart)
+#   --pre-apply F      kubectl apply F (server-side) once the control plane is up, before Phalanx's
+#                      CRDs or chart: e.g. another project's CRDs, to install Phalanx beside them
 # Env: PHALANX_CLUSTER_DIR (default /tmp/phalanx-cluster), PHALANX_BUILD_DIR (default build),
 # PHALANX_OPERATOR_ARGS (extra phalanx-operator flags, split on spaces, e.g.
 # "--not-ready-grace-seconds 5").
@@ -36,7 +39,7 @@ source "$ROOT/hack/cluster/lib.sh"
 DIR="$PHALANX_CLUSTER_DIR"
 BUILD="${PHALANX_BUILD_DIR:-build}"
 [[ $BUILD == /* ]] || BUILD="$ROOT/$BUILD"
-NODES=16 PRESET=eks ITYPE="" TTL=${PHALANX_CLUSTER_TTL:-0} OPERATOR=1 ADD_NODES=() CHART=0 CHART_VALUES=()
+NODES=16 PRESET=eks ITYPE="" TTL=${PHALANX_CLUSTER_TTL:-0} OPERATOR=1 ADD_NODES=() CHART=0 CHART_VALUES=() PRE_APPLY=()
 while [[ $# -gt 0 ]]; do
   case $1 in
     --nodes) NODES=$2; shift 2 ;;
@@ -47,7 +50,8 @@ while [[ $# -gt 0 ]]; do
     --add-nodes) ADD_NODES+=("$2"); shift 2 ;;
     --chart) CHART=1; shift ;;
     --chart-values) CHART=1; CHART_VALUES+=(-f "$2"); shift 2 ;;
-    -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
+    --pre-apply) PRE_APPLY+=("$2"); shift 2 ;;
+    -h|--help) sed -n '2,35p' "$0"; exit 0 ;;
     *) echo "phalanx-up.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -69,6 +73,13 @@ trap '[[ $ok == 1 ]] || { log "start failed; stopping what was started (logs kep
 export KUBECONFIG="$KUBECONFIG_PATH"
 # shellcheck disable=SC1091
 source "$DIR/env"
+
+for f in "${PRE_APPLY[@]}"; do
+  log "applying $f"
+  kubectl apply --server-side -f "$f" >/dev/null || { echo "[phalanx-up] FAILED: kubectl apply -f $f" >&2; exit 1; }
+  # CRDs in it must serve before anything is installed beside them.
+  kubectl wait --for condition=established --timeout=60s -f "$f" >/dev/null 2>&1 || true
+done
 
 CHART_NS=phalanx-system CHART_RELEASE=phalanx
 if [[ $CHART == 1 ]]; then

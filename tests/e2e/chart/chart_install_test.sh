@@ -3,8 +3,10 @@
 # of charts/phalanx, then phalanx-scheduler, kube-scheduler and phalanx-operator run out of
 # cluster, each with its chart ServiceAccount's token and its chart Deployment's flags; the
 # chart's own pods stay Pending, kwok runs no containers). What issue #14 promises:
-#   1. the install: CRDs kept on uninstall, each binary acting as its ServiceAccount (both
-#      Leases taken in the release namespace), and those accounts denied what they do not need;
+#   1. the install, on a control plane that already serves Kueue's kinds (our fixture
+#      tests/e2e/cluster/testdata/kueue-crds.yaml): CRDs kept on uninstall, Kueue's left alone,
+#      each binary acting as its ServiceAccount (both Leases taken in the release namespace), and
+#      those accounts denied what they do not need;
 #   2. the gang scenario through the chart's RBAC: the 64-GPU example job admitted, its 8 pods
 #      bound rank by rank to status.placement inside one layer-3 block, Running;
 #   3. a verb removed from the operator's ClusterRole (create pods) makes it fail loudly: an
@@ -26,7 +28,11 @@ OP_SA=system:serviceaccount:$NS:phalanx-operator
 SCHED_SA=system:serviceaccount:$NS:phalanx-scheduler
 helm_() { "$HELM" --kubeconfig "$PHALANX_KUBECONFIG" -n $NS "$@"; }
 
-start_cluster --chart --nodes 16 --ttl 900
+KUEUE_CRDS="$REPO_ROOT/tests/e2e/cluster/testdata/kueue-crds.yaml"
+[[ -f $KUEUE_CRDS ]] || die "missing $KUEUE_CRDS"
+start_cluster --chart --pre-apply "$KUEUE_CRDS" --nodes 16 --ttl 900
+kueue_crds() { kc get crd -o json | jq -r '[.items[] | select(.spec.group == "kueue.x-k8s.io") | "\(.metadata.name)=\(.metadata.uid)=\(.metadata.labels["app.kubernetes.io/managed-by"] // "")"] | sort | join(" ")'; }
+kueue_before=$(kueue_crds)
 SCHEDLOG="$PHALANX_CLUSTER_DIR/logs/phalanx-scheduler.log"
 KSLOG="$PHALANX_CLUSTER_DIR/logs/kube-scheduler.log"
 
@@ -36,6 +42,10 @@ KSLOG="$PHALANX_CLUSTER_DIR/logs/kube-scheduler.log"
 kept=$(kc get crd -l app.kubernetes.io/instance=phalanx -o json | jq '[.items[] | select(.metadata.annotations["helm.sh/resource-policy"] == "keep")] | length')
 ncrds=$(ls "$REPO_ROOT"/crds/*.yaml | wc -l)
 [[ $kept == "$ncrds" ]] && pass "the chart installed all $ncrds CRDs with helm.sh/resource-policy: keep" || fail "$kept of $ncrds CRDs kept"
+[[ -n $kueue_before && $(kc get clusterqueues.kueue.x-k8s.io -A 2>&1) != *error* ]] &&
+  [[ $(kc api-resources --api-group=phalanx.dev -o name | sort | tr '\n' ' ') == "clustertrainingqueues.phalanx.dev networktopologies.phalanx.dev nodeflavors.phalanx.dev trainingjobs.phalanx.dev trainingqueues.phalanx.dev " ]] &&
+  pass "installed beside Kueue's $(wc -w <<<"$kueue_before") CRDs: both groups served" ||
+  fail "beside Kueue: kueue CRDs '$kueue_before', phalanx.dev resources '$(kc api-resources --api-group=phalanx.dev -o name | tr '\n' ' ')'"
 grep -q -- "--kubeconfig $PHALANX_CLUSTER_DIR/phalanx-operator-sa.kubeconfig" "$PHALANX_CLUSTER_DIR/run/phalanx-operator.sh" &&
   grep -q -- "--lease-namespace=$NS" "$PHALANX_CLUSTER_DIR/run/phalanx-operator.sh" &&
   pass "phalanx-operator runs with the operator ServiceAccount's token and the chart's flags: $(sed -n 's/.*phalanx-operator //p' "$PHALANX_CLUSTER_DIR/run/phalanx-operator.sh" | cut -c1-200)" ||
@@ -157,6 +167,8 @@ out=$(helm_ uninstall phalanx 2>&1) && pass "helm uninstall: $(tr '\n' ' ' <<<"$
 [[ $(kc get trainingjobs -A -o name | sort | tr '\n' ' ') == "$jobs_before" ]] && pass "every TrainingJob is still there ($jobs_before)" ||
   fail "TrainingJobs before '$jobs_before', after '$(kc get trainingjobs -A -o name | tr '\n' ' ')'"
 npods_is $JNS $J 8 && pass "$J's 8 pods are still there" || fail "$J has $(npods $JNS $J) pods after uninstall"
+[[ $(kueue_crds) == "$kueue_before" ]] && pass "Kueue's CRDs untouched by install, upgrade and uninstall (same UIDs, not managed by Helm)" ||
+  fail "Kueue's CRDs changed: before '$kueue_before' after '$(kueue_crds)'"
 left=$(kc get clusterrole,clusterrolebinding -o name | grep -c 'phalanx' || true)
 [[ $left == 0 && -z $(kc -n $NS get serviceaccount,deployment,service,configmap -l app.kubernetes.io/instance=phalanx -o name 2>/dev/null) ]] &&
   pass "the release's RBAC, ServiceAccounts, Deployments, Services and ConfigMap are gone" ||
