@@ -20,14 +20,7 @@ export PHALANX_KUBECONFIG
 NS=team-llm
 L3=topology.k8s.aws/network-node-layer-3
 apply_example_queues
-"$REPO_ROOT/hack/cluster/fake-nodes.sh" --count 24 --nodes-per-block 4 --blocks-per-spine 8 >/dev/null ||
-  die "cannot create the fake nodes"
-# A new node carries node.kubernetes.io/not-ready until the node lifecycle controller sees it Ready.
-lifecycle_taints() {
-  kc get nodes -o jsonpath='{range .items[*]}{range .spec.taints[*]}{.key}{"\n"}{end}{end}' | grep -c '^node.kubernetes.io/' || true
-}
-no_lifecycle_taints() { [[ $(lifecycle_taints) == 0 ]]; }
-eventually 120 no_lifecycle_taints || die "fake nodes still carry node lifecycle taints: $(lifecycle_taints)"
+add_fake_nodes --count 24 --nodes-per-block 4 --blocks-per-spine 8
 pass "24 fake nodes in 6 layer-3 blocks of 4"
 
 cond_is() { [[ $(cond $NS "$1" "$2") == "$3"* ]]; }

@@ -33,6 +33,18 @@ apply_example_queues() {
   done
 }
 
+# kwok fake GPU nodes (hack/cluster/fake-nodes.sh ARGS), and a wait until the node lifecycle
+# controller has taken its node.kubernetes.io/* taints off every node: a new node carries
+# not-ready until it is seen Ready, and nothing tolerates that.
+lifecycle_taints() {
+  kc get nodes -o jsonpath='{range .items[*]}{range .spec.taints[*]}{.key}{"\n"}{end}{end}' | grep -c '^node.kubernetes.io/' || true
+}
+no_lifecycle_taints() { [[ $(lifecycle_taints) == 0 ]]; }
+add_fake_nodes() { # fake-nodes.sh args...
+  "$REPO_ROOT/hack/cluster/fake-nodes.sh" "$@" >/dev/null || die "cannot create the fake nodes ($*)"
+  eventually 120 no_lifecycle_taints || die "fake nodes still carry node lifecycle taints: $(lifecycle_taints)"
+}
+
 jq_job() { kc -n "$1" get trainingjob "$2" -o json | jq -r "$3"; }
 phase() { jq_job "$1" "$2" '.status.phase // ""'; }
 phase_is() { [[ $(phase "$1" "$2") == "$3" ]]; }
