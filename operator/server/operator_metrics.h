@@ -39,29 +39,29 @@ struct OperatorMetrics {
   explicit OperatorMetrics(metrics::Registry& r)
       : pending_workloads(r.AddGauge(
             "phalanx_pending_workloads",
-            "TrainingJobs waiting for admission, by ClusterQueue and status (active: could be "
+            "TrainingJobs waiting for admission, by ClusterTrainingQueue and status (active: could be "
             "admitted when room appears; inadmissible: blocked by configuration or input).",
             {"cluster_queue", "status"})),
         admitted_active_workloads(r.AddGauge(
             "phalanx_admitted_active_workloads",
-            "TrainingJobs admitted and not finished, by ClusterQueue.", {"cluster_queue"})),
+            "TrainingJobs admitted and not finished, by ClusterTrainingQueue.", {"cluster_queue"})),
         admitted_workloads_total(r.AddCounter("phalanx_admitted_workloads_total",
-                                              "Admissions, by ClusterQueue.", {"cluster_queue"})),
+                                              "Admissions, by ClusterTrainingQueue.", {"cluster_queue"})),
         evicted_workloads_total(r.AddCounter(
             "phalanx_evicted_workloads_total",
-            "Evictions of admitted TrainingJobs, by ClusterQueue and reason (Preempted, "
+            "Evictions of admitted TrainingJobs, by ClusterTrainingQueue and reason (Preempted, "
             "Suspended, NodeFailure).",
             {"cluster_queue", "reason"})),
         admission_wait_time_seconds(r.AddHistogram(
             "phalanx_admission_wait_time_seconds",
-            "Time from creation (or last eviction) to admission, by ClusterQueue.",
+            "Time from creation to admission, by ClusterTrainingQueue.",
             {"cluster_queue"},
             {1, 2, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 7200, 21600, 86400})),
         resource_usage(r.AddGauge("phalanx_cluster_queue_resource_usage",
-                                  "Quota in use, by ClusterQueue, flavor and resource.",
+                                  "Quota in use, by ClusterTrainingQueue, NodeFlavor and resource.",
                                   {"cluster_queue", "flavor", "resource"})),
         nominal_quota(r.AddGauge("phalanx_cluster_queue_nominal_quota",
-                                 "Nominal quota, by ClusterQueue, flavor and resource.",
+                                 "Nominal quota, by ClusterTrainingQueue, NodeFlavor and resource.",
                                  {"cluster_queue", "flavor", "resource"})),
         admission_cycle_duration_seconds(r.AddHistogram(
             "phalanx_admission_cycle_duration_seconds",
@@ -101,7 +101,7 @@ struct OperatorMetrics {
             {"kind", "result"})) {
     r.AddCallbackGaugeFamily(
         "phalanx_oldest_pending_workload_timestamp_seconds",
-        "Unix time since which the longest-waiting pending TrainingJob of each ClusterQueue has "
+        "Unix time since which the longest-waiting pending TrainingJob of each ClusterTrainingQueue has "
         "waited (its Queued condition turned True: creation, or its last eviction); no series "
         "while nothing is pending.",
         {"cluster_queue"}, [this] { return oldest_pending.Series(); });
