@@ -8,6 +8,8 @@
 #        PHALANX_CACHE       (default ~/.cache/phalanx)       built binaries (build.sh)
 #        PHALANX_SCHEDULER_CONFIG=FILE   same as --scheduler-config
 #        PHALANX_CLUSTER_TTL=SECONDS     same as --ttl: a watchdog runs down.sh after that long
+#        PHALANX_ADMISSION_PLUGINS=A,B   more kube-apiserver admission plugins beside NodeRestriction
+#                                        (e.g. OwnerReferencesPermissionEnforcement)
 # The admin kubeconfig path is printed as the LAST line of stdout.
 # Refuses to start if the state dir holds a live cluster; a dead one is cleaned up first.
 set -euo pipefail
@@ -20,7 +22,7 @@ while [[ $# -gt 0 ]]; do
   case $1 in
     --scheduler-config) SCHED_CONFIG=$2; shift 2 ;;
     --ttl) TTL=$2; shift 2 ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
     *) echo "up.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -151,7 +153,7 @@ runscript kube-apiserver "$(phx_bin kube-apiserver)" \
   --cert-dir="$DIR/pki/apiserver-certdir" \
   --client-ca-file="$P/ca.crt" \
   --authorization-mode=Node,RBAC --anonymous-auth=true \
-  --enable-admission-plugins=NodeRestriction \
+  --enable-admission-plugins="NodeRestriction${PHALANX_ADMISSION_PLUGINS:+,$PHALANX_ADMISSION_PLUGINS}" \
   --service-account-issuer="$APISERVER_URL" \
   --service-account-key-file="$P/sa.pub" --service-account-signing-key-file="$P/sa.key" \
   --service-cluster-ip-range=10.0.0.0/24 --allow-privileged=true \

@@ -92,9 +92,9 @@ void JobController::Run(const kube::Cancellation& stop, int workers) {
         absl::StatusOr<std::optional<absl::Duration>> next = Reconcile(*key);
         if (!next.ok()) {
           if (absl::IsPermissionDenied(next.status())) {
-            // RBAC that lacks a verb: no retry fixes it, so say it where users look.
-            spdlog::error("TrainingJob {}: {} (retrying; the operator's ClusterRole lacks this)",
-                          *key, next.status());
+            // Mostly RBAC that lacks a verb, which no retry fixes: say it where users look.
+            spdlog::error("TrainingJob {}: {} (retrying; check the operator's RBAC)", *key,
+                          next.status());
             RecordForbidden(*key, next.status());
           } else {
             spdlog::warn("TrainingJob {}: {} (retrying)", *key, next.status());
