@@ -8,7 +8,10 @@
 #      nf, ntopo, tj and the plurals return ours only; cq, lq, rf, queue, flavor, wl return
 #      Kueue's only; the `phalanx` category lists phalanx.dev objects only; the old Phalanx names
 #      (clusterqueues.phalanx.dev, ...) are gone;
-#   3. deploy/examples/ applies unchanged and lands in phalanx.dev, nothing in kueue.x-k8s.io.
+#   3. deploy/examples/ applies unchanged and lands in phalanx.dev, nothing in kueue.x-k8s.io;
+#   4. beside the TrainingJob kind of AWS's ACK SageMaker controller (testdata/
+#      ack-sagemaker-trainingjob-crd.yaml, names only): trainingjobs.phalanx.dev and tj are ours,
+#      and plain `trainingjobs` answers for one group only.
 # The fixture CRDs (and with them every Kueue object) are deleted at the end; Phalanx's CRDs stay.
 # Shares the cluster with the other tests/e2e/cluster tests (RESOURCE_LOCK with examples_apply:
 # both apply deploy/examples). Needs PHALANX_KUBECONFIG (a cluster from hack/cluster/up.sh).
@@ -16,6 +19,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 require_cluster
 
 KUEUE_CRDS="$E2E_DIR/testdata/kueue-crds.yaml"
+ACK_CRD="$E2E_DIR/testdata/ack-sagemaker-trainingjob-crd.yaml"
 EX="$REPO_ROOT/deploy/examples"
 N=coexist-$$           # the one name every object of both groups gets
 NS=phalanx-e2e-kueue-$$
@@ -27,7 +31,7 @@ cleanup() {
   k delete --ignore-not-found --wait=false -n "$NS" trainingjob "$N" >/dev/null 2>&1
   k delete --ignore-not-found --wait=false ctq/"$N" nf/"$N" ntopo/"$N" >/dev/null 2>&1
   k delete --ignore-not-found --wait=false namespace "$NS" >/dev/null 2>&1
-  k delete --ignore-not-found --wait=false -f "$KUEUE_CRDS" >/dev/null 2>&1
+  k delete --ignore-not-found --wait=false -f "$KUEUE_CRDS" -f "$ACK_CRD" >/dev/null 2>&1
   rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -218,14 +222,35 @@ out=$(k get cq llm 2>&1) && fail "Kueue's cq has an llm: $out" ||
 [[ -z $(k get lq -A -o name 2>&1 | grep -v "/$N\$") ]] &&
   pass "Kueue's lq -A lists only the test's own LocalQueue" || fail "lq -A: $(k get lq -A -o name 2>&1)"
 
+# --- 4. ACK SageMaker's TrainingJob kind beside ours -----------------------------------------
+out=$(k apply --server-side --field-manager=phalanx-e2e -f "$ACK_CRD" 2>&1) &&
+  k wait --for=condition=Established --timeout=60s -f "$ACK_CRD" >/dev/null ||
+  die "ACK TrainingJob fixture CRD not Established: $out"
+rm -rf "$TMP/cache"  # kubectl must rediscover: plain `trainingjobs` now has two groups
+eventually 30 k get trainingjobs.sagemaker.services.k8s.aws -A || die "ACK's group is not served"
+out=$(k apply --server-side --field-manager=phalanx-e2e -f - 2>&1 <<YAML
+apiVersion: sagemaker.services.k8s.aws/v1alpha1
+kind: TrainingJob
+metadata: {name: $N, namespace: $NS}
+YAML
+) || die "cannot create ACK's TrainingJob: $out"
+gets_only trainingjob.phalanx.dev trainingjobs.phalanx.dev -n "$NS"
+gets_only trainingjob.phalanx.dev tj -n "$NS"
+gets_only trainingjob.sagemaker.services.k8s.aws trainingjobs.sagemaker.services.k8s.aws -n "$NS"
+if got=$(k get trainingjobs -n "$NS" -o name 2>&1) && [[ $(grep -c "/$N\$" <<<"$got") == 1 ]]; then
+  pass "plain 'kubectl get trainingjobs' answers for one group only ($got): name the group"
+else
+  fail "kubectl get trainingjobs -n $NS: '$got'"
+fi
+
 # --- cleanup, checked (the trap repeats it if anything below fails) ---------------------------
 k delete --ignore-not-found --wait=false -f "$EX" >/dev/null 2>&1
 k delete --ignore-not-found --wait=false -n "$NS" trainingjob "$N" >/dev/null 2>&1
 k delete --ignore-not-found ctq/"$N" nf/"$N" ntopo/"$N" >/dev/null 2>&1 ||
   fail "cannot delete the test's cluster-scoped Phalanx objects"
 k delete --ignore-not-found --wait=false namespace "$NS" >/dev/null 2>&1
-if k delete --ignore-not-found --wait=true --timeout=60s -f "$KUEUE_CRDS" >/dev/null 2>&1; then
-  pass "Kueue fixture CRDs deleted"
+if k delete --ignore-not-found --wait=true --timeout=60s -f "$KUEUE_CRDS" -f "$ACK_CRD" >/dev/null 2>&1; then
+  pass "Kueue and ACK fixture CRDs deleted"
 else
   fail "Kueue fixture CRDs not deleted"
 fi
