@@ -202,6 +202,21 @@ out=$("$HELM" template phalanx "$CHART" --set operator.leaderElection.enabled=fa
   { grep -q 'needs operator.replicas=1' <<<"$out" && pass "two operators without leader election are refused" || fail "unexpected error: $out"; }
 out=$("$HELM" template phalanx "$CHART" --set operator.leaderElection.enabled=false --set operator.replicas=1 2>&1) &&
   pass "one operator without leader election renders" || fail "one operator without leader election: $out"
+out=$("$HELM" template phalanx "$CHART" --set operator.replicas=1 2>&1) && ! grep -q '^kind: PodDisruptionBudget' <<<"$out" &&
+  pass "one operator replica: no PodDisruptionBudget (it would block every drain)" || fail "operator.replicas=1 rendered a PodDisruptionBudget or failed: $(tail -3 <<<"$out")"
+out=$("$HELM" template phalanx "$CHART" -n phalanx-system --set scheduler.topology=fleet 2>&1)
+if check=$(python3 -c '
+import sys, yaml
+docs = [d for d in yaml.safe_load_all(sys.stdin) if d]
+dep = next(d for d in docs if d["kind"] == "Deployment" and d["metadata"]["name"] == "phalanx-scheduler")
+args = dep["spec"]["template"]["spec"]["containers"][0]["args"]
+role = next(d for d in docs if d["kind"] == "ClusterRole" and d["metadata"]["name"] == "phalanx-scheduler")
+rule = [r for r in role["rules"] if "networktopologies" in r["resources"]]
+print(args, rule)
+sys.exit(0 if "--topology=fleet" in args and not any(a.startswith("--topology-preset") for a in args) and
+         rule == [{"apiGroups": ["phalanx.dev"], "resources": ["networktopologies"], "resourceNames": ["fleet"], "verbs": ["get"]}] else 1)
+' <<<"$out" 2>&1); then pass "scheduler.topology=fleet: --topology=fleet and get on networktopologies/fleet only"
+else fail "scheduler.topology=fleet: $check"; fi
 out=$("$HELM" template phalanx "$CHART" --set operator.podAntiAffinity=sometimes 2>&1) &&
   fail "podAntiAffinity=sometimes rendered" ||
   { grep -q 'must be soft, hard or none' <<<"$out" && pass "an unknown podAntiAffinity is refused" || fail "unexpected error: $out"; }
