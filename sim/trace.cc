@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <numeric>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -25,6 +26,19 @@ std::string ExpandLevel(const std::string& level) {
   return level;
 }
 
+JobShape TraceJobShape(const TraceJob& job) {
+  JobShape shape;
+  shape.replicas = job.pods;
+  if (job.elastic_min != 0 || job.elastic_max != 0) {
+    shape.elastic = placement::ElasticRange{job.elastic_min, job.elastic_max, job.elastic_step};
+  }
+  shape.required_level = job.required_level;
+  shape.preferred_level = job.preferred_level;
+  if (job.group_size != 0) shape.group_size = job.group_size;
+  shape.group_level = job.group_level;
+  return shape;
+}
+
 namespace {
 
 void SortBySubmit(std::vector<TraceJob>& jobs) {
@@ -42,17 +56,11 @@ absl::Status CheckJob(const TraceJob& job, const std::string& where) {
   if (job.pods <= 0) return bad("pods", "must be >= 1");
   if (job.gpus_per_pod < 0) return bad("gpusPerPod", "must be >= 0");
   if (!(job.duration_s > 0)) return bad("duration", "must be > 0");
-  if (job.elastic_min != 0 || job.elastic_max != 0) {
-    if (job.elastic_min <= 0 || job.elastic_max < job.elastic_min) {
-      return bad("elastic", "want 1 <= min <= max");
-    }
-    if (job.pods != job.elastic_max) return bad("elastic.max", "must equal pods");
-    if (job.elastic_step < 1) return bad("elastic.step", "must be >= 1");
-  }
-  if (job.group_size < 0) return bad("topology.groupSize", "must be >= 0");
-  if (job.group_size > 0 && job.group_level.empty()) {
-    return bad("topology.groupLevel", "required when groupSize is set");
-  }
+  // The TrainingJob's own rules (sim/job_shape.h), then the trace's: the duration is measured
+  // at `pods`, which an elastic job's maximum must therefore be.
+  const absl::Status shape = ValidateJobShape(TraceJobShape(job), kTraceJobFields);
+  if (!shape.ok()) return absl::InvalidArgumentError(absl::StrCat(where, ": ", shape.message()));
+  if (job.elastic() && job.pods != job.elastic_max) return bad("elastic.max", "must equal pods");
   return absl::OkStatus();
 }
 
@@ -241,6 +249,13 @@ absl::Status ValidateTrace(const std::vector<TraceJob>& jobs, const ClusterModel
                                               " has no topology level \"", *level, "\""));
         }
       }
+      // Level order by this group's own topology (the loader only knew the well-known keys).
+      const absl::Status shape =
+          ValidateJobShape(TraceJobShape(job), kTraceJobFields, group.levels);
+      if (!shape.ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(job.origin, ": job ", job.name, ": ", shape.message()));
+      }
       const int32_t per_node = job.gpus_per_pod == 0 ? 110 : group.type->gpus / job.gpus_per_pod;
       largest_fit = std::max(largest_fit, per_node * group.spec.count);
     }
@@ -330,10 +345,13 @@ std::vector<TraceJob> GenerateTrace(const ClusterModel& cluster, const TraceOpti
         job.elastic_step = nodes / 2;
       }
       if (group.spec.preset == "gb200") {
-        // Tensor-parallel groups inside one NVL72 clique.
+        // Tensor-parallel groups inside one NVL72 clique: the largest power of two that fits a
+        // clique and divides every size the gang can run at (the elastic minimum and step, not
+        // only the full size), as the TrainingJob rules require.
+        const int32_t sizes = job.elastic() ? std::gcd(job.elastic_min, job.elastic_step) : nodes;
         int32_t group_size = 1;
-        while (group_size * 2 <= std::min(nodes, group.spec.fanout.back()) &&
-               nodes % (group_size * 2) == 0) {
+        while (group_size * 2 <= std::min(sizes, group.spec.fanout.back()) &&
+               sizes % (group_size * 2) == 0) {
           group_size *= 2;
         }
         if (group_size > 1) {

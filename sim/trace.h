@@ -20,6 +20,7 @@
 
 #include "absl/status/statusor.h"
 #include "sim/cluster.h"
+#include "sim/job_shape.h"
 
 namespace phalanx::sim {
 
@@ -46,19 +47,25 @@ struct TraceJob {
   int64_t gpus() const { return int64_t{pods} * gpus_per_pod; }
 };
 
+// The job's gang shape, for the TrainingJob rules (sim/job_shape.h); group_size 0 = no groups.
+JobShape TraceJobShape(const TraceJob& job);
+
 // "layer-3" -> "topology.k8s.aws/network-node-layer-3", "clique" -> "nvidia.com/gpu.clique",
 // "hostname" -> "kubernetes.io/hostname"; anything else unchanged.
 std::string ExpandLevel(const std::string& level);
 
-// Loads by extension (.csv, else YAML). Jobs come back sorted by submit time (stable).
+// Loads by extension (.csv, else YAML). Jobs come back sorted by submit time (stable). Each
+// job's shape is checked by the TrainingJob rules (sim/job_shape.h: group size divides every
+// size, elastic range, level order): a job the CRD would reject is bad input, its line named.
 absl::StatusOr<std::vector<TraceJob>> LoadTrace(const std::string& path);
 absl::StatusOr<std::vector<TraceJob>> ParseYamlTrace(const std::string& text,
                                                      const std::string& source);
 absl::StatusOr<std::vector<TraceJob>> ParseCsvTrace(const std::string& text,
                                                     const std::string& source);
 
-// Checks jobs against the cluster: known queue, node group and levels, and a gang that could
-// fit in the empty cluster. InvalidArgument naming the job's origin and field.
+// Checks jobs against the cluster: known queue, node group and levels, the level order of each
+// node group's topology, and a gang that could fit in the empty cluster. InvalidArgument naming
+// the job's origin and field.
 absl::Status ValidateTrace(const std::vector<TraceJob>& jobs, const ClusterModel& cluster);
 
 struct TraceOptions {

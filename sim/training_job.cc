@@ -1,10 +1,13 @@
 #include "sim/training_job.h"
 
+#include <algorithm>
 #include <map>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "common/resources.h"
 #include "common/status.h"
+#include "sim/job_shape.h"
 #include "sim/yaml_input.h"
 
 namespace phalanx::sim {
@@ -39,11 +42,12 @@ absl::StatusOr<PlannedJob> FromDocument(const YamlReader& in, const YAML::Node& 
   ASSIGN_OR_RETURN(job.queue_name, in.String(spec, "queueName", "spec.queueName", ""));
   placement::GangRequest& r = job.request;
   r.job = absl::StrCat(job.namespace_name, "/", job.name);
-  ASSIGN_OR_RETURN(int64_t replicas, in.Int(spec, "replicas", "spec.replicas", 1));
-  if (replicas < 1 || replicas > 100000) {
-    return in.Error(spec["replicas"], "spec.replicas", "must be between 1 and 100000");
-  }
-  r.count = static_cast<int32_t>(replicas);
+  ASSIGN_OR_RETURN(int64_t replicas, in.Int(spec, "replicas", "spec.replicas"));
+  // Sizes are int32 in the CRD; clamping keeps an absurd value an out-of-range message.
+  auto size = [](int64_t v) {
+    return static_cast<int32_t>(std::clamp<int64_t>(v, -1, int64_t{kMaxReplicas} + 1));
+  };
+  r.count = size(replicas);
   ASSIGN_OR_RETURN(int64_t priority, in.Int(spec, "priority", "spec.priority", 0));
   r.priority = static_cast<int32_t>(priority);
   ASSIGN_OR_RETURN(YAML::Node elastic, in.Map(spec, "elastic", "spec.elastic"));
@@ -51,12 +55,9 @@ absl::StatusOr<PlannedJob> FromDocument(const YamlReader& in, const YAML::Node& 
     ASSIGN_OR_RETURN(int64_t min, in.Int(elastic, "minReplicas", "spec.elastic.minReplicas"));
     ASSIGN_OR_RETURN(int64_t max, in.Int(elastic, "maxReplicas", "spec.elastic.maxReplicas"));
     ASSIGN_OR_RETURN(int64_t step, in.Int(elastic, "step", "spec.elastic.step", 1));
-    if (min < 1 || max < min || step < 1) {
-      return in.Error(elastic, "spec.elastic", "want 1 <= minReplicas <= maxReplicas, step >= 1");
-    }
-    r.elastic = placement::ElasticRange{static_cast<int32_t>(min), static_cast<int32_t>(max),
-                                        static_cast<int32_t>(step)};
+    r.elastic = placement::ElasticRange{size(min), size(max), size(step)};
   }
+  std::optional<int32_t> group_size;
   ASSIGN_OR_RETURN(YAML::Node topology, in.Map(spec, "topology", "spec.topology"));
   if (topology.IsDefined()) {
     RETURN_IF_ERROR(in.OnlyKeys(topology, "spec.topology",
@@ -65,12 +66,19 @@ absl::StatusOr<PlannedJob> FromDocument(const YamlReader& in, const YAML::Node& 
                      in.String(topology, "required", "spec.topology.required", ""));
     ASSIGN_OR_RETURN(r.preferred_level,
                      in.String(topology, "preferred", "spec.topology.preferred", ""));
-    ASSIGN_OR_RETURN(int64_t group_size,
-                     in.Int(topology, "groupSize", "spec.topology.groupSize", 0));
-    r.group_size = static_cast<int32_t>(group_size);
+    if (topology["groupSize"].IsDefined()) {
+      ASSIGN_OR_RETURN(int64_t value, in.Int(topology, "groupSize", "spec.topology.groupSize"));
+      group_size = size(value);
+      r.group_size = *group_size;
+    }
     ASSIGN_OR_RETURN(r.group_level,
                      in.String(topology, "groupLevel", "spec.topology.groupLevel", ""));
   }
+  // The CRD's shape rules, in its words (sim/job_shape.h); the line is the spec's.
+  const absl::Status shape = ValidateJobShape(
+      JobShape{r.count, r.elastic, r.required_level, r.preferred_level, group_size, r.group_level},
+      kTrainingJobFields);
+  if (!shape.ok()) return in.Error(spec, "spec", std::string(shape.message()));
   ASSIGN_OR_RETURN(YAML::Node tmpl, in.Map(spec, "template", "spec.template", true));
   ASSIGN_OR_RETURN(YAML::Node pod, in.Map(tmpl, "spec", "spec.template.spec", true));
   ASSIGN_OR_RETURN(r.node_selector,

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -124,6 +125,51 @@ spec:
   EXPECT_EQ(run.code, 2);
   EXPECT_THAT(run.output, HasSubstr(job + ":5: spec.replicas: want an integer"));
   EXPECT_EQ(Phalanx("plan").code, 2);
+}
+
+// The trace row from issue 13 used to run (every policy reported done 0) and exit 0.
+TEST(CliTest, SimulateRejectsATraceRowTheCrdRejectsNamingItsLine) {
+  const std::string cluster = WriteFile(
+      "gb.yaml",
+      "nodeGroups:\n- {name: gb, instanceType: p6e-gb200.36xlarge, count: 72}\n"
+      "queues:\n- {name: all, nominalQuota: {nvidia.com/gpu: 288}}\n");
+  const std::string trace = WriteFile(
+      "g.csv",
+      "name,submit_s,queue,pods,gpus_per_pod,duration_s,elastic_min,elastic_max,elastic_step,"
+      "required_level,preferred_level,group_size,group_level\n"
+      "g,0,all,4,4,3600,2,4,2,layer-3,clique,4,clique\n");
+  CliRun run = Phalanx("simulate --cluster " + cluster + " --trace " + trace);
+  EXPECT_EQ(run.code, 2) << run.output;
+  EXPECT_THAT(run.output, HasSubstr(trace + ":2: topology.groupSize must divide elastic.min"));
+}
+
+// `phalanx plan` applies the CRD's shape rules with the CRD's messages: every shape manifest of
+// tests/e2e/cluster/invalid/ (which the e2e test applies to a real API server, checking its
+// "# expect:" lines) is bad input for plan too, with the same expected text.
+TEST(CliTest, PlanRejectsEveryInvalidShapeManifestLikeTheCrd) {
+  const std::string dir = std::string(PHALANX_SOURCE_DIR) + "/tests/e2e/cluster/invalid/";
+  int checked = 0;
+  for (const char* name :
+       {"tj-elastic-bounds-not-multiple-of-step", "tj-elastic-min-above-max",
+        "tj-elastic-replicas-above-max", "tj-elastic-replicas-below-min",
+        "tj-elastic-replicas-not-multiple-of-step", "tj-elastic-step-zero",
+        "tj-group-level-without-size", "tj-group-size-not-dividing-elastic",
+        "tj-group-size-not-dividing-replicas", "tj-group-size-without-level",
+        "tj-group-size-zero", "tj-replicas-zero"}) {
+    const std::string path = dir + name + ".yaml";
+    std::ifstream file(path);
+    ASSERT_TRUE(file.good()) << path;
+    std::vector<std::string> expect;
+    for (std::string line; std::getline(file, line);) {
+      if (line.rfind("# expect: ", 0) == 0) expect.push_back(line.substr(10));
+    }
+    ASSERT_FALSE(expect.empty()) << path;
+    CliRun run = Phalanx("plan -f " + path);
+    EXPECT_EQ(run.code, 2) << name << ": " << run.output;
+    for (const std::string& text : expect) EXPECT_THAT(run.output, HasSubstr(text)) << name;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 12);
 }
 
 }  // namespace
