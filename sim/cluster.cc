@@ -43,6 +43,9 @@ ClusterSpec DefaultClusterSpec(int32_t nodes) {
     QueueSpec queue;
     queue.name = names[i];
     queue.cohort = "research";
+    // The built-in scenario exercises preemption; the CRD's defaults would switch it off.
+    queue.within_cluster_queue = "LowerPriority";
+    queue.reclaim_within_cohort = "Any";
     queue.flavors.push_back(FlavorQuota{"p5", Gpus(shares[i]), std::nullopt, std::nullopt});
     spec.queues.push_back(std::move(queue));
   }

@@ -56,8 +56,10 @@ struct QueueSpec {
   std::string cohort;
   std::vector<FlavorQuota> flavors;
   std::string queueing_strategy = "BestEffortFIFO";    // or StrictFIFO
-  std::string within_cluster_queue = "LowerPriority";  // Never | LowerPriority | ...
-  std::string reclaim_within_cohort = "Any";           // Never | LowerPriority | Any
+  // The ClusterTrainingQueue CRD's defaults (crds/phalanx.dev_clustertrainingqueues.yaml), so a
+  // queue copied from a cluster simulates the same policy.
+  std::string within_cluster_queue = "Never";   // Never | LowerPriority | ...
+  std::string reclaim_within_cohort = "Never";  // Never | LowerPriority | Any
   double fair_sharing_weight = 1.0;
   // Phalanx only (ClusterQueue locality_wait_seconds, docs/admission.md); unset = its default.
   std::optional<int64_t> locality_wait_s;
@@ -82,7 +84,8 @@ struct ClusterSpec {
 
 // The built-in default: `nodes` p5.48xlarge in EKS 3-layer topology (16 nodes per layer-3
 // block, 4 blocks per layer-2, 2 layer-2 per layer-1), three teams in one cohort sharing the GPUs
-// 40/35/25 with borrowing.
+// 40/35/25 with borrowing and preemption (withinClusterQueue LowerPriority, reclaimWithinCohort
+// Any, set explicitly: the queue defaults are the CRD's Never / Never).
 ClusterSpec DefaultClusterSpec(int32_t nodes = 128);
 
 // Parses a cluster YAML file; bad input is InvalidArgument naming the file, line and field.

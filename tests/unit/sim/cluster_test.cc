@@ -4,6 +4,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sim/phalanx_policy.h"
+#include "sim/yaml_input.h"
 #include "tests/unit/sim/sim_test_util.h"
 
 namespace phalanx::sim {
@@ -84,6 +85,33 @@ failures: {nodeMtbfHours: 1000, repairHours: 2}
   // p5 (eks) levels are a prefix of gb200's, so both share one placement Topology.
   ASSERT_OK_AND_ASSIGN(std::vector<std::string> levels, ClusterTopologyLevels(cluster));
   EXPECT_EQ(levels.back(), "nvidia.com/gpu.clique");
+}
+
+// A ClusterTrainingQueue copied from a cluster into a spec simulates the same policy: a queue
+// that does not say how it preempts gets the CRD's defaults, read from the CRD itself.
+TEST(ClusterTest, QueuePreemptionDefaultsAreTheCrds) {
+  ASSERT_OK_AND_ASSIGN(
+      YAML::Node crd, LoadYamlFile(std::string(PHALANX_SOURCE_DIR) +
+                                   "/crds/phalanx.dev_clustertrainingqueues.yaml"));
+  const YAML::Node preemption = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+                                   ["properties"]["spec"]["properties"]["preemption"]["properties"];
+  const std::string within = preemption["withinClusterQueue"]["default"].as<std::string>("");
+  const std::string reclaim = preemption["reclaimWithinCohort"]["default"].as<std::string>("");
+  EXPECT_EQ(within, "Never");  // what the CRD says today; the comparison below is the contract
+  EXPECT_EQ(reclaim, "Never");
+  ASSERT_OK_AND_ASSIGN(ClusterSpec spec,
+                       ParseClusterSpec("nodeGroups:\n- {instanceType: p5.48xlarge, count: 4}\n"
+                                        "queues:\n- {name: q, nominalQuota: {nvidia.com/gpu: 8}}\n",
+                                        "q.yaml"));
+  EXPECT_EQ(spec.queues[0].within_cluster_queue, within);
+  EXPECT_EQ(spec.queues[0].reclaim_within_cohort, reclaim);
+  EXPECT_EQ(QueueSpec{}.within_cluster_queue, within);
+  EXPECT_EQ(QueueSpec{}.reclaim_within_cohort, reclaim);
+  // The built-in scenario says explicitly that its teams preempt (docs/simulator.md).
+  for (const QueueSpec& q : DefaultClusterSpec().queues) {
+    EXPECT_EQ(q.within_cluster_queue, "LowerPriority") << q.name;
+    EXPECT_EQ(q.reclaim_within_cohort, "Any") << q.name;
+  }
 }
 
 struct BadSpec {

@@ -13,12 +13,15 @@
 namespace phalanx::sim::testing {
 
 // One node group of `nodes` p5.48xlarge: fanout [2, 2, 4] (4 nodes per layer-3 block, 2 blocks
-// per layer-2, 2 layer-2 per layer-1) and one queue "q" owning every GPU.
+// per layer-2, 2 layer-2 per layer-1) and one queue "q" owning every GPU, preempting lower
+// priorities (withinClusterQueue LowerPriority; the CRD's default would be Never).
 inline ClusterModel SmallCluster(int32_t nodes = 16) {
   ClusterSpec spec;
   spec.groups.push_back(NodeGroupSpec{"p5", "p5.48xlarge", nodes, "eks", {2, 2, 4}});
   QueueSpec queue;
   queue.name = "q";
+  queue.within_cluster_queue = "LowerPriority";
+  queue.reclaim_within_cohort = "Any";
   queue.flavors.push_back(
       FlavorQuota{"p5", {{"nvidia.com/gpu", int64_t{nodes} * 8}}, std::nullopt, std::nullopt});
   spec.queues.push_back(queue);
