@@ -21,8 +21,10 @@ constexpr char kUsage[] =
                         [--load X] [--policy NAME]... [--json] [--report FILE]
 
 Runs every policy on the same job trace and cluster with a simulated clock and compares them:
-GPU utilization, wait times, job completion time, locality, modelled communication slowdown,
-preemptions, and independently counted partial-gang and over-commit events.
+GPU utilization, wait times, job completion time, jobs never started, locality, modelled
+communication slowdown, preemptions, and independently counted partial-gang and over-commit
+events. Jobs never started are left out of the wait, locality and JCT figures, and a warning on
+stderr names each policy that left some.
 
 With no files: the built-in cluster (--nodes p5.48xlarge nodes, EKS 3-layer topology, three
 teams' queues) and a generated trace (--jobs jobs, seeded, Philly/Helios-like mix).
@@ -116,6 +118,10 @@ int RunSimulate(const std::vector<std::string>& args) {
   }
   const std::string out = json ? sim::FormatJson(*report) : sim::FormatTable(*report);
   std::fwrite(out.data(), 1, out.size(), stdout);
+  for (absl::string_view line :
+       absl::StrSplit(sim::NeverStartedWarning(*report), '\n', absl::SkipEmpty())) {
+    std::fprintf(stderr, "phalanx simulate: warning: %s\n", std::string(line).c_str());
+  }
   if (!report_file.empty()) {
     std::ofstream file(report_file);
     file << sim::FormatHtml(*report);

@@ -469,7 +469,10 @@ void Summarize(const ClusterModel& cluster, RunResult& result) {
   int64_t applicable = 0, local = 0, multi = 0;
   double slowdown_sum = 0;
   s.jobs_completed = 0;
+  s.jobs_never_started = 0;
   for (const JobOutcome& out : result.outcomes) {
+    // Only jobs that started have a wait, a placement and (if they finished) a JCT.
+    if (out.first_start_s < 0) ++s.jobs_never_started;
     if (out.first_start_s >= 0) waits.push_back(out.first_start_s - out.submit_s);
     if (out.finish_s >= 0) {
       ++s.jobs_completed;
@@ -484,6 +487,9 @@ void Summarize(const ClusterModel& cluster, RunResult& result) {
       }
     }
   }
+  s.jobs_started = static_cast<int32_t>(waits.size());
+  s.locality_jobs = applicable;
+  s.multi_node_jobs = multi;
   s.wait_p50_s = Percentile(waits, 50);
   s.wait_p99_s = Percentile(waits, 99);
   s.jct_mean_s = s.jobs_completed > 0 ? jct_sum / s.jobs_completed : 0;

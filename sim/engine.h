@@ -54,14 +54,21 @@ struct JobOutcome {
 struct Summary {
   std::string policy;
   int32_t jobs = 0;
+  int32_t jobs_started = 0;
   int32_t jobs_completed = 0;
+  // Never started by the end of the run: left out of every per-job figure below, and reported.
+  int32_t jobs_never_started = 0;
   double makespan_s = 0;
   double gpu_utilization = 0;  // busy GPU-seconds / (cluster GPUs x makespan)
   double wait_p50_s = 0;
   double wait_p99_s = 0;
   double jct_mean_s = 0;
+  // Figures over an empty set (no job started, none completed, no gang to judge) keep these
+  // neutral values; the report prints them as "-" / null using the counts below.
   double locality_lowest_level = 0;
-  double comm_slowdown_mean = 1;  // over multi-node jobs
+  int64_t locality_jobs = 0;      // started multi-node jobs whose locality was judged
+  double comm_slowdown_mean = 1;  // over started multi-node jobs
+  int64_t multi_node_jobs = 0;
   int64_t preemptions = 0;        // evictions decided by the policy
   int64_t shrinks = 0;
   int64_t grows = 0;

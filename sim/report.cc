@@ -53,6 +53,23 @@ const char* kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
 
 const char* Color(size_t i) { return kColors[i % (sizeof(kColors) / sizeof(kColors[0]))]; }
 
+// The figures of a summary as text: "-" where nothing was measured.
+struct Cells {
+  std::string wait_p50, wait_p99, jct, locality, comm;
+};
+
+Cells TextCells(const Summary& s) {
+  Cells c{"-", "-", "-", "-", "-"};
+  if (s.jobs_started > 0) {
+    c.wait_p50 = Duration(s.wait_p50_s);
+    c.wait_p99 = Duration(s.wait_p99_s);
+  }
+  if (s.jobs_completed > 0) c.jct = Duration(s.jct_mean_s);
+  if (s.locality_jobs > 0) c.locality = absl::StrFormat("%.1f%%", 100 * s.locality_lowest_level);
+  if (s.multi_node_jobs > 0) c.comm = absl::StrFormat("%.3f", s.comm_slowdown_mean);
+  return c;
+}
+
 double EndTime(const SimulationReport& report) {
   double end = 0;
   for (const RunResult& r : report.results) end = std::max(end, r.summary.makespan_s);
@@ -108,21 +125,21 @@ std::string FormatTable(const SimulationReport& report) {
   std::string out = absl::StrFormat("cluster: %s, %d GPUs   trace: %s, %d jobs\n\n",
                                     DescribeCluster(*report.cluster), report.cluster->total_gpus,
                                     report.trace_source, report.jobs);
-  out += absl::StrFormat("%-18s %6s %9s %9s %9s %6s %9s %8s %8s %8s %8s\n", "policy", "util",
-                         "wait p50", "wait p99", "JCT mean", "done", "locality", "comm x",
-                         "preempt", "partial", "overcom");
+  out += absl::StrFormat("%-18s %6s %9s %9s %9s %6s %6s %9s %8s %8s %8s %8s\n", "policy",
+                         "util", "wait p50", "wait p99", "JCT mean", "done", "never", "locality",
+                         "comm x", "preempt", "partial", "overcom");
   for (const RunResult& r : report.results) {
     const Summary& s = r.summary;
-    out += absl::StrFormat("%-18s %5.1f%% %9s %9s %9s %6d %8.1f%% %8.3f %8d %8d %8d\n", s.policy,
-                           100 * s.gpu_utilization, Duration(s.wait_p50_s), Duration(s.wait_p99_s),
-                           Duration(s.jct_mean_s), s.jobs_completed, 100 * s.locality_lowest_level,
-                           s.comm_slowdown_mean, s.preemptions, s.partial_gang_events,
-                           s.overcommit_events);
+    const Cells c = TextCells(s);
+    out += absl::StrFormat("%-18s %5.1f%% %9s %9s %9s %6d %6d %9s %8s %8d %8d %8d\n", s.policy,
+                           100 * s.gpu_utilization, c.wait_p50, c.wait_p99, c.jct,
+                           s.jobs_completed, s.jobs_never_started, c.locality, c.comm,
+                           s.preemptions, s.partial_gang_events, s.overcommit_events);
   }
   out +=
-      "\nutil: busy GPU-seconds / (GPUs x makespan); locality: multi-node jobs inside one domain "
-      "of the\nlowest level that could hold them; comm x: all-reduce slowdown vs ideal placement "
-      "(docs/simulator.md).\n";
+      "\nutil: busy GPU-seconds / (GPUs x makespan); never: jobs never started (not in wait, "
+      "locality,\nJCT); locality: multi-node jobs inside one domain of the lowest level that could "
+      "hold them;\ncomm x: all-reduce slowdown vs ideal placement (docs/simulator.md).\n";
   return out;
 }
 
@@ -161,6 +178,12 @@ std::string FormatJson(const SimulationReport& report) {
       w.Key(key);
       w.Double(Round(value, decimals));
     };
+    // A figure over an empty set is null, not a number that looks measured.
+    auto measured = [&](const char* key, double value, int decimals, bool any) {
+      if (any) return number(key, value, decimals);
+      w.Key(key);
+      w.Null();
+    };
     auto count = [&](const char* key, int64_t value) {
       w.Key(key);
       w.Int64(value);
@@ -168,12 +191,13 @@ std::string FormatJson(const SimulationReport& report) {
     w.Key("policy");
     w.String(s.policy.c_str());
     number("gpu_utilization", s.gpu_utilization, 4);
-    number("wait_p50_s", s.wait_p50_s, 1);
-    number("wait_p99_s", s.wait_p99_s, 1);
-    number("jct_mean_s", s.jct_mean_s, 1);
+    measured("wait_p50_s", s.wait_p50_s, 1, s.jobs_started > 0);
+    measured("wait_p99_s", s.wait_p99_s, 1, s.jobs_started > 0);
+    measured("jct_mean_s", s.jct_mean_s, 1, s.jobs_completed > 0);
     count("jobs_completed", s.jobs_completed);
-    number("locality_lowest_level", s.locality_lowest_level, 4);
-    number("comm_slowdown_mean", s.comm_slowdown_mean, 4);
+    count("jobs_never_started", s.jobs_never_started);
+    measured("locality_lowest_level", s.locality_lowest_level, 4, s.locality_jobs > 0);
+    measured("comm_slowdown_mean", s.comm_slowdown_mean, 4, s.multi_node_jobs > 0);
     count("preemptions", s.preemptions);
     count("shrinks", s.shrinks);
     count("grows", s.grows);
@@ -366,14 +390,14 @@ std::string FormatHtml(const SimulationReport& report) {
   std::string rows;
   for (size_t i = 0; i < report.results.size(); ++i) {
     const Summary& s = report.results[i].summary;
+    const Cells c = TextCells(s);
     rows += absl::StrFormat(
         "<tr><td><span class=\"dot\" style=\"background:%s\"></span>%s</td><td>%.1f%%</td>"
-        "<td>%s</td><td>%s</td><td>%s</td><td>%d / %d</td><td>%.1f%%</td><td>%.3f</td><td>%d</td>"
-        "<td>%d</td><td>%d</td></tr>\n",
-        Color(i), Escape(s.policy), 100 * s.gpu_utilization, Duration(s.wait_p50_s),
-        Duration(s.wait_p99_s), Duration(s.jct_mean_s), s.jobs_completed, s.jobs,
-        100 * s.locality_lowest_level, s.comm_slowdown_mean, s.preemptions, s.partial_gang_events,
-        s.overcommit_events);
+        "<td>%s</td><td>%s</td><td>%s</td><td>%d / %d</td><td>%d</td><td>%s</td><td>%s</td>"
+        "<td>%d</td><td>%d</td><td>%d</td></tr>\n",
+        Color(i), Escape(s.policy), 100 * s.gpu_utilization, c.wait_p50, c.wait_p99, c.jct,
+        s.jobs_completed, s.jobs, s.jobs_never_started, c.locality, c.comm, s.preemptions,
+        s.partial_gang_events, s.overcommit_events);
   }
   return absl::StrCat(
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
@@ -390,14 +414,29 @@ std::string FormatHtml(const SimulationReport& report) {
       " queues. Trace: <b>", Escape(report.trace_source), "</b>, ", report.jobs,
       " jobs. Every policy ran the same trace.</p>\n",
       "<table><tr><th>policy</th><th>GPU util</th><th>wait p50</th><th>wait p99</th>"
-      "<th>JCT mean</th><th>done</th><th>locality</th><th>comm &times;</th>"
+      "<th>JCT mean</th><th>done</th><th>never started</th><th>locality</th>"
+      "<th>comm &times;</th>"
       "<th>preempted</th><th>partial</th><th>overcommit</th></tr>\n",
       rows, "</table>\n",
-      "<p class=\"note\">Locality: multi-node jobs placed inside one domain of the lowest network "
+      "<p class=\"note\">Never started: jobs that had not started when the run ended; they "
+      "are left out of the wait, locality and JCT figures. Locality: multi-node jobs placed inside one domain of the lowest network "
       "level that could hold them. Comm slowdown: modelled all-reduce time against the ideal "
       "placement of the same gang (1.0 = ideal). Partial gangs and over-commit are counted by the "
       "simulator's own checks, independently of the policy.</p>\n",
       UtilizationChart(report), WaitCdfChart(report), LocalityChart(report), "</body></html>\n");
+}
+
+std::string NeverStartedWarning(const SimulationReport& report) {
+  std::string out;
+  for (const RunResult& r : report.results) {
+    const Summary& s = r.summary;
+    if (s.jobs_never_started == 0) continue;
+    absl::StrAppend(&out, s.jobs_never_started, " of ", s.jobs, " jobs never started under ",
+                    s.policy,
+                    "; they are not in its wait, locality and JCT figures (column \"never\", "
+                    "JSON jobs_never_started)\n");
+  }
+  return out;
 }
 
 }  // namespace phalanx::sim

@@ -24,10 +24,14 @@ struct SimulationReport {
   std::vector<RunResult> results;  // one per policy, in the order asked for
 };
 
+// Per-job figures measured over nothing (no job started, none completed, no gang judged) are
+// "-" in the table and HTML and null in the JSON, never a made-up 0 s or 100 %.
 std::string FormatTable(const SimulationReport& report);
 // Deterministic: no wall-clock times.
 std::string FormatJson(const SimulationReport& report);
 std::string FormatHtml(const SimulationReport& report);
+// One line per policy that left jobs never started (for stderr), or "".
+std::string NeverStartedWarning(const SimulationReport& report);
 
 // Chart data, exposed for tests: utilization (0..1) averaged over `buckets` equal slices of
 // [0, end_s]; and the locality by gang size in nodes (label, local, total).

@@ -143,6 +143,23 @@ TEST(CliTest, SimulateRejectsATraceRowTheCrdRejectsNamingItsLine) {
   EXPECT_THAT(run.output, HasSubstr(trace + ":2: topology.groupSize must divide elastic.min"));
 }
 
+// A run in which a policy never started some jobs exits 0 but says so on stderr.
+TEST(CliTest, SimulateWarnsAboutJobsNeverStarted) {
+  const std::string cluster = WriteFile(
+      "broke.yaml",
+      "nodeGroups:\n- {name: p5, instanceType: p5.48xlarge, count: 16}\n"
+      "queues:\n- {name: q, nominalQuota: {nvidia.com/gpu: 128}}\n"
+      "- {name: broke, nominalQuota: {nvidia.com/gpu: 0}}\n");
+  const std::string trace = WriteFile(
+      "broke.csv", "name,submit_s,queue,pods,duration_s\na,0,q,2,3600\nb,10,broke,2,3600\n");
+  CliRun run = Phalanx("simulate --cluster " + cluster + " --trace " + trace +
+                       " --policy phalanx,kueue-tas --json");
+  EXPECT_EQ(run.code, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("1 of 2 jobs never started under phalanx"));
+  EXPECT_THAT(run.output, HasSubstr("1 of 2 jobs never started under kueue-tas"));
+  EXPECT_THAT(run.output, HasSubstr("\"jobs_never_started\":1"));
+}
+
 // `phalanx plan` applies the CRD's shape rules with the CRD's messages: every shape manifest of
 // tests/e2e/cluster/invalid/ (which the e2e test applies to a real API server, checking its
 // "# expect:" lines) is bad input for plan too, with the same expected text.

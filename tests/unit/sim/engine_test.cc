@@ -124,6 +124,39 @@ TEST(EngineTest, ElasticJobsRunLongerWhenSmallerAndKeepTheirWork) {
   EXPECT_LT(result.outcomes[1].finish_s, 4000);
 }
 
+// A job that never starts (its queue has no quota) is counted as such under every policy and is
+// left out of the wait, locality and JCT figures instead of reading as "waited 0 s, local".
+class NeverStartedTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(NeverStartedTest, JobsNeverStartedAreCountedAndLeftOutOfTheFigures) {
+  ClusterSpec spec = SmallCluster(16).spec;
+  QueueSpec broke;
+  broke.name = "broke";
+  broke.flavors.push_back(FlavorQuota{"p5", {{"nvidia.com/gpu", 0}}, std::nullopt, std::nullopt});
+  spec.queues.push_back(broke);
+  ASSERT_OK_AND_ASSIGN(ClusterModel cluster, BuildCluster(spec));
+  TraceJob a = Gang("a", 2, 8, 0, 3600);
+  a.required_level = testing::kLayer3;
+  TraceJob stuck = Gang("stuck", 2, 8, 10, 3600);
+  stuck.queue = "broke";
+  stuck.required_level = testing::kLayer3;
+  TraceJob c = Gang("c", 1, 8, 100, 600);
+  std::unique_ptr<Policy> policy =
+      GetParam() == "phalanx" ? MakePhalanxPolicy() : *MakeBaseline(GetParam());
+  ASSERT_OK_AND_ASSIGN(RunResult result, Engine(cluster, {a, stuck, c}, {}).Run(*policy));
+  const Summary& s = result.summary;
+  EXPECT_EQ(s.jobs_never_started, 1);
+  EXPECT_EQ(s.jobs_started, 2);
+  EXPECT_EQ(s.jobs_completed, 2);
+  EXPECT_EQ(s.locality_jobs, 1);  // a only: the stuck gang has no placement to judge
+  EXPECT_LT(s.wait_p99_s, 60);
+  EXPECT_NEAR(s.jct_mean_s, (3600 + 600) / 2.0, 30);
+}
+
+INSTANTIATE_TEST_SUITE_P(Policies, NeverStartedTest,
+                         ::testing::Values("phalanx", "first-fit", "kueue-tas", "volcano-hypernode",
+                                           "kai-topology"));
+
 // A gang that prefers one layer-3 block waits the ClusterQueue's locality wait (300 s by
 // default) for one, then starts across blocks: the policy asks for a cycle when the wait ends,
 // since nothing else happens until the blocks' jobs finish at 10,000 s.

@@ -6,6 +6,7 @@
 #include "rapidjson/document.h"
 #include "sim/progress.h"
 #include "sim/scenario.h"
+#include "tests/unit/sim/sim_test_util.h"
 
 namespace phalanx::sim {
 namespace {
@@ -37,7 +38,8 @@ TEST_F(ReportTest, JsonHasTheDocumentedShape) {
   EXPECT_STREQ(p["policy"].GetString(), "phalanx");
   for (const char* key : {"gpu_utilization", "wait_p50_s", "wait_p99_s", "jct_mean_s",
                           "jobs_completed", "locality_lowest_level", "comm_slowdown_mean",
-                          "preemptions", "partial_gang_events", "overcommit_events"}) {
+                          "preemptions", "partial_gang_events", "overcommit_events",
+                          "jobs_never_started"}) {
     EXPECT_TRUE(p.HasMember(key)) << key;
   }
   EXPECT_GT(p["gpu_utilization"].GetDouble(), 0.0);
@@ -77,6 +79,47 @@ TEST_F(ReportTest, TableListsEveryPolicy) {
   EXPECT_THAT(table, HasSubstr("phalanx"));
   EXPECT_THAT(table, HasSubstr("first-fit"));
   EXPECT_THAT(table, HasSubstr("32 x p5.48xlarge"));
+}
+
+// A policy under which some jobs never started says so: its own column and JSON field, a
+// warning for stderr, and no wait / locality / JCT figure made up from nothing ("-" and null).
+TEST(NeverStartedReportTest, ShownAsItsOwnColumnAndWarned) {
+  ClusterModel cluster = testing::SmallCluster(16);
+  SimulationReport report;
+  report.cluster = &cluster;
+  report.trace_source = "t.csv";
+  report.jobs = 3;
+  RunResult ok, stuck;
+  ok.summary.policy = "kueue-tas";
+  ok.summary.jobs = 3;
+  ok.summary.jobs_started = 3;
+  ok.summary.jobs_completed = 3;
+  ok.summary.locality_jobs = 1;
+  stuck.summary.policy = "phalanx";
+  stuck.summary.jobs = 3;
+  stuck.summary.jobs_never_started = 3;
+  stuck.summary.locality_lowest_level = 1.0;  // the engine's neutral value for "nothing to judge"
+  report.results = {stuck, ok};
+  EXPECT_EQ(NeverStartedWarning(report),
+            "3 of 3 jobs never started under phalanx; they are not in its wait, locality and JCT "
+            "figures (column \"never\", JSON jobs_never_started)\n");
+  report.results = {ok};
+  EXPECT_EQ(NeverStartedWarning(report), "");
+  report.results = {stuck, ok};
+  const std::string table = FormatTable(report);
+  EXPECT_THAT(table, HasSubstr("never"));
+  EXPECT_THAT(table, ::testing::ContainsRegex("phalanx +0\\.0% +- +- +- +0 +3 +- +- "));
+  rapidjson::Document doc;
+  doc.Parse(FormatJson(report).c_str());
+  ASSERT_FALSE(doc.HasParseError());
+  const auto& p = doc["policies"][0];
+  EXPECT_EQ(p["jobs_never_started"].GetInt(), 3);
+  EXPECT_TRUE(p["wait_p99_s"].IsNull());
+  EXPECT_TRUE(p["jct_mean_s"].IsNull());
+  EXPECT_TRUE(p["locality_lowest_level"].IsNull());
+  EXPECT_EQ(doc["policies"][1]["jobs_never_started"].GetInt(), 0);
+  EXPECT_TRUE(doc["policies"][1]["wait_p99_s"].IsNumber());
+  EXPECT_THAT(FormatHtml(report), HasSubstr("<th>never started</th>"));
 }
 
 TEST(ProgressBarTest, RendersFractionAndStaysSilentWhenDisabled) {
