@@ -186,6 +186,13 @@ T& Family<T>::WithLabels(const std::vector<std::string>& values) {
 }
 
 template <typename T>
+void Family<T>::RemoveIf(const std::function<bool(const std::vector<std::string>&)>& drop) {
+  if (label_names_.empty()) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  std::erase_if(series_, [&drop](const auto& entry) { return drop(entry.first); });
+}
+
+template <typename T>
 void Family<T>::Render(std::string* out) const {
   std::lock_guard<std::mutex> lock(mu_);
   if (series_.empty()) return;

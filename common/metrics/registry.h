@@ -73,6 +73,13 @@ class Family final : public internal::FamilyBase {
   // lifetime. Takes a lock and a map lookup: call it once per series, not once per update.
   T& WithLabels(const std::vector<std::string>& values);
 
+  // Drops every series whose label values `drop` returns true for, so that a gauge about
+  // something that is gone (a deleted queue) leaves the exposition instead of keeping its last
+  // value. A reference WithLabels returned for a dropped series dangles: use this only on
+  // families whose series are looked up at each update, never on cached ones. An unlabelled
+  // family keeps its one series.
+  void RemoveIf(const std::function<bool(const std::vector<std::string>&)>& drop);
+
   const std::string& name() const { return name_; }
   const std::vector<std::string>& label_names() const { return label_names_; }
 

@@ -479,11 +479,15 @@ CycleStats AdmissionController::RunCycle() {
 
   admission::ApplyDecisions(result, snapshot);
   WriteQueueStatuses(snapshot, now);
+  std::set<std::string> queue_names;
   for (const admission::ClusterQueue& cq : snapshot.cluster_queues) {
     auto counts = pending_by_cq[cq.name];
     metrics_.pending_workloads.WithLabels({cq.name, "active"}).Set(counts.first);
     metrics_.pending_workloads.WithLabels({cq.name, "inadmissible"}).Set(counts.second);
+    queue_names.insert(cq.name);
   }
+  metrics_.pending_workloads.RemoveIf(
+      [&](const std::vector<std::string>& labels) { return !queue_names.contains(labels[0]); });
   metrics_.oldest_pending.Replace(std::move(oldest_pending));
   if (result.requeue_at) {
     queue_.AddAfter(kCycleKey, absl::Seconds(std::max<int64_t>(1, *result.requeue_at - snapshot.now)));
@@ -603,13 +607,19 @@ void AdmissionController::WriteQueueStatuses(const admission::Snapshot& snapshot
     }
     queue_status_[key] = fingerprint;
   };
+  // Every queue gauge is set for what exists now, and the series of anything else (a deleted
+  // ClusterTrainingQueue, a flavor or resource taken out of one) are dropped: a gauge left at
+  // its last value would keep an alert on it firing forever.
+  std::set<std::vector<std::string>> queues, usage, quota;
   for (const ClusterQueueStatus& cq : statuses.cluster_queues) {
     apply(kube::ClusterTrainingQueues(), "", cq.name, ClusterQueueStatusApply(cq, ""),
           ClusterQueueStatusApply(cq, now));
     metrics_.admitted_active_workloads.WithLabels({cq.name}).Set(cq.admitted);
+    queues.insert({cq.name});
     for (const FlavorUsage& f : cq.flavors_usage) {
       for (const ResourceUsage& r : f.resources) {
         metrics_.resource_usage.WithLabels({cq.name, f.flavor, r.resource}).Set(r.total);
+        usage.insert({cq.name, f.flavor, r.resource});
       }
     }
   }
@@ -618,10 +628,17 @@ void AdmissionController::WriteQueueStatuses(const admission::Snapshot& snapshot
       for (const admission::FlavorQuotas& f : g.flavors) {
         for (const admission::ResourceQuota& q : f.resources) {
           metrics_.nominal_quota.WithLabels({cq.name, f.flavor, q.resource}).Set(q.nominal);
+          quota.insert({cq.name, f.flavor, q.resource});
         }
       }
     }
   }
+  auto absent_from = [](const std::set<std::vector<std::string>>& present) {
+    return [&present](const std::vector<std::string>& labels) { return !present.contains(labels); };
+  };
+  metrics_.admitted_active_workloads.RemoveIf(absent_from(queues));
+  metrics_.resource_usage.RemoveIf(absent_from(usage));
+  metrics_.nominal_quota.RemoveIf(absent_from(quota));
   for (const LocalQueueStatus& lq : statuses.local_queues) {
     apply(kube::TrainingQueues(), lq.namespace_name, lq.name, LocalQueueStatusApply(lq, ""),
           LocalQueueStatusApply(lq, now));

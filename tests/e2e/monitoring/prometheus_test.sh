@@ -9,6 +9,7 @@
 #   stretch (elastic 2..4, a whole block) a node's HyperPod health label goes
 #                     UnschedulablePendingReboot      -> shrinks to 3
 #   huge    (12 pods, team-vision) fits no block      -> stays pending (CannotBePlaced)
+#   scratch (a ClusterTrainingQueue) created, then deleted -> its gauge series leave the scrape
 # Then:
 #   - every metric in docs/metrics.md's table is in Prometheus, from the binary the table names,
 #     with exactly the documented label names and type; every phalanx_* metric Prometheus has is
@@ -112,6 +113,28 @@ eventually 60 admitted_is team-research stretch 3 && pass "stretch shrunk to 3 w
 kc -n team-llm patch trainingjob flaky --type=merge -p '{"spec":{"suspend":true}}' >/dev/null || fail "cannot suspend flaky"
 suspended() { [[ $(jq_job team-llm flaky '.status.admission // empty') == "" ]]; }
 eventually 60 suspended && pass "flaky suspended: admission released" || fail "flaky still admitted"
+
+# --- a deleted queue's gauges leave the scrape (an alert on their last values would never end)
+op_scrape() { curl -sf --max-time 10 "http://127.0.0.1:$PHALANX_OPERATOR_HEALTH_PORT/metrics"; }
+scratch_series() { op_scrape | grep -E '^phalanx_(pending_workloads|admitted_active_workloads|cluster_queue_resource_usage|cluster_queue_nominal_quota)\{cluster_queue="scratch"' | wc -l; }
+kc apply -f - >/dev/null <<'YAML' || fail "cannot create the scratch queue"
+apiVersion: phalanx.dev/v1alpha1
+kind: ClusterTrainingQueue
+metadata: {name: scratch}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors:
+    - name: p5
+      resources: [{name: nvidia.com/gpu, nominalQuota: 8}]
+YAML
+has_scratch() { [[ $(scratch_series) -ge 5 ]]; }  # pending x2, admitted, usage, quota
+eventually 30 has_scratch && pass "queue scratch has its $(scratch_series) gauge series" || fail "scratch series: $(scratch_series)"
+kc delete clustertrainingqueue scratch >/dev/null || fail "cannot delete the scratch queue"
+no_scratch() { [[ $(scratch_series) == 0 ]]; }
+eventually 30 no_scratch && pass "deleted queue scratch: its gauge series left the scrape" ||
+  fail "deleted queue scratch still has $(scratch_series) gauge series"
 
 # --- every documented metric, from the documented binary, with the documented labels --------
 # docs/metrics.md's reference table: | `name` | binary | type | unit | labels | meaning |

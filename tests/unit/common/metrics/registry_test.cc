@@ -93,6 +93,24 @@ TEST(RegistryTest, CallbackGaugeThatThrowsIsLeftOutOfThatScrape) {
   EXPECT_EQ(registry.Render(), "# HELP b_fine Fine.\n# TYPE b_fine gauge\nb_fine 1\n");
 }
 
+TEST(RegistryTest, RemoveIfDropsTheSeriesOfWhatIsGone) {
+  Registry registry;
+  auto& pending = registry.AddGauge("phalanx_pending_workloads", "Pending.", {"cluster_queue"});
+  pending.WithLabels({"llm"}).Set(2);
+  pending.WithLabels({"scratch"}).Set(5);
+  pending.RemoveIf([](const std::vector<std::string>& v) { return v[0] == "scratch"; });
+  EXPECT_EQ(registry.Render(),
+            "# HELP phalanx_pending_workloads Pending.\n"
+            "# TYPE phalanx_pending_workloads gauge\n"
+            "phalanx_pending_workloads{cluster_queue=\"llm\"} 2\n");
+  // Looked up again, a dropped series starts over at zero.
+  EXPECT_EQ(pending.WithLabels({"scratch"}).Value(), 0);
+  // An unlabelled family keeps its one series.
+  auto& cycles = registry.AddCounter("phalanx_cycles_total", "Cycles.");
+  cycles.RemoveIf([](const std::vector<std::string>&) { return true; });
+  EXPECT_THAT(registry.Render(), HasSubstr("\nphalanx_cycles_total 0\n"));
+}
+
 TEST(RegistryTest, CallbackGaugeFamilyListsTheSeriesOfEachRenderSortedAndSummed) {
   Registry registry;
   std::vector<LabelledValue> listed = {{{"layer-3", "nn-2"}, 16},
