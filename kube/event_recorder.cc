@@ -1,5 +1,6 @@
 #include "kube/event_recorder.h"
 
+#include <iterator>
 #include <utility>
 
 #include "common/status.h"
@@ -33,6 +34,7 @@ absl::Status EventRecorder::Record(const ObjectReference& object, EventType type
   bool repeat = false;
   if (options_.aggregation_window > absl::ZeroDuration()) {
     std::lock_guard<std::mutex> lock(mu_);
+    ForgetExpired(now);
     auto it = seen_.find(key);
     if (it != seen_.end() && now - it->second.last < options_.aggregation_window) {
       repeat = true;
@@ -53,6 +55,19 @@ absl::Status EventRecorder::Record(const ObjectReference& object, EventType type
   // The Event may have expired (the API server keeps them an hour by default): start afresh.
   if (IsNotFound(status)) return Create(object, ns, type, reason, message, now, key);
   return status;
+}
+
+size_t EventRecorder::remembered() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return seen_.size();
+}
+
+void EventRecorder::ForgetExpired(absl::Time now) {
+  if (now - forgotten_ < options_.aggregation_window) return;
+  forgotten_ = now;
+  for (auto it = seen_.begin(); it != seen_.end();) {
+    it = now - it->second.last >= options_.aggregation_window ? seen_.erase(it) : std::next(it);
+  }
 }
 
 absl::Status EventRecorder::Create(const ObjectReference& object, std::string_view ns,

@@ -1,6 +1,8 @@
 // Records core/v1 Events about objects, the way `kubectl describe` shows them. Repeats of the
 // same (object, type, reason, message) within the aggregation window bump `count` and
-// `lastTimestamp` on the existing Event instead of creating another.
+// `lastTimestamp` on the existing Event instead of creating another. What it remembers for that
+// is forgotten once the window has passed, so a long-running operator's memory does not grow
+// with every job it ever saw.
 //
 //   kube::EventRecorder recorder(client, {.component = "phalanx-operator", .host = pod_name});
 //   recorder.Record({.api_version = "phalanx.dev/v1alpha1", .kind = "TrainingJob",
@@ -48,6 +50,9 @@ class EventRecorder {
   absl::Status Record(const ObjectReference& object, EventType type, std::string_view reason,
                       std::string_view message);
 
+  // How many Events it remembers for aggregation (for tests).
+  size_t remembered() const;
+
  private:
   struct Seen {
     std::string name;
@@ -57,6 +62,9 @@ class EventRecorder {
   };
   using Key = std::tuple<std::string, std::string, std::string, std::string>;
 
+  // Forgets the Events last recorded a window ago or earlier; at most once per window, so the
+  // cost is amortized over the Events of a window. Needs mu_.
+  void ForgetExpired(absl::Time now);
   absl::Status Create(const ObjectReference& object, std::string_view ns, EventType type,
                       std::string_view reason, std::string_view message, absl::Time now,
                       const Key& key);
@@ -64,8 +72,9 @@ class EventRecorder {
   Client& client_;
   const EventRecorderOptions options_;
   Clock& clock_;
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::map<Key, Seen> seen_;
+  absl::Time forgotten_ = absl::InfinitePast();  // the last ForgetExpired
 };
 
 }  // namespace kube

@@ -1,5 +1,6 @@
 #include "kube/event_recorder.h"
 
+#include "absl/strings/str_cat.h"
 #include "common/testing/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -89,6 +90,23 @@ TEST_F(EventRecorderTest, ExpiredEventIsRecreated) {
           StatusFromResponse({.status = 404, .body = testing::Testdata("status_404.json")})));
   ASSERT_OK(recorder.Record(kJob, EventType::kNormal, "R", "m"));
   ASSERT_OK(recorder.Record(kJob, EventType::kNormal, "R", "m"));
+}
+
+TEST_F(EventRecorderTest, ForgetsEventsOnceTheWindowHasPassed) {
+  // One Event per job for a thousand jobs, then one more an aggregation window later: only the
+  // last is remembered, and a repeat of an old one is a new Event, not a patch of a stale one.
+  ExpectCreates(1002);
+  EXPECT_CALL(client, DoPatch(_, _, _, _, _, _, _)).Times(0);
+  for (int i = 0; i < 1000; ++i) {
+    ObjectReference job = kJob;
+    job.uid = absl::StrCat("j-", i);
+    ASSERT_OK(recorder.Record(job, EventType::kNormal, "Admitted", "admitted"));
+  }
+  EXPECT_EQ(recorder.remembered(), 1000u);
+  clock.Advance(absl::Minutes(10));
+  ASSERT_OK(recorder.Record(kJob, EventType::kNormal, "Running", "all ranks are running"));
+  EXPECT_EQ(recorder.remembered(), 1u);
+  ASSERT_OK(recorder.Record(kJob, EventType::kNormal, "Admitted", "admitted"));
 }
 
 TEST_F(EventRecorderTest, ClusterScopedObjectsGoToDefault) {
