@@ -509,9 +509,15 @@ bool Cycle::Pass() {
         entry.message = absl::StrCat("placement service: ", r.status().ToString());
       } else {
         entry.failed.insert(t.assignment.choice);
+        std::string why = absl::StrCat("placement: ", LocalityWaitNote(entry),
+                                       r->explanation.summary, "; quota: ",
+                                       QuotaLeft(cq, t.assignment.demand));
+        // Each pass tries another flavor choice: say why every one failed, not only the last
+        // (a p5 job told only that the gb200 nodes do not match would look in the wrong place).
+        entry.message = entry.reason == PendingReason::kTopology && !entry.message.empty()
+                            ? absl::StrCat(entry.message, "; next flavor: ", why)
+                            : std::move(why);
         entry.reason = PendingReason::kTopology;
-        entry.message = absl::StrCat("placement: ", LocalityWaitNote(entry), r->explanation.summary,
-                                     "; quota: ", QuotaLeft(cq, t.assignment.demand));
       }
       continue;
     }

@@ -174,6 +174,25 @@ TEST(AdmissionCycleTest, FallsBackToTheNextFlavorWhenPlacementFails) {
   EXPECT_EQ(result.calls.reserve_batch, 2);
 }
 
+TEST(AdmissionCycleTest, PendingMessageExplainsEveryFlavorTried) {
+  FakePlacementService fake({{.name = "spot-block", .labels = {{"tier", "spot"}}, .gpus = 8},
+                             {.name = "od-block", .labels = {{"tier", "od"}}, .gpus = 8}});
+  World world(fake);
+  world.Flavor("spot", {{"tier", "spot"}})
+      .Flavor("on-demand", {{"tier", "od"}})
+      .Queue(GpuQueue("team-a", "", {{"spot", Gpu(64)}, {"on-demand", Gpu(64)}}));
+  world.Add(Job("team-a/job", 2, 8));
+  CycleResult result = world.Cycle();
+  const PendingDecision* pending = PendingFor(result, "team-a/job");
+  ASSERT_NE(pending, nullptr);
+  EXPECT_EQ(pending->reason, PendingReason::kTopology);
+  EXPECT_THAT(pending->message,
+              AllOf(HasSubstr("the best block spot-block has 8 free"),
+                    HasSubstr("nvidia.com/gpu in flavor spot available; next flavor: placement: "),
+                    HasSubstr("the best block od-block has 8 free"),
+                    HasSubstr("nvidia.com/gpu in flavor on-demand available")));
+}
+
 TEST(AdmissionCycleTest, FlavorLabelsAndTolerationsReachTheGangRequest) {
   placement::MockPlacementService mock;
   World world(mock);
