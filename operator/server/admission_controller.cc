@@ -9,6 +9,7 @@
 #include "common/resources.h"
 #include "kube/errors.h"
 #include "operator/admission/apply.h"
+#include "operator/server/job_events.h"
 #include "operator/server/job_status.h"
 #include "operator/server/queue_objects.h"
 #include "spdlog/spdlog.h"
@@ -299,12 +300,13 @@ CycleStats AdmissionController::RunCycle() {
     status.admission = kube::TrainingJobAdmission{
         .cluster_queue = a.cluster_queue, .flavor = MainFlavor(a.flavors), .replicas = a.count};
     status.placement = PlacementStatus(a.placement);
-    const std::string where =
-        a.placement.domain.path.empty() ? "anywhere in the cluster" : a.placement.domain.ToString();
-    std::string message = absl::StrCat("admitted to ClusterTrainingQueue ", a.cluster_queue,
-                                       " in flavor ", status.admission->flavor, " with ", a.count,
-                                       " pods; placed in ", where,
-                                       a.borrowing ? " (borrowing cohort quota)" : "");
+    const std::string message = AdmittedMessage(
+        {.cluster_queue = a.cluster_queue,
+         .flavor = status.admission->flavor,
+         .pods = a.count,
+         .where = a.placement.domain.path.empty() ? "" : a.placement.domain.ToString(),
+         .borrowing = a.borrowing,
+         .preempted = a.preempted});
     status.conditions = MergeConditions(
         conditions_of(a.workload), kOwned,
         {{.type = std::string(kConditionQueued), .status = "False", .reason = "Admitted",
@@ -320,7 +322,8 @@ CycleStats AdmissionController::RunCycle() {
     }
     in_flight_[a.workload] = {status.admission, status.placement};
     ++stats.admitted;
-    (void)events_.Record(JobReference(job.meta), kube::EventType::kNormal, "Admitted", message);
+    (void)events_.Record(JobReference(job.meta), kube::EventType::kNormal, kReasonAdmitted,
+                         message);
     metrics_.admitted_workloads_total.WithLabels({a.cluster_queue}).Inc();
     metrics_.admission_wait_time_seconds.WithLabels({a.cluster_queue})
         .Observe(std::max<double>(
@@ -390,9 +393,10 @@ CycleStats AdmissionController::RunCycle() {
     in_flight_[g.workload] = {status.admission, status.placement};
     ++stats.resized;
     metrics_.resize_events_total.WithLabels({"grow"}).Inc();
-    (void)events_.Record(JobReference(job.meta), kube::EventType::kNormal, "Grown",
-                         absl::StrCat("grown from ", g.old_count, " to ", g.new_count,
-                                      " pods with capacity nobody was waiting for"));
+    (void)events_.Record(
+        JobReference(job.meta), kube::EventType::kNormal, kReasonGrown,
+        GrownMessage(g.old_count, g.new_count,
+                     g.placement.domain.path.empty() ? "" : g.placement.domain.ToString()));
   }
 
   // --- suspended jobs -----------------------------------------------------------------------
@@ -425,7 +429,8 @@ CycleStats AdmissionController::RunCycle() {
                          "reservation released and pods deleted: " + suspended_message);
   }
 
-  // --- pending: the Queued condition says why, written only when it changes -----------------
+  // --- pending: the Queued condition says why, written only when it changes; its Event only
+  // when the reason changes (QueuedEventDue) ----------------------------------------------------
   // Returns since when the job has been queued (QueuedSince of the conditions it had).
   auto write_queued = [&](const std::string& key, std::string_view status_value,
                           std::string_view reason, const std::string& message,
@@ -450,16 +455,23 @@ CycleStats AdmissionController::RunCycle() {
       ++stats.write_errors;
       return since;
     }
-    (void)events_.Record(JobReference(job.meta), warn ? kube::EventType::kWarning : kube::EventType::kNormal,
-                         std::string(reason), message);
+    if (QueuedEventDue(FindCondition(current, kConditionQueued), status_value, reason)) {
+      (void)events_.Record(JobReference(job.meta),
+                           warn ? kube::EventType::kWarning : kube::EventType::kNormal,
+                           std::string(reason), message);
+    }
     return since;
   };
   std::map<std::string, std::pair<int, int>> pending_by_cq;  // active, inadmissible
   std::map<std::string, double> oldest_pending;               // cluster queue -> since
   for (const admission::PendingDecision& p : result.pending) {
     ++stats.pending;
-    const double since = static_cast<double>(write_queued(
-        p.workload, "True", admission::ToString(p.reason), p.message, Inadmissible(p.reason)));
+    // A job that cannot be admitted until someone changes something, or that the scheduler
+    // could not be asked about, is a warning; one waiting its turn is not.
+    const bool warn =
+        Inadmissible(p.reason) || p.reason == admission::PendingReason::kPlacementError;
+    const double since = static_cast<double>(
+        write_queued(p.workload, "True", admission::ToString(p.reason), p.message, warn));
     if (!p.cluster_queue.empty()) {
       auto& counts = pending_by_cq[p.cluster_queue];
       (Inadmissible(p.reason) ? counts.second : counts.first)++;

@@ -10,6 +10,7 @@
 #include "common/status.h"
 #include "kube/errors.h"
 #include "operator/controller/pod_builder.h"
+#include "operator/server/job_events.h"
 #include "operator/server/job_status.h"
 #include "operator/server/queue_objects.h"
 #include "spdlog/spdlog.h"
@@ -119,6 +120,16 @@ void JobController::RecordForbidden(const std::string& key, const absl::Status& 
                        std::string(status.message()));
 }
 
+void JobController::RecordFailedCreate(const kube::ObjectMeta& job, std::string_view kind,
+                                       std::string_view name, const absl::Status& status) {
+  // The API server refused the object (a 422 from validation or a webhook): the job is
+  // admitted but gets no pods until someone acts. A 403 (RBAC, a ResourceQuota) is recorded as
+  // Forbidden by the worker loop.
+  if (absl::IsPermissionDenied(status)) return;
+  (void)events_.Record(JobReference(job), kube::EventType::kWarning, kReasonFailedCreate,
+                       FailedRequestMessage("create", kind, job.namespace_, name, status));
+}
+
 absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std::string& key) {
   std::shared_ptr<const kube::RawObject> raw = informers_.jobs.Get(key);
   if (raw == nullptr) return std::nullopt;  // gone; its pods and Service are garbage-collected
@@ -166,7 +177,13 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
   if (!meta.deletion_timestamp.empty()) {
     RETURN_IF_ERROR(release());
     RETURN_IF_ERROR(delete_pods([](const kube::Pod&) { return true; }));
-    if (has_finalizer) RETURN_IF_ERROR(apply_meta(false));
+    if (has_finalizer) {
+      // Outlives the job by the API server's event TTL: `kubectl get events` shows it.
+      (void)events_.Record(JobReference(meta), kube::EventType::kNormal, kReasonReleased,
+                           "the job is being deleted: its reservation is released and its pods "
+                           "are deleted");
+      RETURN_IF_ERROR(apply_meta(false));
+    }
     return std::nullopt;
   }
   if (!has_finalizer) RETURN_IF_ERROR(apply_meta(true));
@@ -211,6 +228,11 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
     return std::nullopt;
   }
 
+  if (current.phase == "Suspended" && !job.suspend) {
+    (void)events_.Record(JobReference(meta), kube::EventType::kNormal, kReasonResumed,
+                         "spec.suspend is false: the job waits for admission again");
+  }
+
   // --- not admitted (queued, evicted, suspended): no pods ----------------------------------
   if (!job.status.admission || job.suspend) {
     RETURN_IF_ERROR(delete_pods([](const kube::Pod&) { return true; }));
@@ -233,7 +255,10 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
     if (services_.count(meta.uid) == 0) {
       ASSIGN_OR_RETURN(std::string service, controller::BuildHeadlessService(job));
       absl::StatusOr<std::string> r = client_.Create(kube::Services(), meta.namespace_, service);
-      if (!r.ok() && !absl::IsAlreadyExists(r.status())) return r.status();
+      if (!r.ok() && !absl::IsAlreadyExists(r.status())) {
+        RecordFailedCreate(meta, "service", meta.name, r.status());
+        return r.status();
+      }
       services_.insert(meta.uid);
     }
   }
@@ -358,7 +383,10 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
                       absl::StrCat("cannot build the pods: ", body.status().message()));
       }
       absl::StatusOr<std::string> r = client_.Create(kube::Pods(), meta.namespace_, *body);
-      if (!r.ok() && !absl::IsAlreadyExists(r.status())) return r.status();
+      if (!r.ok() && !absl::IsAlreadyExists(r.status())) {
+        RecordFailedCreate(meta, "pod", absl::StrCat(meta.name, "-", rank), r.status());
+        return r.status();
+      }
       if (r.ok()) ++created;
     }
     metrics_.pods_created_total.WithLabels({}).Inc(created);
@@ -370,10 +398,10 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
 
   int running = 0;
   for (const auto& [rank, pod] : ranks) running += pod->phase == "Running" ? 1 : 0;
-  // An elastic gang that ran and now has another admitted size: ranks are being added (growth)
-  // or the highest ones removed (shrink), while the rest keep running.
+  std::vector<int> present;
+  for (const auto& [rank, pod] : ranks) present.push_back(rank);
   const bool resizing = (current.phase == "Running" || current.phase == "Resizing") &&
-                        (beyond > 0 || static_cast<int32_t>(ranks.size()) != world);
+                        GangResizing(job.elastic.has_value(), world, present, beyond);
   if (running == world && beyond == 0) {
     if (FindCondition(current.conditions, kConditionResizing) != nullptr) {
       updates.push_back(Cond(kConditionResizing, false, "Resized",

@@ -14,6 +14,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
@@ -45,6 +46,10 @@ class JobController {
  private:
   // A Warning event "Forbidden" on the job, with the API server's message.
   void RecordForbidden(const std::string& key, const absl::Status& status);
+
+  // A Warning event FailedCreate on the job naming the object and the API server's answer.
+  void RecordFailedCreate(const kube::ObjectMeta& job, std::string_view kind,
+                          std::string_view name, const absl::Status& status);
 
   kube::Client& client_;
   Informers& informers_;

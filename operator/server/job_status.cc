@@ -140,6 +140,13 @@ bool SameConditions(const std::vector<Condition>& current,
   return true;
 }
 
+bool GangResizing(bool elastic, int32_t world, const std::vector<int>& present, int beyond) {
+  if (beyond > 0) return true;
+  if (!elastic || static_cast<int32_t>(present.size()) >= world) return false;
+  // A growth leaves ranks 0..k-1 and adds k..world-1.
+  return present.empty() || present.back() == static_cast<int>(present.size()) - 1;
+}
+
 std::string AdmissionStatusApply(const kube::ObjectMeta& job, const AdmissionStatus& s) {
   rapidjson::Document doc = kube::NewApiObject(kube::TrainingJobs().ApiVersion(),
                                                kube::kTrainingJobKind, job.name, job.namespace_);

@@ -90,6 +90,12 @@ std::string AdmissionStatusApply(const kube::ObjectMeta& job, const AdmissionSta
 // for the whole cluster), its level, the node of each rank.
 kube::TrainingJobPlacement PlacementStatus(const placement::Placement& placement);
 
+// Whether a gang that ran is changing size: ranks above the admitted size are stopping (a
+// shrink), or an elastic gang lacks only ranks above every rank it has (a growth). A rank missing
+// below another one is being re-created after a node replacement or a failure: not a resize.
+// `present`: the ranks below the admitted size that have a live pod, ascending.
+bool GangResizing(bool elastic, int32_t world, const std::vector<int>& present, int beyond);
+
 // What the job controller owns.
 struct LifecycleStatus {
   std::string phase;

@@ -157,6 +157,16 @@ TEST(FinalizerApply, AddsOrDropsOurFinalizerWithUidPrecondition) {
   EXPECT_FALSE((*without).HasMember("spec"));
 }
 
+TEST(GangResizing, GrowthAndShrinkNotARankBeingRecreated) {
+  EXPECT_TRUE(GangResizing(/*elastic=*/true, 4, {0, 1}, 0));      // growing 2 -> 4
+  EXPECT_TRUE(GangResizing(/*elastic=*/true, 3, {0, 1, 2}, 1));   // shrinking 4 -> 3
+  EXPECT_TRUE(GangResizing(/*elastic=*/false, 3, {0, 1, 2}, 1));  // a shrink is a shrink
+  EXPECT_FALSE(GangResizing(/*elastic=*/true, 4, {0, 2, 3}, 0));  // rank 1 moves to a new node
+  EXPECT_FALSE(GangResizing(/*elastic=*/false, 3, {0, 2}, 0));    // the same, not elastic
+  EXPECT_FALSE(GangResizing(/*elastic=*/false, 3, {0, 1}, 0));    // rank 2 moves: not elastic
+  EXPECT_FALSE(GangResizing(/*elastic=*/true, 3, {0, 1, 2}, 0));  // all there
+}
+
 TEST(JobReference, NamesTheTrainingJob) {
   kube::ObjectReference ref = JobReference(Meta());
   EXPECT_EQ(ref.kind, "TrainingJob");

@@ -1,0 +1,43 @@
+#include "operator/server/job_events.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace phalanx::operator_server {
+namespace {
+
+// absl::StrCat takes absl::string_view, which is not std::string_view in Debian's Abseil.
+std::string Where(std::string_view where) {
+  return where.empty() ? "anywhere in the cluster" : std::string(where);
+}
+
+}  // namespace
+
+std::string AdmittedMessage(const Admitted& a) {
+  std::string message =
+      absl::StrCat("admitted to ClusterTrainingQueue ", a.cluster_queue, " in flavor ", a.flavor,
+                   " with ", a.pods, a.pods == 1 ? " pod" : " pods", "; placed in ", Where(a.where),
+                   a.borrowing ? " (borrowing cohort quota)" : "");
+  if (!a.preempted.empty()) absl::StrAppend(&message, "; preempted ", absl::StrJoin(a.preempted, ", "));
+  return message;
+}
+
+std::string GrownMessage(int32_t from, int32_t to, std::string_view where) {
+  return absl::StrCat("grown from ", from, " to ", to, " pods in ", Where(where),
+                      " with capacity nobody was waiting for");
+}
+
+bool QueuedEventDue(const Condition* current_queued, std::string_view status,
+                    std::string_view reason) {
+  return current_queued == nullptr || current_queued->status != status ||
+         current_queued->reason != reason;
+}
+
+std::string FailedRequestMessage(std::string_view verb, std::string_view kind,
+                                 std::string_view namespace_name, std::string_view name,
+                                 const absl::Status& status) {
+  return absl::StrCat(std::string(verb), " ", std::string(kind), " ", std::string(namespace_name),
+                      "/", std::string(name), ": ", status.message());
+}
+
+}  // namespace phalanx::operator_server

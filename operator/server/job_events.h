@@ -1,0 +1,54 @@
+// What phalanx-operator tells a user about a TrainingJob through core/v1 Events (`kubectl
+// describe trainingjob`): the messages of the decisions that name where, why and by whom, and
+// when a waiting job's event is due. Pure: the controllers record what these return.
+// docs/operator.md "Events" lists every reason.
+//
+//   events.Record(JobReference(job.meta), kube::EventType::kNormal, kReasonAdmitted,
+//                 AdmittedMessage({.cluster_queue = "team-llm", .flavor = "p5", .pods = 4,
+//                                  .where = "topology.k8s.aws/network-node-layer-3=nn-3"}));
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "operator/server/job_status.h"
+
+namespace phalanx::operator_server {
+
+inline constexpr std::string_view kReasonAdmitted = "Admitted";
+inline constexpr std::string_view kReasonGrown = "Grown";
+inline constexpr std::string_view kReasonResumed = "Resumed";
+inline constexpr std::string_view kReasonFailedCreate = "FailedCreate";
+inline constexpr std::string_view kReasonReleased = "Released";
+
+struct Admitted {
+  std::string cluster_queue;
+  std::string flavor;
+  int32_t pods = 0;
+  std::string where;  // the tightest domain ("<level>=<value>"), or "" for the whole cluster
+  bool borrowing = false;
+  std::vector<std::string> preempted;  // "namespace/name" of the jobs it displaced
+};
+// "admitted to ClusterTrainingQueue team-llm in flavor p5 with 4 pods; placed in
+// topology.k8s.aws/network-node-layer-3=nn-3 (borrowing cohort quota); preempted team-llm/low"
+std::string AdmittedMessage(const Admitted& a);
+
+// "grown from 2 to 4 pods in topology.k8s.aws/network-node-layer-3=nn-3 with capacity nobody
+// was waiting for"
+std::string GrownMessage(int32_t from, int32_t to, std::string_view where);
+
+// Whether a waiting job's decision is news: its Queued condition gets another status or reason.
+// The message alone changing (quota left, seconds of locality wait left, the best domain's free
+// GPUs) updates the condition but records no Event, so a job that waits for hours leaves one
+// Event per reason, not one per admission cycle.
+bool QueuedEventDue(const Condition* current_queued, std::string_view status,
+                    std::string_view reason);
+
+// "create pod team-llm/llama-0: pods "llama-0" is forbidden: User ... cannot create ..."
+std::string FailedRequestMessage(std::string_view verb, std::string_view kind,
+                                 std::string_view namespace_name, std::string_view name,
+                                 const absl::Status& status);
+
+}  // namespace phalanx::operator_server
