@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# What a user sees in `kubectl describe trainingjob` (issue #14 "Events and logs"): every decision
+# is an Event on the job that names where, why and by whom, and a job that waits does not pile
+# up Events. On a private control plane with phalanx-scheduler, a real kube-scheduler and
+# phalanx-operator, the shipped queues (deploy/examples), 8 kwok p5.48xlarge nodes in two
+# layer-3 blocks of 4, every job pinned to one block (topology.required = layer-3):
+#   huge    (60 pods, 480 GPUs > ClusterTrainingQueue llm's 256 + 128 borrowable)  waits:
+#           one InsufficientQuota Event naming the queue, however often its quota message changes
+#   steady  (3 pods, training-critical)    Admitted: the Event names queue, flavor, size, block
+#   low     (4 pods, training-preemptible) Admitted into the other block
+#   high    (4 pods, training-critical)    no block has 4 free: preempts low (steady, of equal
+#           priority, is no candidate); low's Preempted Event names high, and an Event of high
+#           names low; low then waits, CannotBePlaced naming the best block
+#   a node of steady tainted NoSchedule -> NodesReplaced naming the failed and the spare node
+#   huge suspended and resumed         -> Suspended, Resumed
+# Reasons alone are checked by the other operator tests; this one checks the messages.
+# Needs hack/cluster/build.sh binaries and $PHALANX_BUILD_DIR (phalanx-scheduler, phalanx-operator).
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+start_cluster --nodes 0 --ttl 600
+export PHALANX_KUBECONFIG
+NS=team-llm
+L3=topology.k8s.aws/network-node-layer-3
+apply_example_queues
+"$REPO_ROOT/hack/cluster/fake-nodes.sh" --count 8 --nodes-per-block 4 >/dev/null ||
+  die "cannot create the fake nodes"
+# A new node carries node.kubernetes.io/not-ready until the node lifecycle controller sees it Ready.
+untainted() { kc get nodes -o json | jq '[.items[] | select(.spec.taints == null)] | length'; }
+all_untainted() { [[ $(untainted) == 8 ]]; }
+eventually 120 all_untainted || die "the fake nodes still carry taints: $(untainted) of 8 clear"
+
+# "<reason>|<type>|<count>|<message>" of each Event of a job, oldest first.
+events_of() {
+  kc -n $NS get events --field-selector "involvedObject.name=$1" --sort-by=.firstTimestamp \
+    -o jsonpath='{range .items[*]}{.reason}|{.type}|{.count}|{.message}{"\n"}{end}'
+}
+# The message of the job's latest Event with this reason.
+event_message() { events_of "$1" | grep "^$2|" | tail -1 | cut -d'|' -f4-; }
+has_event_matching() { [[ $(event_message "$1" "$2") =~ $3 ]]; }
+gang() { job $NS "$1" "$2" "{required: $L3}" "${3:-}"; }
+block_of() { kc get node "$1" -o jsonpath="{.metadata.labels.topology\.k8s\.aws/network-node-layer-3}"; }
+nodes_of() { jq_job $NS "$1" '.status.placement.nodes // [] | join(" ")'; }
+
+# --- a job that cannot fit its queue's quota: one Event, not one per cycle ----------------
+gang huge 60
+eventually 30 has_reason $NS huge InsufficientQuota &&
+  pass "huge waits: $(cond $NS huge Queued)" || fail "huge: Queued '$(cond $NS huge Queued)'"
+
+# --- admitted: the Event names the queue, the flavor, the size and the block --------------
+gang steady 3 "  priorityClassName: training-critical"
+eventually 60 all_running $NS steady 3 || die "steady is not Running: $(cond $NS steady Queued)"
+read -ra S <<<"$(nodes_of steady)"
+steady_block=$(block_of "${S[0]}")
+has_event_matching steady Admitted "ClusterTrainingQueue llm in flavor p5 with 3 pods; placed in $L3=$steady_block" &&
+  pass "steady's Admitted event: $(event_message steady Admitted)" ||
+  fail "steady's Admitted event does not name queue llm, flavor p5, 3 pods and block $steady_block: $(events_of steady)"
+kc -n $NS describe trainingjob steady | grep -A20 '^Events:' | grep -q "Admitted .*ClusterTrainingQueue llm" &&
+  pass "kubectl describe trainingjob steady lists the Admitted event" ||
+  fail "kubectl describe trainingjob steady: $(kc -n $NS describe trainingjob steady | grep -A20 '^Events:')"
+has_event_matching steady Running "all 3 ranks are running" && pass "steady's Running event: $(event_message steady Running)" ||
+  fail "steady: no Running event: $(events_of steady)"
+
+# --- preempted: the victim's Event names the preemptor, and the preemptor's names the victim
+gang low 4 "  priorityClassName: training-preemptible"
+eventually 60 all_running $NS low 4 || die "low is not Running: $(cond $NS low Queued)"
+gang high 4 "  priorityClassName: training-critical"
+eventually 60 all_running $NS high 4 || die "high is not Running: $(cond $NS high Queued); low: $(cond $NS low Evicted)"
+has_event_matching low Preempted "evicted to make room for $NS/high: lower priority than $NS/high in ClusterTrainingQueue llm" &&
+  pass "low's Preempted event: $(event_message low Preempted)" || fail "low's Preempted event does not name high: $(events_of low)"
+# Admitted in the cycle that preempts when the victims' pods are gone at once, else pending in
+# it ("preempted ... but the reservation failed") and admitted by a later cycle.
+events_of high | grep -q "preempted $NS/low" && pass "high's events name low: $(events_of high | grep "preempted $NS/low")" ||
+  fail "no event of high names low: $(events_of high)"
+
+# --- waiting: the reason and the best domain ---------------------------------------------
+# The queue has two flavors: the message explains the p5 attempt, not only the gb200 one.
+eventually 30 has_event_matching low CannotBePlaced "placement: .*$L3 domain; the best \\(nn-p5-l3-[01]\\) fits [0-3];.* in flavor p5 available" &&
+  pass "low waits, its event says why: $(event_message low CannotBePlaced)" ||
+  fail "low: no CannotBePlaced event naming the best layer-3 block of flavor p5: $(events_of low)"
+
+# --- a node of steady fails: the Event names the failed and the spare node ----------------
+kc taint node "${S[1]}" example.com/gpu-xid=79:NoSchedule >/dev/null || die "cannot taint ${S[1]}"
+replaced() { read -ra n <<<"$(nodes_of steady)"; [[ -n ${n[1]:-} && ${n[1]} != "${S[1]}" ]]; }
+eventually 60 replaced || fail "steady: rank 1 was not moved off ${S[1]}: $(nodes_of steady)"
+read -ra S2 <<<"$(nodes_of steady)"
+has_event_matching steady NodesReplaced "${S[1]} has taint example.com/gpu-xid=79:NoSchedule .*rank 1 ${S[1]} -> ${S2[1]}" &&
+  pass "steady's NodesReplaced event: $(event_message steady NodesReplaced)" ||
+  fail "steady's NodesReplaced event does not name ${S[1]} -> ${S2[1]:-?}: $(events_of steady)"
+eventually 60 all_running $NS steady 3 || fail "steady is not Running again: $(events_of steady)"
+has_event $NS steady Resizing && fail "steady, not elastic, got a Resizing event for its moved rank: $(events_of steady)" ||
+  pass "no Resizing event for a moved rank"
+
+# --- suspend and resume ------------------------------------------------------------------
+kc -n $NS patch trainingjob huge --type=merge -p '{"spec":{"suspend":true}}' >/dev/null
+eventually 30 has_event_matching huge Suspended "spec.suspend: true" && pass "huge's Suspended event: $(event_message huge Suspended)" ||
+  fail "huge: no Suspended event: $(events_of huge)"
+kc -n $NS patch trainingjob huge --type=merge -p '{"spec":{"suspend":false}}' >/dev/null
+eventually 30 has_event_matching huge Resumed "waits for admission again" && pass "huge's Resumed event: $(event_message huge Resumed)" ||
+  fail "huge: no Resumed event: $(events_of huge)"
+
+# --- no pile-up: the quota message of huge changed with every admission above (steady, low,
+# high, low's eviction), but its InsufficientQuota Event is recorded once per time it became
+# the reason: before the suspension and after the resumption.
+eventually 30 has_reason $NS huge InsufficientQuota || fail "huge does not wait for quota again: $(cond $NS huge Queued)"
+n=$(events_of huge | grep -c '^InsufficientQuota|')
+((n <= 2)) && pass "huge has $n InsufficientQuota events over $(events_of huge | wc -l) in all" ||
+  fail "huge has $n InsufficientQuota events: $(events_of huge)"
+events_of low | grep -c '^CannotBePlaced|' | grep -qx 1 && pass "low has one CannotBePlaced event" ||
+  fail "low's CannotBePlaced events: $(events_of low | grep '^CannotBePlaced|')"
+
+out=$(check_invariants) && pass "invariants hold" || fail "invariants: $out"
+if ((FAILED > 0)); then for j in huge steady low high; do echo "--- events of $j"; events_of $j; done; fi
+finish
