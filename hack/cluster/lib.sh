@@ -34,8 +34,40 @@ phx_need_bin() {
 }
 
 # A free TCP port on 127.0.0.1 (bound and released; good enough for tests on one machine).
+# A port is free when asked, but not bound until its server starts: two calls (one script's
+# etcd and kube-controller-manager, or two e2e tests running side by side) could otherwise be
+# handed the same port, and the second server fails with "address already in use" (seen in CI).
+# Every port handed out is recorded, under a lock, in $PHALANX_PORT_REGISTRY for 10 minutes and
+# never handed out again in that time.
+PHALANX_PORT_REGISTRY=${PHALANX_PORT_REGISTRY:-${TMPDIR:-/tmp}/phalanx-ports-handed-out}
 phx_free_port() {
-  if python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()' 2>/dev/null; then
+  if PHX_REG=$PHALANX_PORT_REGISTRY python3 - 2>/dev/null <<'PY'
+import fcntl, os, socket, time
+now, keep = time.time(), 600
+with open(os.environ["PHX_REG"], "a+") as f:
+    fcntl.flock(f, fcntl.LOCK_EX)
+    f.seek(0)
+    recent = {}
+    for line in f:
+        parts = line.split()
+        if len(parts) == 2 and now - float(parts[1]) < keep:
+            recent[int(parts[0])] = float(parts[1])
+    for _ in range(200):
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+        s.close()
+        if port not in recent:
+            break
+    else:
+        raise SystemExit(1)
+    recent[port] = now
+    f.seek(0)
+    f.truncate()
+    f.write("".join(f"{p} {t}\n" for p, t in recent.items()))
+    print(port)
+PY
+  then
     return 0
   fi
   # no python3: probe random high ports until nothing answers
