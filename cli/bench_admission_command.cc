@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "cli/command.h"
+#include "cli/flags.h"
 #include "operator/admission/admission_cycle.h"
 #include "operator/admission/synthetic_queues.h"
 #include "scheduler/in_process_placement_service.h"
@@ -103,52 +103,44 @@ class TimedPlacementService : public placement::PlacementService {
   mutable double ms_ = 0;
 };
 
-int BadInput(const std::string& message) {
-  std::fprintf(stderr, "phalanx bench admission: %s\n", message.c_str());
-  return kExitBadInput;
-}
+constexpr char kCommand[] = "bench admission";
 
 int RunBenchAdmission(const std::vector<std::string>& args) {
   admission::SyntheticQueuesOptions queues;
-  int nodes = 4096;
+  int32_t nodes = 4096;
   uint64_t seed = 1;
   bool json = false, steady = false;
-  int explain = 0;
-  int repeat = 5;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& flag = args[i];
-    if (flag == "--json") {
-      json = true;
-      continue;
-    }
-    if (flag == "--steady") {
-      steady = true;
-      continue;
-    }
-    if (i + 1 >= args.size()) return BadInput(absl::StrCat(flag, ": unknown flag or missing value"));
-    const std::string& v = args[++i];
-    bool ok = false;
-    if (flag == "--pending") ok = absl::SimpleAtoi(v, &queues.pending) && queues.pending >= 0;
-    if (flag == "--queues") ok = absl::SimpleAtoi(v, &queues.queues) && queues.queues > 0;
-    if (flag == "--cohorts") ok = absl::SimpleAtoi(v, &queues.cohorts) && queues.cohorts >= 0;
-    if (flag == "--nodes") ok = absl::SimpleAtoi(v, &nodes) && nodes > 0;
-    if (flag == "--seed") ok = absl::SimpleAtoi(v, &seed);
-    if (flag == "--explain") ok = absl::SimpleAtoi(v, &explain) && explain >= 0;
-    if (flag == "--repeat") ok = absl::SimpleAtoi(v, &repeat) && repeat > 0;
-    if (flag == "--flavor-label") {
-      std::vector<std::string> kv = absl::StrSplit(v, absl::MaxSplits('=', 1));
-      ok = v == "none" || (kv.size() == 2 && !kv[0].empty());
-      queues.flavor_label = v == "none" ? "" : kv[0];
-      queues.flavor_value = v == "none" ? "" : kv.back();
-    }
-    if (!ok) return BadInput(absl::StrCat(flag, ": unknown flag or bad value \"", v, "\""));
-  }
+  int32_t explain = 0;
+  int32_t repeat = 5;
+  std::string flavor_label;
+  FlagSet flags;
+  flags.Int({"--pending"}, &queues.pending, 0, 1'000'000)
+      .Int({"--queues"}, &queues.queues, 1, 100'000)
+      .Int({"--cohorts"}, &queues.cohorts, 0, 100'000)
+      .Int({"--nodes"}, &nodes, 1, 100'000)
+      .Uint({"--seed"}, &seed)
+      .Int({"--explain"}, &explain, 0, 1'000'000)
+      .Int({"--repeat"}, &repeat, 1, 1000)
+      .Custom({"--flavor-label"},
+              [&](const std::string& v) -> absl::Status {
+                std::vector<std::string> kv = absl::StrSplit(v, absl::MaxSplits('=', 1));
+                if (v != "none" && (kv.size() != 2 || kv[0].empty())) {
+                  return absl::InvalidArgumentError(
+                      absl::StrCat("want KEY=VALUE or none, got ", Quoted(v)));
+                }
+                queues.flavor_label = v == "none" ? "" : kv[0];
+                queues.flavor_value = v == "none" ? "" : kv.back();
+                return absl::OkStatus();
+              })
+      .Bool({"--json"}, &json)
+      .Bool({"--steady"}, &steady);
+  if (absl::Status parsed = flags.Parse(args); !parsed.ok()) return BadInput(kCommand, parsed);
 
   placement::SyntheticClusterOptions cluster_options{.topology = "eks-4layer", .nodes = nodes,
                                                      .occupancy = 0, .churn = 0, .seed = seed};
   absl::StatusOr<placement::SyntheticCluster> cluster =
       placement::BuildSyntheticCluster(cluster_options);
-  if (!cluster.ok()) return BadInput(cluster.status().ToString());
+  if (!cluster.ok()) return BadInput(kCommand, cluster.status());
   queues.total_gpus = int64_t{nodes} * cluster_options.gpus_per_node;
   queues.seed = seed;
   const admission::Snapshot base = admission::BuildSyntheticQueues(queues);

@@ -16,6 +16,8 @@
 
 #include "absl/strings/numbers.h"
 #include "cli/command.h"
+#include "cli/flags.h"
+#include "absl/strings/str_cat.h"
 #include "common/logging.h"
 #include "common/http/http_client.h"
 #include "common/http/http_server_beast.h"
@@ -60,10 +62,7 @@ node (and, with --fail-unreserved true, lists the other N-1 as failed with a rea
 
 Exit codes: 0 success (errors are reported, not fatal), 1 runtime failure, 2 bad input.)";
 
-int BadInput(const std::string& message) {
-  std::fprintf(stderr, "phalanx bench extender: %s\n\n%s\n", message.c_str(), kUsage);
-  return kExitBadInput;
-}
+constexpr char kCommand[] = "bench extender";
 
 int Failure(const std::string& message) {
   std::fprintf(stderr, "phalanx bench extender: %s\n", message.c_str());
@@ -200,44 +199,28 @@ HttpFigures DriveHttp(int port, const std::string& body, std::string_view expect
 }
 
 absl::Status ParseFlags(const std::vector<std::string>& args, Flags* flags) {
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& flag = args[i];
-    if (flag == "--json") {
-      flags->json = true;
-      continue;
-    }
-    if (i + 1 >= args.size()) return absl::InvalidArgumentError(flag + " needs a value");
-    const std::string& value = args[++i];
-    bool ok = true;
-    if (flag == "--nodes") {
-      ok = absl::SimpleAtoi(value, &flags->nodes) && flags->nodes >= 64 &&
-           flags->nodes <= static_cast<int>(extender::kMaxNodeNames);
-    } else if (flag == "--iterations") {
-      ok = absl::SimpleAtoi(value, &flags->iterations) && flags->iterations > 0;
-    } else if (flag == "--seconds") {
-      ok = absl::SimpleAtod(value, &flags->seconds) && flags->seconds >= 0 &&
-           flags->seconds <= 3600;
-    } else if (flag == "--clients") {
-      ok = absl::SimpleAtoi(value, &flags->clients) && flags->clients > 0 && flags->clients <= 64;
-    } else if (flag == "--max-requests") {
-      ok = absl::SimpleAtoi(value, &flags->max_requests) && flags->max_requests > 0;
-    } else if (flag == "--fail-unreserved") {
-      ok = absl::SimpleAtob(value, &flags->fail_unreserved);
-    } else if (flag == "--server-threads") {
-      ok = absl::SimpleAtoi(value, &flags->server_threads) && flags->server_threads > 0 &&
-           flags->server_threads <= 64;
-    } else {
-      return absl::InvalidArgumentError("unknown flag " + flag);
-    }
-    if (!ok) return absl::InvalidArgumentError("invalid value for " + flag + ": \"" + value + "\"");
-  }
-  return absl::OkStatus();
+  FlagSet set;
+  set.Int({"--nodes"}, &flags->nodes, 64, static_cast<int64_t>(extender::kMaxNodeNames))
+      .Int({"--iterations"}, &flags->iterations, 1, 10'000'000)
+      .Double({"--seconds"}, &flags->seconds, 0, 3600)
+      .Int({"--clients"}, &flags->clients, 1, 64)
+      .Int({"--max-requests"}, &flags->max_requests, 1, std::numeric_limits<int64_t>::max())
+      .Int({"--server-threads"}, &flags->server_threads, 1, 64)
+      .Custom({"--fail-unreserved"},
+              [flags](const std::string& value) {
+                return absl::SimpleAtob(value, &flags->fail_unreserved)
+                           ? absl::OkStatus()
+                           : absl::InvalidArgumentError(
+                                 absl::StrCat("want true or false, got ", Quoted(value)));
+              })
+      .Bool({"--json"}, &flags->json);
+  return set.Parse(args);
 }
 
 int RunBenchExtender(const std::vector<std::string>& args) {
   Flags flags;
   if (absl::Status parsed = ParseFlags(args, &flags); !parsed.ok()) {
-    return BadInput(std::string(parsed.message()));
+    return BadInput(kCommand, parsed);
   }
   // Warnings and errors to stderr; stdout is the report (one JSON line with --json).
   if (absl::Status logging = InitLogging("warn"); !logging.ok()) {

@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "cli/command.h"
+#include "cli/flags.h"
 #include "scheduler/synthetic_cluster.h"
 
 namespace phalanx::cli {
@@ -57,10 +57,7 @@ unbinds on random nodes since the previous search (what a scheduler sees between
 
 Exit codes: 0 success, 1 runtime failure, 2 bad input.)";
 
-int BadInput(const std::string& message) {
-  std::fprintf(stderr, "phalanx bench placement: %s\n\n%s\n", message.c_str(), kUsage);
-  return kExitBadInput;
-}
+constexpr char kCommand[] = "bench placement";
 
 double Percentile(std::vector<double> sorted, double p) {
   if (sorted.empty()) return 0;
@@ -118,49 +115,28 @@ double NodeUpdateNs(ClusterSnapshot& snapshot, const SyntheticClusterOptions& op
 
 int RunBenchPlacement(const std::vector<std::string>& args) {
   SyntheticClusterOptions options;
-  int gang = 64;
-  int iterations = 1000;
-  int churn = 16;
-  int gpus_per_pod = 8;
+  int32_t gang = 64;
+  int32_t iterations = 1000;
+  int32_t churn = 16;
+  int32_t gpus_per_pod = 8;
   std::string required;
   bool json = false;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& flag = args[i];
-    if (flag == "--json") {
-      json = true;
-      continue;
-    }
-    if (i + 1 >= args.size()) return BadInput(absl::StrCat(flag, " needs a value"));
-    const std::string& value = args[++i];
-    bool ok = true;
-    if (flag == "--nodes") {
-      ok = absl::SimpleAtoi(value, &options.nodes) && options.nodes > 0;
-    } else if (flag == "--occupancy") {
-      ok = absl::SimpleAtod(value, &options.occupancy) && options.occupancy >= 0 &&
-           options.occupancy <= 1;
-    } else if (flag == "--gang") {
-      ok = absl::SimpleAtoi(value, &gang) && gang > 0;
-    } else if (flag == "--iterations") {
-      ok = absl::SimpleAtoi(value, &iterations) && iterations > 0;
-    } else if (flag == "--gpus-per-pod") {
-      ok = absl::SimpleAtoi(value, &gpus_per_pod) && gpus_per_pod >= 0;
-    } else if (flag == "--churn") {
-      ok = absl::SimpleAtoi(value, &churn) && churn >= 0;
-    } else if (flag == "--required") {
-      required = value;
-    } else if (flag == "--topology") {
-      options.topology = value;
-    } else if (flag == "--seed") {
-      ok = absl::SimpleAtoi(value, &options.seed);
-    } else {
-      return BadInput(absl::StrCat("unknown flag ", flag));
-    }
-    if (!ok) return BadInput(absl::StrCat("invalid value for ", flag, ": \"", value, "\""));
-  }
+  FlagSet flags;
+  flags.Int({"--nodes"}, &options.nodes, 1, 100'000)
+      .Double({"--occupancy"}, &options.occupancy, 0, 1)
+      .Int({"--gang"}, &gang, 1, 65'536)
+      .Int({"--iterations"}, &iterations, 1, 10'000'000)
+      .Int({"--gpus-per-pod"}, &gpus_per_pod, 0, 1024)
+      .Int({"--churn"}, &churn, 0, 1'000'000)
+      .String({"--required"}, &required)
+      .String({"--topology"}, &options.topology)
+      .Uint({"--seed"}, &options.seed)
+      .Bool({"--json"}, &json);
+  if (absl::Status parsed = flags.Parse(args); !parsed.ok()) return BadInput(kCommand, parsed);
 
   Clock::time_point build_start = Clock::now();
   absl::StatusOr<SyntheticCluster> built = placement::BuildSyntheticCluster(options);
-  if (!built.ok()) return BadInput(built.status().ToString());
+  if (!built.ok()) return BadInput(kCommand, built.status());
   double build_ms = ElapsedNs(build_start) / 1e6;
   SyntheticCluster& cluster = *built;
   ClusterSnapshot& snapshot = cluster.snapshot;
@@ -185,7 +161,7 @@ int RunBenchPlacement(const std::vector<std::string>& args) {
     absl::StatusOr<PlacementResult> result = snapshot.Place(request);
     latencies_us.push_back(ElapsedNs(start) / 1e3);
     cpu_us.push_back((ThreadCpuNs() - cpu_start) / 1e3);
-    if (!result.ok()) return BadInput(result.status().ToString());
+    if (!result.ok()) return BadInput(kCommand, result.status());
     // Churn, then the same search again with the cache as the churn left it.
     for (const std::string& key : churned) {
       if (!snapshot.RemovePod(key).ok()) return kExitFailure;
@@ -203,7 +179,7 @@ int RunBenchPlacement(const std::vector<std::string>& args) {
     absl::StatusOr<PlacementResult> warm = snapshot.Place(request);
     warm_us.push_back(ElapsedNs(start) / 1e3);
     warm_cpu_us.push_back((ThreadCpuNs() - cpu_start) / 1e3);
-    if (!warm.ok()) return BadInput(warm.status().ToString());
+    if (!warm.ok()) return BadInput(kCommand, warm.status());
     if (result->placed) {
       ++placed;
       domain = result->placement.domain.ToString();

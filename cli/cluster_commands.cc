@@ -11,12 +11,13 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "cli/cluster_format.h"
 #include "cli/command.h"
+#include "cli/flags.h"
+#include "common/text_input.h"
 #include "cli/topology_view.h"
 #include "common/logging.h"
 #include "common/status.h"
@@ -124,93 +125,46 @@ struct Accepts {
   size_t positional = 0;
 };
 
-// One line, like every other error: the usage is one --help away.
-int BadFlags(std::string_view command, const std::string& message) {
-  std::fprintf(stderr, "phalanx %s: %s (see --help)\n", std::string(command).c_str(),
-               message.c_str());
-  return kExitBadInput;
-}
-
-int Failed(std::string_view command, const absl::Status& status) {
+int Failed(absl::string_view command, const absl::Status& status) {
   std::fprintf(stderr, "phalanx %s: %s\n", std::string(command).c_str(),
-               std::string(status.message()).c_str());
+               PrintableLines(status.message()).c_str());
   return kExitFailure;
 }
 
-// Parses kubectl-style flags: "--name value", "--name=value", "-n value", "-n=value".
+// kubectl-style flags ("--name value", "--name=value", "-n value", "-n=value"): the common ones
+// and those `accepts` names.
 absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args, const Accepts& accepts) {
   Flags flags;
   if (const char* server = std::getenv("PHALANX_SCHEDULER_GRPC")) flags.server = server;
-  for (size_t i = 0; i < args.size(); ++i) {
-    std::string flag = args[i];
-    std::optional<std::string> inline_value;
-    if (size_t eq = flag.find('='); flag.starts_with("-") && eq != std::string::npos) {
-      inline_value = flag.substr(eq + 1);
-      flag.resize(eq);
-    }
-    auto value = [&]() -> absl::StatusOr<std::string> {
-      if (inline_value) return *inline_value;
-      if (i + 1 >= args.size()) return absl::InvalidArgumentError(flag + " needs a value");
-      return args[++i];
-    };
-    auto number = [&](int min, int* out) -> absl::Status {
-      ASSIGN_OR_RETURN(std::string text, value());
-      if (!absl::SimpleAtoi(text, out) || *out < min) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(flag, " wants an integer >= ", min, ", got \"", text, "\""));
-      }
-      return absl::OkStatus();
-    };
-    auto boolean = [&](bool* out) -> absl::Status {
-      if (!inline_value) {
-        *out = true;
-      } else if (*inline_value == "true" || *inline_value == "false") {
-        *out = *inline_value == "true";
-      } else {
-        return absl::InvalidArgumentError(flag + " wants true or false");
-      }
-      return absl::OkStatus();
-    };
-    if (flag == "--kubeconfig") {
-      ASSIGN_OR_RETURN(flags.kubeconfig, value());
-    } else if (flag == "--context") {
-      ASSIGN_OR_RETURN(flags.context, value());
-    } else if (flag == "-n" || flag == "--namespace") {
-      ASSIGN_OR_RETURN(flags.ns, value());
-    } else if (flag == "--json") {
-      RETURN_IF_ERROR(boolean(&flags.json));
-    } else if (flag == "--request-timeout") {
-      RETURN_IF_ERROR(number(1, &flags.request_timeout_seconds));
-    } else if (accepts.all_namespaces && (flag == "-A" || flag == "--all-namespaces")) {
-      RETURN_IF_ERROR(boolean(&flags.all_namespaces));
-    } else if (accepts.server && flag == "--server") {
-      ASSIGN_OR_RETURN(flags.server, value());
-    } else if (accepts.events && flag == "--events") {
-      RETURN_IF_ERROR(number(0, &flags.events));
-    } else if (accepts.topology && flag == "--nodes") {
-      RETURN_IF_ERROR(boolean(&flags.nodes));
-    } else if (accepts.topology && flag == "--max-level") {
-      RETURN_IF_ERROR(number(0, &flags.max_level));
-    } else if (accepts.topology && flag == "--topology-preset") {
-      ASSIGN_OR_RETURN(flags.topology_preset, value());
-      if (!placement::Topology::Preset(flags.topology_preset).ok()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("--topology-preset must be eks, eks-4layer or gb200, got \"",
-                         flags.topology_preset, "\""));
-      }
-    } else if (accepts.topology && flag == "--topology") {
-      ASSIGN_OR_RETURN(flags.topology, value());
-    } else if (flag.starts_with("-")) {
-      return absl::InvalidArgumentError(absl::StrCat("unknown flag ", flag));
-    } else {
-      flags.positional.push_back(flag);
-    }
+  FlagSet set;
+  set.String({"--kubeconfig"}, &flags.kubeconfig)
+      .String({"--context"}, &flags.context)
+      .String({"-n", "--namespace"}, &flags.ns)
+      .Bool({"--json"}, &flags.json)
+      .Int({"--request-timeout"}, &flags.request_timeout_seconds, 1, 86'400);
+  if (accepts.all_namespaces) set.Bool({"-A", "--all-namespaces"}, &flags.all_namespaces);
+  if (accepts.server) set.String({"--server"}, &flags.server);
+  if (accepts.events) set.Int({"--events"}, &flags.events, 0, 10'000);
+  if (accepts.topology) {
+    set.Bool({"--nodes"}, &flags.nodes)
+        .Int({"--max-level"}, &flags.max_level, 0, 64)
+        .Custom({"--topology-preset"},
+                [&](const std::string& value) {
+                  flags.topology_preset = value;
+                  return placement::Topology::Preset(value).ok()
+                             ? absl::OkStatus()
+                             : absl::InvalidArgumentError(absl::StrCat(
+                                   "must be eks, eks-4layer or gb200, got ", Quoted(value)));
+                })
+        .String({"--topology"}, &flags.topology);
   }
+  RETURN_IF_ERROR(set.Parse(args, &flags.positional));
   if (flags.positional.size() != accepts.positional) {
     return absl::InvalidArgumentError(
-        accepts.positional == 0 ? absl::StrCat("unexpected argument \"", flags.positional[0], "\"")
-                                : absl::StrCat("wants ", accepts.positional, " argument(s), got ",
-                                               flags.positional.size()));
+        accepts.positional == 0
+            ? absl::StrCat("unexpected argument ", Quoted(flags.positional[0]))
+            : absl::StrCat("wants ", accepts.positional, " argument(s), got ",
+                           flags.positional.size()));
   }
   return flags;
 }
@@ -320,10 +274,10 @@ OutputOptions OutputFor(const Flags& flags, const Cluster* cluster) {
 }
 
 // Parses, connects and runs `body`, turning every error into one line and an exit code.
-int Run(std::string_view command, const std::vector<std::string>& args, const Accepts& accepts,
+int Run(absl::string_view command, const std::vector<std::string>& args, const Accepts& accepts,
         const std::function<absl::StatusOr<std::string>(const Flags&)>& body) {
   absl::StatusOr<Flags> flags = ParseFlags(args, accepts);
-  if (!flags.ok()) return BadFlags(command, std::string(flags.status().message()));
+  if (!flags.ok()) return BadInput(command, flags.status());
   // LiveSnapshot and the kube client log through spdlog: keep stdout for the output.
   (void)InitLogging("warn");
   absl::StatusOr<std::string> out = body(*flags);

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cli/command.h"
+#include "cli/flags.h"
 #include "scheduler/in_process_placement_service.h"
 #include "scheduler/synthetic_cluster.h"
 
@@ -55,10 +56,7 @@ void Show(const absl::StatusOr<PlacementResult>& result) {
 }
 
 int RunDemo(const std::vector<std::string>& args) {
-  if (!args.empty()) {
-    std::fprintf(stderr, "phalanx demo: takes no arguments\n\n%s\n", kUsage);
-    return kExitBadInput;
-  }
+  if (absl::Status parsed = FlagSet().Parse(args); !parsed.ok()) return BadInput("demo", parsed);
   placement::SyntheticClusterOptions options{.topology = "eks", .nodes = 64, .nodes_per_leaf = 8,
                                              .fanout = 2, .occupancy = 0.55, .seed = 7};
   absl::StatusOr<placement::SyntheticCluster> cluster = placement::BuildSyntheticCluster(options);

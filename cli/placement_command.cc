@@ -10,6 +10,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "cli/command.h"
+#include "cli/flags.h"
+#include "common/text_input.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
 #include "scheduler/grpc/placement_grpc_client.h"
@@ -21,44 +23,41 @@ namespace {
 using placement::GangRequest;
 using placement::PlacementResult;
 
-constexpr char kUsage[] =
-    R"(Usage: phalanx placement reserve  --server H:P --job NS/NAME --count N [gang flags] [--json]
-       phalanx placement explain  --server H:P --job NS/NAME --count N [gang flags] [--json]
-       phalanx placement resize   --server H:P --job NS/NAME --count N [--json]
-       phalanx placement release  --server H:P --job NS/NAME
-       phalanx placement snapshot --server H:P [--max-level L] [--json]
+constexpr char kAbout[] =
+    R"(Calls the phalanx.v1alpha1.Placement API of a running phalanx-scheduler (docs/placement-api.md).
+phalanx-operator makes these calls for admitted TrainingJobs: use them by hand only to inspect or
+to repair.)";
 
-Calls the phalanx.v1alpha1.Placement API of a running phalanx-scheduler (docs/placement-api.md).
-reserve holds the whole gang or nothing; explain is a dry run that holds nothing; resize grows
-or shrinks a reservation; release frees it. phalanx-operator does this for admitted
-TrainingJobs: use it by hand only to inspect or to repair.
-
-  --server H:P          the scheduler's gRPC address (hack/phalanx-up.sh writes it to
+constexpr char kServerFlags[] =
+    R"(  --server H:P          the scheduler's gRPC address (hack/phalanx-up.sh writes it to
                         $PHALANX_CLUSTER_DIR/env as PHALANX_SCHEDULER_GRPC)
-  --job NS/NAME         the gang's id, as the TrainingJob's namespace/name
-  --count N             pods in the gang
+  --timeout-ms T        per-call deadline (default 10000)
+  --json                one JSON line instead of text)";
+
+constexpr char kGangFlags[] =
+    R"(  --job NS/NAME         the gang's id, as the TrainingJob's namespace/name
+  --count N             pods in the gang (1 to 65536)
   --gpus G              nvidia.com/gpu per pod (default 8)
   --required LEVEL      node label key the whole gang must fit in one domain of
   --preferred LEVEL     node label key to aim for
   --group-size S, --group-level LEVEL
                         each block of S consecutive ranks inside one domain of LEVEL
-  --elastic MIN:MAX[:STEP]  place the largest feasible count in the range
+  --elastic MIN:MAX[:STEP]  place the largest feasible count in the range (then --count
+                        may be left out)
   --priority P          gang priority (default 0)
-  --selector K=V        node selector (repeatable)
-  --max-level L         snapshot: deepest level listed (default 2)
-  --timeout-ms T        per-call deadline (default 10000)
-  --json                one JSON line: {"placed":..,"domain":..,"nodes":[..]} or the summary
+  --selector K=V        node selector (repeatable))";
 
-Exit codes: 0 answered (placed or not), 1 the call failed (scheduler unreachable, NotFound,
+constexpr char kExitCodes[] =
+    R"(Exit codes: 0 answered (placed or not), 1 the call failed (scheduler unreachable, NotFound,
 ...), 2 bad input.)";
 
-int BadInput(const std::string& message) {
-  std::fprintf(stderr, "phalanx placement: %s\n\n%s\n", message.c_str(), kUsage);
-  return kExitBadInput;
+std::string Usage(absl::string_view synopsis, absl::string_view what, absl::string_view flags) {
+  return absl::StrCat("Usage: phalanx placement ", synopsis, "\n\n", what, "\n", kAbout,
+                      "\n\n", flags, "\n", kServerFlags, "\n\n", kExitCodes);
 }
 
-int Failed(const absl::Status& status) {
-  std::fprintf(stderr, "phalanx placement: %s\n", std::string(status.ToString()).c_str());
+int Failed(const std::string& command, const absl::Status& status) {
+  std::fprintf(stderr, "phalanx %s: %s\n", command.c_str(), Printable(status.ToString()).c_str());
   return kExitFailure;
 }
 
@@ -142,109 +141,113 @@ void PrintSummary(const placement::SnapshotSummary& s, bool json) {
   }
 }
 
-int RunPlacement(const std::vector<std::string>& args) {
-  if (WantsHelp(args) || args.empty()) {
-    std::printf("%s\n", kUsage);
-    return args.empty() ? kExitBadInput : kExitOk;
-  }
-  const std::string verb = args[0];
-  if (verb != "reserve" && verb != "explain" && verb != "resize" && verb != "release" &&
-      verb != "snapshot") {
-    return BadInput(absl::StrCat("unknown subcommand \"", verb, "\""));
-  }
+// One verb of `phalanx placement`; each takes only the flags it uses.
+int RunPlacement(const std::string& verb, const std::vector<std::string>& args) {
+  const std::string command = absl::StrCat("placement ", verb);
+  const bool gang = verb == "reserve" || verb == "explain";
+  const bool counted = gang || verb == "resize";
   std::string server;
   GangRequest request;
   request.per_pod = {{"nvidia.com/gpu", 8}};
   bool json = false;
-  bool have_count = false;
-  int max_level = 2;
-  int timeout_ms = 10000;
-  for (size_t i = 1; i < args.size(); ++i) {
-    const std::string& flag = args[i];
-    if (flag == "--json") {
-      json = true;
-      continue;
-    }
-    if (i + 1 >= args.size()) return BadInput(absl::StrCat(flag, " needs a value"));
-    const std::string& value = args[++i];
-    auto number = [&](int* out, int min) {
-      return absl::SimpleAtoi(value, out) && *out >= min;
-    };
-    int n = 0;
-    if (flag == "--server") {
-      server = value;
-    } else if (flag == "--job") {
-      request.job = value;
-    } else if (flag == "--count") {
-      if (!number(&request.count, 1)) return BadInput("--count wants an integer >= 1");
-      have_count = true;
-    } else if (flag == "--gpus") {
-      if (!number(&n, 0)) return BadInput("--gpus wants an integer >= 0");
-      request.per_pod["nvidia.com/gpu"] = n;
-    } else if (flag == "--required") {
-      request.required_level = value;
-    } else if (flag == "--preferred") {
-      request.preferred_level = value;
-    } else if (flag == "--group-size") {
-      if (!number(&request.group_size, 1)) return BadInput("--group-size wants an integer >= 1");
-    } else if (flag == "--group-level") {
-      request.group_level = value;
-    } else if (flag == "--priority") {
-      if (!absl::SimpleAtoi(value, &request.priority)) return BadInput("--priority wants an integer");
-    } else if (flag == "--elastic") {
-      std::vector<std::string> parts = absl::StrSplit(value, ':');
-      placement::ElasticRange range;
-      if (parts.size() < 2 || parts.size() > 3 || !absl::SimpleAtoi(parts[0], &range.min) ||
-          !absl::SimpleAtoi(parts[1], &range.max) ||
-          (parts.size() == 3 && !absl::SimpleAtoi(parts[2], &range.step))) {
-        return BadInput("--elastic wants MIN:MAX or MIN:MAX:STEP");
-      }
-      request.elastic = range;
-    } else if (flag == "--selector") {
-      size_t eq = value.find('=');
-      if (eq == std::string::npos || eq == 0) return BadInput("--selector wants KEY=VALUE");
-      request.node_selector[value.substr(0, eq)] = value.substr(eq + 1);
-    } else if (flag == "--max-level") {
-      if (!number(&max_level, -1)) return BadInput("--max-level wants an integer >= -1");
-    } else if (flag == "--timeout-ms") {
-      if (!number(&timeout_ms, 1)) return BadInput("--timeout-ms wants an integer >= 1");
-    } else {
-      return BadInput(absl::StrCat("unknown flag ", flag));
-    }
+  int32_t max_level = 2;
+  int32_t timeout_ms = 10000;
+  int32_t gpus = 8;
+  std::vector<std::string> selectors;
+  FlagSet flags;
+  flags.String({"--server"}, &server)
+      .Int({"--timeout-ms"}, &timeout_ms, 1, 3'600'000)
+      .Bool({"--json"}, &json);
+  if (verb != "snapshot") flags.String({"--job"}, &request.job);
+  if (verb == "snapshot") flags.Int({"--max-level"}, &max_level, -1, 64);
+  if (counted) flags.Int({"--count"}, &request.count, 1, 65'536);
+  if (gang) {
+    flags.Int({"--gpus"}, &gpus, 0, 1024)
+        .String({"--required"}, &request.required_level)
+        .String({"--preferred"}, &request.preferred_level)
+        .Int({"--group-size"}, &request.group_size, 1, 65'536)
+        .String({"--group-level"}, &request.group_level)
+        .Int({"--priority"}, &request.priority, std::numeric_limits<int32_t>::min(),
+             std::numeric_limits<int32_t>::max())
+        .Custom({"--elastic"},
+                [&](const std::string& value) -> absl::Status {
+                  std::vector<std::string> parts = absl::StrSplit(value, ':');
+                  placement::ElasticRange range;
+                  if (parts.size() < 2 || parts.size() > 3 ||
+                      !absl::SimpleAtoi(parts[0], &range.min) ||
+                      !absl::SimpleAtoi(parts[1], &range.max) ||
+                      (parts.size() == 3 && !absl::SimpleAtoi(parts[2], &range.step))) {
+                    return absl::InvalidArgumentError(
+                        absl::StrCat("want MIN:MAX or MIN:MAX:STEP, got ", Quoted(value)));
+                  }
+                  request.elastic = range;
+                  return absl::OkStatus();
+                })
+        .Strings({"--selector"}, &selectors);
   }
-  if (server.empty()) return BadInput("--server is required");
-  if (verb != "snapshot" && request.job.empty()) return BadInput("--job is required");
-  if ((verb == "reserve" || verb == "explain" || verb == "resize") && !have_count &&
-      !request.elastic) {
-    return BadInput("--count is required");
+  if (absl::Status parsed = flags.Parse(args); !parsed.ok()) return BadInput(command, parsed);
+  request.per_pod["nvidia.com/gpu"] = gpus;
+  for (const std::string& selector : selectors) {
+    const size_t eq = selector.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return BadInput(command, absl::StrCat("--selector: want KEY=VALUE, got ", Quoted(selector)));
+    }
+    request.node_selector[selector.substr(0, eq)] = selector.substr(eq + 1);
+  }
+  if (server.empty()) return BadInput(command, "--server is required");
+  if (verb != "snapshot" && request.job.empty()) return BadInput(command, "--job is required");
+  if (counted && !flags.Seen("--count") && !request.elastic) {
+    return BadInput(command, "--count is required");
   }
   placement::GrpcPlacementService service(
       server, {.deadline = std::chrono::milliseconds(timeout_ms)});
   if (verb == "snapshot") {
     absl::StatusOr<placement::SnapshotSummary> summary =
         service.Snapshot({.max_level = max_level, .max_domains = 1000});
-    if (!summary.ok()) return Failed(summary.status());
+    if (!summary.ok()) return Failed(command, summary.status());
     PrintSummary(*summary, json);
     return kExitOk;
   }
   if (verb == "release") {
     absl::Status status = service.Release(request.job);
-    if (!status.ok()) return Failed(status);
-    if (!json) std::printf("released %s\n", request.job.c_str());
+    if (!status.ok()) return Failed(command, status);
+    if (!json) std::printf("released %s\n", Printable(request.job).c_str());
     return kExitOk;
   }
   absl::StatusOr<PlacementResult> result =
       verb == "reserve"   ? service.Reserve(request)
       : verb == "explain" ? service.Place(request)
                           : service.Resize(request.job, request.count);
-  if (!result.ok()) return Failed(result.status());
+  if (!result.ok()) return Failed(command, result.status());
   PrintResult(*result, json);
   return kExitOk;
 }
 
+PHALANX_COMMAND("placement reserve", "reserve a whole gang on a running phalanx-scheduler",
+                Usage("reserve --server H:P --job NS/NAME --count N [gang flags] [--json]",
+                      "Holds the whole gang or nothing.", kGangFlags),
+                [](const std::vector<std::string>& args) { return RunPlacement("reserve", args); });
+PHALANX_COMMAND("placement explain", "dry-run a gang's placement on a running phalanx-scheduler",
+                Usage("explain --server H:P --job NS/NAME --count N [gang flags] [--json]",
+                      "A dry run: where the gang would go, or why it does not fit; holds nothing.",
+                      kGangFlags),
+                [](const std::vector<std::string>& args) { return RunPlacement("explain", args); });
+PHALANX_COMMAND("placement resize", "grow or shrink a gang's reservation",
+                Usage("resize --server H:P --job NS/NAME --count N [--json]",
+                      "Grows or shrinks a reservation to --count pods.",
+                      "  --job NS/NAME         the gang's id\n"
+                      "  --count N             the new size (1 to 65536)"),
+                [](const std::vector<std::string>& args) { return RunPlacement("resize", args); });
+PHALANX_COMMAND("placement release", "free a gang's reservation",
+                Usage("release --server H:P --job NS/NAME", "Frees a reservation.",
+                      "  --job NS/NAME         the gang's id"),
+                [](const std::vector<std::string>& args) { return RunPlacement("release", args); });
+PHALANX_COMMAND("placement snapshot", "the scheduler's nodes, reservations and free GPUs per domain",
+                Usage("snapshot --server H:P [--max-level L] [--json]",
+                      "The scheduler's snapshot summary: nodes, pods, reservations, free GPUs per "
+                      "topology domain.",
+                      "  --max-level L         deepest level listed, -1 to 64 (default 2)"),
+                [](const std::vector<std::string>& args) { return RunPlacement("snapshot", args); });
+
 }  // namespace
-
-PHALANX_COMMAND("placement", "reserve, explain, resize or release a gang on a running phalanx-scheduler",
-                kUsage, RunPlacement);
-
 }  // namespace phalanx::cli

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "cli/command.h"
+#include "cli/flags.h"
 #include "common/resources.h"
 #include "scheduler/in_process_placement_service.h"
 #include "sim/cluster.h"
@@ -32,78 +33,69 @@ cannot be placed. Nothing is reserved.
 
 Exit codes: 0 an answer was given (placed or not), 1 runtime failure, 2 bad input.)";
 
-int Fail(const absl::Status& status) {
-  std::fprintf(stderr, "phalanx plan: %s\n", std::string(status.message()).c_str());
-  return absl::IsInvalidArgument(status) ? kExitBadInput : kExitFailure;
-}
+constexpr char kCommand[] = "plan";
+
 
 int RunPlan(const std::vector<std::string>& args) {
   std::string job_file, cluster_file;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& flag = args[i];
-    if ((flag == "-f" || flag == "--file" || flag == "--cluster") && i + 1 < args.size()) {
-      (flag == "--cluster" ? cluster_file : job_file) = args[++i];
-    } else {
-      std::fprintf(stderr, "phalanx plan: unexpected argument \"%s\" (see phalanx plan --help)\n",
-                   flag.c_str());
-      return kExitBadInput;
-    }
-  }
-  if (job_file.empty()) {
-    std::fprintf(stderr, "phalanx plan: -f JOB.yaml is required\n");
-    return kExitBadInput;
-  }
+  FlagSet flags;
+  flags.String({"-f", "--file"}, &job_file).String({"--cluster"}, &cluster_file);
+  if (absl::Status parsed = flags.Parse(args); !parsed.ok()) return BadInput(kCommand, parsed);
+  if (job_file.empty()) return BadInput(kCommand, "-f JOB.yaml is required");
   absl::StatusOr<sim::PlannedJob> job = sim::LoadTrainingJob(job_file);
-  if (!job.ok()) return Fail(job.status());
+  if (!job.ok()) return Fail(kCommand, job.status());
   absl::StatusOr<sim::ClusterSpec> spec =
       cluster_file.empty() ? absl::StatusOr<sim::ClusterSpec>(sim::DefaultClusterSpec())
                            : sim::LoadClusterSpec(cluster_file);
-  if (!spec.ok()) return Fail(spec.status());
+  if (!spec.ok()) return Fail(kCommand, spec.status());
   absl::StatusOr<sim::ClusterModel> cluster = sim::BuildCluster(*spec);
-  if (!cluster.ok()) return Fail(cluster.status());
+  if (!cluster.ok()) return Fail(kCommand, cluster.status());
   absl::StatusOr<placement::ClusterSnapshot> snapshot = sim::BuildSnapshot(*cluster);
-  if (!snapshot.ok()) return Fail(snapshot.status());
+  if (!snapshot.ok()) return Fail(kCommand, snapshot.status());
   placement::InProcessPlacementService service(*std::move(snapshot));
 
+  // Printed at the end through PrintOut: it carries names and labels from the user's files.
+  std::string out;
   const placement::GangRequest& request = job->request;
   const std::string size =
       request.elastic ? absl::StrFormat("%d-%d pods (elastic, step %d)", request.elastic->min,
                                         request.elastic->max, request.elastic->step)
                       : absl::StrFormat("%d pods", request.count);
-  std::printf("TrainingJob %s: %s of {%s}\n", request.job.c_str(), size.c_str(),
+  absl::StrAppendFormat(&out, "TrainingJob %s: %s of {%s}\n", request.job.c_str(), size.c_str(),
               FormatResources(request.per_pod).c_str());
-  std::printf("cluster: %s, %lld GPUs (%s, empty)\n", sim::DescribeCluster(*cluster).c_str(),
+  absl::StrAppendFormat(&out, "cluster: %s, %lld GPUs (%s, empty)\n", sim::DescribeCluster(*cluster).c_str(),
               static_cast<long long>(cluster->total_gpus), cluster->spec.source.c_str());
-  std::printf("topology: required %s, preferred %s",
+  absl::StrAppendFormat(&out, "topology: required %s, preferred %s",
               request.required_level.empty() ? "(none)" : request.required_level.c_str(),
               request.preferred_level.empty() ? "(none)" : request.preferred_level.c_str());
   if (request.group_size > 0) {
-    std::printf(", groups of %d ranks per %s", request.group_size, request.group_level.c_str());
+    absl::StrAppendFormat(&out, ", groups of %d ranks per %s", request.group_size, request.group_level.c_str());
   }
-  std::printf("\n\n");
+  absl::StrAppendFormat(&out, "\n\n");
 
   absl::StatusOr<placement::PlacementResult> result = service.Place(request);
   if (!result.ok()) {
     // The placement core rejects requests this cluster cannot interpret (a topology level its
     // nodes do not have): that is the job file not matching the cluster.
-    return Fail(absl::Status(result.status().code(),
+    return Fail(kCommand, absl::Status(result.status().code(),
                              absl::StrCat(job_file, ": does not fit cluster ", cluster->spec.source,
                                           ": ", result.status().message())));
   }
   if (!result->placed) {
     const placement::Explanation& why = result->explanation;
-    std::printf("cannot be placed: %s\n", why.summary.c_str());
+    absl::StrAppendFormat(&out, "cannot be placed: %s\n", why.summary.c_str());
     if (why.best_domain) {
-      std::printf("  closest domain: %s holds %d of %d pods\n", why.best_domain->ToString().c_str(),
+      absl::StrAppendFormat(&out, "  closest domain: %s holds %d of %d pods\n", why.best_domain->ToString().c_str(),
                   why.fit_in_best, why.wanted);
     }
     for (const auto& [reason, nodes] : why.nodes_rejected) {
-      std::printf("  %d nodes rejected: %s\n", nodes, reason.c_str());
+      absl::StrAppendFormat(&out, "  %d nodes rejected: %s\n", nodes, reason.c_str());
     }
+    PrintOut(out);
     return kExitOk;
   }
   const placement::Placement& p = result->placement;
-  std::printf("placed %zu pods inside %s\n", p.nodes.size(), p.domain.ToString().c_str());
+  absl::StrAppendFormat(&out, "placed %zu pods inside %s\n", p.nodes.size(), p.domain.ToString().c_str());
   std::vector<int32_t> indices;
   for (size_t rank = 0; rank < p.nodes.size(); ++rank) {
     const int32_t index = cluster->NodeIndex(p.nodes[rank]);
@@ -115,16 +107,17 @@ int RunPlan(const std::vector<std::string>& args) {
         absl::StrAppend(&where, where.empty() ? "" : " / ", node.labels.at(level));
       }
     }
-    std::printf("  rank %-4zu %-12s %s\n", rank, p.nodes[rank].c_str(), where.c_str());
+    absl::StrAppendFormat(&out, "  rank %-4zu %-12s %s\n", rank, p.nodes[rank].c_str(), where.c_str());
   }
   if (request.per_pod.count(std::string(kResourceGpu)) && !indices.empty() && indices[0] >= 0) {
     const int32_t gpus = static_cast<int32_t>(request.per_pod.at(std::string(kResourceGpu)));
-    std::printf(
+    absl::StrAppendFormat(&out, 
         "\nmodelled all-reduce: %.1f ms per GiB, %.2fx the ideal placement "
         "(docs/simulator.md)\n",
         1000 * sim::AllReduceSeconds(*cluster, indices, gpus),
         sim::CommSlowdown(*cluster, indices, gpus));
   }
+  PrintOut(out);
   return kExitOk;
 }
 

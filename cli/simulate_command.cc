@@ -6,10 +6,11 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "cli/command.h"
+#include "cli/flags.h"
+#include "common/text_input.h"
 #include "sim/report.h"
 #include "sim/scenario.h"
 
@@ -42,94 +43,65 @@ teams' queues) and a generated trace (--jobs jobs, seeded, Philly/Helios-like mi
 
 Exit codes: 0 success, 1 runtime failure, 2 bad input.)";
 
-int BadInput(const std::string& message) {
-  std::fprintf(stderr, "phalanx simulate: %s\n", message.c_str());
-  return kExitBadInput;
-}
+constexpr char kCommand[] = "simulate";
 
 int RunSimulate(const std::vector<std::string>& args) {
   sim::SimulateOptions options;
   options.progress = true;
   bool json = false;
-  bool nodes_set = false, jobs_set = false, load_set = false;
   std::string report_file;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& flag = args[i];
-    auto value = [&](std::string* out) {
-      if (i + 1 >= args.size()) return false;
-      *out = args[++i];
-      return true;
-    };
-    std::string v;
-    if (flag == "--json") {
-      json = true;
-    } else if (flag == "--cluster" || flag == "--trace" || flag == "--report" ||
-               flag == "--policy" || flag == "--nodes" || flag == "--jobs" || flag == "--seed" ||
-               flag == "--load") {
-      if (!value(&v)) return BadInput(absl::StrCat(flag, ": needs a value"));
-      if (flag == "--cluster") options.cluster_file = v;
-      if (flag == "--trace") options.trace_file = v;
-      if (flag == "--report") report_file = v;
-      if (flag == "--policy") {
-        for (absl::string_view name : absl::StrSplit(v, ',', absl::SkipEmpty())) {
-          options.policies.emplace_back(name);
-        }
-      }
-      if (flag == "--nodes" && !(nodes_set = absl::SimpleAtoi(v, &options.nodes))) {
-        return BadInput(absl::StrCat("--nodes: want an integer, got \"", v, "\""));
-      }
-      if (flag == "--jobs" && !(jobs_set = absl::SimpleAtoi(v, &options.jobs))) {
-        return BadInput(absl::StrCat("--jobs: want an integer, got \"", v, "\""));
-      }
-      if (flag == "--seed" && !absl::SimpleAtoi(v, &options.seed)) {
-        return BadInput(absl::StrCat("--seed: want a non-negative integer, got \"", v, "\""));
-      }
-      if (flag == "--load" && (!(load_set = absl::SimpleAtod(v, &options.load)) ||
-                               options.load <= 0 || options.load > 10)) {
-        return BadInput(absl::StrCat("--load: want a number in (0, 10], got \"", v, "\""));
-      }
-    } else {
-      return BadInput(absl::StrCat("unknown flag \"", flag, "\" (see phalanx simulate --help)"));
+  std::vector<std::string> policies;
+  FlagSet flags;
+  flags.String({"--cluster"}, &options.cluster_file)
+      .String({"--trace"}, &options.trace_file)
+      .String({"--report"}, &report_file)
+      .Strings({"--policy"}, &policies)
+      .Int({"--nodes"}, &options.nodes, 1, 100'000)
+      .Int({"--jobs"}, &options.jobs, 1, 10'000'000)
+      .Uint({"--seed"}, &options.seed)
+      .Double({"--load"}, &options.load, 0, 10, /*min_exclusive=*/true)
+      .Bool({"--json"}, &json);
+  if (absl::Status parsed = flags.Parse(args); !parsed.ok()) return BadInput(kCommand, parsed);
+  for (const std::string& list : policies) {
+    for (absl::string_view name : absl::StrSplit(list, ',', absl::SkipEmpty())) {
+      options.policies.emplace_back(name);
     }
   }
-  if (nodes_set && !options.cluster_file.empty()) {
-    return BadInput("--nodes scales the built-in cluster; it cannot be combined with --cluster");
+  if (flags.Seen("--nodes") && !options.cluster_file.empty()) {
+    return BadInput(kCommand,
+                    "--nodes scales the built-in cluster; it cannot be combined with --cluster");
   }
-  if ((jobs_set || load_set) && !options.trace_file.empty()) {
-    return BadInput(
-        "--jobs and --load shape the generated trace; they cannot be combined with "
-        "--trace");
+  if ((flags.Seen("--jobs") || flags.Seen("--load")) && !options.trace_file.empty()) {
+    return BadInput(kCommand,
+                    "--jobs and --load shape the generated trace; they cannot be combined with "
+                    "--trace");
   }
   for (const std::string& name : options.policies) {
-    if (!sim::MakePolicy(name).ok()) {
-      return BadInput(std::string(sim::MakePolicy(name).status().message()));
+    if (absl::Status known = sim::MakePolicy(name).status(); !known.ok()) {
+      return BadInput(kCommand, known);
     }
   }
+  // Found out now, not after a run of minutes.
+  if (absl::Status writable = CheckOutputFile(report_file); !writable.ok()) {
+    return BadInput(kCommand, absl::StrCat("--report: ", writable.message()));
+  }
   absl::StatusOr<sim::Scenario> scenario = sim::LoadScenario(options);
-  if (!scenario.ok()) {
-    std::fprintf(stderr, "phalanx simulate: %s\n",
-                 std::string(scenario.status().message()).c_str());
-    return absl::IsInvalidArgument(scenario.status()) ? kExitBadInput : kExitFailure;
-  }
+  if (!scenario.ok()) return Fail(kCommand, scenario.status());
   absl::StatusOr<sim::SimulationReport> report = sim::RunScenario(*scenario, options);
-  if (!report.ok()) {
-    std::fprintf(stderr, "phalanx simulate: %s\n", std::string(report.status().message()).c_str());
-    return absl::IsInvalidArgument(report.status()) ? kExitBadInput : kExitFailure;
-  }
+  if (!report.ok()) return Fail(kCommand, report.status());
   const std::string out = json ? sim::FormatJson(*report) : sim::FormatTable(*report);
   std::fwrite(out.data(), 1, out.size(), stdout);
   for (absl::string_view line :
        absl::StrSplit(sim::NeverStartedWarning(*report), '\n', absl::SkipEmpty())) {
-    std::fprintf(stderr, "phalanx simulate: warning: %s\n", std::string(line).c_str());
+    std::fprintf(stderr, "phalanx simulate: warning: %s\n", Printable(line).c_str());
   }
   if (!report_file.empty()) {
     std::ofstream file(report_file);
     file << sim::FormatHtml(*report);
     if (!file.good()) {
-      std::fprintf(stderr, "phalanx simulate: cannot write %s\n", report_file.c_str());
-      return kExitFailure;
+      return Fail(kCommand, absl::InternalError(absl::StrCat("cannot write ", Quoted(report_file))));
     }
-    std::fprintf(stderr, "report written to %s\n", report_file.c_str());
+    std::fprintf(stderr, "report written to %s\n", Printable(report_file).c_str());
   }
   return kExitOk;
 }

@@ -1,10 +1,8 @@
 #include "sim/yaml_input.h"
 
-#include <fstream>
-#include <sstream>
-
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/text_input.h"
 
 namespace phalanx::sim {
 
@@ -13,7 +11,7 @@ absl::StatusOr<YAML::Node> LoadYamlText(const std::string& text, const std::stri
     return YAML::Load(text);
   } catch (const YAML::Exception& e) {
     return absl::InvalidArgumentError(
-        absl::StrCat(source, ":", e.mark.line + 1, ":", e.mark.column + 1, ": ", e.msg));
+        absl::StrCat(Printable(source), ":", e.mark.line + 1, ":", e.mark.column + 1, ": ", e.msg));
   }
 }
 
@@ -23,17 +21,11 @@ absl::StatusOr<std::vector<YAML::Node>> LoadAllYamlText(const std::string& text,
     return YAML::LoadAll(text);
   } catch (const YAML::Exception& e) {
     return absl::InvalidArgumentError(
-        absl::StrCat(source, ":", e.mark.line + 1, ":", e.mark.column + 1, ": ", e.msg));
+        absl::StrCat(Printable(source), ":", e.mark.line + 1, ":", e.mark.column + 1, ": ", e.msg));
   }
 }
 
-absl::StatusOr<std::string> ReadTextFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return absl::InvalidArgumentError(absl::StrCat(path, ": cannot open file"));
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+absl::StatusOr<std::string> ReadTextFile(const std::string& path) { return ReadInputFile(path); }
 
 absl::StatusOr<YAML::Node> LoadYamlFile(const std::string& path) {
   absl::StatusOr<std::string> text = ReadTextFile(path);
@@ -45,14 +37,16 @@ absl::Status YamlReader::Error(const YAML::Node& node, const std::string& field,
                                const std::string& message) const {
   const int line = node.IsDefined() ? node.Mark().line + 1 : 0;
   if (line <= 0)
-    return absl::InvalidArgumentError(absl::StrCat(source_, ": ", field, ": ", message));
-  return absl::InvalidArgumentError(absl::StrCat(source_, ":", line, ": ", field, ": ", message));
+    return absl::InvalidArgumentError(
+        absl::StrCat(Printable(source_), ": ", Printable(field), ": ", message));
+  return absl::InvalidArgumentError(
+      absl::StrCat(Printable(source_), ":", line, ": ", Printable(field), ": ", message));
 }
 
 namespace {
 
 std::string Describe(const YAML::Node& node) {
-  if (node.IsScalar()) return absl::StrCat("\"", node.Scalar(), "\"");
+  if (node.IsScalar()) return absl::StrCat("\"", Printable(node.Scalar()), "\"");
   if (node.IsSequence()) return "a list";
   if (node.IsMap()) return "a map";
   return "nothing";

@@ -22,7 +22,8 @@
 
 namespace phalanx::sim {
 
-// The whole file as text; InvalidArgument "<path>: cannot open file" if unreadable.
+// The whole file as text (common/text_input.h: ReadInputFile): InvalidArgument naming the path
+// and what is wrong with it (missing, a directory, unreadable, binary, not UTF-8).
 absl::StatusOr<std::string> ReadTextFile(const std::string& path);
 
 // Parses a whole file (or text, with `source` naming it in errors).

@@ -180,7 +180,7 @@ kp topology --topology gb200 --json
 
 # --- 5. errors ------------------------------------------------------------------------------
 expect_error "unknown flag" 2 'unknown flag --bogus' jobs --bogus
-expect_error "bad --topology-preset" 2 'topology-preset must be' topology --topology-preset x
+expect_error "bad --topology-preset" 2 'topology-preset: must be eks, eks-4layer or gb200, got "x"' topology --topology-preset x
 expect_error "missing job" 1 '^phalanx explain: TrainingJob nope not found in namespace team-llm$' explain nope -n team-llm
 expect_error "missing NetworkTopology object" 1 '^phalanx topology: NetworkTopology nope not found$' topology --topology nope
 DEAD="$PHALANX_CLUSTER_DIR/unreachable.kubeconfig"

@@ -72,6 +72,48 @@ TEST(CliTest, HelpIsAvailableEverywhere) {
   EXPECT_THAT(plan.output, HasSubstr("Usage: phalanx plan"));
 }
 
+TEST(CliTest, VersionFlagIsTheVersionCommand) {
+  CliRun flag = Phalanx("--version");
+  EXPECT_EQ(flag.code, 0);
+  EXPECT_THAT(flag.output, ::testing::StartsWith("phalanx "));
+  EXPECT_EQ(flag.output, Phalanx("version").output);
+}
+
+// What a user sees for each kind of bad file and number, through the real binary: exit 2, one
+// line naming the file or flag and the value, no raw control bytes.
+TEST(CliTest, BadFilesAndNumbersGetTheirOwnMessages) {
+  const std::string dir = ::testing::TempDir();
+  const std::string binary = WriteFile("job.bin", std::string("kind: \0\x01", 8));
+  const std::string latin1 = WriteFile("job-latin1.yaml", "kind: TrainingJob\nname: caf\xe9\n");
+  const std::pair<std::string, std::string> cases[] = {
+      {"plan -f " + dir, "phalanx plan: " + dir + ": is a directory"},
+      {"plan -f " + dir + "/missing.yaml",
+       "phalanx plan: " + dir + "/missing.yaml: no such file or directory"},
+      {"plan -f " + binary, "phalanx plan: " + binary + ":1: binary file: NUL byte at offset 6"},
+      {"plan -f " + latin1,
+       "phalanx plan: " + latin1 + ":2: not UTF-8 text: byte 0xe9 at offset 27"},
+      {"simulate --trace " + dir, "phalanx simulate: " + dir + ": is a directory"},
+      {"simulate --cluster " + binary, "phalanx simulate: " + binary + ":1: binary file"},
+      {"simulate --report " + dir, "phalanx simulate: --report: " + dir + ": is a directory"},
+      {"simulate --jobs -1", "phalanx simulate: --jobs: -1 is out of range (want 1 to 10000000)"},
+      {"simulate --jobs 1e99", "phalanx simulate: --jobs: 1e99 is out of range"},
+      {"simulate --seed abc", "phalanx simulate: --seed: want a non-negative integer, got \"abc\""},
+      {"bench placement --occupancy 2",
+       "phalanx bench placement: --occupancy: 2 is out of range (want >= 0 and <= 1)"},
+      {"placement reserve --server x --job a/b --count 0",
+       "phalanx placement reserve: --count: 0 is out of range (want 1 to 65536)"},
+      {"jobs --request-timeout 0", "phalanx jobs: --request-timeout: 0 is out of range"},
+      {"simulate --policy \"$(printf '\\033[31mred')\"",
+       "phalanx simulate: unknown policy \"\\x1b[31mred\""},
+  };
+  for (const auto& [args, message] : cases) {
+    CliRun run = Phalanx(args);
+    EXPECT_EQ(run.code, 2) << args << ": " << run.output;
+    EXPECT_THAT(run.output, ::testing::StartsWith(message)) << args;
+    EXPECT_EQ(run.output.find('\x1b'), std::string::npos) << args;
+  }
+}
+
 TEST(CliTest, PlanPlacesTheExamplePretrainingJobInOneBlock) {
   CliRun run = Phalanx(std::string("plan -f ") + PHALANX_SOURCE_DIR +
                        "/deploy/examples/10-trainingjob-pretrain-64gpu.yaml");
