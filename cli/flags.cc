@@ -8,6 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "common/text_input.h"
 
 namespace phalanx::cli {
@@ -234,8 +235,10 @@ int BadInput(absl::string_view command, const absl::Status& status) {
 }
 
 int Fail(absl::string_view command, const absl::Status& status) {
-  std::fprintf(stderr, "phalanx %s: %s\n", std::string(command).c_str(),
-               PrintableLines(status.message()).c_str());
+  for (absl::string_view line : absl::StrSplit(status.message(), '\n')) {
+    std::fprintf(stderr, "phalanx %s: %s\n", std::string(command).c_str(),
+                 Printable(line).c_str());
+  }
   return absl::IsInvalidArgument(status) ? 2 : 1;
 }
 

@@ -88,7 +88,7 @@ std::string Quoted(absl::string_view text);
 int BadInput(absl::string_view command, absl::string_view message);
 int BadInput(absl::string_view command, const absl::Status& status);
 
-// "phalanx <command>: <message>" on stderr; returns 2 for InvalidArgument (bad input: a file
+// "phalanx <command>: <line>" on stderr for each line of the message; returns 2 for InvalidArgument (bad input: a file
 // or a value), 1 otherwise.
 int Fail(absl::string_view command, const absl::Status& status);
 

@@ -3,11 +3,15 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <regex>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "common/resources.h"
 #include "common/status.h"
+#include "sim/crd_schema.h"
 #include "sim/job_shape.h"
+#include "sim/trainingjob_crd.h"
 #include "sim/yaml_input.h"
 
 namespace phalanx::sim {
@@ -25,6 +29,54 @@ absl::StatusOr<std::map<std::string, std::string>> StringMap(const YamlReader& i
     ASSIGN_OR_RETURN(out[key], in.Scalar(entry.second, absl::StrCat(field, ".", key)));
   }
   return out;
+}
+
+// The CRD's CEL rules, by message. The shape rules map to nullptr: ValidateJobShape checks them,
+// with the same messages, once the schema holds (FromDocument).
+const RuleChecks& TrainingJobRules() {
+  static const RuleChecks* rules = new RuleChecks{
+      {"spec.elastic.minReplicas must not exceed spec.elastic.maxReplicas", nullptr},
+      {"spec.elastic.minReplicas and spec.elastic.maxReplicas must be multiples of "
+       "spec.elastic.step",
+       nullptr},
+      {"spec.topology.groupLevel is required when spec.topology.groupSize is set", nullptr},
+      {"spec.topology.groupSize is required when spec.topology.groupLevel is set", nullptr},
+      {"spec.replicas must be within [spec.elastic.minReplicas, spec.elastic.maxReplicas]",
+       nullptr},
+      {"spec.replicas must be a multiple of spec.elastic.step", nullptr},
+      {"spec.topology.groupSize must divide spec.replicas", nullptr},
+      {"spec.topology.groupSize must divide spec.elastic.minReplicas, spec.elastic.maxReplicas "
+       "and spec.elastic.step",
+       nullptr},
+      {"spec.template.spec.nodeName must not be set; Phalanx places the pods",
+       [](const YAML::Node& self) { return !self["nodeName"].IsDefined(); }},
+      {"metadata.name must be a DNS-1035 label (lowercase letters, digits, '-', starting with a "
+       "letter) of at most 57 characters: the headless Service is named after the job and pods "
+       "are <name>-<rank>",
+       [](const YAML::Node& self) {
+         static const std::regex kLabel("[a-z]([-a-z0-9]*[a-z0-9])?");
+         const YAML::Node name = self["metadata"]["name"];
+         return name.IsDefined() && name.IsScalar() && name.Scalar().size() <= 57 &&
+                std::regex_match(name.Scalar(), kLabel);
+       }},
+  };
+  return *rules;
+}
+
+// The API server's verdict on `doc` by the CRD's schema: OK, or InvalidArgument with one line
+// per error ("job.yaml:9: spec.queueName: Required value").
+absl::Status CheckAgainstCrd(const YAML::Node& doc, const std::string& source) {
+  static const absl::StatusOr<CrdSchema>* schema = new absl::StatusOr<CrdSchema>(
+      CrdSchema::Parse(TrainingJobCrdYaml(), "crds/phalanx.dev_trainingjobs.yaml"));
+  if (!schema->ok()) return absl::InternalError(schema->status().message());
+  std::vector<std::string> lines;
+  for (const SchemaError& error : (*schema)->Validate(doc, TrainingJobRules())) {
+    if (error.unimplemented_rule) return absl::InternalError(error.message);
+    lines.push_back(error.line > 0 ? absl::StrCat(source, ":", error.line, ": ", error.message)
+                                   : absl::StrCat(source, ": ", error.message));
+  }
+  if (lines.empty()) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrJoin(lines, "\n"));
 }
 
 absl::StatusOr<PlannedJob> FromDocument(const YamlReader& in, const YAML::Node& doc) {
@@ -60,8 +112,6 @@ absl::StatusOr<PlannedJob> FromDocument(const YamlReader& in, const YAML::Node& 
   std::optional<int32_t> group_size;
   ASSIGN_OR_RETURN(YAML::Node topology, in.Map(spec, "topology", "spec.topology"));
   if (topology.IsDefined()) {
-    RETURN_IF_ERROR(in.OnlyKeys(topology, "spec.topology",
-                                {"required", "preferred", "groupSize", "groupLevel"}));
     ASSIGN_OR_RETURN(r.required_level,
                      in.String(topology, "required", "spec.topology.required", ""));
     ASSIGN_OR_RETURN(r.preferred_level,
@@ -124,6 +174,7 @@ absl::StatusOr<PlannedJob> ParseTrainingJob(const std::string& text, const std::
     if (!doc.IsMap()) continue;
     if (doc["kind"].IsDefined() && doc["kind"].IsScalar() &&
         doc["kind"].Scalar() == "TrainingJob") {
+      RETURN_IF_ERROR(CheckAgainstCrd(doc, in.source()));
       return FromDocument(in, doc);
     }
   }

@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -141,6 +142,7 @@ TEST(CliTest, PlanExplainsWhyAGangCannotFit) {
 kind: TrainingJob
 metadata: {name: huge, namespace: t}
 spec:
+  queueName: q
   replicas: 40
   topology: {required: topology.k8s.aws/network-node-layer-3}
   template:
@@ -160,12 +162,14 @@ TEST(CliTest, PlanBadJobIsExit2WithFileLineAndField) {
 kind: TrainingJob
 metadata: {name: bad}
 spec:
+  queueName: q
   replicas: zero
   template: {spec: {containers: [{name: c}]}}
 )");
   CliRun run = Phalanx("plan -f " + job);
   EXPECT_EQ(run.code, 2);
-  EXPECT_THAT(run.output, HasSubstr(job + ":5: spec.replicas: want an integer"));
+  EXPECT_THAT(run.output, HasSubstr(job + ":6: spec.replicas: Invalid value: \"zero\": spec.replicas "
+                                           "in body must be of type integer: \"string\""));
   EXPECT_EQ(Phalanx("plan").code, 2);
 }
 
@@ -202,33 +206,95 @@ TEST(CliTest, SimulateWarnsAboutJobsNeverStarted) {
   EXPECT_THAT(run.output, HasSubstr("\"jobs_never_started\":1"));
 }
 
-// `phalanx plan` applies the CRD's shape rules with the CRD's messages: every shape manifest of
-// tests/e2e/cluster/invalid/ (which the e2e test applies to a real API server, checking its
-// "# expect:" lines) is bad input for plan too, with the same expected text.
-TEST(CliTest, PlanRejectsEveryInvalidShapeManifestLikeTheCrd) {
-  const std::string dir = std::string(PHALANX_SOURCE_DIR) + "/tests/e2e/cluster/invalid/";
-  int checked = 0;
-  for (const char* name :
-       {"tj-elastic-bounds-not-multiple-of-step", "tj-elastic-min-above-max",
-        "tj-elastic-replicas-above-max", "tj-elastic-replicas-below-min",
-        "tj-elastic-replicas-not-multiple-of-step", "tj-elastic-step-zero",
-        "tj-group-level-without-size", "tj-group-size-not-dividing-elastic",
-        "tj-group-size-not-dividing-replicas", "tj-group-size-without-level",
-        "tj-group-size-zero", "tj-replicas-zero"}) {
-    const std::string path = dir + name + ".yaml";
-    std::ifstream file(path);
-    ASSERT_TRUE(file.good()) << path;
-    std::vector<std::string> expect;
+// The "# expect:" lines of a manifest of tests/e2e/cluster/invalid/ (which the e2e test
+// applies to a real API server, checking that its answer holds each), and whether it is a
+// TrainingJob.
+struct InvalidManifest {
+  std::string path;
+  bool training_job = false;
+  std::vector<std::string> expect;
+};
+
+std::vector<InvalidManifest> InvalidManifests() {
+  std::vector<InvalidManifest> out;
+  const std::string dir = std::string(PHALANX_SOURCE_DIR) + "/tests/e2e/cluster/invalid";
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    InvalidManifest manifest{.path = entry.path().string()};
+    std::ifstream file(manifest.path);
     for (std::string line; std::getline(file, line);) {
-      if (line.rfind("# expect: ", 0) == 0) expect.push_back(line.substr(10));
+      if (line.rfind("# expect: ", 0) == 0) manifest.expect.push_back(line.substr(10));
+      if (line == "kind: TrainingJob") manifest.training_job = true;
     }
-    ASSERT_FALSE(expect.empty()) << path;
-    CliRun run = Phalanx("plan -f " + path);
-    EXPECT_EQ(run.code, 2) << name << ": " << run.output;
-    for (const std::string& text : expect) EXPECT_THAT(run.output, HasSubstr(text)) << name;
+    out.push_back(std::move(manifest));
+  }
+  return out;
+}
+
+// `phalanx plan` validates by the CRD's own schema and rules (embedded from crds/): every
+// TrainingJob manifest the API server must reject, plan rejects too (exit 2) with the text the
+// API server gives. Nothing here lists the manifests: a new one is checked as soon as it exists.
+TEST(CliTest, PlanRejectsEveryInvalidTrainingJobManifestLikeTheCrd) {
+  int checked = 0;
+  for (const InvalidManifest& manifest : InvalidManifests()) {
+    if (!manifest.training_job) continue;
+    SCOPED_TRACE(manifest.path);
+    ASSERT_FALSE(manifest.expect.empty());
+    CliRun run = Phalanx("plan -f " + manifest.path);
+    EXPECT_EQ(run.code, 2) << run.output;
+    for (const std::string& text : manifest.expect) EXPECT_THAT(run.output, HasSubstr(text));
     ++checked;
   }
-  EXPECT_EQ(checked, 12);
+  EXPECT_GE(checked, 21);
+}
+
+// The valid examples: every TrainingJob of deploy/examples/ passes (placed on the mixed p5 +
+// GB200 example cluster, which has the levels all three ask for).
+TEST(CliTest, PlanAcceptsEveryExampleTrainingJob) {
+  int checked = 0;
+  const std::string examples = std::string(PHALANX_SOURCE_DIR) + "/deploy/examples";
+  for (const auto& entry : std::filesystem::directory_iterator(examples)) {
+    std::ifstream file(entry.path());
+    const std::string text((std::istreambuf_iterator<char>(file)), {});
+    if (text.find("kind: TrainingJob\n") == std::string::npos) continue;
+    CliRun run = Phalanx("plan -f " + entry.path().string() + " --cluster " + PHALANX_SOURCE_DIR +
+                         "/sim/examples/cluster.yaml");
+    EXPECT_EQ(run.code, 0) << entry.path() << ": " << run.output;
+    EXPECT_THAT(run.output, HasSubstr("placed ")) << entry.path();
+    ++checked;
+  }
+  EXPECT_EQ(checked, 3);
+}
+
+// Unknown fields are rejected by path (kubectl's default, --validate=strict), types by the
+// schema; inside the pod spec (x-kubernetes-preserve-unknown-fields) anything goes, as on the
+// API server.
+TEST(CliTest, PlanRejectsUnknownFieldsAndWrongTypesByPath) {
+  const std::string job = WriteFile("unknown.yaml", R"(apiVersion: phalanx.dev/v1alpha1
+kind: TrainingJob
+metadata: {name: ok, namespace: t, labels: {a: b}}
+spec:
+  queueName: q
+  replica: 8
+  replicas: 8
+  topology: {requried: x}
+  template:
+    metadata: {labels: {a: b}, annotation: {}}
+    spec:
+      containers: [{name: c, resources: {limits: {nvidia.com/gpu: 8}}, anything: 1}]
+      whatever: true
+  priority: "5"
+  suspend: maybe
+)");
+  CliRun run = Phalanx("plan -f " + job);
+  EXPECT_EQ(run.code, 2);
+  EXPECT_EQ(run.output,
+            "phalanx plan: " + job + ":6: unknown field \"spec.replica\"\n"
+            "phalanx plan: " + job + ":8: unknown field \"spec.topology.requried\"\n"
+            "phalanx plan: " + job + ":10: unknown field \"spec.template.metadata.annotation\"\n"
+            "phalanx plan: " + job + ":14: spec.priority: Invalid value: \"5\": spec.priority in "
+            "body must be of type integer: \"string\"\n"
+            "phalanx plan: " + job + ":15: spec.suspend: Invalid value: \"maybe\": spec.suspend in "
+            "body must be of type boolean: \"string\"\n");
 }
 
 }  // namespace
