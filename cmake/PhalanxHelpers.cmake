@@ -53,3 +53,21 @@ function(phalanx_binary name)
   target_compile_options(${name} PRIVATE ${PHALANX_WARNINGS})
   target_link_libraries(${name} PRIVATE ${ARG_DEPS})
 endfunction()
+
+# phalanx_script_test(NAME SCRIPT path/relative/to/this/dir_test.sh TIMEOUT seconds
+#                     [LABELS e2e ...] [NO_BUILD_DIR])
+# Registers a shell test. It gets PHALANX_BUILD_DIR (this build) unless NO_BUILD_DIR: the
+# scripts that start a private cluster run the binaries built here. A missing script fails the
+# configure step instead of becoming a test that cannot run.
+function(phalanx_script_test name)
+  cmake_parse_arguments(ARG "NO_BUILD_DIR" "SCRIPT;TIMEOUT" "LABELS" ${ARGN})
+  set(script ${CMAKE_CURRENT_SOURCE_DIR}/${ARG_SCRIPT})
+  if(NOT EXISTS ${script})
+    message(FATAL_ERROR "phalanx_script_test(${name}): ${script} does not exist")
+  endif()
+  add_test(NAME ${name} COMMAND ${script})
+  set_tests_properties(${name} PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT})
+  if(NOT ARG_NO_BUILD_DIR)
+    set_tests_properties(${name} PROPERTIES ENVIRONMENT "PHALANX_BUILD_DIR=${PROJECT_BINARY_DIR}")
+  endif()
+endfunction()
