@@ -163,6 +163,23 @@ for svc, ports in (("phalanx-operator", {"metrics"}), ("phalanx-scheduler", {"me
     s = one("Service", svc)
     if s and {p["name"] for p in s["spec"]["ports"]} != ports: err("Service %s ports %s" % (svc, s["spec"]["ports"]))
 
+# NetworkPolicy: the unauthenticated Placement gRPC port open to the operator's pods only; the
+# metrics/probe port and kube-scheduler's HTTPS port open to all (probes, Prometheus).
+np = one("NetworkPolicy", "phalanx-scheduler")
+if np and sch:
+    spec = np["spec"]
+    if spec["podSelector"]["matchLabels"] != sch["spec"]["selector"]["matchLabels"]:
+        err("NetworkPolicy selects %s, not the scheduler pod" % spec["podSelector"])
+    grpc = [r for r in spec["ingress"] if any(p["port"] == "grpc" for p in r.get("ports", []))]
+    opens = [r for r in spec["ingress"] if "from" not in r]
+    if len(grpc) != 1 or [f.get("podSelector", {}).get("matchLabels") for f in grpc[0].get("from", [])] != [op["spec"]["selector"]["matchLabels"]]:
+        err("NetworkPolicy: gRPC must be open to the operator's pods only: %s" % spec["ingress"])
+    if sorted(p["port"] for r in opens for p in r["ports"]) != ["https", "metrics"]:
+        err("NetworkPolicy: metrics and https must be open to all: %s" % spec["ingress"])
+    ports = {p["name"] for c in sch["spec"]["template"]["spec"]["containers"] for p in c.get("ports", [])}
+    if not {"grpc", "metrics", "https"} <= ports:
+        err("the NetworkPolicy's named ports are not all container ports: %s" % sorted(ports))
+
 # Every pod: non-root, seccomp; every container: read-only, no caps, requests, probes.
 for dep in by_kind.get("Deployment", []):
     ps = dep["spec"]["template"]["spec"]
