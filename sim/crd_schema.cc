@@ -1,6 +1,7 @@
 #include "sim/crd_schema.h"
 
 #include <regex>
+#include <string>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -12,6 +13,38 @@
 namespace phalanx::sim {
 namespace {
 
+bool IsDigits(const std::string& text, size_t from, size_t to) {
+  if (from >= to) return false;
+  for (size_t i = from; i < to; ++i) {
+    if (text[i] < '0' || text[i] > '9') return false;
+  }
+  return true;
+}
+
+// [-+]?digits, or a decimal with fraction and/or exponent. Written out rather than as a
+// std::regex: libstdc++'s regex recurses per character, and a scalar can be megabytes long.
+bool IsInteger(const std::string& text) {
+  const size_t sign = !text.empty() && (text[0] == '-' || text[0] == '+');
+  return IsDigits(text, sign, text.size()) && (text.size() == sign + 1 || text[sign] != '0');
+}
+
+bool IsNumber(const std::string& text) {
+  size_t i = !text.empty() && (text[0] == '-' || text[0] == '+');
+  const size_t e = text.find_first_of("eE", i);
+  const std::string mantissa = text.substr(i, e == std::string::npos ? std::string::npos : e - i);
+  const size_t dot = mantissa.find('.');
+  const bool digits =
+      dot == std::string::npos
+          ? IsDigits(mantissa, 0, mantissa.size())
+          : (IsDigits(mantissa, 0, dot) || dot == 0) &&
+                (IsDigits(mantissa, dot + 1, mantissa.size()) || dot + 1 == mantissa.size()) &&
+                mantissa.size() > 1;
+  if (!digits) return false;
+  if (e == std::string::npos) return true;
+  i = e + 1 + (e + 1 < text.size() && (text[e + 1] == '-' || text[e + 1] == '+'));
+  return IsDigits(text, i, text.size());
+}
+
 // A plain (unquoted) YAML scalar's JSON type, as sigs.k8s.io/yaml converts it; quoted scalars
 // are strings.
 std::string JsonType(const YAML::Node& node) {
@@ -19,11 +52,9 @@ std::string JsonType(const YAML::Node& node) {
   if (node.IsSequence()) return "array";
   if (node.IsNull()) return "null";
   if (node.Tag() != "?") return "string";  // quoted, or explicitly tagged
-  static const std::regex kInteger("[-+]?(0|[1-9][0-9]*)");
-  static const std::regex kNumber("[-+]?([0-9]+\\.?[0-9]*|\\.[0-9]+)([eE][-+]?[0-9]+)?");
   const std::string& text = node.Scalar();
-  if (std::regex_match(text, kInteger)) return "integer";
-  if (std::regex_match(text, kNumber)) return "number";
+  if (IsInteger(text)) return "integer";
+  if (IsNumber(text)) return "number";
   if (text == "true" || text == "false" || text == "True" || text == "False" || text == "TRUE" ||
       text == "FALSE") {
     return "boolean";
@@ -32,12 +63,19 @@ std::string JsonType(const YAML::Node& node) {
 }
 
 // How the API server shows a value in "Invalid value: ...".
+// Long values are cut to their first 64 bytes.
 std::string Shown(const YAML::Node& node) {
   const std::string type = JsonType(node);
-  if (type == "integer" || type == "number" || type == "boolean") return Printable(node.Scalar());
-  if (type == "string") return absl::StrCat("\"", Printable(node.Scalar()), "\"");
+  std::string text = node.IsScalar() ? node.Scalar() : "";
+  if (text.size() > 64) text = text.substr(0, 64) + "...";
+  if (type == "integer" || type == "number" || type == "boolean") return Printable(text);
+  if (type == "string") return absl::StrCat("\"", Printable(text), "\"");
   return absl::StrCat("\"", type, "\"");
 }
+
+// Longer strings are not matched against a pattern (every pattern of our CRDs sits on a field
+// with a much smaller maxLength).
+constexpr size_t kMaxPatternInput = 4096;
 
 size_t Characters(const std::string& text) {
   size_t n = 0;
@@ -90,7 +128,12 @@ class Walker {
       }
     }
     int64_t number = 0;
-    if (JsonType(value) == "integer" && absl::SimpleAtoi(text, &number)) {
+    if (JsonType(value) == "integer" && !absl::SimpleAtoi(text, &number)) {
+      Add(value, absl::StrCat(path, ": Invalid value: ", Shown(value), ": ", path,
+                              " in body must be a 64-bit integer"));
+      return;
+    }
+    if (JsonType(value) == "integer") {
       int64_t bound = 0;
       if (schema["minimum"].IsDefined() && absl::SimpleAtoi(schema["minimum"].Scalar(), &bound) &&
           number < bound) {
@@ -108,7 +151,9 @@ class Walker {
     if (schema["maxLength"].IsDefined() &&
         absl::SimpleAtoi(schema["maxLength"].Scalar(), &length) &&
         Characters(text) > static_cast<size_t>(length)) {
+      // The pattern is not tried on it: std::regex recurses per character.
       Add(value, absl::StrCat(path, ": Too long: may not be more than ", length, " bytes"));
+      return;
     }
     if (schema["minLength"].IsDefined() &&
         absl::SimpleAtoi(schema["minLength"].Scalar(), &length) &&
@@ -116,7 +161,7 @@ class Walker {
       Add(value, absl::StrCat(path, ": Invalid value: ", Shown(value), ": ", path,
                               " in body should be at least ", length, " chars long"));
     }
-    if (schema["pattern"].IsDefined()) {
+    if (schema["pattern"].IsDefined() && text.size() <= kMaxPatternInput) {
       const std::string& pattern = schema["pattern"].Scalar();
       if (!std::regex_search(text, std::regex(pattern, std::regex::ECMAScript))) {
         Add(value, absl::StrCat(path, ": Invalid value: ", Shown(value), ": ", path,

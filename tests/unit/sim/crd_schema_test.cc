@@ -126,6 +126,16 @@ spec:
   ASSERT_EQ(unchecked.size(), 1u);
   EXPECT_TRUE(unchecked[0].unimplemented_rule);
   EXPECT_EQ(unchecked[0].message, "<root>: CEL rule with no native check: size must not be 3");
+  // Plain scalars are typed as YAML 1.2 core does; huge values do not crash the pattern check.
+  EXPECT_THAT(messages("{size: 2, name: 1.5e3}"),
+              ElementsAre("name: Invalid value: 1.5e3: name in body must be of type string: "
+                          "\"number\""));
+  EXPECT_THAT(messages("{size: +2}"), ElementsAre());
+  EXPECT_THAT(messages("{size: 2, name: " + std::string(1 << 20, 'a') + "}"),
+              ElementsAre("name: Too long: may not be more than 3 bytes"));
+  EXPECT_THAT(messages("{size: " + std::string(1 << 20, '7') + "}"),
+              ElementsAre("size: Invalid value: " + std::string(64, '7') +
+                          "...: size in body must be a 64-bit integer"));
   // Lines point into the manifest.
   EXPECT_THAT(schema->Validate(YAML::Load("size: 2\nmode: C\n"), rules),
               ElementsAre(Field(&SchemaError::line, 2)));
