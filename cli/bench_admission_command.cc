@@ -30,10 +30,10 @@ elastic, most with a required topology level) over --queues ClusterQueues in --c
 whose nominal quotas add up to the cluster, placed by the in-process placement service on
 --nodes p5.48xlarge nodes (eks-4layer topology).
 
-  --pending N   pending workloads (default 10000)
-  --queues N    ClusterQueues (default 100)
-  --cohorts N   cohorts (default 10)
-  --nodes N     nodes (default 4096)
+  --pending N   pending workloads, 0 to 1000000 (default 10000)
+  --queues N    ClusterQueues, 1 to 100000 (default 100)
+  --cohorts N   cohorts, 0 to 100000 (default 10)
+  --nodes N     nodes, 1 to 100000 (default 4096)
   --seed S      seed of the cluster and the workloads (default 1)
   --steady      first fill the cluster with one cycle, then time a second cycle over
                 --pending new workloads (quota exhausted: the cost of saying no, and of
@@ -42,7 +42,8 @@ whose nominal quotas add up to the cluster, placed by the in-process placement s
                 the flavor's node label, which every gang's node selector carries
                 (default node.kubernetes.io/instance-type=p5.48xlarge; "none" for no label)
   --explain N   also print the first N pending workloads' reasons (to stderr)
-  --repeat R    time R independent cycles and report the median by CPU (default 5)
+  --repeat R    time R independent cycles (1 to 1000) and report the median by CPU
+                (default 5)
   --json        print {"pending":..,"queues":..,"cycle_ms":..,"admitted":..,...}
 
 cycle_ms is wall time; cycle_cpu_ms the process's CPU time, split into the placement service's

@@ -48,12 +48,12 @@ node (and, with --fail-unreserved true, lists the other N-1 as failed with a rea
       whichever comes first; requests/s and errors (a status other than 200, a transport
       error, or a reply that does not pin the pod).
 
-  --nodes N           candidate nodes (default 5000)
-  --iterations K      in-process calls to time (default 2000)
-  --seconds S         HTTP load duration, 0 skips the HTTP part (default 5)
-  --clients C         HTTP client threads (default 4)
+  --nodes N           candidate nodes, 64 to 100000 (default 5000)
+  --iterations K      in-process calls to time, 1 to 10000000 (default 2000)
+  --seconds S         HTTP load duration, 0 to 3600, 0 skips the HTTP part (default 5)
+  --clients C         HTTP client threads, 1 to 64 (default 4)
   --max-requests R    HTTP requests at most, in all (default 1000000)
-  --server-threads T  HTTP server worker threads (default 2)
+  --server-threads T  HTTP server worker threads, 1 to 64 (default 2)
   --fail-unreserved B whether the reply lists the N-1 other nodes as failed (ExtenderOptions::
                       fail_unreserved_nodes; default false)
   --json              print one JSON line:

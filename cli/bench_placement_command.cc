@@ -41,14 +41,14 @@ Each placement is timed twice: cold, with the snapshot's per-shape search cache 
 (the cost of a shape's first search; the headline p50/p99), and warm, after C pod binds and
 unbinds on random nodes since the previous search (what a scheduler sees between gangs).
 
-  --nodes N        nodes (default 4096)
+  --nodes N        nodes, 1 to 100000 (default 4096)
   --occupancy F    fraction of GPUs in use, 0..1 (default 0.7)
-  --gang G         pods per gang (default 64)
-  --iterations K   placements to time (default 1000)
-  --gpus-per-pod P GPUs per pod (default 8)
+  --gang G         pods per gang, 1 to 65536 (default 64)
+  --iterations K   placements to time, 1 to 10000000 (default 1000)
+  --gpus-per-pod P GPUs per pod, 0 to 1024 (default 8)
   --required LEVEL required topology level label (default: none)
   --topology NAME  eks, eks-4layer or gb200 (default eks-4layer)
-  --churn C        pod binds + unbinds between warm placements (default 16)
+  --churn C        pod binds + unbinds between warm placements, 0 to 1000000 (default 16)
   --seed S         cluster generator seed (default 1)
   --json           print one JSON line:
                    {"nodes":..,"gang":..,"p50_us":..,"p99_us":..,"placed":..,"failed":..,

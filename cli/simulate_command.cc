@@ -32,10 +32,11 @@ teams' queues) and a generated trace (--jobs jobs, seeded, Philly/Helios-like mi
 
   --cluster FILE   cluster spec YAML (node groups, topology shape, queues and quotas)
   --trace FILE     job trace, .csv or YAML
-  --nodes N        nodes of the built-in cluster (default 128)
-  --jobs N         jobs of the generated trace (default 3000)
-  --seed S         seed of the generated trace and node failures (default 1)
-  --load X         offered load of the generated trace, fraction of GPUs (default 0.9)
+  --nodes N        nodes of the built-in cluster, 1 to 100000 (default 128)
+  --jobs N         jobs of the generated trace, 1 to 10000000 (default 3000)
+  --seed S         seed of the generated trace and node failures, 0 to 2^64-1 (default 1)
+  --load X         offered load of the generated trace, fraction of GPUs, > 0 and <= 10
+                   (default 0.9)
   --policy NAME    phalanx, first-fit, kueue-tas, volcano-hypernode, kai-topology
                    (repeatable or comma-separated; default: all)
   --json           print JSON instead of the table
