@@ -1,6 +1,7 @@
-// `phalanx plan -f job.yaml`: a dry-run placement of a TrainingJob on a modelled cluster (the
-// built-in default, or --cluster FILE), through the real placement core: where the gang would
-// land, rank by rank, or why it cannot, in the placement core's own words.
+// `phalanx plan -f job.yaml`: the TrainingJob checked by the CRD's schema (sim/training_job.h),
+// then a dry-run placement on a modelled cluster (the built-in default, or --cluster FILE),
+// through the real placement core: where the gang would land, rank by rank, or why it cannot,
+// in the placement core's own words.
 #include <cstdio>
 #include <map>
 #include <string>
@@ -23,9 +24,11 @@ namespace {
 constexpr char kUsage[] =
     R"(Usage: phalanx plan -f JOB.yaml [--cluster CLUSTER.yaml]
 
-Dry-runs the placement of a TrainingJob (apiVersion phalanx.dev/v1alpha1) on an empty modelled
-cluster with Phalanx's placement core, and explains where each rank lands or why the gang
-cannot be placed. Nothing is reserved.
+Checks a TrainingJob (apiVersion phalanx.dev/v1alpha1) as the API server would, by the CRD's own
+schema and rules (unknown fields, types, limits, enums, patterns, CEL rules; docs/simulator.md
+lists what it cannot check), then dry-runs its placement on an empty modelled cluster with
+Phalanx's placement core, and explains where each rank lands or why the gang cannot be placed.
+Nothing is reserved.
 
   -f, --file FILE   the TrainingJob manifest (multi-document YAML is fine)
   --cluster FILE    cluster spec YAML as for `phalanx simulate` (default: the built-in cluster,
