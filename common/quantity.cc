@@ -63,7 +63,7 @@ absl::StatusOr<Quantity> Quantity::Parse(std::string_view text) {
   // Suffix: the value is digits * num / den * 10^-fraction_digits.
   std::string_view suffix = text.substr(i);
   int128 num = 1;
-  int128 den = 1;
+  int den_power = 0;  // the divisor is 10^den_power
   Format format = Format::kDecimalSI;
   if (suffix.empty()) {
   } else if (suffix.size() == 2 && suffix[1] == 'i') {
@@ -94,7 +94,11 @@ absl::StatusOr<Quantity> Quantity::Parse(std::string_view text) {
       exponent = exponent * 10 + (suffix[j] - '0');
       if (exponent > 30) return Invalid(text, "exponent out of range");
     }
-    (negative_exponent ? den : num) = Pow10(exponent);
+    if (negative_exponent) {
+      den_power = exponent;
+    } else {
+      num = Pow10(exponent);
+    }
   } else if (suffix.size() == 1) {
     int power = 0;
     switch (suffix[0]) {
@@ -108,13 +112,19 @@ absl::StatusOr<Quantity> Quantity::Parse(std::string_view text) {
       case 'e': return Invalid(text, "exponent has no digits");
       default: return Invalid(text, "unknown suffix");
     }
-    (power < 0 ? den : num) = Pow10(power < 0 ? -power : power);
+    if (power < 0) {
+      den_power = -power;
+    } else {
+      num = Pow10(power);
+    }
   } else {
     return Invalid(text, "unknown suffix");
   }
 
   // milli = ceil(digits * num * 1000 / (den * 10^fraction_digits)), all in 128 bits.
-  den *= Pow10(fraction_digits);
+  // Leading zeros of a fraction are not significant digits, so fraction_digits is unbounded
+  // (".000...01"): the divisor is kept as a power of ten until it is known to fit.
+  den_power += fraction_digits;
   int128 scaled = digits * 1000;
   // Guard the multiplication by num: both factors are bounded, but check rather than trust.
   if (num != 0 && scaled > std::numeric_limits<int128>::max() / num) {
@@ -122,7 +132,14 @@ absl::StatusOr<Quantity> Quantity::Parse(std::string_view text) {
                                               "\" is too large"));
   }
   scaled *= num;
-  int128 milli = scaled / den + (scaled % den != 0 ? 1 : 0);
+  int128 milli;
+  if (den_power > 38) {
+    // 10^39 is above every int128, so above `scaled`: anything non-zero rounds up to 1m.
+    milli = scaled != 0 ? 1 : 0;
+  } else {
+    int128 den = Pow10(den_power);
+    milli = scaled / den + (scaled % den != 0 ? 1 : 0);
+  }
   if (milli > kMaxMilli) {
     return absl::OutOfRangeError(absl::StrCat("quantity \"", absl::string_view(text.data(), text.size()),
                                               "\" is too large"));

@@ -14,6 +14,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   libsimdjson-dev rapidjson-dev jq ccache
   prometheus python3-yaml
+  clang-16 libclang-rt-16-dev
 )
 
 SUDO=""

@@ -78,7 +78,8 @@ class TextMemo {
   static constexpr size_t kBlock = 64 * 1024;  // > kMaxText
 
   absl::string_view Keep(std::string_view text) {
-    if (used_ + text.size() > kBlock) {
+    // An empty text as the first key must still get a block: blocks_.back() needs one.
+    if (blocks_.empty() || used_ + text.size() > kBlock) {
       blocks_.push_back(std::make_unique<char[]>(kBlock));
       used_ = 0;
     }

@@ -94,5 +94,22 @@ TEST(QuantityTest, RoundTripsThroughText) {
   }
 }
 
+// Found by tests/fuzz/fuzz_quantity: leading zeros of a fraction are not significant digits, so
+// their count was unbounded and 10^count overflowed 128 bits (undefined behaviour).
+TEST(QuantityTest, LongZeroFractionsDoNotOverflow) {
+  std::string zeros = "." + std::string(60, '0');
+  ASSERT_OK_AND_ASSIGN(Quantity zero, Quantity::Parse(zeros));
+  EXPECT_EQ(zero.MilliValue(), 0);
+  // Any non-zero amount, however small, rounds up to 1m, as the API server does.
+  ASSERT_OK_AND_ASSIGN(Quantity tiny, Quantity::Parse("0." + std::string(60, '0') + "1"));
+  EXPECT_EQ(tiny.MilliValue(), 1);
+  ASSERT_OK_AND_ASSIGN(Quantity tiny_exp, Quantity::Parse("0.0000000001e-30"));
+  EXPECT_EQ(tiny_exp.MilliValue(), 1);
+  ASSERT_OK_AND_ASSIGN(Quantity tiny_milli, Quantity::Parse("0." + std::string(40, '0') + "5m"));
+  EXPECT_EQ(tiny_milli.MilliValue(), 1);
+  ASSERT_OK_AND_ASSIGN(Quantity exact, Quantity::Parse("0." + std::string(29, '0') + "1e30"));
+  EXPECT_EQ(exact.MilliValue(), 1000);
+}
+
 }  // namespace
 }  // namespace phalanx

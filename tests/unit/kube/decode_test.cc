@@ -174,5 +174,19 @@ TEST(DecoderTest, ReusedDecoderGivesSameResults) {
   }
 }
 
+// Found by tests/fuzz/fuzz_kube_decode: a pod without containers has an empty requests
+// signature, and an empty text memoised first read blocks_.back() of an empty vector.
+TEST(DecoderTest, PodWithoutContainersFirst) {
+  constexpr std::string_view kPod = R"({"metadata":{"name":"p","namespace":"n"},"spec":{}})";
+  ASSERT_OK_AND_ASSIGN(Pod once, Decode<Pod>(kPod));
+  EXPECT_TRUE(once.requests.empty());
+  Decoder decoder;
+  for (int round = 0; round < 2; ++round) {
+    ASSERT_OK_AND_ASSIGN(Pod pod, decoder.Decode<Pod>(kPod));
+    EXPECT_EQ(pod.meta.name, "p");
+    EXPECT_TRUE(pod.requests.empty());
+  }
+}
+
 }  // namespace
 }  // namespace kube

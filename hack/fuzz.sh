@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets of tests/fuzz (clang++-16, -fsanitize=fuzzer,address,undefined) in
+# their own build directory and runs each over its corpus for a bounded time. Fails on the first
+# crash, leak, sanitizer report, timeout or out-of-memory, printing the input that caused it.
+#   hack/fuzz.sh                          # every target, 20 s each
+#   hack/fuzz.sh --seconds 600 --target fuzz_quantity
+# Environment: PHALANX_FUZZ_BUILD_DIR (default build-fuzz), PHALANX_JOBS (default 2).
+# The corpus in tests/fuzz/corpus/<target> is only read; new inputs go to a scratch directory
+# (printed), from which interesting ones can be copied into the corpus by hand.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+seconds=20
+only=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --seconds) seconds="$2"; shift 2 ;;
+    --target) only="$2"; shift 2 ;;
+    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    *) echo "hack/fuzz.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+
+CXX_FUZZ="${PHALANX_FUZZ_CXX:-clang++-16}"
+if ! command -v "$CXX_FUZZ" >/dev/null 2>&1; then
+  echo "hack/fuzz.sh: FAILED: $CXX_FUZZ not found (hack/setup.sh installs clang-16 and libclang-rt-16-dev)" >&2
+  exit 1
+fi
+if ! echo 'extern "C" int LLVMFuzzerTestOneInput(const char*, unsigned long) { return 0; }' |
+     "$CXX_FUZZ" -x c++ -fsanitize=fuzzer,address,undefined -o /dev/null - 2>/dev/null; then
+  echo "hack/fuzz.sh: FAILED: $CXX_FUZZ cannot link -fsanitize=fuzzer (install libclang-rt-16-dev)" >&2
+  exit 1
+fi
+
+BUILD_DIR="${PHALANX_FUZZ_BUILD_DIR:-build-fuzz}"
+launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=)
+if [ "${PHALANX_CCACHE:-1}" = "1" ] && command -v ccache >/dev/null 2>&1; then
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
+fi
+echo "[fuzz] building $BUILD_DIR with $CXX_FUZZ"
+cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_CXX_COMPILER="$CXX_FUZZ" -DPHALANX_FUZZ=ON "${launcher[@]}" >/dev/null
+nice -n 10 cmake --build "$BUILD_DIR" -j "${PHALANX_JOBS:-2}" --target fuzz_all
+
+targets=(fuzz_quantity fuzz_extender_codec fuzz_kube_decode fuzz_watch_stream fuzz_sim_yaml
+         fuzz_grpc_request)
+if [ -n "$only" ]; then
+  if [[ " ${targets[*]} " != *" $only "* ]]; then
+    echo "hack/fuzz.sh: unknown target $only (one of: ${targets[*]})" >&2
+    exit 2
+  fi
+  targets=("$only")
+fi
+
+symbolizer=$(command -v llvm-symbolizer-16 || command -v llvm-symbolizer || true)
+export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0${symbolizer:+:external_symbolizer_path=$symbolizer}"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${symbolizer:+:external_symbolizer_path=$symbolizer}"
+work="$(mktemp -d /tmp/phalanx-fuzz.XXXXXX)"
+echo "[fuzz] new inputs and crash artifacts go under $work"
+failed=0
+for t in "${targets[@]}"; do
+  corpus="tests/fuzz/corpus/$t"
+  if [ ! -d "$corpus" ] || [ -z "$(ls -A "$corpus")" ]; then
+    echo "hack/fuzz.sh: FAILED: corpus $corpus is missing or empty" >&2
+    exit 1
+  fi
+  mkdir -p "$work/$t/corpus" "$work/$t/artifacts"
+  log="$work/$t/log"
+  echo "[fuzz] $t for ${seconds}s over $corpus"
+  # -timeout: one input taking 10 s is a hang; -rss_limit_mb: a few inputs must not eat the
+  # machine (both are reported as failures with their input). max_len bounds the inputs the
+  # fuzzer makes up (seeds may be longer).
+  set +e
+  nice -n 10 "$BUILD_DIR/tests/fuzz/$t" -max_total_time="$seconds" -timeout=10 \
+    -rss_limit_mb=2048 -max_len=8192 -print_final_stats=1 \
+    -artifact_prefix="$work/$t/artifacts/" "$work/$t/corpus" "$corpus" >"$log" 2>&1
+  rc=$?
+  set -e
+  stats=$(grep -E '^stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb)' "$log" |
+          sed 's/^stat:://' | tr '\n' ' ')
+  if [ "$rc" -ne 0 ]; then
+    failed=1
+    echo "[fuzz] $t FAILED (exit $rc); last lines of $log:" >&2
+    grep -vE '^#[0-9]+' "$log" | tail -40 >&2
+    for a in "$work/$t/artifacts/"*; do
+      [ -e "$a" ] && echo "[fuzz] $t crash input: $a (reproduce: $BUILD_DIR/tests/fuzz/$t $a)" >&2
+    done
+    continue
+  fi
+  echo "[fuzz] $t ok: $stats"
+done
+if [ "$failed" -ne 0 ]; then
+  echo "[fuzz] FAILED" >&2
+  exit 1
+fi
+echo "[fuzz] all ${#targets[@]} targets ran ${seconds}s each without a finding"

@@ -1,0 +1,51 @@
+#include "sim/yaml_input.h"
+
+#include <string>
+#include <vector>
+
+#include "common/testing/status_matchers.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace phalanx::sim {
+namespace {
+
+using ::phalanx::testing::StatusIs;
+using ::testing::HasSubstr;
+
+TEST(LoadAllYamlTextTest, SplitsDocuments) {
+  ASSERT_OK_AND_ASSIGN(std::vector<YAML::Node> docs,
+                       LoadAllYamlText("a: 1\n---\nb: 2\n--- {c: 3}\n...\nd: 4\n", "in.yaml"));
+  ASSERT_EQ(docs.size(), 4u);
+  EXPECT_EQ(docs[0]["a"].as<int>(), 1);
+  EXPECT_EQ(docs[1]["b"].as<int>(), 2);
+  EXPECT_EQ(docs[2]["c"].as<int>(), 3);
+  EXPECT_EQ(docs[3]["d"].as<int>(), 4);
+}
+
+TEST(LoadAllYamlTextTest, LeavesOutEmptyDocuments) {
+  ASSERT_OK_AND_ASSIGN(std::vector<YAML::Node> docs,
+                       LoadAllYamlText("---\n# only a comment\n---\nkind: TrainingJob\n", "in"));
+  ASSERT_EQ(docs.size(), 1u);
+  EXPECT_EQ(docs[0]["kind"].as<std::string>(), "TrainingJob");
+}
+
+TEST(LoadAllYamlTextTest, ErrorsNameTheLineInTheWholeFile) {
+  // The unclosed list is reported where the text ends: line 4 of the file, not of its document.
+  EXPECT_THAT(LoadAllYamlText("a: 1\n---\nb: [1, 2\n", "in.yaml"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("in.yaml:4:")));
+}
+
+// Found by tests/fuzz/fuzz_sim_yaml: YAML::LoadAll(",") of Debian's yaml-cpp 0.7 appends empty
+// documents forever; each document is now loaded on its own, which returns.
+TEST(LoadAllYamlTextTest, LeadingFlowEntryReturns) {
+  for (const char* text : {",", ",@", "a: b\n---\n,@\n", ",,,@h100\nx,y\n"}) {
+    absl::StatusOr<std::vector<YAML::Node>> docs = LoadAllYamlText(text, "in");
+    if (docs.ok()) {
+      EXPECT_LE(docs->size(), 2u) << text;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace phalanx::sim
