@@ -48,7 +48,8 @@ absl::StatusOr<std::vector<YAML::Node>> LoadAllYamlText(const std::string& text,
         YAML::Node node = YAML::Load(doc);
         if (!node.IsNull()) docs.push_back(std::move(node));
       } catch (const YAML::Exception& e) {
-        return absl::InvalidArgumentError(absl::StrCat(Printable(source), ":", line_no + e.mark.line + 1, ":",
+        return absl::InvalidArgumentError(absl::StrCat(Printable(source), ":",
+                                                       line_no + e.mark.line + 1, ":",
                                                        e.mark.column + 1, ": ", e.msg));
       }
     }
