@@ -36,6 +36,9 @@ events_of() {
 # The message of the job's latest Event with this reason.
 event_message() { events_of "$1" | grep "^$2|" | tail -1 | cut -d'|' -f4-; }
 has_event_matching() { [[ $(event_message "$1" "$2") =~ $3 ]]; }
+# Events are written after the status they describe, so a check right after a status changed
+# can run before its event exists: every event check below waits for it (up to 20 s).
+any_event_has() { events_of "$1" | grep -q -- "$2"; } # job text
 gang() { job $NS "$1" "$2" "{required: $L3}" "${3:-}"; }
 block_of() { kc get node "$1" -o jsonpath="{.metadata.labels.topology\.k8s\.aws/network-node-layer-3}"; }
 nodes_of() { jq_job $NS "$1" '.status.placement.nodes // [] | join(" ")'; }
@@ -50,13 +53,13 @@ gang steady 3 "  priorityClassName: training-critical"
 eventually 60 all_running $NS steady 3 || die "steady is not Running: $(cond $NS steady Queued)"
 read -ra S <<<"$(nodes_of steady)"
 steady_block=$(block_of "${S[0]}")
-has_event_matching steady Admitted "ClusterTrainingQueue llm in flavor p5 with 3 pods; placed in $L3=$steady_block" &&
+eventually 20 has_event_matching steady Admitted "ClusterTrainingQueue llm in flavor p5 with 3 pods; placed in $L3=$steady_block" &&
   pass "steady's Admitted event: $(event_message steady Admitted)" ||
   fail "steady's Admitted event does not name queue llm, flavor p5, 3 pods and block $steady_block: $(events_of steady)"
 kc -n $NS describe trainingjob steady | grep -A20 '^Events:' | grep -q "Admitted .*ClusterTrainingQueue llm" &&
   pass "kubectl describe trainingjob steady lists the Admitted event" ||
   fail "kubectl describe trainingjob steady: $(kc -n $NS describe trainingjob steady | grep -A20 '^Events:')"
-has_event_matching steady Running "all 3 ranks are running" && pass "steady's Running event: $(event_message steady Running)" ||
+eventually 20 has_event_matching steady Running "all 3 ranks are running" && pass "steady's Running event: $(event_message steady Running)" ||
   fail "steady: no Running event: $(events_of steady)"
 
 # --- preempted: the victim's Event names the preemptor, and the preemptor's names the victim
@@ -64,11 +67,11 @@ gang low 4 "  priorityClassName: training-preemptible"
 eventually 60 all_running $NS low 4 || die "low is not Running: $(cond $NS low Queued)"
 gang high 4 "  priorityClassName: training-critical"
 eventually 60 all_running $NS high 4 || die "high is not Running: $(cond $NS high Queued); low: $(cond $NS low Evicted)"
-has_event_matching low Preempted "evicted to make room for $NS/high: lower priority than $NS/high in ClusterTrainingQueue llm" &&
+eventually 20 has_event_matching low Preempted "evicted to make room for $NS/high: lower priority than $NS/high in ClusterTrainingQueue llm" &&
   pass "low's Preempted event: $(event_message low Preempted)" || fail "low's Preempted event does not name high: $(events_of low)"
 # Admitted in the cycle that preempts when the victims' pods are gone at once, else pending in
 # it ("preempted ... but the reservation failed") and admitted by a later cycle.
-events_of high | grep -q "preempted $NS/low" && pass "high's events name low: $(events_of high | grep "preempted $NS/low")" ||
+eventually 20 any_event_has high "preempted $NS/low" && pass "high's events name low: $(events_of high | grep "preempted $NS/low")" ||
   fail "no event of high names low: $(events_of high)"
 
 # --- waiting: the reason and the best domain ---------------------------------------------
@@ -82,7 +85,7 @@ kc taint node "${S[1]}" example.com/gpu-xid=79:NoSchedule >/dev/null || die "can
 replaced() { read -ra n <<<"$(nodes_of steady)"; [[ -n ${n[1]:-} && ${n[1]} != "${S[1]}" ]]; }
 eventually 60 replaced || fail "steady: rank 1 was not moved off ${S[1]}: $(nodes_of steady)"
 read -ra S2 <<<"$(nodes_of steady)"
-has_event_matching steady NodesReplaced "${S[1]} has taint example.com/gpu-xid=79:NoSchedule .*rank 1 ${S[1]} -> ${S2[1]}" &&
+eventually 20 has_event_matching steady NodesReplaced "${S[1]} has taint example.com/gpu-xid=79:NoSchedule .*rank 1 ${S[1]} -> ${S2[1]}" &&
   pass "steady's NodesReplaced event: $(event_message steady NodesReplaced)" ||
   fail "steady's NodesReplaced event does not name ${S[1]} -> ${S2[1]:-?}: $(events_of steady)"
 eventually 60 all_running $NS steady 3 || fail "steady is not Running again: $(events_of steady)"
