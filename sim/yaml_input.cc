@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/status.h"
 #include "common/text_input.h"
 
 namespace phalanx::sim {
@@ -133,11 +134,19 @@ absl::StatusOr<double> YamlReader::DoubleValue(const YAML::Node& node,
 
 namespace {
 
+// yaml-cpp throws BadSubscript for a key looked up in a scalar (a list item written as `- foo`
+// where a map is wanted; found by tests/fuzz/fuzz_sim_yaml): refused here instead.
+absl::Status CheckLookup(const YamlReader& in, const YAML::Node& map, const std::string& field) {
+  if (!map.IsScalar()) return absl::OkStatus();
+  return in.Error(map, field, absl::StrCat("want a field of a map, got ", Describe(map)));
+}
+
 // An optional scalar field: `fallback` when absent, otherwise `parse` of the node.
 template <typename T, typename Parse>
 absl::StatusOr<T> OptionalField(const YamlReader& in, const YAML::Node& map, const char* key,
                                 const std::string& field, const std::optional<T>& fallback,
                                 Parse parse) {
+  RETURN_IF_ERROR(CheckLookup(in, map, field));
   const YAML::Node node = map[key];
   if (!node.IsDefined() || node.IsNull()) {
     if (fallback) return *fallback;
@@ -184,6 +193,7 @@ absl::StatusOr<bool> YamlReader::Bool(const YAML::Node& map, const char* key,
 
 absl::StatusOr<YAML::Node> YamlReader::Map(const YAML::Node& map, const char* key,
                                            const std::string& field, bool required) const {
+  RETURN_IF_ERROR(CheckLookup(*this, map, field));
   YAML::Node node = map[key];
   if (!node.IsDefined() || node.IsNull()) {
     if (required) return Error(map, field, "required field is missing");
@@ -195,6 +205,7 @@ absl::StatusOr<YAML::Node> YamlReader::Map(const YAML::Node& map, const char* ke
 
 absl::StatusOr<YAML::Node> YamlReader::Sequence(const YAML::Node& map, const char* key,
                                                 const std::string& field, bool required) const {
+  RETURN_IF_ERROR(CheckLookup(*this, map, field));
   YAML::Node node = map[key];
   if (!node.IsDefined() || node.IsNull()) {
     if (required) return Error(map, field, "required field is missing");

@@ -47,5 +47,18 @@ TEST(LoadAllYamlTextTest, LeadingFlowEntryReturns) {
   }
 }
 
+// Found by tests/fuzz/fuzz_sim_yaml: a field read from a scalar (a toleration written as
+// `- foo`) let yaml-cpp's BadSubscript escape and terminate the process.
+TEST(YamlReaderTest, FieldOfAScalarIsAnError) {
+  YamlReader in("in.yaml");
+  ASSERT_OK_AND_ASSIGN(YAML::Node doc, LoadYamlText("tolerations: [foo]\n", "in.yaml"));
+  EXPECT_THAT(in.String(doc["tolerations"][0], "key", "tolerations[0].key", ""),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("tolerations[0].key")));
+  EXPECT_THAT(in.Map(doc["tolerations"][0], "spec", "tolerations[0].spec", true),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(in.Int(doc["tolerations"][0], "count", "tolerations[0].count"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("got \"foo\"")));
+}
+
 }  // namespace
 }  // namespace phalanx::sim
