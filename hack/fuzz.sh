@@ -57,7 +57,7 @@ symbolizer=$(command -v llvm-symbolizer-16 || command -v llvm-symbolizer || true
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0${symbolizer:+:external_symbolizer_path=$symbolizer}"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${symbolizer:+:external_symbolizer_path=$symbolizer}"
 work="$(mktemp -d /tmp/phalanx-fuzz.XXXXXX)"
-echo "[fuzz] new inputs and crash artifacts go under $work"
+echo "[fuzz] new inputs and crash artifacts go under $work (removed when nothing is found)"
 failed=0
 for t in "${targets[@]}"; do
   corpus="tests/fuzz/corpus/$t"
@@ -94,4 +94,7 @@ if [ "$failed" -ne 0 ]; then
   echo "[fuzz] FAILED" >&2
   exit 1
 fi
+# Nothing found: the inputs made up on the way are not worth keeping (CI runs this on every
+# submission, and they would pile up in /tmp). On a finding everything stays for the crash input.
+rm -rf "$work"
 echo "[fuzz] all ${#targets[@]} targets ran ${seconds}s each without a finding"
