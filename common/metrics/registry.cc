@@ -312,8 +312,24 @@ void Registry::AddCallbackGaugeFamily(std::string name, std::string help,
                               name, std::move(help), std::move(label_names), std::move(values)));
 }
 
+void Registry::AddRenderHook(std::function<void()> prepare) {
+  std::lock_guard<std::mutex> lock(mu_);
+  render_hooks_.push_back(std::move(prepare));
+}
+
 std::string Registry::Render() const {
   std::lock_guard<std::mutex> lock(mu_);
+  for (const std::function<void()>& prepare : render_hooks_) {
+    // As for a callback: a scrape must not abort the process. What the hook prepares is then
+    // missing, and the callbacks reading it say so by leaving their families out.
+    try {
+      prepare();
+    } catch (const std::exception& e) {
+      spdlog::error("metrics: render hook threw: {}", e.what());
+    } catch (...) {
+      spdlog::error("metrics: render hook threw a non-exception");
+    }
+  }
   std::string out;
   for (const auto& [name, family] : families_) family->Render(&out);
   return out;

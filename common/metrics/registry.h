@@ -132,6 +132,13 @@ class Registry {
                               std::vector<std::string> label_names,
                               std::function<std::vector<LabelledValue>()> values);
 
+  // `prepare` runs once at the start of every Render, before any callback gauge, under the
+  // Registry's lock (so never during another Render): callbacks that need the same costly
+  // computation (a walk of the whole cluster snapshot) read what it left instead of each doing
+  // it again. Same contract as a callback's `value`; a hook that throws is logged and the
+  // Render goes on.
+  void AddRenderHook(std::function<void()> prepare);
+
   // The text exposition of every family with at least one series, families sorted by name.
   std::string Render() const;
 
@@ -145,6 +152,7 @@ class Registry {
 
   mutable std::mutex mu_;
   std::map<std::string, std::unique_ptr<internal::FamilyBase>> families_;
+  std::vector<std::function<void()>> render_hooks_;
   std::set<std::string> sample_names_;  // every name a sample line may start with
 };
 

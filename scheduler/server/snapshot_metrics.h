@@ -37,8 +37,8 @@ std::vector<metrics::LabelledValue> UnschedulableNodeSeries(
     const placement::SnapshotSummary& summary);
 
 // Registers phalanx_domain_allocatable_gpus, phalanx_domain_allocated_gpus and
-// phalanx_unschedulable_nodes; `summarize` is called once per family per scrape and must be
-// thread-safe.
+// phalanx_unschedulable_nodes; `summarize` is called once per scrape (a Registry render hook),
+// and the three families read its result.
 void AddSnapshotMetrics(metrics::Registry& registry,
                         std::function<placement::SnapshotSummary()> summarize);
 

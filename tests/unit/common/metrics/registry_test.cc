@@ -85,6 +85,26 @@ TEST(RegistryTest, CallbackGaugeIsEvaluatedAtEachRender) {
   EXPECT_THAT(registry.Render(), HasSubstr("\nphalanx_snapshot_nodes 4096\n"));
 }
 
+TEST(RegistryTest, RenderHooksRunOnceBeforeTheCallbacksOfEachRender) {
+  Registry registry;
+  int prepared = 0;
+  int seen = -1;
+  registry.AddRenderHook([&] { ++prepared; });
+  registry.AddCallbackGauge("test_a", "A.", [&] { return double(seen = prepared); });
+  registry.AddCallbackGauge("test_b", "B.", [&] { return double(prepared); });
+  EXPECT_THAT(registry.Render(), HasSubstr("test_b 1\n"));
+  EXPECT_EQ(seen, 1);
+  EXPECT_THAT(registry.Render(), HasSubstr("test_a 2\n"));
+  EXPECT_EQ(prepared, 2);
+}
+
+TEST(RegistryTest, ARenderHookThatThrowsDoesNotStopTheScrape) {
+  Registry registry;
+  registry.AddRenderHook([] { throw std::runtime_error("snapshot gone"); });
+  registry.AddCallbackGauge("test_a", "A.", [] { return 7.0; });
+  EXPECT_THAT(registry.Render(), HasSubstr("test_a 7\n"));
+}
+
 TEST(RegistryTest, CallbackGaugeThatThrowsIsLeftOutOfThatScrape) {
   Registry registry;
   registry.AddCallbackGauge("a_broken", "Throws.",

@@ -24,6 +24,7 @@ class SnapshotMetricsTest : public ::testing::Test {
     AddNodes(snapshot_, {"a", "b", "nn-1"}, "n", 4);
     AddNodes(snapshot_, {"a", "b", "nn-2"}, "m", 2);
     AddSnapshotMetrics(registry_, [this] {
+      ++summaries_;
       return placement::Summarize(snapshot_, kSnapshotMetricsSummary);
     });
   }
@@ -36,7 +37,19 @@ class SnapshotMetricsTest : public ::testing::Test {
 
   placement::ClusterSnapshot snapshot_;
   metrics::Registry registry_;
+  int summaries_ = 0;
 };
+
+// Each summary walks the whole snapshot under its read lock: the three families of a scrape
+// share one.
+TEST_F(SnapshotMetricsTest, OneSummaryPerScrape) {
+  const std::string text = registry_.Render();
+  EXPECT_THAT(text, HasSubstr("phalanx_domain_allocatable_gpus{"));
+  EXPECT_THAT(text, HasSubstr("phalanx_unschedulable_nodes{"));
+  EXPECT_EQ(summaries_, 1);
+  (void)registry_.Render();
+  EXPECT_EQ(summaries_, 2);
+}
 
 TEST_F(SnapshotMetricsTest, GpusPerDomainCountBoundPodsAndReservationsNeverSingleNodes) {
   Occupy(snapshot_, "m0", 3);                                        // a bound pod
