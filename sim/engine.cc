@@ -5,8 +5,10 @@
 #include <cmath>
 #include <limits>
 #include <queue>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "common/status.h"
 #include "sim/comm_model.h"
 #include "sim/random.h"
@@ -73,6 +75,7 @@ class Simulation {
       Advance(event.t);
       switch (event.type) {
         case EventType::kArrival:
+          ++arrived_;
           SetState(event.subject, JobState::kPending);
           RequestCycle(now_);
           break;
@@ -84,6 +87,7 @@ class Simulation {
           break;
         case EventType::kNodeRepair:
           node_up_[event.subject] = 1;
+          --nodes_down_;
           RETURN_IF_ERROR(policy_.NodeChanged(event.subject, true));
           RequestCycle(now_);
           break;
@@ -92,13 +96,16 @@ class Simulation {
           RETURN_IF_ERROR(DoCycle());
           break;
       }
+      if (Stalled()) break;
       if (options_.progress && finished_ / 100 != last_reported) {
         last_reported = finished_ / 100;
         options_.progress(static_cast<double>(finished_) / std::max<size_t>(jobs_.size(), 1));
       }
     }
     result_.summary.policy = policy_.name();
-    result_.summary.makespan_s = now_;
+    result_.summary.horizon_start_s = first_submit_;
+    result_.summary.horizon_end_s = std::max(first_submit_, last_busy_);
+    result_.summary.makespan_s = result_.summary.horizon_end_s - first_submit_;
     result_.busy_gpu_seconds = busy_gpu_seconds_;
     Summarize(cluster_, result_);
     result_.summary.wall_seconds =
@@ -116,6 +123,7 @@ class Simulation {
     restart_pending_.assign(n, 0);
     result_.outcomes.resize(n);
     double last_submit = 0;
+    first_submit_ = n == 0 ? 0 : std::numeric_limits<double>::infinity();
     for (size_t i = 0; i < n; ++i) {
       const TraceJob& spec = trace_[i];
       JobStatus& job = jobs_[i];
@@ -128,8 +136,10 @@ class Simulation {
       out.gpus_per_pod = spec.gpus_per_pod;
       out.nodes_needed = NodesNeeded(spec.pods, spec.gpus_per_pod, NodeGpusFor(spec));
       out.multi_node = out.nodes_needed > 1;
+      out.unplaceable = !spec.unplaceable.empty();
       Push(spec.submit_s, EventType::kArrival, job.id);
       last_submit = std::max(last_submit, spec.submit_s);
+      first_submit_ = std::min(first_submit_, spec.submit_s);
     }
     node_up_.assign(cluster_.nodes.size(), 1);
     used_.assign(cluster_.nodes.size(), 0);
@@ -138,6 +148,15 @@ class Simulation {
     const FailureSpec& failures = cluster_.spec.failures;
     if (failures.node_mtbf_hours > 0 && !cluster_.nodes.empty()) ScheduleFailure();
     result_.usage.push_back({0.0, 0});
+  }
+
+  // Nothing can change any more: every job has arrived, none runs, every node is up, and the
+  // last cycle, which came after the last change, did nothing and asked for no wakeup. Only
+  // failures and repairs could follow, and they cannot make room that a whole healthy, idle
+  // cluster lacks, so the run ends here rather than at the safety horizon.
+  bool Stalled() const {
+    return arrived_ == static_cast<int32_t>(jobs_.size()) && running_.ids().empty() &&
+           nodes_down_ == 0 && last_cycle_idle_ && !std::isfinite(next_cycle_);
   }
 
   int32_t NodeGpusFor(const TraceJob& spec) const {
@@ -179,6 +198,7 @@ class Simulation {
   void Advance(double t) {
     if (t > now_) {
       busy_gpu_seconds_ += static_cast<double>(used_total_) * (t - now_);
+      if (used_total_ > 0) last_busy_ = t;
       now_ = t;
     }
   }
@@ -186,7 +206,7 @@ class Simulation {
   void Violation(int64_t& counter, std::string message) {
     ++counter;
     if (result_.violations.size() < kMaxViolations) {
-      result_.violations.push_back(absl::StrCat("t=", now_, "s ", message));
+      result_.violations.push_back(absl::StrFormat("t=%.0fs %s", now_, message));
     }
   }
 
@@ -229,6 +249,51 @@ class Simulation {
       Violation(result_.summary.partial_gang_events,
                 absl::StrCat(spec.name, " running with ", count, " pods, gang needs ",
                              spec.min_pods(), spec.elastic() ? "+" : ""));
+    }
+  }
+
+  // The domain of `level` (a label key) holding `node`: a domain index, the node itself as
+  // -2 - node for the hostname level, or -1 if the node's group has no such level.
+  int64_t DomainOf(int32_t node, const std::string& level) const {
+    if (level == kHostnameLabel) return -2 - int64_t{node};
+    const SimNode& n = cluster_.nodes[node];
+    const int32_t l = cluster_.LevelIndex(n.group, level);
+    return l < 0 ? -1 : n.domains[l];
+  }
+
+  // Whether ranks [begin, end) all lie inside one domain of `level`.
+  bool InOneDomain(const std::vector<int32_t>& nodes, size_t begin, size_t end,
+                   const std::string& level) const {
+    const int64_t first = DomainOf(nodes[begin], level);
+    if (first == -1) return false;
+    for (size_t r = begin + 1; r < end; ++r) {
+      if (DomainOf(nodes[r], level) != first) return false;
+    }
+    return true;
+  }
+
+  // The topology rules of the TrainingJob, checked on the ranks the policy chose: each block of
+  // groupSize consecutive ranks inside one groupLevel domain (as the placement core defines
+  // groups, scheduler/placement_types.h), every rank inside one domain of the required level.
+  void CheckTopology(int32_t id, const std::vector<int32_t>& nodes) {
+    const TraceJob& spec = trace_[id];
+    if (spec.group_size > 0) {
+      const size_t size = static_cast<size_t>(spec.group_size);
+      for (size_t begin = 0; begin < nodes.size(); begin += size) {
+        const size_t end = std::min(nodes.size(), begin + size);
+        if (end - begin < size || !InOneDomain(nodes, begin, end, spec.group_level)) {
+          Violation(result_.summary.group_violation_events,
+                    absl::StrCat(spec.name, ": ranks ", begin, "-", end - 1, " of ", nodes.size(),
+                                 " are not a group of ", spec.group_size, " inside one ",
+                                 spec.group_level, " domain"));
+          break;  // one event per decision
+        }
+      }
+    }
+    if (!spec.required_level.empty() && !InOneDomain(nodes, 0, nodes.size(), spec.required_level)) {
+      Violation(result_.summary.required_level_violation_events,
+                absl::StrCat(spec.name, ": ", nodes.size(), " ranks span more than one ",
+                             spec.required_level, " domain (required)"));
     }
   }
 
@@ -299,6 +364,7 @@ class Simulation {
       RETURN_IF_ERROR(policy_.JobInterrupted(job.id));
     }
     node_up_[node] = 0;
+    ++nodes_down_;
     RETURN_IF_ERROR(policy_.NodeChanged(node, false));
     Push(now_ + cluster_.spec.failures.repair_hours * 3600, EventType::kNodeRepair, node);
     RequestCycle(now_);
@@ -316,9 +382,32 @@ class Simulation {
     return true;
   }
 
+  // The tightest domain holding every rank, as (level label key, domain value).
+  std::pair<std::string, std::string> TightestDomain(const std::vector<int32_t>& nodes) const {
+    const SimNode& first = cluster_.nodes[nodes[0]];
+    if (std::all_of(nodes.begin(), nodes.end(), [&](int32_t n) { return n == nodes[0]; })) {
+      return {std::string(kHostnameLabel), first.name};
+    }
+    const NodeGroup& group = cluster_.groups[first.group];
+    for (int32_t l = static_cast<int32_t>(group.levels.size()) - 1; l >= 0; --l) {
+      const bool shared = std::all_of(nodes.begin(), nodes.end(), [&](int32_t n) {
+        return cluster_.nodes[n].group == first.group &&
+               cluster_.nodes[n].domains[l] == first.domains[l];
+      });
+      if (shared) return {group.levels[l], cluster_.domains[first.domains[l]].value};
+    }
+    return {"", "cluster"};
+  }
+
   void FirstPlacement(int32_t id) {
     JobOutcome& out = result_.outcomes[id];
     const std::vector<int32_t>& nodes = jobs_[id].nodes;
+    out.first_pods = static_cast<int32_t>(nodes.size());
+    std::vector<int32_t> distinct = nodes;
+    std::sort(distinct.begin(), distinct.end());
+    out.first_nodes = static_cast<int32_t>(
+        std::unique(distinct.begin(), distinct.end()) - distinct.begin());
+    std::tie(out.placed_level, out.placed_domain) = TightestDomain(nodes);
     out.comm_slowdown = CommSlowdown(cluster_, nodes, trace_[id].gpus_per_pod);
     // Judge the gang that was placed: an elastic job may start below its maximum.
     out.nodes_needed = NodesNeeded(static_cast<int32_t>(nodes.size()), trace_[id].gpus_per_pod,
@@ -355,6 +444,8 @@ class Simulation {
           return absl::OkStatus();
         }
         CheckGang(id, action.nodes.size());
+        CheckTopology(id, action.nodes);
+        if (job.first_start_s >= 0) ++result_.outcomes[id].restarts;
         job.nodes = action.nodes;
         SetState(id, JobState::kRunning);
         job.run_start_s = now_;
@@ -376,6 +467,7 @@ class Simulation {
           return absl::OkStatus();
         }
         CheckGang(id, action.nodes.size());
+        CheckTopology(id, action.nodes);
         Settle(id);
         if (action.nodes.size() > job.nodes.size()) ++result_.summary.grows;
         if (action.nodes.size() < job.nodes.size()) ++result_.summary.shrinks;
@@ -413,6 +505,7 @@ class Simulation {
     for (const Action& action : actions) RETURN_IF_ERROR(Apply(action));
     const double wakeup = policy_.NextWakeup();
     if (std::isfinite(wakeup)) RequestCycle(std::max(wakeup, now_ + 1e-6));
+    last_cycle_idle_ = actions.empty() && !std::isfinite(wakeup);
     return absl::OkStatus();
   }
 
@@ -434,7 +527,12 @@ class Simulation {
   int64_t used_total_ = 0;
   double busy_gpu_seconds_ = 0;
   double now_ = 0;
-  double horizon_ = 0;
+  double horizon_ = 0;  // safety stop for a policy that never stalls cleanly
+  double first_submit_ = 0;
+  double last_busy_ = 0;  // the last moment any GPU was in use
+  int32_t arrived_ = 0;
+  int32_t nodes_down_ = 0;
+  bool last_cycle_idle_ = false;
   double next_cycle_ = std::numeric_limits<double>::infinity();
   int64_t seq_ = 0;
   int32_t finished_ = 0;
@@ -466,16 +564,23 @@ void Summarize(const ClusterModel& cluster, RunResult& result) {
   s.jobs = static_cast<int32_t>(result.outcomes.size());
   std::vector<double> waits;
   double jct_sum = 0;
-  int64_t applicable = 0, local = 0, multi = 0;
+  int64_t applicable = 0, local = 0, multi = 0, completed_measured = 0;
   double slowdown_sum = 0;
   s.jobs_completed = 0;
   s.jobs_never_started = 0;
+  s.jobs_unplaceable = 0;
   for (const JobOutcome& out : result.outcomes) {
-    // Only jobs that started have a wait, a placement and (if they finished) a JCT.
     if (out.first_start_s < 0) ++s.jobs_never_started;
+    if (out.finish_s >= 0) ++s.jobs_completed;
+    if (out.unplaceable) {
+      // Whatever happened to it, it says nothing about how the policy serves placeable jobs.
+      ++s.jobs_unplaceable;
+      continue;
+    }
+    // Only jobs that started have a wait, a placement and (if they finished) a JCT.
     if (out.first_start_s >= 0) waits.push_back(out.first_start_s - out.submit_s);
     if (out.finish_s >= 0) {
-      ++s.jobs_completed;
+      ++completed_measured;
       jct_sum += out.finish_s - out.submit_s;
     }
     if (out.first_start_s >= 0 && out.multi_node) {
@@ -492,7 +597,8 @@ void Summarize(const ClusterModel& cluster, RunResult& result) {
   s.multi_node_jobs = multi;
   s.wait_p50_s = Percentile(waits, 50);
   s.wait_p99_s = Percentile(waits, 99);
-  s.jct_mean_s = s.jobs_completed > 0 ? jct_sum / s.jobs_completed : 0;
+  s.jobs_measured_completed = static_cast<int32_t>(completed_measured);
+  s.jct_mean_s = completed_measured > 0 ? jct_sum / completed_measured : 0;
   s.locality_lowest_level = applicable > 0 ? static_cast<double>(local) / applicable : 1.0;
   s.comm_slowdown_mean = multi > 0 ? slowdown_sum / multi : 1.0;
   const double capacity = static_cast<double>(cluster.total_gpus) * s.makespan_s;

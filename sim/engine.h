@@ -41,12 +41,23 @@ struct JobOutcome {
   int32_t gpus_per_pod = 0;
   int32_t nodes_needed = 0;  // nodes the gang needs when packed (as first placed)
   bool multi_node = false;
+  // The trace marked it as never placeable (--allow-unplaceable): left out of every per-job
+  // figure whatever a policy did with it.
+  bool unplaceable = false;
+  // The first placement: pods and distinct nodes, and the tightest domain holding all of them
+  // (its level's label key, "kubernetes.io/hostname" for one node, "" = spans node groups or
+  // top-level domains; domain "cluster" then).
+  int32_t first_pods = 0;
+  int32_t first_nodes = 0;
+  std::string placed_level;
+  std::string placed_domain;
   // Locality of the first placement (multi-node jobs whose lowest holding level exists).
   bool locality_applicable = false;
   bool locality_ok = false;
   double comm_slowdown = 1.0;  // of the first placement
   int32_t preemptions = 0;
   int32_t interruptions = 0;
+  int32_t restarts = 0;  // starts after the first (each after a preemption or failure)
   double gpu_seconds = 0;  // GPU-seconds allocated to the job, restart overhead included
   double restart_gpu_seconds = 0;
 };
@@ -54,12 +65,20 @@ struct JobOutcome {
 struct Summary {
   std::string policy;
   int32_t jobs = 0;
-  int32_t jobs_started = 0;
-  int32_t jobs_completed = 0;
+  int32_t jobs_started = 0;    // placeable jobs that started (the wait figures' population)
+  int32_t jobs_completed = 0;  // every completed job, unplaceable ones included
+  int32_t jobs_measured_completed = 0;  // placeable completed jobs (the JCT's population)
   // Never started by the end of the run: left out of every per-job figure below, and reported.
   int32_t jobs_never_started = 0;
-  double makespan_s = 0;
-  double gpu_utilization = 0;  // busy GPU-seconds / (cluster GPUs x makespan)
+  // Marked by the trace check as never placeable (TraceJob::unplaceable): left out of every
+  // per-job figure below even if a policy started them (which the checks then count).
+  int32_t jobs_unplaceable = 0;
+  // The horizon the run is measured over: from the first submit to the moment the last GPU was
+  // released (a run that ends with jobs pending does not count the idle time after that).
+  double horizon_start_s = 0;
+  double horizon_end_s = 0;
+  double makespan_s = 0;       // horizon_end_s - horizon_start_s
+  double gpu_utilization = 0;  // busy GPU-seconds / (cluster GPUs x makespan); 0 if makespan 0
   double wait_p50_s = 0;
   double wait_p99_s = 0;
   double jct_mean_s = 0;
@@ -74,9 +93,20 @@ struct Summary {
   int64_t grows = 0;
   int64_t interruptions = 0;  // gangs killed by node failures
   int64_t node_failures = 0;
-  int64_t partial_gang_events = 0;
-  int64_t overcommit_events = 0;
+  // The engine's own checks of every start and resize, whatever the policy believes:
+  int64_t partial_gang_events = 0;  // pod count outside the gang's sizes
+  int64_t overcommit_events = 0;    // a node's GPUs over capacity, or a pod on a failed node
+  // a block of groupSize consecutive ranks not inside one groupLevel domain (or a last block
+  // shorter than groupSize)
+  int64_t group_violation_events = 0;
+  // ranks not all inside one domain of the job's required level
+  int64_t required_level_violation_events = 0;
   int64_t invalid_actions = 0;  // e.g. starting a job that is not pending
+  // Sum of the five counters above: any of them means a policy broke a rule.
+  int64_t violations() const {
+    return partial_gang_events + overcommit_events + group_violation_events +
+           required_level_violation_events + invalid_actions;
+  }
   int64_t cycles = 0;
   double wall_seconds = 0;
 };

@@ -55,16 +55,17 @@ const char* Color(size_t i) { return kColors[i % (sizeof(kColors) / sizeof(kColo
 
 // The figures of a summary as text: "-" where nothing was measured.
 struct Cells {
-  std::string wait_p50, wait_p99, jct, locality, comm;
+  std::string util, wait_p50, wait_p99, jct, locality, comm;
 };
 
 Cells TextCells(const Summary& s) {
-  Cells c{"-", "-", "-", "-", "-"};
+  Cells c{"-", "-", "-", "-", "-", "-"};
+  if (s.makespan_s > 0) c.util = absl::StrFormat("%.1f%%", 100 * s.gpu_utilization);
   if (s.jobs_started > 0) {
     c.wait_p50 = Duration(s.wait_p50_s);
     c.wait_p99 = Duration(s.wait_p99_s);
   }
-  if (s.jobs_completed > 0) c.jct = Duration(s.jct_mean_s);
+  if (s.jobs_measured_completed > 0) c.jct = Duration(s.jct_mean_s);
   if (s.locality_jobs > 0) c.locality = absl::StrFormat("%.1f%%", 100 * s.locality_lowest_level);
   if (s.multi_node_jobs > 0) c.comm = absl::StrFormat("%.3f", s.comm_slowdown_mean);
   return c;
@@ -101,45 +102,67 @@ std::vector<double> UtilizationSeries(const RunResult& result, int64_t total_gpu
   return series;
 }
 
+std::string LocalityBucket::label() const {
+  if (max_nodes == 0) return absl::StrCat(min_nodes, "+");
+  if (max_nodes == min_nodes) return absl::StrCat(min_nodes);
+  return absl::StrCat(min_nodes, "-", max_nodes);
+}
+
 std::vector<LocalityBucket> LocalityBySize(const RunResult& result) {
-  std::vector<LocalityBucket> buckets = {{"2", 0, 0},    {"3-4", 0, 0},   {"5-8", 0, 0},
-                                         {"9-16", 0, 0}, {"17-32", 0, 0}, {"33-64", 0, 0},
-                                         {"65+", 0, 0}};
+  std::vector<LocalityBucket> buckets = {{2, 2},   {3, 4},   {5, 8}, {9, 16},
+                                         {17, 32}, {33, 64}, {65, 0}};
   for (const JobOutcome& out : result.outcomes) {
-    if (!out.locality_applicable || out.first_start_s < 0) continue;
-    const int32_t n = out.nodes_needed;
-    const size_t b = n <= 2    ? 0
-                     : n <= 4  ? 1
-                     : n <= 8  ? 2
-                     : n <= 16 ? 3
-                     : n <= 32 ? 4
-                     : n <= 64 ? 5
-                               : 6;
-    ++buckets[b].total;
-    buckets[b].local += out.locality_ok ? 1 : 0;
+    if (!out.locality_applicable || out.first_start_s < 0 || out.unplaceable) continue;
+    for (LocalityBucket& b : buckets) {
+      if (out.nodes_needed >= b.min_nodes && (b.max_nodes == 0 || out.nodes_needed <= b.max_nodes)) {
+        ++b.total;
+        b.local += out.locality_ok ? 1 : 0;
+        break;
+      }
+    }
   }
   return buckets;
 }
+
+namespace {
+
+bool AnyUnplaceable(const SimulationReport& report) {
+  for (const RunResult& r : report.results) {
+    if (r.summary.jobs_unplaceable > 0) return true;
+  }
+  return false;
+}
+
+}  // namespace
 
 std::string FormatTable(const SimulationReport& report) {
   std::string out = absl::StrFormat("cluster: %s, %d GPUs   trace: %s, %d jobs\n\n",
                                     DescribeCluster(*report.cluster), report.cluster->total_gpus,
                                     report.trace_source, report.jobs);
-  out += absl::StrFormat("%-18s %6s %9s %9s %9s %6s %6s %9s %8s %8s %8s %8s\n", "policy",
-                         "util", "wait p50", "wait p99", "JCT mean", "done", "never", "locality",
-                         "comm x", "preempt", "partial", "overcom");
+  // The unplaceable column only appears when the run allowed such jobs.
+  const bool unplaceable = AnyUnplaceable(report);
+  out += absl::StrFormat("%-18s %6s %9s %9s %9s %6s %6s", "policy", "util", "wait p50",
+                         "wait p99", "JCT mean", "done", "never");
+  if (unplaceable) out += absl::StrFormat(" %6s", "unplc");
+  out += absl::StrFormat(" %9s %8s %8s %10s\n", "locality", "comm x", "preempt", "violations");
   for (const RunResult& r : report.results) {
     const Summary& s = r.summary;
     const Cells c = TextCells(s);
-    out += absl::StrFormat("%-18s %5.1f%% %9s %9s %9s %6d %6d %9s %8s %8d %8d %8d\n", s.policy,
-                           100 * s.gpu_utilization, c.wait_p50, c.wait_p99, c.jct,
-                           s.jobs_completed, s.jobs_never_started, c.locality, c.comm,
-                           s.preemptions, s.partial_gang_events, s.overcommit_events);
+    out += absl::StrFormat("%-18s %6s %9s %9s %9s %6d %6d", s.policy, c.util, c.wait_p50,
+                           c.wait_p99, c.jct, s.jobs_completed, s.jobs_never_started);
+    if (unplaceable) out += absl::StrFormat(" %6d", s.jobs_unplaceable);
+    out += absl::StrFormat(" %9s %8s %8d %10d\n", c.locality, c.comm, s.preemptions,
+                           s.violations());
   }
   out +=
-      "\nutil: busy GPU-seconds / (GPUs x makespan); never: jobs never started (not in wait, "
-      "locality,\nJCT); locality: multi-node jobs inside one domain of the lowest level that could "
-      "hold them;\ncomm x: all-reduce slowdown vs ideal placement (docs/simulator.md).\n";
+      "\nutil: busy GPU-seconds / (GPUs x makespan, first submit to last GPU released); never: "
+      "jobs\nnever started (not in wait, locality, JCT); locality: multi-node jobs inside one "
+      "domain of the\nlowest level that could hold them; comm x: all-reduce slowdown vs ideal "
+      "placement; violations:\nrules the engine caught a policy breaking (partial gangs, "
+      "over-commit, TP groups, required\nlevels, invalid actions; docs/simulator.md).\n";
+  if (unplaceable) {
+    out += "unplc: jobs that can never be placed (--allow-unplaceable), in no figure.\n";
+  }
   return out;
 }
 
@@ -190,22 +213,43 @@ std::string FormatJson(const SimulationReport& report) {
     };
     w.Key("policy");
     w.String(s.policy.c_str());
-    number("gpu_utilization", s.gpu_utilization, 4);
+    measured("gpu_utilization", s.gpu_utilization, 4, s.makespan_s > 0);
     measured("wait_p50_s", s.wait_p50_s, 1, s.jobs_started > 0);
     measured("wait_p99_s", s.wait_p99_s, 1, s.jobs_started > 0);
-    measured("jct_mean_s", s.jct_mean_s, 1, s.jobs_completed > 0);
+    measured("jct_mean_s", s.jct_mean_s, 1, s.jobs_measured_completed > 0);
     count("jobs_completed", s.jobs_completed);
     count("jobs_never_started", s.jobs_never_started);
+    count("jobs_unplaceable", s.jobs_unplaceable);
     measured("locality_lowest_level", s.locality_lowest_level, 4, s.locality_jobs > 0);
+    w.Key("locality_by_size");
+    w.StartArray();
+    for (const LocalityBucket& b : LocalityBySize(r)) {
+      w.StartObject();
+      count("min_nodes", b.min_nodes);
+      w.Key("max_nodes");
+      if (b.max_nodes == 0) {
+        w.Null();
+      } else {
+        w.Int(b.max_nodes);
+      }
+      count("jobs", b.total);
+      count("local", b.local);
+      w.EndObject();
+    }
+    w.EndArray();
     measured("comm_slowdown_mean", s.comm_slowdown_mean, 4, s.multi_node_jobs > 0);
     count("preemptions", s.preemptions);
     count("shrinks", s.shrinks);
     count("grows", s.grows);
     count("node_failures", s.node_failures);
     count("interruptions", s.interruptions);
+    number("horizon_start_s", s.horizon_start_s, 1);
+    number("horizon_end_s", s.horizon_end_s, 1);
     number("makespan_s", s.makespan_s, 1);
     count("partial_gang_events", s.partial_gang_events);
     count("overcommit_events", s.overcommit_events);
+    count("group_violation_events", s.group_violation_events);
+    count("required_level_violation_events", s.required_level_violation_events);
     count("invalid_actions", s.invalid_actions);
     w.EndObject();
   }
@@ -363,7 +407,7 @@ std::string LocalityChart(const SimulationReport& report) {
   for (size_t g = 0; g < groups; ++g) {
     int64_t total = 0;
     for (const auto& buckets : all) total = std::max(total, buckets[g].total);
-    xt.push_back({(g + 0.5) / groups, absl::StrCat(all[0][g].label, " (n=", total, ")")});
+    xt.push_back({(g + 0.5) / groups, absl::StrCat(all[0][g].label(), " (n=", total, ")")});
     for (size_t p = 0; p < all.size(); ++p) {
       const LocalityBucket& b = all[p][g];
       if (b.total == 0) continue;
@@ -373,7 +417,7 @@ std::string LocalityChart(const SimulationReport& report) {
           "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\">"
           "<title>%s, %s nodes: %d of %d local</title></rect>",
           x, f.y1 - v * f.H(), bar * 0.9, v * f.H(), Color(p),
-          Escape(report.results[p].summary.policy), b.label, b.local, b.total);
+          Escape(report.results[p].summary.policy), b.label(), b.local, b.total);
     }
   }
   body = Axes(f, xt, yt, "gang size in nodes", "in one lowest-level domain") + body;
@@ -392,12 +436,11 @@ std::string FormatHtml(const SimulationReport& report) {
     const Summary& s = report.results[i].summary;
     const Cells c = TextCells(s);
     rows += absl::StrFormat(
-        "<tr><td><span class=\"dot\" style=\"background:%s\"></span>%s</td><td>%.1f%%</td>"
+        "<tr><td><span class=\"dot\" style=\"background:%s\"></span>%s</td><td>%s</td>"
         "<td>%s</td><td>%s</td><td>%s</td><td>%d / %d</td><td>%d</td><td>%s</td><td>%s</td>"
-        "<td>%d</td><td>%d</td><td>%d</td></tr>\n",
-        Color(i), Escape(s.policy), 100 * s.gpu_utilization, c.wait_p50, c.wait_p99, c.jct,
-        s.jobs_completed, s.jobs, s.jobs_never_started, c.locality, c.comm, s.preemptions,
-        s.partial_gang_events, s.overcommit_events);
+        "<td>%d</td><td>%d</td></tr>\n",
+        Color(i), Escape(s.policy), c.util, c.wait_p50, c.wait_p99, c.jct, s.jobs_completed,
+        s.jobs, s.jobs_never_started, c.locality, c.comm, s.preemptions, s.violations());
   }
   return absl::StrCat(
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
@@ -416,7 +459,7 @@ std::string FormatHtml(const SimulationReport& report) {
       "<table><tr><th>policy</th><th>GPU util</th><th>wait p50</th><th>wait p99</th>"
       "<th>JCT mean</th><th>done</th><th>never started</th><th>locality</th>"
       "<th>comm &times;</th>"
-      "<th>preempted</th><th>partial</th><th>overcommit</th></tr>\n",
+      "<th>preempted</th><th>violations</th></tr>\n",
       rows, "</table>\n",
       "<p class=\"note\">Never started: jobs that had not started when the run ended; they "
       "are left out of the wait, locality and JCT figures. Locality: multi-node jobs placed inside one domain of the lowest network "
@@ -426,15 +469,39 @@ std::string FormatHtml(const SimulationReport& report) {
       UtilizationChart(report), WaitCdfChart(report), LocalityChart(report), "</body></html>\n");
 }
 
-std::string NeverStartedWarning(const SimulationReport& report) {
+std::string RunWarnings(const SimulationReport& report) {
   std::string out;
+  if (!report.results.empty() && report.results[0].summary.jobs_unplaceable > 0) {
+    absl::StrAppend(&out, report.results[0].summary.jobs_unplaceable, " of ", report.jobs,
+                    " jobs can never be placed on this cluster (--allow-unplaceable); they are in "
+                    "no figure of any policy (column \"unplc\", JSON jobs_unplaceable)\n");
+  }
   for (const RunResult& r : report.results) {
     const Summary& s = r.summary;
-    if (s.jobs_never_started == 0) continue;
-    absl::StrAppend(&out, s.jobs_never_started, " of ", s.jobs, " jobs never started under ",
-                    s.policy,
-                    "; they are not in its wait, locality and JCT figures (column \"never\", "
-                    "JSON jobs_never_started)\n");
+    if (s.jobs_never_started > 0) {
+      int64_t unplaceable = 0;
+      for (const JobOutcome& o : r.outcomes) unplaceable += o.unplaceable && o.first_start_s < 0;
+      absl::StrAppend(&out, s.jobs_never_started, " of ", s.jobs, " jobs never started under ",
+                      s.policy);
+      if (unplaceable > 0) absl::StrAppend(&out, " (", unplaceable, " of them unplaceable)");
+      absl::StrAppend(&out,
+                      "; they are not in its wait, locality and JCT figures (column \"never\", "
+                      "JSON jobs_never_started)\n");
+    }
+    if (s.violations() == 0) continue;
+    std::vector<std::string> counts;
+    auto add = [&](int64_t n, const char* what) {
+      if (n > 0) counts.push_back(absl::StrCat(n, " ", what));
+    };
+    add(s.partial_gang_events, "partial gang");
+    add(s.overcommit_events, "over-commit");
+    add(s.group_violation_events, "group");
+    add(s.required_level_violation_events, "required level");
+    add(s.invalid_actions, "invalid action");
+    absl::StrAppend(&out, s.policy, " broke rules the engine checks: ", absl::StrJoin(counts, ", "),
+                    " (JSON *_events, invalid_actions)");
+    if (!r.violations.empty()) absl::StrAppend(&out, "; first: ", r.violations[0]);
+    out += "\n";
   }
   return out;
 }

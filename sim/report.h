@@ -30,17 +30,22 @@ std::string FormatTable(const SimulationReport& report);
 // Deterministic: no wall-clock times.
 std::string FormatJson(const SimulationReport& report);
 std::string FormatHtml(const SimulationReport& report);
-// One line per policy that left jobs never started (for stderr), or "".
-std::string NeverStartedWarning(const SimulationReport& report);
+// What stderr must say about the run, one line each, or "": jobs the trace marked unplaceable;
+// for each policy, jobs never started and every rule the engine's checks caught it breaking.
+std::string RunWarnings(const SimulationReport& report);
 
 // Chart data, exposed for tests: utilization (0..1) averaged over `buckets` equal slices of
-// [0, end_s]; and the locality by gang size in nodes (label, local, total).
+// [0, end_s]; and the locality by gang size in nodes, as the HTML chart and the JSON's
+// locality_by_size show it: placeable multi-node jobs whose locality was judged, by the nodes
+// of their first placement, in buckets 2, 3-4, 5-8, ..., 33-64, 65+ (max_nodes 0 = no bound).
 std::vector<double> UtilizationSeries(const RunResult& result, int64_t total_gpus, double end_s,
                                       int buckets);
 struct LocalityBucket {
-  std::string label;
+  int32_t min_nodes = 0;
+  int32_t max_nodes = 0;  // 0 = unbounded
   int64_t local = 0;
   int64_t total = 0;
+  std::string label() const;  // "2", "3-4", "65+"
 };
 std::vector<LocalityBucket> LocalityBySize(const RunResult& result);
 

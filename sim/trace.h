@@ -41,6 +41,9 @@ struct TraceJob {
   std::string group_level;
   std::string node_group;  // "" = any node group
   std::string origin;      // "trace.csv:12", for messages
+  // Why no policy could ever place it (UnplaceableReason), kept when the run allows such jobs
+  // (--allow-unplaceable); "" = placeable.
+  std::string unplaceable;
 
   bool elastic() const { return elastic_min > 0; }
   int32_t min_pods() const { return elastic() ? elastic_min : pods; }

@@ -1,6 +1,7 @@
 #include "sim/engine.h"
 
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -17,25 +18,33 @@ namespace {
 using testing::Gang;
 using testing::SmallCluster;
 
-// A policy that does what it is told, to check that the engine's checks really measure.
-class ScriptedPolicy : public Policy {
+// Test policies decide in Cycle only; the events they are told about change nothing.
+class TestPolicy : public Policy {
  public:
-  explicit ScriptedPolicy(std::vector<std::vector<int32_t>> placements)
-      : placements_(std::move(placements)) {}
-  std::string name() const override { return "scripted"; }
   absl::Status Init(const ClusterModel&, const std::vector<JobStatus>&) override {
     return absl::OkStatus();
-  }
-  absl::StatusOr<std::vector<Action>> Cycle(const CycleView& view) override {
-    std::vector<Action> actions;
-    for (int32_t id : view.pending) {
-      actions.push_back(Action{Action::Kind::kStart, id, placements_[id]});
-    }
-    return actions;
   }
   absl::Status JobFinished(int32_t) override { return absl::OkStatus(); }
   absl::Status JobInterrupted(int32_t) override { return absl::OkStatus(); }
   absl::Status NodeChanged(int32_t, bool) override { return absl::OkStatus(); }
+};
+
+// A policy that does what it is told, to check that the engine's checks really measure: each
+// pending job starts on its scripted rank -> node list, or never if the list is empty.
+class ScriptedPolicy : public TestPolicy {
+ public:
+  explicit ScriptedPolicy(std::vector<std::vector<int32_t>> placements)
+      : placements_(std::move(placements)) {}
+  std::string name() const override { return "scripted"; }
+  absl::StatusOr<std::vector<Action>> Cycle(const CycleView& view) override {
+    std::vector<Action> actions;
+    for (int32_t id : view.pending) {
+      if (!placements_[id].empty()) {
+        actions.push_back(Action{Action::Kind::kStart, id, placements_[id]});
+      }
+    }
+    return actions;
+  }
 
  private:
   std::vector<std::vector<int32_t>> placements_;
@@ -53,6 +62,123 @@ TEST(EngineTest, ChecksCountPartialGangsAndOverCommitIndependently) {
   EXPECT_THAT(result.violations[0] + result.violations[1],
               ::testing::AllOf(::testing::HasSubstr("over-committed"),
                                ::testing::HasSubstr("running with 2 pods")));
+}
+
+// The topology rules, checked on the ranks the policy chose (SmallCluster: layer-3 blocks of 4
+// nodes, layer-2 domains of 8).
+TEST(EngineTest, ChecksCountGroupAndRequiredLevelViolationsIndependently) {
+  ClusterModel cluster = SmallCluster(16);
+  TraceJob fine = Gang("fine", 4, 8);  // groups {0,1} and {4,5}, each in one block; one layer-2
+  fine.group_size = 2;
+  fine.group_level = testing::kLayer3;
+  fine.required_level = testing::kLayer2;
+  TraceJob split = fine;  // its first group {2,8} spans two blocks (and two layer-2 domains)
+  split.name = "split";
+  split.required_level = "";
+  TraceJob spread = Gang("spread", 2, 8);  // must stay in one block, placed in two
+  spread.required_level = testing::kLayer3;
+  TraceJob hosts = Gang("hosts", 2, 4);  // a group of 2 on one node, placed on two
+  hosts.group_size = 2;
+  hosts.group_level = "kubernetes.io/hostname";
+  TraceJob packed = hosts;  // the same group on one node: fine
+  packed.name = "packed";
+  TraceJob never = Gang("never", 1, 8);  // the policy never starts it
+  ScriptedPolicy policy({{0, 1, 4, 5}, {2, 8, 3, 9}, {7, 12}, {13, 14}, {15, 15}, {}});
+  ASSERT_OK_AND_ASSIGN(RunResult result,
+                       Engine(cluster, {fine, split, spread, hosts, packed, never}, {}).Run(policy));
+  const Summary& s = result.summary;
+  EXPECT_EQ(s.group_violation_events, 2);
+  EXPECT_EQ(s.required_level_violation_events, 1);
+  EXPECT_EQ(s.partial_gang_events, 0);
+  EXPECT_EQ(s.overcommit_events, 0);
+  EXPECT_EQ(s.jobs_never_started, 1);
+  EXPECT_EQ(s.jobs_completed, 5);
+  EXPECT_EQ(s.violations(), 3);
+  EXPECT_THAT(::testing::PrintToString(result.violations),
+              ::testing::AllOf(::testing::HasSubstr("split: ranks 0-1 of 4 are not a group of 2"),
+                               ::testing::HasSubstr("spread: 2 ranks span more than one"),
+                               ::testing::HasSubstr("hosts: ranks 0-1")));
+  // Where each gang landed: the tightest domain holding its ranks.
+  EXPECT_EQ(result.outcomes[0].placed_level, testing::kLayer2);
+  EXPECT_EQ(result.outcomes[4].placed_level, "kubernetes.io/hostname");
+  EXPECT_EQ(result.outcomes[4].first_nodes, 1);
+  EXPECT_EQ(result.outcomes[1].placed_level, "topology.k8s.aws/network-node-layer-1");
+}
+
+// A resize is checked like a start: growing a grouped elastic gang by a group placed across
+// blocks is a group violation.
+class GrowAcrossBlocksPolicy : public TestPolicy {
+ public:
+  std::string name() const override { return "grow-across"; }
+  absl::StatusOr<std::vector<Action>> Cycle(const CycleView& view) override {
+    if (!view.pending.empty()) return std::vector<Action>{{Action::Kind::kStart, 0, {0, 1}}};
+    if (!grown_ && !view.running.empty()) {
+      grown_ = true;
+      return std::vector<Action>{{Action::Kind::kResize, 0, {0, 1, 3, 4}}};
+    }
+    return std::vector<Action>{};
+  }
+  double NextWakeup() const override { return grown_ ? kNever : 100; }
+
+ private:
+  static constexpr double kNever = std::numeric_limits<double>::infinity();
+  bool grown_ = false;
+};
+
+TEST(EngineTest, ResizesAreCheckedLikeStarts) {
+  ClusterModel cluster = SmallCluster(16);
+  TraceJob job = Gang("elastic", 4, 8);
+  job.elastic_min = 2;
+  job.elastic_max = 4;
+  job.elastic_step = 2;
+  job.group_size = 2;
+  job.group_level = testing::kLayer3;
+  GrowAcrossBlocksPolicy policy;
+  ASSERT_OK_AND_ASSIGN(RunResult result, Engine(cluster, {job}, {}).Run(policy));
+  EXPECT_EQ(result.summary.grows, 1);
+  EXPECT_EQ(result.summary.group_violation_events, 1);  // ranks 2-3 on nodes 3 and 4
+  EXPECT_EQ(result.summary.partial_gang_events, 0);
+}
+
+// The horizon: a job that can never start must not stretch the run to the engine's safety stop
+// (a year) while node failures keep arriving; utilization is over first submit -> last GPU
+// released, and the run ends once nothing can change.
+TEST(EngineTest, HorizonEndsWhenTheLastGpuIsReleased) {
+  ClusterSpec spec = SmallCluster(16).spec;
+  spec.failures.node_mtbf_hours = 400;  // a failure every 25 h over 16 nodes
+  spec.failures.repair_hours = 1;
+  ASSERT_OK_AND_ASSIGN(ClusterModel cluster, BuildCluster(spec));
+  TraceJob a = Gang("a", 2, 8, 100, 3600);
+  TraceJob stuck = Gang("stuck", 1, 8, 200, 600);
+  ScriptedPolicy policy({{0, 1}, {}});
+  ASSERT_OK_AND_ASSIGN(RunResult result, Engine(cluster, {a, stuck}, {}).Run(policy));
+  const Summary& s = result.summary;
+  EXPECT_EQ(s.jobs_never_started, 1);
+  EXPECT_DOUBLE_EQ(s.horizon_start_s, 100);
+  EXPECT_DOUBLE_EQ(s.horizon_end_s, 3700);
+  EXPECT_DOUBLE_EQ(s.makespan_s, 3600);
+  EXPECT_DOUBLE_EQ(s.gpu_utilization, 16.0 / 128);
+  EXPECT_LE(s.node_failures, 1);  // not a year of them
+}
+
+// Jobs the trace marked unplaceable (--allow-unplaceable) are in no per-job figure, even when a
+// policy that breaks the rules runs them.
+TEST(EngineTest, UnplaceableJobsAreInNoFigure) {
+  ClusterModel cluster = SmallCluster(16);
+  TraceJob a = Gang("a", 2, 8, 0, 3600);
+  TraceJob impossible = Gang("impossible", 8, 8, 0, 600);
+  impossible.required_level = testing::kLayer3;  // 8 nodes in one block of 4
+  impossible.unplaceable = "needs 8 pods in one layer-3 domain";
+  ScriptedPolicy policy({{0, 1}, {8, 9, 10, 11, 12, 13, 14, 15}});
+  ASSERT_OK_AND_ASSIGN(RunResult result, Engine(cluster, {a, impossible}, {}).Run(policy));
+  const Summary& s = result.summary;
+  EXPECT_EQ(s.jobs_unplaceable, 1);
+  EXPECT_EQ(s.jobs_completed, 2);
+  EXPECT_EQ(s.jobs_started, 1);
+  EXPECT_EQ(s.jobs_measured_completed, 1);
+  EXPECT_DOUBLE_EQ(s.jct_mean_s, 3600);
+  EXPECT_EQ(s.multi_node_jobs, 1);
+  EXPECT_EQ(s.required_level_violation_events, 1);
 }
 
 // Conservation: every GPU-second the ledger counts belongs to a job, every job got exactly its
@@ -99,6 +225,11 @@ TEST_P(PolicyEngineTest, ConservesGpuSecondsWithFailuresAndPreemption) {
   EXPECT_EQ(result.summary.partial_gang_events, 0);
   EXPECT_EQ(result.summary.overcommit_events, 0);
   EXPECT_EQ(result.summary.invalid_actions, 0) << ::testing::PrintToString(result.violations);
+  if (GetParam() == "phalanx") {
+    // The placement core honours required levels and groups; the baselines' rules are theirs
+    // (docs/baselines.md), and what they break is counted, not asserted here.
+    EXPECT_EQ(result.summary.violations(), 0) << ::testing::PrintToString(result.violations);
+  }
   ExpectConservation(jobs, result);
 }
 
