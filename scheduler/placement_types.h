@@ -90,7 +90,7 @@ struct PlacementResult {
 };
 
 // A running gang that admission allows the planner to shrink or evict, in admission's order of
-// preference (earlier = preferred victim when the count of victims is equal).
+// preference (earlier = preferred victim between plans of as many victims of equal priorities).
 struct RunningGang {
   std::string job;
   int32_t priority = 0;

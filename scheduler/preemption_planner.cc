@@ -1,6 +1,7 @@
 #include "scheduler/preemption_planner.h"
 
 #include <algorithm>
+#include <functional>
 #include <set>
 #include <tuple>
 #include <unordered_map>
@@ -21,6 +22,7 @@ struct Candidate {
   int order = 0;  // admission's preference; lower = preferred victim
   const ClusterSnapshot::Reservation* reservation = nullptr;
   std::vector<ResourceVector> rank_usage;
+  std::vector<int64_t> gpus_from;  // gpus_from[r] = GPUs of ranks r.. (what shrinking to r frees)
   int32_t count = 0;
   int32_t min_count = 0;  // == count when it cannot shrink
   int32_t step = 1;
@@ -38,19 +40,42 @@ struct Target {
 // new_count per candidate position (count = untouched, 0 = evicted).
 using Action = std::vector<int32_t>;
 
+// A plan's cost, compared lexicographically (docs/placement.md, PlanPreemption): fewest
+// evictions, then fewest shrinks, then the lowest victim priorities (the highest one first, then
+// the next), then the fewest GPUs and pods taken, then admission's order of preference, then the
+// tighter level and topology order.
 struct Plan {
   Target target;
   Action action;
   int evictions = 0;
   int shrinks = 0;
+  std::vector<int32_t> priorities;  // the victims', highest first
+  int64_t gpus_taken = 0;
   int64_t pods_taken = 0;
-  std::vector<int> victim_orders;
+  std::vector<int> victim_orders;  // ascending
 
   auto Key() const {
-    return std::make_tuple(evictions, shrinks, pods_taken, victim_orders, -target.level,
-                           target.order);
+    return std::make_tuple(evictions, shrinks, std::cref(priorities), gpus_taken, pods_taken,
+                           std::cref(victim_orders), -target.level, target.order);
   }
 };
+
+// Calls visit(pick) for every `size`-subset of positions 0..n-1, in colexicographic order (the
+// subsets whose largest position is smallest come first), until visit returns false.
+template <typename Visit>
+void ForEachSubset(size_t n, size_t size, Visit visit) {
+  if (size > n) return;
+  std::vector<size_t> pick(size);
+  for (size_t i = 0; i < size; ++i) pick[i] = i;
+  while (true) {
+    if (!visit(pick)) return;
+    size_t j = 0;
+    while (j < size && pick[j] + 1 == (j + 1 < size ? pick[j + 1] : n)) ++j;
+    if (j == size) return;
+    ++pick[j];
+    for (size_t i = 0; i < j; ++i) pick[i] = i;
+  }
+}
 
 class Planner {
  public:
@@ -118,12 +143,9 @@ class Planner {
   }
 
  private:
-  // The first subset (by size up to `max_size`, then admission order) of `pool` positions for
-  // which `apply` yields a fitting action; false when none or when the check budget ran out.
-  bool SearchSubsets(const Target& target, const std::vector<int>& present,
-                     const std::vector<size_t>& pool, const Action& base,
-                     int32_t Candidate::*new_count_of, size_t max_size, Action& out,
-                     bool& exhausted);
+  Plan MakePlan(const Target& target, const std::vector<int>& present, const Action& action) const;
+  // `action` fits; shrinks its shrunk gangs as little as possible (fewest GPUs, then pods taken).
+  void LeastTaken(const Target& target, const std::vector<int>& present, Action& action);
   void Minimize(const Target& target, const std::vector<int>& present, Action& action);
   bool Greedy(const Target& target, const std::vector<int>& present, Action& action);
 
@@ -133,38 +155,6 @@ class Planner {
   std::vector<Candidate> all_;
   int checks_ = 0;
 };
-
-bool Planner::SearchSubsets(const Target& target, const std::vector<int>& present,
-                            const std::vector<size_t>& pool, const Action& base,
-                            int32_t Candidate::*new_count_of, size_t max_size, Action& out,
-                            bool& exhausted) {
-  const int start = checks_;
-  for (size_t size = 1; size <= std::min(pool.size(), max_size); ++size) {
-    // Combinations of `size` positions in lexicographic order = admission's preference.
-    std::vector<size_t> pick(size);
-    for (size_t i = 0; i < size; ++i) pick[i] = i;
-    while (true) {
-      if (checks_ - start >= kExhaustiveChecks) {
-        exhausted = true;
-        return false;
-      }
-      Action action = base;
-      for (size_t p : pick) {
-        action[pool[p]] = new_count_of == nullptr ? 0 : all_[present[pool[p]]].*new_count_of;
-      }
-      if (Fits(target, present, action)) {
-        out = action;
-        return true;
-      }
-      size_t i = size;
-      while (i > 0 && pick[i - 1] == pool.size() - size + i - 1) --i;
-      if (i == 0) break;
-      ++pick[i - 1];
-      for (size_t j = i; j < size; ++j) pick[j] = pick[j - 1] + 1;
-    }
-  }
-  return false;
-}
 
 void Planner::Minimize(const Target& target, const std::vector<int>& present, Action& action) {
   // Give back whole victims that turned out unnecessary, least preferred first.
@@ -224,45 +214,8 @@ bool Planner::Greedy(const Target& target, const std::vector<int>& present, Acti
   return true;
 }
 
-std::optional<Plan> Planner::PlanFor(const Target& target, const std::vector<int>& present,
-                                     const Plan* bound) {
-  Action untouched(present.size());
-  Action all_evicted(present.size(), 0);
-  for (size_t i = 0; i < present.size(); ++i) untouched[i] = all_[present[i]].count;
-  if (!Fits(target, present, all_evicted)) return std::nullopt;
-
-  Action action;
-  bool found = false;
-  bool exhausted = false;
-  std::vector<size_t> shrinkable;
-  std::vector<size_t> everyone;
-  for (size_t i = 0; i < present.size(); ++i) {
-    everyone.push_back(i);
-    if (all_[present[i]].CanShrink()) shrinkable.push_back(i);
-  }
-  size_t max_shrinks = present.size();
-  size_t max_evictions = present.size();
-  if (bound != nullptr) {
-    max_evictions = static_cast<size_t>(bound->evictions);
-    if (bound->evictions == 0) max_shrinks = static_cast<size_t>(bound->shrinks);
-  }
-  // Shrinks alone, fewest gangs first.
-  found = SearchSubsets(target, present, shrinkable, untouched, &Candidate::min_count,
-                        max_shrinks, action, exhausted);
-  // Then evictions, fewest first, with every other elastic gang shrunk as far as allowed.
-  if (!found && !exhausted && max_evictions > 0) {
-    Action shrunk = untouched;
-    for (size_t i : shrinkable) shrunk[i] = all_[present[i]].min_count;
-    found = SearchSubsets(target, present, everyone, shrunk, nullptr, max_evictions, action,
-                          exhausted);
-  }
-  if (!found && exhausted) {
-    action = untouched;
-    found = Greedy(target, present, action);
-  }
-  if (!found) return std::nullopt;
-  Minimize(target, present, action);
-
+Plan Planner::MakePlan(const Target& target, const std::vector<int>& present,
+                       const Action& action) const {
   Plan plan;
   plan.target = target;
   plan.action.assign(all_.size(), -1);
@@ -275,10 +228,177 @@ std::optional<Plan> Planner::PlanFor(const Target& target, const std::vector<int
     } else {
       ++plan.shrinks;
     }
+    plan.priorities.push_back(c.gang->priority);
+    plan.gpus_taken += c.gpus_from[action[i]];
     plan.pods_taken += c.count - action[i];
     plan.victim_orders.push_back(c.order);
   }
+  std::sort(plan.priorities.rbegin(), plan.priorities.rend());
+  std::sort(plan.victim_orders.begin(), plan.victim_orders.end());
   return plan;
+}
+
+void Planner::LeastTaken(const Target& target, const std::vector<int>& present, Action& action) {
+  std::vector<size_t> shrunk;
+  for (size_t i = 0; i < present.size(); ++i) {
+    if (action[i] > 0 && action[i] < all_[present[i]].count) shrunk.push_back(i);
+  }
+  if (shrunk.empty()) return;
+  // Depth first over the shrunk gangs' counts, largest (least taken) first, pruned by "does it
+  // still fit with the rest at their minimum" and by the best cost so far; bounded, after
+  // which the best found is kept (at worst `action`, every shrunk gang at its minimum).
+  auto top = [&](size_t i) {
+    const Candidate& c = all_[present[i]];
+    return c.min_count + (c.count - 1 - c.min_count) / c.step * c.step;
+  };
+  // What `a` takes from shrunk[0..j) plus the least the others can take: a lower bound.
+  auto cost = [&](const Action& a, size_t j) {
+    std::pair<int64_t, int64_t> c{0, 0};
+    for (size_t x = 0; x < shrunk.size(); ++x) {
+      const Candidate& gang = all_[present[shrunk[x]]];
+      int32_t k = x < j ? a[shrunk[x]] : top(shrunk[x]);
+      c.first += gang.gpus_from[k];
+      c.second += gang.count - k;
+    }
+    return c;
+  };
+  Action best = action;
+  std::pair<int64_t, int64_t> best_cost = cost(best, shrunk.size());
+  Action trial = action;
+  int budget = kExhaustiveChecks;
+  auto visit = [&](auto& self, size_t j) -> void {
+    if (j == shrunk.size()) {
+      best_cost = cost(trial, j);
+      best = trial;
+      return;
+    }
+    const Candidate& c = all_[present[shrunk[j]]];
+    for (int32_t k = top(shrunk[j]); k >= c.min_count && budget > 0; k -= c.step) {
+      trial[shrunk[j]] = k;
+      if (cost(trial, j + 1) >= best_cost) break;  // smaller k only takes more
+      --budget;
+      // The rest at their minimum free the most; if that does not fit, take more here.
+      if (Fits(target, present, trial)) self(self, j + 1);
+    }
+    trial[shrunk[j]] = c.min_count;
+  };
+  visit(visit, 0);
+  action = best;
+}
+
+std::optional<Plan> Planner::PlanFor(const Target& target, const std::vector<int>& present,
+                                     const Plan* bound) {
+  const size_t n = present.size();
+  Action untouched(n);
+  Action all_evicted(n, 0);
+  for (size_t i = 0; i < n; ++i) untouched[i] = all_[present[i]].count;
+  if (!Fits(target, present, all_evicted)) return std::nullopt;
+
+  // Positions in the order subsets are tried: lowest priority first, then admission's order,
+  // so that the first plans found are the cheapest ones if the check budget runs out.
+  std::vector<size_t> by_priority(n);
+  for (size_t i = 0; i < n; ++i) by_priority[i] = i;
+  std::stable_sort(by_priority.begin(), by_priority.end(), [&](size_t a, size_t b) {
+    return all_[present[a]].gang->priority < all_[present[b]].gang->priority;
+  });
+  std::vector<size_t> shrinkable;
+  for (size_t i : by_priority) {
+    if (all_[present[i]].CanShrink()) shrinkable.push_back(i);
+  }
+  Action shrunk = untouched;
+  for (size_t i : shrinkable) shrunk[i] = all_[present[i]].min_count;
+
+  size_t max_shrinks = n;
+  size_t max_evictions = n;
+  if (bound != nullptr) {
+    max_evictions = static_cast<size_t>(bound->evictions);
+    if (bound->evictions == 0) max_shrinks = static_cast<size_t>(bound->shrinks);
+  }
+  const int start = checks_;
+  bool exhausted = false;
+  auto within_budget = [&] {
+    if (checks_ - start < kExhaustiveChecks) return true;
+    exhausted = true;
+    return false;
+  };
+  std::optional<Plan> best;
+  auto consider = [&](Action action) {
+    // The victims and their modes are fixed; how much each shrink takes is what is left to choose.
+    Plan plan = MakePlan(target, present, action);
+    if (best && std::tie(plan.evictions, plan.shrinks, plan.priorities) >
+                    std::tie(best->evictions, best->shrinks, best->priorities)) {
+      return;
+    }
+    LeastTaken(target, present, action);
+    plan = MakePlan(target, present, action);
+    if (!best || plan.Key() < best->Key()) best = std::move(plan);
+  };
+
+  // Shrinks alone, fewest gangs first; every set of the smallest size that fits is compared.
+  for (size_t size = 1; size <= std::min(shrinkable.size(), max_shrinks) && !best && !exhausted;
+       ++size) {
+    std::vector<Action> fitting;
+    ForEachSubset(shrinkable.size(), size, [&](const std::vector<size_t>& pick) {
+      if (!within_budget()) return false;
+      Action action = untouched;
+      for (size_t p : pick) action[shrinkable[p]] = all_[present[shrinkable[p]]].min_count;
+      if (Fits(target, present, action)) fitting.push_back(std::move(action));
+      return true;
+    });
+    for (Action& action : fitting) consider(std::move(action));
+  }
+  // Then evictions, fewest first: the sets that fit with every other elastic gang at its
+  // minimum, each with the fewest of those shrinks it really needs.
+  for (size_t size = 1; size <= max_evictions && !best && !exhausted; ++size) {
+    std::vector<std::vector<size_t>> evictions;
+    ForEachSubset(n, size, [&](const std::vector<size_t>& pick) {
+      if (!within_budget()) return false;
+      Action action = shrunk;
+      for (size_t p : pick) action[by_priority[p]] = 0;
+      if (Fits(target, present, action)) {
+        std::vector<size_t> evicted;
+        for (size_t p : pick) evicted.push_back(by_priority[p]);
+        evictions.push_back(std::move(evicted));
+      }
+      return true;
+    });
+    std::vector<Action> fitting;
+    size_t fewest_shrinks = shrinkable.size();
+    for (const std::vector<size_t>& evicted : evictions) {
+      std::vector<size_t> others;
+      for (size_t i : shrinkable) {
+        if (std::find(evicted.begin(), evicted.end(), i) == evicted.end()) others.push_back(i);
+      }
+      Action base = untouched;
+      for (size_t i : evicted) base[i] = 0;
+      for (size_t k = 0; k <= std::min(others.size(), fewest_shrinks); ++k) {
+        bool found = false;
+        ForEachSubset(others.size(), k, [&](const std::vector<size_t>& pick) {
+          Action action = base;
+          for (size_t p : pick) action[others[p]] = all_[present[others[p]]].min_count;
+          // With every other elastic gang at its minimum, this is the check already made.
+          const bool fits = k == others.size() || (within_budget() && Fits(target, present, action));
+          if (fits) {
+            if (k < fewest_shrinks) fitting.clear();
+            fewest_shrinks = k;
+            found = true;
+            fitting.push_back(std::move(action));
+          }
+          return !exhausted;
+        });
+        if (found || exhausted) break;
+      }
+    }
+    for (Action& action : fitting) consider(std::move(action));
+  }
+  if (!best && exhausted) {
+    Action action = untouched;
+    if (Greedy(target, present, action)) {
+      Minimize(target, present, action);
+      best = MakePlan(target, present, action);
+    }
+  }
+  return best;
 }
 
 // Every target, in topology order: domains at `level` (or nodes at the hostname level).
@@ -331,6 +451,10 @@ absl::StatusOr<PreemptionPlan> PlanGangPreemption(const ClusterSnapshot& snapsho
     }
     for (size_t r = 0; r < reservation->ranks.size(); ++r) {
       c.rank_usage.push_back(snapshot.RankUsage(*reservation, r));
+    }
+    c.gpus_from.assign(reservation->ranks.size() + 1, 0);
+    for (size_t r = reservation->ranks.size(); r-- > 0;) {
+      c.gpus_from[r] = c.gpus_from[r + 1] + c.rank_usage[r][kGpuIndex];
     }
     eligible.push_back(std::move(c));
   }

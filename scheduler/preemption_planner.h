@@ -8,10 +8,11 @@
 //   for (const Victim& v : plan.victims) ...;  // new_count 0 = evict, > 0 = shrink to it
 //
 // Rules: victims come only from `candidates` whose priority is below the request's and that hold
-// capacity inside the chosen domain; fewest evictions first, then fewest shrinks, then fewest
-// pods taken; remaining ties go to the candidate earliest in admission's order, then to the
-// tighter domain. Elastic candidates are shrunk (to the largest count that still frees enough,
-// never below their minimum) before anything is evicted.
+// capacity inside the chosen domain; fewest evictions first, then fewest shrinks, then the
+// lowest victim priorities (highest victim first), then fewest GPUs and pods taken; remaining
+// ties go to the candidates earliest in admission's order, then to the tighter domain. Elastic
+// candidates are shrunk (to the largest count that still frees enough, never below their
+// minimum) before anything is evicted. docs/placement.md, "PlanPreemption", has the search.
 #pragma once
 
 #include <vector>

@@ -55,6 +55,13 @@ Workload LeafJob(std::string key, int32_t pods, int32_t priority = 0, int64_t cr
   return w;
 }
 
+// team-a: 64 GPUs of flavor p5, preempting lower priorities within the queue.
+ClusterQueue PreemptingQueue() {
+  ClusterQueue cq = GpuQueue("team-a", "", {{"p5", Gpu(64)}});
+  cq.preemption.within_cluster_queue = WithinClusterQueuePolicy::kLowerPriority;
+  return cq;
+}
+
 TEST(RealPlacementTest, AdmitsWhatTheTopologyHoldsAndExplainsTheRest) {
   auto service = EmptyCluster(32);  // 8 blocks of 4 nodes
   World world(*service);
@@ -84,9 +91,7 @@ TEST(RealPlacementTest, AdmitsWhatTheTopologyHoldsAndExplainsTheRest) {
 TEST(RealPlacementTest, PlannerVictimsFreeOneBlockForTheGang) {
   auto service = EmptyCluster(8);  // 2 blocks of 4 nodes
   World world(*service);
-  ClusterQueue cq = GpuQueue("team-a", "", {{"p5", Gpu(64)}});
-  cq.preemption.within_cluster_queue = WithinClusterQueuePolicy::kLowerPriority;
-  world.Flavor("p5").Queue(cq);
+  world.Flavor("p5").Queue(PreemptingQueue());
   for (int i = 0; i < 8; ++i) {
     Workload w = Job("team-a/small" + std::to_string(i), 1, 8, 0, i);
     ASSERT_TRUE(service->Reserve({.job = w.key, .count = 1, .per_pod = w.per_pod}).ok());
@@ -186,8 +191,7 @@ TEST(RealPlacementTest, NoLocalityWaitAdmitsAtTheRequiredLevelAtOnce) {
 TEST(RealPlacementTest, PreemptionPrefersVictimsThatFreeAPreferredDomain) {
   auto service = EmptyCluster(8);
   World world(*service);
-  ClusterQueue cq = GpuQueue("team-a", "", {{"p5", Gpu(64)}});
-  cq.preemption.within_cluster_queue = WithinClusterQueuePolicy::kLowerPriority;
+  ClusterQueue cq = PreemptingQueue();
   cq.locality_wait_seconds = 0;
   world.Flavor("p5").Queue(cq);
   // Per block: one 2-node job and two 1-node jobs (tightest fit fills block 0 first).
@@ -204,6 +208,34 @@ TEST(RealPlacementTest, PreemptionPrefersVictimsThatFreeAPreferredDomain) {
   ExpectOnlyAdmittedAt(result, "team-a/gang", kLeaf);
   EXPECT_EQ(result.preemptions.size(), 3u);
   EXPECT_EQ(result.calls.plan_preemption, 1);  // the preferred-level plan was feasible
+}
+
+// Two one-eviction plans: the 4-node priority-1 job of one block, or the 2-node priority-5 job
+// of the other. Evicting the priority-5 one (fewer pods) used to start a cascade: it queued
+// again and, outranking the priority-1 job, preempted that one in the next cycle. The planner
+// takes the lowest-priority victims among equally small plans, so one preemption is all.
+TEST(RealPlacementTest, EquallySmallPlansEvictTheLowestPriorityAndNoCascadeFollows) {
+  auto service = EmptyCluster(8);  // 2 blocks of 4 nodes
+  World world(*service);
+  world.Flavor("p5").Queue(PreemptingQueue());
+  // Admitted highest priority first: "top" and "mid" share block 0 (best fit), "low" block 1.
+  world.Add(LeafJob("team-a/top", 2, 20, 0))
+      .Add(LeafJob("team-a/mid", 2, 5, 1))
+      .Add(LeafJob("team-a/low", 4, 1, 2));
+  CycleResult setup = world.Cycle();
+  ASSERT_EQ(setup.admissions.size(), 3u);
+  world.Apply(setup);
+  world.Add(LeafJob("team-a/urgent", 2, 10, 10));
+  std::vector<std::string> victims;
+  for (int cycle = 0; cycle < 4; ++cycle) {
+    CycleResult result = world.Cycle();
+    for (const PreemptionDecision& p : result.preemptions) victims.push_back(p.victim);
+    world.Apply(result);
+  }
+  EXPECT_THAT(victims, ::testing::ElementsAre("team-a/low"));
+  EXPECT_EQ(HeldCount(*service, "team-a/urgent"), 2);
+  EXPECT_EQ(HeldCount(*service, "team-a/mid"), 2);
+  EXPECT_EQ(HeldCount(*service, "team-a/low"), 0);  // waits for a whole block
 }
 
 // The property invariants with the real placer: one flavor (synthetic nodes carry no flavor

@@ -110,6 +110,49 @@ TEST(PreemptionTest, TiesGoToAdmissionsPreferredCandidate) {
   EXPECT_THAT(plan.victims, ElementsAre(IsVictim("ns/p", 0)));
 }
 
+// Among plans with as many evictions and shrinks, the one whose victims have the lowest
+// priorities wins (the highest victim priority first, then the next): an evicted gang queues
+// again and, with a higher priority, preempts in turn, so a needlessly high victim starts a
+// cascade. Bug: the planner kept the first equally small plan it found (fewest pods, then the
+// first subset in admission order), which here evicted the priority-8 gang.
+TEST(PreemptionTest, EquallySmallPlansTakeTheLowestPriorityVictims) {
+  // nn-a: "low" (priority 1) holds all 4 nodes; nn-b: "mid" (priority 8) holds both of its 2.
+  // Either eviction frees one block for the 2-node gang; "mid" is the smaller one.
+  ClusterSnapshot snapshot(Eks());
+  AddNodes(snapshot, {"a", "b", "nn-a"}, "x", 4);
+  AddNodes(snapshot, {"a", "b", "nn-b"}, "y", 2);
+  ASSERT_OK(snapshot.Restore(Gang("ns/low", 4, 8), {"ns/low", {}, {"x0", "x1", "x2", "x3"}})
+                .status());
+  ASSERT_OK(snapshot.Restore(Gang("ns/mid", 2, 8), {"ns/mid", {}, {"y0", "y1"}}).status());
+  GangRequest request = Gang("ns/hi", 2, 8, kLayer3);
+  request.priority = 10;
+  ASSERT_OK_AND_ASSIGN(PreemptionPlan plan,
+                       snapshot.PlanPreemption(request, {{"ns/low", 1, {}}, {"ns/mid", 8, {}}}));
+  ASSERT_TRUE(plan.feasible) << plan.explanation.summary;
+  EXPECT_THAT(plan.victims, ElementsAre(IsVictim("ns/low", 0)));
+  EXPECT_EQ(plan.placement.domain.ToString(), kLayer3 + "=nn-a");
+}
+
+TEST(PreemptionTest, TwoVictimsWithTheLowestHighestPriority) {
+  // One 8-node block, full: j0 (priority 1) 1 node, j1 (2) 2 nodes, j2 (3) 2 nodes, j3 (9)
+  // 3 nodes. A 4-node gang needs two victims: {j1, j2} (highest priority 3) rather than
+  // {j0, j3} (9), the first pair in admission order that fits.
+  ClusterSnapshot snapshot(Eks());
+  AddNodes(snapshot, {"a", "b", "nn-a"}, "x", 8);
+  ASSERT_OK(snapshot.Restore(Gang("ns/j0", 1, 8), {"ns/j0", {}, {"x0"}}).status());
+  ASSERT_OK(snapshot.Restore(Gang("ns/j1", 2, 8), {"ns/j1", {}, {"x1", "x2"}}).status());
+  ASSERT_OK(snapshot.Restore(Gang("ns/j2", 2, 8), {"ns/j2", {}, {"x3", "x4"}}).status());
+  ASSERT_OK(snapshot.Restore(Gang("ns/j3", 3, 8), {"ns/j3", {}, {"x5", "x6", "x7"}}).status());
+  GangRequest request = Gang("ns/hi", 4, 8, kLayer3);
+  request.priority = 10;
+  ASSERT_OK_AND_ASSIGN(
+      PreemptionPlan plan,
+      snapshot.PlanPreemption(
+          request, {{"ns/j0", 1, {}}, {"ns/j1", 2, {}}, {"ns/j2", 3, {}}, {"ns/j3", 9, {}}}));
+  ASSERT_TRUE(plan.feasible) << plan.explanation.summary;
+  EXPECT_THAT(plan.victims, ElementsAre(IsVictim("ns/j1", 0), IsVictim("ns/j2", 0)));
+}
+
 TEST(PreemptionTest, VictimsMustHoldCapacityInTheChosenDomain) {
   // The only lower-priority gang lives in nn-b; the gang needs nn-a's nodes plus its own.
   ClusterSnapshot snapshot(Eks());
