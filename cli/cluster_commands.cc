@@ -5,7 +5,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <algorithm>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -13,10 +15,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "cli/cluster_format.h"
 #include "cli/command.h"
 #include "cli/flags.h"
+#include "cli/invariants.h"
 #include "common/text_input.h"
 #include "cli/topology_view.h"
 #include "common/logging.h"
@@ -33,6 +37,9 @@
 
 namespace phalanx::cli {
 namespace {
+
+// `phalanx check` found broken invariants.
+constexpr int kExitViolations = 3;
 
 constexpr char kCommonFlags[] =
     R"(  --kubeconfig PATH     kubeconfig to use (default $KUBECONFIG, then ~/.kube/config; inside a
@@ -98,6 +105,35 @@ own code.
 )usage",
     kCommonFlags, "\n\n", kExitCodes);
 
+const std::string kCheckUsage = absl::StrCat(
+    R"usage(Usage: phalanx check [--server HOST:PORT] [--expect-jobs FILE] [--settle S] [--json]
+
+Reads the whole cluster (every TrainingJob, pod and node, and with a scheduler address
+phalanx-scheduler's reservations) and checks the invariants Phalanx keeps through faults:
+
+  job_lost              every job named in --expect-jobs still exists (finished is fine)
+  admitted_twice        no job with more live pods than admitted replicas, two pods on one rank,
+                        a bound pod off its rank's node in status.placement, or bound pods while
+                        it is not admitted
+  partial_gang          an admitted gang has all its ranks' pods bound, or none
+  node_overcommitted    bound pods that have not finished request no more GPUs than the node has
+  reservation_orphan    every reservation belongs to an admitted, unfinished job...
+  reservation_mismatch  ...on the nodes of its status.placement, rank by rank
+  reservation_missing   every admitted, placed, unfinished job holds a reservation
+
+node_overcommitted and job_lost count when seen; the others are states a gang passes through
+while it binds, finishes or moves, so with --settle they count only if the same invariant is
+still broken on the same object at every read for S seconds (a read a second).
+
+  --server HOST:PORT    phalanx-scheduler's gRPC address (default $PHALANX_SCHEDULER_GRPC);
+                        without one the reservation invariants are not checked
+  --expect-jobs FILE    "namespace/name" of every job that was created, one per line
+  --settle S            seconds a violation must persist to count (default 0: one read)
+)usage",
+    kCommonFlags,
+    "\n\nExit codes: 0 no violation, 3 violations (listed on stdout), 1 the cluster or scheduler "
+    "could not be read, 2 bad flags or file.");
+
 struct Flags {
   std::string kubeconfig;
   std::string context;
@@ -114,6 +150,9 @@ struct Flags {
   std::string topology;
   bool nodes = false;
   int max_level = -1;
+  // check
+  std::string expect_jobs;
+  int settle_seconds = 0;
 };
 
 // What a command accepts besides the common flags.
@@ -123,6 +162,7 @@ struct Accepts {
   bool events = false;
   bool topology = false;
   size_t positional = 0;
+  bool check = false;
 };
 
 int Failed(absl::string_view command, const absl::Status& status) {
@@ -157,6 +197,10 @@ absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args, const Acc
                                    "must be eks, eks-4layer or gb200, got ", Quoted(value)));
                 })
         .String({"--topology"}, &flags.topology);
+  }
+  if (accepts.check) {
+    set.String({"--expect-jobs"}, &flags.expect_jobs)
+        .Int({"--settle"}, &flags.settle_seconds, 0, 86'400);
   }
   RETURN_IF_ERROR(set.Parse(args, &flags.positional));
   if (flags.positional.size() != accepts.positional) {
@@ -398,8 +442,98 @@ int RunTopology(const std::vector<std::string>& args) {
   return Run("topology", args, {.server = true, .topology = true}, Topology);
 }
 
+// One read of everything the invariants look at.
+absl::StatusOr<ClusterState> ReadClusterState(const Cluster& cluster, const Flags& flags) {
+  ASSIGN_OR_RETURN(std::vector<std::string> jobs, ListItems(cluster, kube::TrainingJobs(), ""));
+  ASSIGN_OR_RETURN(std::vector<std::string> pods, ListItems(cluster, kube::Pods(), ""));
+  ASSIGN_OR_RETURN(std::vector<std::string> nodes, ListItems(cluster, kube::Nodes(), ""));
+  ASSIGN_OR_RETURN(ClusterState state, DecodeClusterState(jobs, pods, nodes));
+  if (!flags.server.empty()) {
+    absl::StatusOr<placement::SnapshotSummary> summary =
+        Scheduler(flags).Snapshot({.max_domains = 0, .reservations = true});
+    if (!summary.ok()) {
+      return absl::Status(summary.status().code(), absl::StrCat("phalanx-scheduler ", flags.server,
+                                                                ": ", summary.status().message()));
+    }
+    state.reservations = std::move(summary->reservation_list);
+  }
+  return state;
+}
+
+int RunCheck(const std::vector<std::string>& args) {
+  absl::StatusOr<Flags> flags = ParseFlags(args, {.server = true, .check = true});
+  if (!flags.ok()) return BadInput("check", flags.status());
+  InvariantOptions options;
+  if (!flags->expect_jobs.empty()) {
+    absl::StatusOr<std::string> text = ReadInputFile(flags->expect_jobs);
+    if (!text.ok()) return BadInput("check", text.status());
+    for (absl::string_view line : absl::StrSplit(*text, '\n', absl::SkipWhitespace())) {
+      options.expected_jobs.emplace_back(absl::StripAsciiWhitespace(line));
+    }
+  }
+  (void)InitLogging("warn");
+  absl::StatusOr<Cluster> cluster = Connect(*flags);
+  if (!cluster.ok()) return Failed("check", cluster.status());
+
+  // Immediate violations count once seen; the others only if every read for --settle seconds
+  // still shows them (the message of the last read is kept).
+  const absl::Time start = absl::Now();
+  const absl::Time deadline = start + absl::Seconds(flags->settle_seconds);
+  std::map<std::string, Violation> immediate, pending;
+  CheckReport report;
+  absl::Status last_error;
+  bool first = true;
+  while (true) {
+    absl::StatusOr<ClusterState> state = ReadClusterState(*cluster, *flags);
+    if (state.ok()) {
+      ++report.reads;
+      std::map<std::string, Violation> now;
+      for (Violation& v : CheckInvariants(*state, options)) {
+        if (IsImmediate(v)) {
+          immediate[v.Key()] = v;
+        } else {
+          now[v.Key()] = std::move(v);
+        }
+      }
+      if (first) {
+        pending = std::move(now);
+        first = false;
+      } else {
+        std::map<std::string, Violation> kept;
+        for (auto& [key, v] : now) {
+          if (pending.contains(key)) kept[key] = std::move(v);
+        }
+        pending = std::move(kept);
+      }
+      report.phases = PhaseCounts(*state);
+      report.jobs = static_cast<int>(state->jobs.size());
+      report.pods = static_cast<int>(state->pods.size());
+      report.nodes = static_cast<int>(state->nodes.size());
+      if (state->reservations) report.reservations = static_cast<int>(state->reservations->size());
+      if (pending.empty()) break;
+    } else {
+      last_error = state.status();
+    }
+    if (absl::Now() >= deadline) break;
+    absl::SleepFor(std::min(absl::Seconds(1), deadline - absl::Now()));
+  }
+  // Never read at all (a read that failed after a good one is retried until the deadline; the
+  // violations of the good reads stand).
+  if (report.reads == 0) return Failed("check", last_error);
+  report.seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  for (auto* from : {&immediate, &pending}) {
+    for (auto& [key, v] : *from) report.violations.push_back(std::move(v));
+  }
+  std::sort(report.violations.begin(), report.violations.end(),
+            [](const Violation& a, const Violation& b) { return a.Key() < b.Key(); });
+  std::fputs(FormatCheck(report, flags->json).c_str(), stdout);
+  return report.violations.empty() ? kExitOk : kExitViolations;
+}
+
 }  // namespace
 
+PHALANX_COMMAND("check", "check the invariants: no job lost, run twice or half-bound, ...",
+                kCheckUsage, RunCheck);
 PHALANX_COMMAND("queues",
                 "ClusterTrainingQueues and TrainingQueues: pending, admitted, GPU quota per flavor",
                 kQueuesUsage, RunQueues);

@@ -19,6 +19,7 @@
 
 #include "absl/strings/match.h"
 #include "common/status.h"
+#include "kube/fault_transport.h"
 #include "kube/internal/strings.h"
 
 namespace kube {
@@ -254,7 +255,8 @@ absl::StatusOr<std::unique_ptr<Transport>> ConnectCpprest(const std::string& kub
     return absl::Status(transport.status().code(), absl::StrCat("API server ", rest->server, ": ",
                                                                 transport.status().message()));
   }
-  return transport;
+  // Fault injection for chaos runs (docs/chaos.md); the transport itself when not asked for.
+  return WrapWithFaultsFromEnv(*std::move(transport));
 }
 
 }  // namespace kube

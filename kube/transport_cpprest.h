@@ -34,7 +34,8 @@ absl::StatusOr<std::unique_ptr<Transport>> NewCpprestTransport(
 // What a long-running binary or the CLI starts with: the in-cluster service account when
 // `kubeconfig` is empty, else that file (and `context`, "" = current-context), as a Transport
 // sending `user_agent`. Errors say which step failed ("cannot load Kubernetes credentials: ...",
-// "API server https://...: ...").
+// "API server https://...: ..."). With $PHALANX_FAULTS set, the transport is wrapped in a
+// FaultTransport (kube/fault_transport.h).
 absl::StatusOr<std::unique_ptr<Transport>> ConnectCpprest(const std::string& kubeconfig,
                                                           const std::string& context,
                                                           const std::string& user_agent);

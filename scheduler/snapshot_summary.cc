@@ -20,7 +20,20 @@ SnapshotSummary Summarize(const ClusterSnapshot& snapshot, const SummaryOptions&
   const std::vector<ClusterSnapshot::Domain>& domains = snapshot.domains();
   summary.levels = snapshot.topology().levels();
   summary.pods = static_cast<int64_t>(snapshot.pod_count());
-  summary.reservations = static_cast<int32_t>(snapshot.ReservedJobs().size());
+  const std::vector<std::string> reserved = snapshot.ReservedJobs();
+  summary.reservations = static_cast<int32_t>(reserved.size());
+  if (options.reservations) {
+    for (const std::string& job : reserved) {
+      const ClusterSnapshot::Reservation* r = snapshot.FindReservation(job);
+      if (r == nullptr) continue;
+      ReservationSummary& out = summary.reservation_list.emplace_back();
+      out.job = job;
+      out.domain = r->domain;
+      for (const ClusterSnapshot::ReservedRank& rank : r->ranks) {
+        out.nodes.push_back(snapshot.nodes()[rank.node].info.name);
+      }
+    }
+  }
   summary.free_gpus = domains[0].free[kGpuIndex];
 
   // Domains keep no count of live nodes (removed nodes leave empty domains behind) nor of

@@ -27,6 +27,17 @@ struct SummaryOptions {
   int max_domains = 1000;
   // Fill DomainSummary::free_gpu_histogram.
   bool histogram = false;
+  // Fill SnapshotSummary::reservation_list (one entry per reserved gang).
+  bool reservations = false;
+};
+
+// One gang's reservation: which node each rank holds.
+struct ReservationSummary {
+  std::string job;                 // "namespace/name"
+  std::vector<std::string> nodes;  // nodes[rank]
+  DomainId domain;
+
+  friend bool operator==(const ReservationSummary&, const ReservationSummary&) = default;
 };
 
 struct DomainSummary {
@@ -58,6 +69,8 @@ struct SnapshotSummary {
   // Domains holding at least one live node, level by level, each level in topology order.
   std::vector<DomainSummary> domains;
   int32_t total_domains = 0;        // how many matched max_level before max_domains cut them
+  // Every reservation sorted by job, when SummaryOptions::reservations asked for them.
+  std::vector<ReservationSummary> reservation_list;
 
   friend bool operator==(const SnapshotSummary&, const SnapshotSummary&) = default;
 };

@@ -195,6 +195,7 @@ void ToProto(const SummaryOptions& in, pb::SnapshotRequest* out) {
   if (in.max_level >= 0) out->set_max_level(in.max_level);
   out->set_max_domains(in.max_domains);
   out->set_include_histogram(in.histogram);
+  out->set_include_reservations(in.reservations);
 }
 
 void ToProto(const SnapshotSummary& in, pb::SnapshotSummary* out) {
@@ -221,6 +222,12 @@ void ToProto(const SnapshotSummary& in, pb::SnapshotSummary* out) {
     for (int32_t count : domain.free_gpu_histogram) wire->add_free_gpu_histogram(count);
   }
   out->set_total_domains(in.total_domains);
+  for (const ReservationSummary& reservation : in.reservation_list) {
+    pb::ReservationSummary* wire = out->add_reservation_list();
+    wire->set_job(reservation.job);
+    for (const std::string& node : reservation.nodes) wire->add_nodes(node);
+    ToProto(reservation.domain, wire->mutable_domain());
+  }
 }
 
 // ---- Decoding requests (limits enforced) ----------------------------------------------------
@@ -345,6 +352,7 @@ absl::StatusOr<SummaryOptions> DecodeSummaryOptions(const pb::SnapshotRequest& i
     out.max_domains = in.max_domains();
   }
   out.histogram = in.include_histogram();
+  out.reservations = in.include_reservations();
   return out;
 }
 
@@ -429,6 +437,12 @@ SnapshotSummary FromProto(const pb::SnapshotSummary& in) {
                                      wire.free_gpu_histogram().end());
   }
   out.total_domains = in.total_domains();
+  for (const pb::ReservationSummary& wire : in.reservation_list()) {
+    ReservationSummary& reservation = out.reservation_list.emplace_back();
+    reservation.job = wire.job();
+    reservation.nodes.assign(wire.nodes().begin(), wire.nodes().end());
+    reservation.domain = FromProto(wire.domain());
+  }
   return out;
 }
 

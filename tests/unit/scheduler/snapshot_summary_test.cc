@@ -57,6 +57,26 @@ TEST_F(SnapshotSummaryTest, CountsNodesByConditionAndGpus) {
   EXPECT_EQ(summary.gpus, 5 * 8);
   // 3 GPUs taken by the pod on k1, 16 by the reservation.
   EXPECT_EQ(summary.free_gpus, 5 * 8 - 3 - 16);
+  EXPECT_THAT(summary.reservation_list, IsEmpty());  // not asked for
+}
+
+TEST_F(SnapshotSummaryTest, ListsEachReservationRankByRankWhenAsked) {
+  ASSERT_OK(snapshot_.Reserve(Gang("ns/b", 2, 8, kLayer3)).status());
+  ASSERT_OK(snapshot_.Reserve(Gang("ns/a", 1, 8, kLayer3)).status());
+  SnapshotSummary summary = Summarize(snapshot_, {.max_domains = 0, .reservations = true});
+  ASSERT_EQ(summary.reservation_list.size(), 2u);
+  EXPECT_EQ(summary.reservations, 2);
+  for (const ReservationSummary& r : summary.reservation_list) {
+    const ClusterSnapshot::Reservation* held = snapshot_.FindReservation(r.job);
+    ASSERT_NE(held, nullptr) << r.job;
+    ASSERT_EQ(r.nodes.size(), held->ranks.size());
+    for (size_t rank = 0; rank < r.nodes.size(); ++rank) {
+      EXPECT_EQ(r.nodes[rank], snapshot_.nodes()[held->ranks[rank].node].info.name);
+    }
+    EXPECT_EQ(r.domain, held->domain);
+  }
+  EXPECT_EQ(summary.reservation_list[0].job, "ns/a");  // sorted by job
+  EXPECT_EQ(summary.reservation_list[1].nodes.size(), 2u);
 }
 
 TEST_F(SnapshotSummaryTest, ListsLiveDomainsLevelByLevelInTopologyOrder) {

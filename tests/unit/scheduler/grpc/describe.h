@@ -85,6 +85,11 @@ inline std::string Describe(const SnapshotSummary& s) {
                      " schedulable=", d.schedulable_nodes, " gpus=", d.gpus, " free=", d.free_gpus,
                     " histogram=[", absl::StrJoin(d.free_gpu_histogram, ","), "]}");
   }
+  absl::StrAppend(&out, "] reservation_list=[");
+  for (const ReservationSummary& r : s.reservation_list) {
+    absl::StrAppend(&out, "{", r.job, " ", Describe(r.domain),
+                    " nodes=", absl::StrJoin(r.nodes, ","), "}");
+  }
   absl::StrAppend(&out, "]}");
   return out;
 }

@@ -167,6 +167,8 @@ TEST(ProtoConvert, SnapshotSummaryAndOptionsRoundTrip) {
   summary.domains = {{.domain = {}, .level_index = 0, .nodes = 10, .schedulable_nodes = 7,
                       .gpus = 56, .free_gpus = 20, .free_gpu_histogram = {1, 0, 2}},
                      {.domain = {"l1", {"a"}}, .level_index = 1, .nodes = 4}};
+  summary.reservation_list = {{.job = "ns/a", .nodes = {"n1", "n0"}, .domain = {"l2", {"a", "b"}}},
+                              {.job = "ns/b", .nodes = {"n2"}}};
   pb::SnapshotSummary wire;
   ToProto(summary, &wire);
   EXPECT_EQ(Describe(FromProto(Reparse(wire))), Describe(summary));
@@ -174,13 +176,15 @@ TEST(ProtoConvert, SnapshotSummaryAndOptionsRoundTrip) {
 
   for (SummaryOptions options : {SummaryOptions{}, SummaryOptions{.max_level = 0, .max_domains = 0,
                                                                   .histogram = true},
-                                 SummaryOptions{.max_level = 3, .max_domains = 77}}) {
+                                 SummaryOptions{.max_level = 3, .max_domains = 77},
+                                 SummaryOptions{.reservations = true}}) {
     pb::SnapshotRequest request;
     ToProto(options, &request);
     ASSERT_OK_AND_ASSIGN(SummaryOptions back, DecodeSummaryOptions(Reparse(request)));
     EXPECT_EQ(back.max_level, options.max_level);
     EXPECT_EQ(back.max_domains, options.max_domains);
     EXPECT_EQ(back.histogram, options.histogram);
+    EXPECT_EQ(back.reservations, options.reservations);
   }
 }
 
