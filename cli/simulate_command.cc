@@ -20,6 +20,7 @@ namespace {
 constexpr char kUsage[] =
     R"(Usage: phalanx simulate [--cluster FILE] [--trace FILE] [--nodes N] [--jobs N] [--seed S]
                         [--load X] [--policy NAME]... [--json] [--report FILE]
+                        [--jobs-out FILE] [--allow-unplaceable]
 
 Runs every policy on the same job trace and cluster with a simulated clock and compares them:
 GPU utilization, wait times, job completion time, jobs never started, locality, modelled
@@ -41,6 +42,12 @@ teams' queues) and a generated trace (--jobs jobs, seeded, Philly/Helios-like mi
                    (repeatable or comma-separated; default: all)
   --json           print JSON instead of the table
   --report FILE    also write a self-contained HTML report with charts
+  --allow-unplaceable
+                   run trace jobs that can never be placed on the cluster (too big for it
+                   or for their required level, TP groups that cannot fit, no quota for any
+                   node group they may use) instead of refusing the trace (exit 2, naming
+                   each job's line); they are counted (column unplc, JSON jobs_unplaceable)
+                   and left out of every per-job figure
 
 Rules a policy breaks (partial gangs, over-commit, TP groups, required levels, invalid actions)
 are counted by the simulator's own checks: column "violations", JSON *_events and a stderr line
@@ -65,7 +72,8 @@ int RunSimulate(const std::vector<std::string>& args) {
       .Int({"--jobs"}, &options.jobs, 1, 10'000'000)
       .Uint({"--seed"}, &options.seed)
       .Double({"--load"}, &options.load, 0, 10, /*min_exclusive=*/true)
-      .Bool({"--json"}, &json);
+      .Bool({"--json"}, &json)
+      .Bool({"--allow-unplaceable"}, &options.allow_unplaceable);
   if (absl::Status parsed = flags.Parse(args); !parsed.ok()) return BadInput(kCommand, parsed);
   for (const std::string& list : policies) {
     for (absl::string_view name : absl::StrSplit(list, ',', absl::SkipEmpty())) {

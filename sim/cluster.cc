@@ -292,6 +292,41 @@ int32_t ClusterModel::LevelsCrossed(int32_t a, int32_t b) const {
   return depth - common;
 }
 
+namespace {
+
+int64_t GpusOf(const ResourceList& list) {
+  auto it = list.find(kResourceGpu);
+  return it == list.end() ? 0 : it->second;
+}
+
+const FlavorQuota* FindFlavor(const QueueSpec& queue, std::string_view flavor) {
+  for (const FlavorQuota& f : queue.flavors) {
+    if (f.flavor == flavor) return &f;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+int64_t ReachableGpus(const ClusterSpec& spec, const QueueSpec& queue, std::string_view flavor) {
+  const FlavorQuota* own = FindFlavor(queue, flavor);
+  if (own == nullptr) return 0;
+  int64_t lendable = 0;
+  if (!queue.cohort.empty()) {
+    for (const QueueSpec& other : spec.queues) {
+      if (other.name == queue.name || other.cohort != queue.cohort) continue;
+      const FlavorQuota* theirs = FindFlavor(other, flavor);
+      if (theirs == nullptr) continue;
+      lendable += theirs->lending_limit ? std::min(GpusOf(*theirs->lending_limit),
+                                                   GpusOf(theirs->nominal))
+                                        : GpusOf(theirs->nominal);
+    }
+  }
+  const int64_t borrowable =
+      own->borrowing_limit ? std::min(lendable, GpusOf(*own->borrowing_limit)) : lendable;
+  return GpusOf(own->nominal) + borrowable;
+}
+
 int32_t ClusterModel::LevelIndex(int32_t group, std::string_view level) const {
   const std::vector<std::string>& levels = groups[group].levels;
   for (size_t i = 0; i < levels.size(); ++i) {

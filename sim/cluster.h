@@ -141,6 +141,12 @@ struct ClusterModel {
   std::map<std::string, int32_t> node_index;
 };
 
+// The most GPUs `queue` could ever hold of node group (flavor) `flavor`, by Kueue's quota rules:
+// its nominal quota plus what it may borrow from the rest of its cohort (their nominal quota,
+// or their lendingLimit where set), capped by its own borrowingLimit. 0 if the queue does not
+// list the flavor: a ClusterQueue uses only the flavors of its own resource groups.
+int64_t ReachableGpus(const ClusterSpec& spec, const QueueSpec& queue, std::string_view flavor);
+
 // Builds labelled nodes and the domain tree; InvalidArgument for inconsistent specs.
 absl::StatusOr<ClusterModel> BuildCluster(const ClusterSpec& spec);
 

@@ -49,7 +49,7 @@ absl::StatusOr<Scenario> LoadScenario(const SimulateOptions& options) {
         *scenario.cluster, {.jobs = options.jobs, .seed = options.seed, .load = options.load});
     scenario.trace_source = absl::StrCat("generated (seed ", options.seed, ")");
   }
-  RETURN_IF_ERROR(ValidateTrace(scenario.jobs, *scenario.cluster));
+  RETURN_IF_ERROR(ValidateTrace(scenario.jobs, *scenario.cluster, options.allow_unplaceable));
   return scenario;
 }
 

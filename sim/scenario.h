@@ -32,6 +32,9 @@ struct SimulateOptions {
   double load = 0.9;
   std::vector<std::string> policies;  // empty = every policy
   bool progress = false;              // draw a progress bar (only if stderr is a terminal)
+  // Run jobs that can never be placed (counted apart, in no figure) instead of refusing the
+  // trace as bad input.
+  bool allow_unplaceable = false;
   int threads = 2;
 };
 

@@ -4,12 +4,14 @@
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <tuple>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/status.h"
 #include "sim/random.h"
@@ -226,8 +228,152 @@ absl::StatusOr<std::vector<TraceJob>> LoadTrace(const std::string& path) {
   return ParseYamlTrace(text, path);
 }
 
-absl::Status ValidateTrace(const std::vector<TraceJob>& jobs, const ClusterModel& cluster) {
-  for (const TraceJob& job : jobs) {
+namespace {
+
+// Pods of `job` one node of `group` holds by GPUs; pods without GPUs are bounded by the
+// kubelet's default of 110 pods per node.
+int32_t PodsPerNode(const TraceJob& job, const NodeGroup& group) {
+  return job.gpus_per_pod == 0 ? 110 : group.type->gpus / job.gpus_per_pod;
+}
+
+struct NodeRange {
+  int32_t begin = 0;
+  int32_t end = 0;
+};
+
+// The node ranges of the domains of `level` in group `g`, in node order: the whole group for
+// "", each node for the hostname level.
+std::vector<NodeRange> DomainRanges(const ClusterModel& cluster, int32_t g,
+                                    const std::string& level) {
+  const NodeGroup& group = cluster.groups[g];
+  std::vector<NodeRange> ranges;
+  if (level.empty()) return {{group.begin, group.end}};
+  if (level == kHostnameLabel) {
+    for (int32_t n = group.begin; n < group.end; ++n) ranges.push_back({n, n + 1});
+    return ranges;
+  }
+  const int32_t l = cluster.LevelIndex(g, level);
+  if (l < 0) return ranges;
+  for (int32_t d : group.level_domains[l]) {
+    ranges.push_back({cluster.domains[d].begin, cluster.domains[d].end});
+  }
+  return ranges;
+}
+
+// The most pods of the job's shape that one domain of its required level can hold on the empty
+// cluster, counting whole TP groups only (each inside one groupLevel domain).
+int64_t ComputeMostPodsInOneDomain(const TraceJob& job, const ClusterModel& cluster, int32_t g) {
+  const int64_t per_node = PodsPerNode(job, cluster.groups[g]);
+  const std::vector<NodeRange> required = DomainRanges(cluster, g, job.required_level);
+  std::vector<NodeRange> groups;
+  if (job.group_size > 0 && job.group_level != kHostnameLabel) {
+    groups = DomainRanges(cluster, g, job.group_level);
+  }
+  int64_t best = 0;
+  for (const NodeRange& r : required) {
+    int64_t pods = per_node * (r.end - r.begin);
+    if (job.group_size > 0 && job.group_level == kHostnameLabel) {
+      pods = (per_node / job.group_size) * job.group_size * (r.end - r.begin);
+    } else if (job.group_size > 0) {
+      // Domains are contiguous node ranges in node order: walk the group-level domains that
+      // overlap this one.
+      auto it = std::upper_bound(groups.begin(), groups.end(), r.begin,
+                                 [](int32_t at, const NodeRange& e) { return at < e.end; });
+      int64_t whole_groups = 0;
+      for (; it != groups.end() && it->begin < r.end; ++it) {
+        const int64_t overlap = std::min(it->end, r.end) - std::max(it->begin, r.begin);
+        whole_groups += per_node * overlap / job.group_size;
+      }
+      pods = whole_groups * job.group_size;
+    }
+    best = std::max(best, pods);
+  }
+  return best;
+}
+
+// The same, remembered per shape: a trace of millions of jobs has a few dozen shapes, and each
+// computation walks every domain of the required level.
+class PlaceabilityCache {
+ public:
+  int64_t MostPodsInOneDomain(const TraceJob& job, const ClusterModel& cluster, int32_t g) {
+    auto key = std::make_tuple(g, PodsPerNode(job, cluster.groups[g]), job.required_level,
+                               job.group_size, job.group_level);
+    auto it = most_.find(key);
+    if (it == most_.end()) {
+      it = most_.emplace(std::move(key), ComputeMostPodsInOneDomain(job, cluster, g)).first;
+    }
+    return it->second;
+  }
+
+ private:
+  std::map<std::tuple<int32_t, int32_t, std::string, int32_t, std::string>, int64_t> most_;
+};
+
+// Why the job cannot run in node group g, or "".
+std::string GroupUnplaceableReason(const TraceJob& job, const ClusterModel& cluster, int32_t g,
+                                   const QueueSpec* queue, PlaceabilityCache& cache) {
+  const NodeGroup& group = cluster.groups[g];
+  const int64_t pods = job.min_pods();
+  if (PodsPerNode(job, group) == 0) {
+    return absl::StrCat("a pod of ", job.gpus_per_pod, " GPUs does not fit a node of ",
+                        group.type->gpus);
+  }
+  const int64_t most = cache.MostPodsInOneDomain(job, cluster, g);
+  if (most < pods) {
+    std::string where = job.required_level.empty()
+                            ? absl::StrCat("its ", group.spec.count, " nodes")
+                            : absl::StrCat("one ", job.required_level, " domain (required)");
+    if (job.group_size > 0) {
+      return absl::StrCat(pods, " pods in groups of ", job.group_size, ", each inside one ",
+                          job.group_level, " domain: at most ", most, " fit in ", where);
+    }
+    return absl::StrCat(pods, " pods of ", job.gpus_per_pod, " GPUs: at most ", most,
+                        " fit in ", where);
+  }
+  const int64_t gpus = pods * job.gpus_per_pod;
+  if (gpus == 0 || queue == nullptr) return "";
+  const int64_t reachable = ReachableGpus(cluster.spec, *queue, group.spec.name);
+  if (reachable >= gpus) return "";
+  if (reachable == 0) {
+    return absl::StrCat("queue ", queue->name, " has no GPU quota for it (nominal, or borrowable",
+                        " in its cohort)");
+  }
+  return absl::StrCat("queue ", queue->name, " can hold at most ", reachable,
+                      " GPUs of it (nominal quota plus what its cohort lends), the job needs ",
+                      gpus);
+}
+
+std::string UnplaceableReason(const TraceJob& job, const ClusterModel& cluster,
+                              PlaceabilityCache& cache) {
+  const QueueSpec* queue = nullptr;
+  for (const QueueSpec& q : cluster.spec.queues) {
+    if (q.name == job.queue) queue = &q;
+  }
+  std::vector<std::string> reasons;
+  for (size_t g = 0; g < cluster.groups.size(); ++g) {
+    const NodeGroup& group = cluster.groups[g];
+    if (!job.node_group.empty() && group.spec.name != job.node_group) continue;
+    const std::string reason =
+        GroupUnplaceableReason(job, cluster, static_cast<int32_t>(g), queue, cache);
+    if (reason.empty()) return "";
+    reasons.push_back(cluster.groups.size() > 1
+                          ? absl::StrCat("node group ", group.spec.name, ": ", reason)
+                          : reason);
+  }
+  return absl::StrJoin(reasons, "; ");
+}
+
+}  // namespace
+
+std::string UnplaceableReason(const TraceJob& job, const ClusterModel& cluster) {
+  PlaceabilityCache cache;
+  return UnplaceableReason(job, cluster, cache);
+}
+
+absl::Status ValidateTrace(std::vector<TraceJob>& jobs, const ClusterModel& cluster,
+                           bool allow_unplaceable) {
+  PlaceabilityCache cache;
+  for (TraceJob& job : jobs) {
     auto bad = [&](const std::string& field, const std::string& message) {
       return absl::InvalidArgumentError(
           absl::StrCat(job.origin, ": ", field, ": job ", job.name, ": ", message));
@@ -235,7 +381,6 @@ absl::Status ValidateTrace(const std::vector<TraceJob>& jobs, const ClusterModel
     const bool queue_known = std::any_of(cluster.spec.queues.begin(), cluster.spec.queues.end(),
                                          [&](const QueueSpec& q) { return q.name == job.queue; });
     if (!queue_known) return bad("queue", absl::StrCat("no queue named \"", job.queue, "\""));
-    int32_t largest_fit = 0;
     bool group_known = job.node_group.empty();
     for (size_t g = 0; g < cluster.groups.size(); ++g) {
       const NodeGroup& group = cluster.groups[g];
@@ -256,14 +401,14 @@ absl::Status ValidateTrace(const std::vector<TraceJob>& jobs, const ClusterModel
         return absl::InvalidArgumentError(
             absl::StrCat(job.origin, ": job ", job.name, ": ", shape.message()));
       }
-      const int32_t per_node = job.gpus_per_pod == 0 ? 110 : group.type->gpus / job.gpus_per_pod;
-      largest_fit = std::max(largest_fit, per_node * group.spec.count);
     }
     if (!group_known)
       return bad("nodeGroup", absl::StrCat("no node group \"", job.node_group, "\""));
-    if (largest_fit < job.min_pods()) {
-      return bad("pods", absl::StrCat(job.min_pods(), " pods of ", job.gpus_per_pod,
-                                      " GPUs cannot fit even in the empty cluster"));
+    job.unplaceable = UnplaceableReason(job, cluster, cache);
+    if (!job.unplaceable.empty() && !allow_unplaceable) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(job.origin, ": job ", job.name, " can never be placed: ", job.unplaceable,
+                       " (--allow-unplaceable runs it anyway, counted apart)"));
     }
   }
   return absl::OkStatus();
@@ -281,9 +426,32 @@ std::vector<TraceJob> GenerateTrace(const ClusterModel& cluster, const TraceOpti
     }
     team_weights.push_back(static_cast<double>(std::max<int64_t>(gpus, 1)));
   }
-  std::vector<double> group_weights;
-  for (const NodeGroup& group : cluster.groups) {
-    group_weights.push_back(static_cast<double>(group.spec.count) * group.type->gpus);
+  // Node groups in proportion to their GPUs, among those the team's queue can ever hold a node
+  // of (ReachableGpus): a team without quota for a group never submits to it, or its jobs could
+  // never start.
+  std::vector<std::vector<double>> group_weights(cluster.spec.queues.size());
+  std::vector<std::vector<int64_t>> reachable_nodes(cluster.spec.queues.size());
+  for (size_t q = 0; q < cluster.spec.queues.size(); ++q) {
+    for (const NodeGroup& group : cluster.groups) {
+      const int64_t nodes =
+          ReachableGpus(cluster.spec, cluster.spec.queues[q], group.spec.name) / group.type->gpus;
+      reachable_nodes[q].push_back(nodes);
+      group_weights[q].push_back(
+          nodes > 0 ? static_cast<double>(group.spec.count) * group.type->gpus : 0.0);
+    }
+  }
+  // A team that can never hold a whole node anywhere submits nothing (unless no team can; the
+  // trace check then names the jobs).
+  std::vector<double> usable_teams = team_weights;
+  for (size_t q = 0; q < usable_teams.size(); ++q) {
+    if (std::all_of(group_weights[q].begin(), group_weights[q].end(),
+                    [](double w) { return w == 0; })) {
+      usable_teams[q] = 0;
+      group_weights[q].assign(group_weights[q].size(), 1.0);
+    }
+  }
+  if (std::any_of(usable_teams.begin(), usable_teams.end(), [](double w) { return w > 0; })) {
+    team_weights = usable_teams;
   }
   // Size classes: single pod with 1/2/4/full-node GPUs, then gangs of whole nodes. Weights
   // follow Philly/Helios (most jobs small); durations grow with size so that most GPU-time
@@ -305,7 +473,7 @@ std::vector<TraceJob> GenerateTrace(const ClusterModel& cluster, const TraceOpti
     job.origin = absl::StrCat("generated[", i, "]");
     const int team = rng.WeightedIndex(team_weights);
     job.queue = cluster.spec.queues[team].name;
-    const int g = rng.WeightedIndex(group_weights);
+    const int g = rng.WeightedIndex(group_weights[team]);
     const NodeGroup& group = cluster.groups[g];
     if (cluster.groups.size() > 1) job.node_group = group.spec.name;
     job.priority = kPriorities[rng.WeightedIndex(kPriorityWeights)];
@@ -317,9 +485,11 @@ std::vector<TraceJob> GenerateTrace(const ClusterModel& cluster, const TraceOpti
       if (size == 3) job.gpus_per_pod = node_gpus;
       job.duration_s = rng.LogUniform(120, 6 * 3600);
     } else {
-      // Gangs never ask for more than half of their node group, so every job can run.
-      const int32_t nodes =
-          std::min(kGangNodes[size - kSingleWeights.size()], std::max(2, group.spec.count / 2));
+      // Gangs never ask for more than half of their node group, nor for more nodes than their
+      // queue can ever hold there, so every job can run.
+      const int32_t nodes = static_cast<int32_t>(std::max<int64_t>(
+          1, std::min<int64_t>({kGangNodes[size - kSingleWeights.size()],
+                                std::max(2, group.spec.count / 2), reachable_nodes[team][g]})));
       job.pods = nodes;
       job.gpus_per_pod = node_gpus;
       job.duration_s = rng.LogUniform(600, 24 * 3600);

@@ -67,9 +67,18 @@ absl::StatusOr<std::vector<TraceJob>> ParseCsvTrace(const std::string& text,
                                                     const std::string& source);
 
 // Checks jobs against the cluster: known queue, node group and levels, the level order of each
-// node group's topology, and a gang that could fit in the empty cluster. InvalidArgument naming
-// the job's origin and field.
-absl::Status ValidateTrace(const std::vector<TraceJob>& jobs, const ClusterModel& cluster);
+// node group's topology. InvalidArgument naming the job's origin and field. A job that no policy
+// could ever place (UnplaceableReason) is bad input too, unless `allow_unplaceable`: then the
+// reason is kept in the job's `unplaceable` field and the run counts it.
+absl::Status ValidateTrace(std::vector<TraceJob>& jobs, const ClusterModel& cluster,
+                           bool allow_unplaceable = false);
+
+// Why `job` can never run on `cluster`, even alone on the empty cluster, or "" if it can: for
+// every node group it may use, either its smallest size does not fit (pods per node, the
+// required level's largest domain, whole TP groups inside groupLevel domains) or its queue can
+// never hold that many GPUs of the group (ReachableGpus). The job's levels must exist in the
+// groups it may use (ValidateTrace checks that first).
+std::string UnplaceableReason(const TraceJob& job, const ClusterModel& cluster);
 
 struct TraceOptions {
   int32_t jobs = 3000;

@@ -14,6 +14,7 @@
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 struct CliRun {
   int code = -1;
@@ -189,8 +190,9 @@ TEST(CliTest, SimulateRejectsATraceRowTheCrdRejectsNamingItsLine) {
   EXPECT_THAT(run.output, HasSubstr(trace + ":2: topology.groupSize must divide elastic.min"));
 }
 
-// A run in which a policy never started some jobs exits 0 but says so on stderr.
-TEST(CliTest, SimulateWarnsAboutJobsNeverStarted) {
+// A job whose queue has no quota anywhere can never start: refused at load (exit 2, its line
+// named), or with --allow-unplaceable run, counted apart and warned about on stderr.
+TEST(CliTest, SimulateRefusesOrCountsJobsThatCanNeverStart) {
   const std::string cluster = WriteFile(
       "broke.yaml",
       "nodeGroups:\n- {name: p5, instanceType: p5.48xlarge, count: 16}\n"
@@ -198,12 +200,45 @@ TEST(CliTest, SimulateWarnsAboutJobsNeverStarted) {
       "- {name: broke, nominalQuota: {nvidia.com/gpu: 0}}\n");
   const std::string trace = WriteFile(
       "broke.csv", "name,submit_s,queue,pods,duration_s\na,0,q,2,3600\nb,10,broke,2,3600\n");
-  CliRun run = Phalanx("simulate --cluster " + cluster + " --trace " + trace +
-                       " --policy phalanx,kueue-tas --json");
+  const std::string args =
+      "simulate --cluster " + cluster + " --trace " + trace + " --policy phalanx,kueue-tas --json";
+  CliRun run = Phalanx(args);
+  EXPECT_EQ(run.code, 2) << run.output;
+  EXPECT_THAT(run.output, HasSubstr(trace + ":3: job b can never be placed: queue broke has no "
+                                            "GPU quota for it"));
+  run = Phalanx(args + " --allow-unplaceable");
   EXPECT_EQ(run.code, 0) << run.output;
-  EXPECT_THAT(run.output, HasSubstr("1 of 2 jobs never started under phalanx"));
+  EXPECT_THAT(run.output, HasSubstr("1 of 2 jobs can never be placed on this cluster"));
+  EXPECT_THAT(run.output, HasSubstr("1 of 2 jobs never started under phalanx (1 of them "
+                                    "unplaceable)"));
   EXPECT_THAT(run.output, HasSubstr("1 of 2 jobs never started under kueue-tas"));
   EXPECT_THAT(run.output, HasSubstr("\"jobs_never_started\":1"));
+  EXPECT_THAT(run.output, HasSubstr("\"jobs_unplaceable\":1"));
+}
+
+// Issue 13's example: on 72 GB200 nodes (4 NVL72 cliques of 18), 68 pods in TP groups of 4
+// per clique can never fit (4 cliques x 16 = 64). Every baseline used to "complete" it.
+TEST(CliTest, SimulateRefusesAGangWhoseGroupsCanNeverFit) {
+  const std::string cluster = WriteFile(
+      "gb72.yaml",
+      "nodeGroups:\n- {name: gb, instanceType: p6e-gb200.36xlarge, count: 72, topology: "
+      "{preset: gb200, fanout: [1, 1, 4, 18]}}\n"
+      "queues:\n- {name: all, nominalQuota: {nvidia.com/gpu: 288}}\n");
+  const std::string trace = WriteFile(
+      "gb68.csv",
+      "name,submit_s,queue,pods,gpus_per_pod,duration_s,group_size,group_level\n"
+      "big,0,all,68,4,3600,4,clique\nsmall,10,all,4,4,600,4,clique\n");
+  const std::string args = "simulate --cluster " + cluster + " --trace " + trace;
+  CliRun run = Phalanx(args);
+  EXPECT_EQ(run.code, 2) << run.output;
+  EXPECT_THAT(run.output,
+              HasSubstr(trace + ":2: job big can never be placed: 68 pods in groups of 4, each "
+                                "inside one nvidia.com/gpu.clique domain: at most 64 fit"));
+  // Allowed, the engine's own group check catches any policy that runs it anyway.
+  run = Phalanx(args + " --allow-unplaceable --policy phalanx,first-fit");
+  EXPECT_EQ(run.code, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("first-fit broke rules the engine checks: 1 group"));
+  EXPECT_THAT(run.output, Not(HasSubstr("phalanx broke")));
 }
 
 // The "# expect:" lines of a manifest of tests/e2e/cluster/invalid/ (which the e2e test

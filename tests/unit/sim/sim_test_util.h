@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "sim/cluster.h"
@@ -24,6 +25,22 @@ inline ClusterModel SmallCluster(int32_t nodes = 16) {
   queue.reclaim_within_cohort = "Any";
   queue.flavors.push_back(
       FlavorQuota{"p5", {{"nvidia.com/gpu", int64_t{nodes} * 8}}, std::nullopt, std::nullopt});
+  spec.queues.push_back(queue);
+  absl::StatusOr<ClusterModel> cluster = BuildCluster(spec);
+  EXPECT_TRUE(cluster.ok()) << cluster.status();
+  return *std::move(cluster);
+}
+
+// `nodes` p6e-gb200.36xlarge (4 GPUs each) in the gb200 preset with `fanout` (the last entry is
+// nodes per NVL72 clique) and one queue "all" owning every GPU.
+inline ClusterModel Gb200Cluster(int32_t nodes, std::vector<int32_t> fanout) {
+  ClusterSpec spec;
+  spec.groups.push_back(
+      NodeGroupSpec{"gb", "p6e-gb200.36xlarge", nodes, "gb200", std::move(fanout)});
+  QueueSpec queue;
+  queue.name = "all";
+  queue.flavors.push_back(
+      FlavorQuota{"gb", {{"nvidia.com/gpu", int64_t{nodes} * 4}}, std::nullopt, std::nullopt});
   spec.queues.push_back(queue);
   absl::StatusOr<ClusterModel> cluster = BuildCluster(spec);
   EXPECT_TRUE(cluster.ok()) << cluster.status();

@@ -92,15 +92,120 @@ TEST(TraceTest, LoaderRejectsAShapeTheCrdRejects) {
 
 TEST(TraceTest, ValidateRejectsUnknownQueueAndImpossibleGangs) {
   ClusterModel cluster = testing::SmallCluster(16);
-  TraceJob job = testing::Gang("x", 2, 8);
-  job.queue = "nope";
-  EXPECT_THAT(std::string(ValidateTrace({job}, cluster).message()), HasSubstr("no queue named"));
-  job = testing::Gang("x", 17, 8);
-  EXPECT_THAT(std::string(ValidateTrace({job}, cluster).message()),
-              HasSubstr("cannot fit even in the empty cluster"));
-  job = testing::Gang("x", 2, 8);
-  job.required_level = "nvidia.com/gpu.clique";
-  EXPECT_THAT(std::string(ValidateTrace({job}, cluster).message()), HasSubstr("no topology level"));
+  std::vector<TraceJob> jobs = {testing::Gang("x", 2, 8)};
+  jobs[0].queue = "nope";
+  EXPECT_THAT(std::string(ValidateTrace(jobs, cluster).message()), HasSubstr("no queue named"));
+  jobs = {testing::Gang("x", 17, 8)};
+  jobs[0].origin = "t.csv:3";
+  EXPECT_THAT(std::string(ValidateTrace(jobs, cluster).message()),
+              HasSubstr("t.csv:3: job x can never be placed: 17 pods of 8 GPUs: at most 16 fit "
+                        "in its 16 nodes (--allow-unplaceable runs it anyway"));
+  // Allowed: kept, with its reason, for the run to count apart.
+  EXPECT_OK(ValidateTrace(jobs, cluster, /*allow_unplaceable=*/true));
+  EXPECT_EQ(jobs[0].unplaceable, "17 pods of 8 GPUs: at most 16 fit in its 16 nodes");
+  jobs = {testing::Gang("x", 2, 8)};
+  jobs[0].required_level = "nvidia.com/gpu.clique";
+  EXPECT_THAT(std::string(ValidateTrace(jobs, cluster).message()), HasSubstr("no topology level"));
+}
+
+// A job no policy could ever start, even alone on the empty cluster, for each reason the issue
+// names: size, TP groups, required level, quota; and the near misses that do fit.
+TEST(TraceTest, UnplaceableReasonNamesWhyAJobCanNeverRun) {
+  ClusterModel small = testing::SmallCluster(16);  // layer-3 blocks of 4 nodes, 8 GPUs each
+  TraceJob job = testing::Gang("x", 16, 8);
+  EXPECT_EQ(UnplaceableReason(job, small), "");
+  job.pods = 17;
+  EXPECT_EQ(UnplaceableReason(job, small), "17 pods of 8 GPUs: at most 16 fit in its 16 nodes");
+  job = testing::Gang("x", 1, 16);
+  EXPECT_EQ(UnplaceableReason(job, small), "a pod of 16 GPUs does not fit a node of 8");
+  job = testing::Gang("x", 8, 4);  // 8 half-node pods fit one block of 4 nodes
+  job.required_level = testing::kLayer3;
+  EXPECT_EQ(UnplaceableReason(job, small), "");
+  job.gpus_per_pod = 8;
+  EXPECT_EQ(UnplaceableReason(job, small),
+            "8 pods of 8 GPUs: at most 4 fit in one topology.k8s.aws/network-node-layer-3 domain "
+            "(required)");
+  job.elastic_min = 4;  // elastic: its smallest size is what must fit
+  job.elastic_max = 8;
+  job.elastic_step = 4;
+  EXPECT_EQ(UnplaceableReason(job, small), "");
+
+  // Issue 13: 68 pods in TP groups of 4 per NVL72 clique of 18 nodes: each clique holds 4
+  // groups (16 nodes), so 4 cliques hold 64 pods; 64 fit, 68 never do.
+  ClusterModel cliques = testing::Gb200Cluster(72, {1, 1, 4, 18});
+  job = testing::Gang("big", 64, 4);
+  job.queue = "all";
+  job.group_size = 4;
+  job.group_level = "nvidia.com/gpu.clique";
+  EXPECT_EQ(UnplaceableReason(job, cliques), "");
+  job.pods = 68;
+  EXPECT_EQ(UnplaceableReason(job, cliques),
+            "68 pods in groups of 4, each inside one nvidia.com/gpu.clique domain: at most 64 fit "
+            "in its 72 nodes");
+  // Groups on one node: 4 GPUs per node hold 2 pods of 2 GPUs, so groups of 4 never fit.
+  job = testing::Gang("tp", 4, 2);
+  job.queue = "all";
+  job.group_size = 4;
+  job.group_level = "kubernetes.io/hostname";
+  EXPECT_THAT(UnplaceableReason(job, cliques), HasSubstr("at most 0 fit"));
+  job.group_size = 2;
+  EXPECT_EQ(UnplaceableReason(job, cliques), "");
+}
+
+// Quota by Kueue's rules: a queue uses only the flavors it lists, and borrows from its cohort up
+// to its borrowingLimit and the others' lendingLimit.
+TEST(TraceTest, UnplaceableWhenNoQueueQuotaCanEverHoldTheGang) {
+  ClusterSpec spec = testing::SmallCluster(16).spec;  // queue q: all 128 GPUs of p5
+  QueueSpec lender = spec.queues[0];
+  lender.name = "lender";
+  lender.cohort = "c";
+  lender.flavors[0].nominal = {{"nvidia.com/gpu", 96}};
+  lender.flavors[0].lending_limit = ResourceList{{"nvidia.com/gpu", 48}};
+  QueueSpec borrower = lender;
+  borrower.name = "borrower";
+  borrower.flavors[0].nominal = {{"nvidia.com/gpu", 16}};
+  borrower.flavors[0].lending_limit.reset();
+  borrower.flavors[0].borrowing_limit = ResourceList{{"nvidia.com/gpu", 32}};
+  QueueSpec other = lender;  // lists no p5 flavor at all
+  other.name = "other";
+  other.flavors[0].flavor = "h200";
+  spec.queues = {lender, borrower, other};
+  ASSERT_OK_AND_ASSIGN(ClusterModel cluster, BuildCluster(spec));
+  EXPECT_EQ(ReachableGpus(cluster.spec, cluster.spec.queues[0], "p5"), 96 + 16);
+  EXPECT_EQ(ReachableGpus(cluster.spec, cluster.spec.queues[1], "p5"), 16 + 32);
+  EXPECT_EQ(ReachableGpus(cluster.spec, cluster.spec.queues[2], "p5"), 0);
+  TraceJob job = testing::Gang("x", 6, 8);
+  job.queue = "borrower";
+  EXPECT_EQ(UnplaceableReason(job, cluster), "");
+  job.pods = 7;
+  EXPECT_EQ(UnplaceableReason(job, cluster),
+            "queue borrower can hold at most 48 GPUs of it (nominal quota plus what its cohort "
+            "lends), the job needs 56");
+  job.queue = "other";
+  job.pods = 1;
+  EXPECT_EQ(UnplaceableReason(job, cluster),
+            "queue other has no GPU quota for it (nominal, or borrowable in its cohort)");
+}
+
+// The shipped mixed cluster: team "research" has quota only for the h100 group. The generator
+// used to send its jobs to the GB200 group too, where they could never start (245 of 3,000 on
+// seed 1, every policy); now it only draws groups a team's queue can hold.
+TEST(TraceTest, GeneratorOnlyEmitsJobsTheirQueueCanRun) {
+  ASSERT_OK_AND_ASSIGN(ClusterSpec spec, LoadClusterSpec(std::string(PHALANX_SOURCE_DIR) +
+                                                         "/sim/examples/cluster.yaml"));
+  ASSERT_OK_AND_ASSIGN(ClusterModel cluster, BuildCluster(spec));
+  std::vector<TraceJob> jobs = GenerateTrace(cluster, {.jobs = 3000, .seed = 1});
+  int research = 0, gb200 = 0;
+  for (const TraceJob& job : jobs) {
+    if (job.queue == "research") {
+      ++research;
+      EXPECT_EQ(job.node_group, "h100") << job.name;
+    }
+    gb200 += job.node_group == "gb200";
+  }
+  EXPECT_GT(research, 500);  // both teams and both groups are drawn, not one
+  EXPECT_GT(gb200, 300);
+  EXPECT_OK(ValidateTrace(jobs, cluster));
 }
 
 TEST(TraceTest, GeneratorIsDeterministicAndShapedLikePublishedTraces) {
@@ -126,21 +231,16 @@ TEST(TraceTest, GeneratorIsDeterministicAndShapedLikePublishedTraces) {
   EXPECT_GT(differ, 2900);
   EXPECT_GT(small, 1500);                   // most jobs are single-pod
   EXPECT_GT(multi_gpu_s / all_gpu_s, 0.6);  // most GPU-time is in multi-node jobs
-  EXPECT_OK(ValidateTrace(a, cluster));
+  std::vector<TraceJob> checked = a;
+  EXPECT_OK(ValidateTrace(checked, cluster));
 }
 
 // On GB200 the generator gives gangs tensor-parallel groups inside a clique. A group size must
 // divide every size an elastic gang can take (its minimum and step), not only its full size, or
 // the job can never run below full size: every generated job passes the shape validator.
 TEST(TraceTest, GeneratedGb200JobsPassTheShapeValidator) {
-  ClusterSpec spec;
-  spec.groups.push_back(NodeGroupSpec{"gb", "p6e-gb200.36xlarge", 144, "gb200", {2, 2, 2, 18}});
-  QueueSpec queue;
-  queue.name = "all";
-  queue.flavors.push_back(FlavorQuota{"gb", {{"nvidia.com/gpu", 576}}, std::nullopt, std::nullopt});
-  spec.queues.push_back(queue);
-  ASSERT_OK_AND_ASSIGN(ClusterModel cluster, BuildCluster(spec));
-  const std::vector<TraceJob> jobs = GenerateTrace(cluster, {.jobs = 3000, .seed = 2});
+  ClusterModel cluster = testing::Gb200Cluster(144, {2, 2, 2, 18});
+  std::vector<TraceJob> jobs = GenerateTrace(cluster, {.jobs = 3000, .seed = 2});
   int elastic_grouped = 0;
   for (const TraceJob& job : jobs) {
     if (job.elastic() && job.group_size > 0) {
