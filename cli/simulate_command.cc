@@ -42,6 +42,8 @@ teams' queues) and a generated trace (--jobs jobs, seeded, Philly/Helios-like mi
                    (repeatable or comma-separated; default: all)
   --json           print JSON instead of the table
   --report FILE    also write a self-contained HTML report with charts
+  --jobs-out FILE  also write one CSV row per job and policy (submit, start, end, wait, pods,
+                   nodes, level and domain placed, locality, preemptions, restarts, ...)
   --allow-unplaceable
                    run trace jobs that can never be placed on the cluster (too big for it
                    or for their required level, TP groups that cannot fit, no quota for any
@@ -62,11 +64,13 @@ int RunSimulate(const std::vector<std::string>& args) {
   options.progress = true;
   bool json = false;
   std::string report_file;
+  std::string jobs_file;
   std::vector<std::string> policies;
   FlagSet flags;
   flags.String({"--cluster"}, &options.cluster_file)
       .String({"--trace"}, &options.trace_file)
       .String({"--report"}, &report_file)
+      .String({"--jobs-out"}, &jobs_file)
       .Strings({"--policy"}, &policies)
       .Int({"--nodes"}, &options.nodes, 1, 100'000)
       .Int({"--jobs"}, &options.jobs, 1, 10'000'000)
@@ -95,8 +99,11 @@ int RunSimulate(const std::vector<std::string>& args) {
     }
   }
   // Found out now, not after a run of minutes.
-  if (absl::Status writable = CheckOutputFile(report_file); !writable.ok()) {
-    return BadInput(kCommand, absl::StrCat("--report: ", writable.message()));
+  for (const auto& [flag, path] : {std::pair{"--report", &report_file},
+                                    std::pair{"--jobs-out", &jobs_file}}) {
+    if (absl::Status writable = CheckOutputFile(*path); !writable.ok()) {
+      return BadInput(kCommand, absl::StrCat(flag, ": ", writable.message()));
+    }
   }
   absl::StatusOr<sim::Scenario> scenario = sim::LoadScenario(options);
   if (!scenario.ok()) return Fail(kCommand, scenario.status());
@@ -115,6 +122,14 @@ int RunSimulate(const std::vector<std::string>& args) {
       return Fail(kCommand, absl::InternalError(absl::StrCat("cannot write ", Quoted(report_file))));
     }
     std::fprintf(stderr, "report written to %s\n", Printable(report_file).c_str());
+  }
+  if (!jobs_file.empty()) {
+    std::ofstream file(jobs_file);
+    sim::WriteJobsCsv(*report, scenario->jobs, file);
+    if (!file.good()) {
+      return Fail(kCommand, absl::InternalError(absl::StrCat("cannot write ", Quoted(jobs_file))));
+    }
+    std::fprintf(stderr, "jobs written to %s\n", Printable(jobs_file).c_str());
   }
   // A policy breaking a rule is a result about that policy (first-fit ignores topology by
   // design), printed above and on stderr, not a failure of the run: exit 0.

@@ -469,6 +469,60 @@ std::string FormatHtml(const SimulationReport& report) {
       UtilizationChart(report), WaitCdfChart(report), LocalityChart(report), "</body></html>\n");
 }
 
+namespace {
+
+// RFC 4180: a field holding a comma, a quote or a line break is quoted, quotes doubled.
+std::string CsvField(const std::string& text) {
+  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+// The trace format's short names for the well-known level keys (inverse of ExpandLevel).
+std::string ShortLevel(const std::string& level) {
+  constexpr std::string_view kLayerPrefix = "topology.k8s.aws/network-node-";
+  if (level.empty()) return "cluster";
+  if (level.rfind(kLayerPrefix, 0) == 0) return level.substr(kLayerPrefix.size());
+  if (level == "nvidia.com/gpu.clique") return "clique";
+  if (level == kHostnameLabel) return "hostname";
+  return level;
+}
+
+std::string Seconds(double seconds) { return absl::StrFormat("%.1f", seconds); }
+
+}  // namespace
+
+void WriteJobsCsv(const SimulationReport& report, const std::vector<TraceJob>& jobs,
+                  std::ostream& out) {
+  out << "policy,job,queue,submit_s,start_s,end_s,wait_s,pods,nodes,level,domain,local,"
+         "preemptions,interruptions,restarts,gpu_seconds,unplaceable\n";
+  for (const RunResult& r : report.results) {
+    const std::string policy = CsvField(r.summary.policy);
+    for (size_t i = 0; i < r.outcomes.size() && i < jobs.size(); ++i) {
+      const JobOutcome& o = r.outcomes[i];
+      const bool started = o.first_start_s >= 0;
+      std::string local;
+      if (started && o.multi_node && o.locality_applicable) local = o.locality_ok ? "yes" : "no";
+      out << absl::StrJoin(
+                 {policy, CsvField(jobs[i].name), CsvField(jobs[i].queue), Seconds(o.submit_s),
+                  started ? Seconds(o.first_start_s) : "", o.finish_s >= 0 ? Seconds(o.finish_s) : "",
+                  started ? Seconds(o.first_start_s - o.submit_s) : "",
+                  started ? absl::StrCat(o.first_pods) : "",
+                  started ? absl::StrCat(o.first_nodes) : "",
+                  started ? CsvField(ShortLevel(o.placed_level)) : "",
+                  started ? CsvField(o.placed_domain) : "", local, absl::StrCat(o.preemptions),
+                  absl::StrCat(o.interruptions), absl::StrCat(o.restarts),
+                  Seconds(o.gpu_seconds), CsvField(jobs[i].unplaceable)},
+                 ",")
+          << "\n";
+    }
+  }
+}
+
 std::string RunWarnings(const SimulationReport& report) {
   std::string out;
   if (!report.results.empty() && report.results[0].summary.jobs_unplaceable > 0) {

@@ -8,11 +8,13 @@
 #pragma once
 
 #include <cstdint>
+#include <ostream>
 #include <string>
 #include <vector>
 
 #include "sim/cluster.h"
 #include "sim/engine.h"
+#include "sim/trace.h"
 
 namespace phalanx::sim {
 
@@ -30,6 +32,17 @@ std::string FormatTable(const SimulationReport& report);
 // Deterministic: no wall-clock times.
 std::string FormatJson(const SimulationReport& report);
 std::string FormatHtml(const SimulationReport& report);
+// `--jobs-out`: one CSV row per job and policy, so any figure can be recomputed by hand:
+//   policy,job,queue,submit_s,start_s,end_s,wait_s,pods,nodes,level,domain,local,preemptions,
+//   interruptions,restarts,gpu_seconds,unplaceable
+// `jobs` is the trace the report ran (outcomes are by trace index). Times are seconds; start,
+// end and wait are empty for a job that never started or finished; pods, nodes, level (short
+// name: layer-3, clique, hostname; "cluster" when the ranks span top-level domains or node
+// groups) and domain are of the first placement; local is yes/no for a multi-node gang whose
+// locality was judged, else empty; unplaceable is the reason the trace check gave, or empty.
+void WriteJobsCsv(const SimulationReport& report, const std::vector<TraceJob>& jobs,
+                  std::ostream& out);
+
 // What stderr must say about the run, one line each, or "": jobs the trace marked unplaceable;
 // for each policy, jobs never started and every rule the engine's checks caught it breaking.
 std::string RunWarnings(const SimulationReport& report);

@@ -67,6 +67,26 @@ TEST(CliTest, SimulateSmallRunPrintsJson) {
   EXPECT_THAT(run.output, HasSubstr("\"partial_gang_events\":0"));
 }
 
+TEST(CliTest, SimulateWritesOneCsvRowPerJobAndPolicy) {
+  const std::string path = ::testing::TempDir() + "jobs-out.csv";
+  std::filesystem::remove(path);
+  CliRun run = Phalanx("simulate --nodes 16 --jobs 50 --policy phalanx,kueue-tas --jobs-out " +
+                       path);
+  EXPECT_EQ(run.code, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("jobs written to " + path));
+  std::ifstream file(path);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(file, line);) lines.push_back(line);
+  ASSERT_EQ(lines.size(), 1u + 2 * 50);
+  EXPECT_THAT(lines[0], HasSubstr("policy,job,queue,submit_s,start_s,end_s,wait_s"));
+  EXPECT_THAT(lines[1], ::testing::StartsWith("phalanx,job-000000,"));
+  EXPECT_THAT(lines[51], ::testing::StartsWith("kueue-tas,job-000000,"));
+  // Checked before the run, like --report.
+  run = Phalanx("simulate --jobs-out " + ::testing::TempDir());
+  EXPECT_EQ(run.code, 2);
+  EXPECT_THAT(run.output, HasSubstr("--jobs-out: "));
+}
+
 TEST(CliTest, HelpIsAvailableEverywhere) {
   EXPECT_EQ(Phalanx("simulate --help").code, 0);
   CliRun plan = Phalanx("plan --help");
