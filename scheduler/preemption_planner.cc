@@ -377,7 +377,8 @@ std::optional<Plan> Planner::PlanFor(const Target& target, const std::vector<int
           Action action = base;
           for (size_t p : pick) action[others[p]] = all_[present[others[p]]].min_count;
           // With every other elastic gang at its minimum, this is the check already made.
-          const bool fits = k == others.size() || (within_budget() && Fits(target, present, action));
+          const bool fits =
+              k == others.size() || (within_budget() && Fits(target, present, action));
           if (fits) {
             if (k < fewest_shrinks) fitting.clear();
             fewest_shrinks = k;

@@ -88,10 +88,28 @@ CycleResult Cycle::Run() {
   for (int pass = 0; pass < options_.max_passes; ++pass) {
     if (!Pass()) break;
   }
+  const size_t preemptions = result_.preemptions.size();
   Preempt();
+  if (result_.preemptions.size() > preemptions) AfterPreemption();
   Grow();
   Finish();
   return std::move(result_);
+}
+
+void Cycle::AfterPreemption() {
+  // Victims free more than their preemptors take whenever a whole gang goes for part of its
+  // nodes, or quota beyond what the placement needed. Workloads still waiting get one more look
+  // in this cycle, their failed flavor choices forgotten (the cluster only had less room when
+  // they failed), instead of leaving that room idle until the next cycle
+  // (tests/unit/operator/idle_capacity_test.cc).
+  for (PendingEntry& entry : pending_) {
+    if (!entry.waiting || entry.failed.empty()) continue;
+    entry.failed.clear();
+    entry.message.clear();  // a new failure says why afresh, not "next flavor: ..."
+  }
+  for (int pass = 0; pass < options_.max_passes; ++pass) {
+    if (!Pass()) break;
+  }
 }
 
 bool Cycle::Before(int a, int b) const {

@@ -18,7 +18,8 @@
 // one or two: a second pass runs only when a placement failed, to retry its freed quota and
 // the next flavor); one Release per StrictFIFO follower reserved behind a head whose placement
 // failed; per preemption, one PlanPreemption plus one Release or Resize per victim plus one
-// Reserve; per elastic growth, one Resize per size tried (bounded by CycleOptions).
+// Reserve, and after the preemptions up to max_passes more passes for what the victims freed
+// beyond their preemptors' needs; per elastic growth, one Resize per size tried (bounded by CycleOptions).
 // CycleResult::calls counts them.
 //
 // Elastic growth runs last: a running elastic workload grows toward its maxReplicas only when

@@ -109,6 +109,8 @@ class Cycle {
   std::string Fingerprint() const;
   void Drain(int cq);
   bool Pass();
+  // Admission passes again once preemption has freed room (more than its preemptors took).
+  void AfterPreemption();
   void Finish();
   bool Before(int a, int b) const;  // queue order inside a ClusterQueue
   placement::GangRequest Request(const PendingEntry& entry, const Assignment& assignment,

@@ -28,8 +28,8 @@ using testing::PendingFor;
 using testing::Scenario;
 using testing::World;
 
-const std::string kLeaf = "topology.k8s.aws/network-node-layer-3";
-const std::string kSpine = "topology.k8s.aws/network-node-layer-2";
+using testing::kLeaf;
+using testing::kSpine;
 
 // `nodes` p5 nodes (8 GPUs), 4 per layer-3 block, 2 blocks per layer-2 domain, all free.
 std::unique_ptr<placement::InProcessPlacementService> EmptyCluster(int nodes) {

@@ -22,6 +22,10 @@
 
 namespace phalanx::admission::testing {
 
+// EKS topology levels the tests place at.
+inline const std::string kLeaf = "topology.k8s.aws/network-node-layer-3";
+inline const std::string kSpine = "topology.k8s.aws/network-node-layer-2";
+
 inline ResourceQuota Gpu(int64_t nominal, std::optional<int64_t> borrowing_limit = std::nullopt,
                          std::optional<int64_t> lending_limit = std::nullopt) {
   return {std::string(kResourceGpu), nominal, borrowing_limit, lending_limit};

@@ -108,7 +108,8 @@ struct Shape {
     return std::max<int64_t>(0, free[node]) / gpus;
   }
   // Pods the nodes `in` can hold, with every group inside one group-level domain.
-  int64_t Holds(const Model& m, const std::vector<int64_t>& free, const std::vector<int>& in) const {
+  int64_t Holds(const Model& m, const std::vector<int64_t>& free,
+                const std::vector<int>& in) const {
     std::map<std::string, int64_t> per_group;
     for (int n : in) {
       per_group[group_size > 0 ? m.Key(n, group_level) : ""] += Slots(m, free, n);
@@ -477,9 +478,10 @@ void CheckPreemptionCase(uint64_t seed, PreemptionStats& stats) {
     if (g == pick.size()) break;
   }
   // Other victim sets as small as the best: the tie-breaks decided.
-  const int tied = static_cast<int>(std::count_if(fitting.begin(), fitting.end(), [&](const PlanKey& k) {
-    return std::get<0>(k) == std::get<0>(*best) && std::get<1>(k) == std::get<1>(*best);
-  }));
+  const int tied = static_cast<int>(
+      std::count_if(fitting.begin(), fitting.end(), [&](const PlanKey& k) {
+        return std::get<0>(k) == std::get<0>(*best) && std::get<1>(k) == std::get<1>(*best);
+      }));
 
   // Admission's order is the model's gang order; priorities and elastic ranges as modelled.
   std::vector<RunningGang> candidates;
