@@ -141,6 +141,13 @@ class Simulation {
       last_submit = std::max(last_submit, spec.submit_s);
       first_submit_ = std::min(first_submit_, spec.submit_s);
     }
+    queue_of_.assign(n, -1);
+    queue_used_.assign(cluster_.spec.queues.size(), 0);
+    for (size_t i = 0; i < n; ++i) {
+      for (size_t q = 0; q < cluster_.spec.queues.size(); ++q) {
+        if (cluster_.spec.queues[q].name == trace_[i].queue) queue_of_[i] = static_cast<int32_t>(q);
+      }
+    }
     node_up_.assign(cluster_.nodes.size(), 1);
     used_.assign(cluster_.nodes.size(), 0);
     // Generous: a policy that leaves jobs pending forever must not loop forever on failures.
@@ -218,9 +225,22 @@ class Simulation {
     }
   }
 
+  void RecordQueueUsage(int32_t id, int64_t delta) {
+    const int32_t queue = queue_of_[id];
+    if (queue < 0 || delta == 0) return;
+    queue_used_[queue] += delta;
+    auto& usage = result_.queue_usage;
+    if (!usage.empty() && usage.back().t == now_ && usage.back().queue == queue) {
+      usage.back().gpus = queue_used_[queue];
+    } else {
+      usage.push_back({now_, queue, queue_used_[queue]});
+    }
+  }
+
   // Charges (sign +1) or frees (-1) the job's pods on the ledger, checking capacity.
   void Charge(int32_t id, const std::vector<int32_t>& nodes, int sign) {
     const int32_t gpus = trace_[id].gpus_per_pod;
+    RecordQueueUsage(id, int64_t{sign} * gpus * static_cast<int64_t>(nodes.size()));
     for (int32_t node : nodes) {
       used_[node] += sign * gpus;
       used_total_ += sign * gpus;
@@ -484,6 +504,7 @@ class Simulation {
           return absl::OkStatus();
         }
         Stop(id);
+        result_.preemption_times.push_back(now_);
         ++job.preemptions;
         ++result_.outcomes[id].preemptions;
         ++result_.summary.preemptions;
@@ -524,6 +545,8 @@ class Simulation {
   std::vector<char> restart_pending_;
   std::vector<char> node_up_;
   std::vector<int64_t> used_;
+  std::vector<int32_t> queue_of_;     // job -> index of its queue in the spec, -1 if unknown
+  std::vector<int64_t> queue_used_;   // GPUs in use per queue
   int64_t used_total_ = 0;
   double busy_gpu_seconds_ = 0;
   double now_ = 0;

@@ -117,6 +117,15 @@ struct RunResult {
   double busy_gpu_seconds = 0;       // integral of the engine's ledger
   // (time, GPUs in use) at every change of the ledger.
   std::vector<std::pair<double, int64_t>> usage;
+  // The same per queue (index into the cluster spec's queues): the queue's GPUs in use after
+  // each change, for the per-queue share chart.
+  struct QueueUsage {
+    double t = 0;
+    int32_t queue = 0;
+    int64_t gpus = 0;
+  };
+  std::vector<QueueUsage> queue_usage;
+  std::vector<double> preemption_times;  // one entry per eviction, in time order
   std::vector<std::string> violations;  // the first few check failures, for debugging
 };
 

@@ -61,5 +61,10 @@ struct LocalityBucket {
   std::string label() const;  // "2", "3-4", "65+"
 };
 std::vector<LocalityBucket> LocalityBySize(const RunResult& result);
+// The share of all GPUs each of `queues` queues held, averaged over `buckets` equal slices of
+// [start_s, end_s]: [queue][bucket], from RunResult::queue_usage.
+std::vector<std::vector<double>> QueueShareSeries(const RunResult& result, size_t queues,
+                                                  int64_t total_gpus, double start_s,
+                                                  double end_s, int buckets);
 
 }  // namespace phalanx::sim

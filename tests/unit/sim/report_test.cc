@@ -146,19 +146,65 @@ TEST(ViolationReportTest, EveryBrokenRuleIsNamedOnStderrPerPolicy) {
   EXPECT_EQ(RunWarnings(report), "");
 }
 
-TEST_F(ReportTest, HtmlIsSelfContainedWithThreeCharts) {
+size_t Count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+TEST_F(ReportTest, HtmlIsSelfContainedWithFiveCharts) {
   const std::string html = FormatHtml(report_);
   EXPECT_THAT(html, HasSubstr("<!DOCTYPE html>"));
-  size_t charts = 0;
-  for (size_t at = html.find("<svg"); at != std::string::npos; at = html.find("<svg", at + 1)) {
-    ++charts;
-  }
-  EXPECT_EQ(charts, 3u);
+  EXPECT_EQ(Count(html, "<svg"), 5u);
   EXPECT_THAT(html, HasSubstr("GPU utilization over time"));
   EXPECT_THAT(html, HasSubstr("Wait-time CDF"));
-  EXPECT_THAT(html, HasSubstr("Locality by job size"));
+  EXPECT_THAT(html, HasSubstr("Locality by gang size"));
+  EXPECT_THAT(html, HasSubstr("Preemptions over time"));
+  EXPECT_THAT(html, HasSubstr("GPUs held per queue over time"));
   EXPECT_EQ(html.find("<script"), std::string::npos);
   EXPECT_EQ(html.find("http://"), html.find("http://www.w3.org/2000/svg"));  // no fetches
+  // Charts scale to the page (at most 960 px wide, so a 1,000-px window holds the page).
+  EXPECT_THAT(html, HasSubstr("max-width:960px"));
+  EXPECT_THAT(html, HasSubstr("svg{width:100%"));
+  EXPECT_EQ(html.find("width=\"860\""), std::string::npos);
+}
+
+// Each bar carries its value; sizes no policy has a gang of get no bucket at all.
+TEST_F(ReportTest, LocalityBarsAreLabelledAndEmptyBucketsHidden) {
+  const std::string html = FormatHtml(report_);
+  int64_t bars = 0;
+  bool empty_bucket = false;
+  for (const RunResult& r : report_.results) {
+    for (const LocalityBucket& b : LocalityBySize(r)) {
+      bars += b.total > 0;
+      if (b.total == 0 && r.summary.policy == report_.results[0].summary.policy) {
+        bool any = false;
+        for (const RunResult& other : report_.results) {
+          for (const LocalityBucket& o : LocalityBySize(other)) {
+            any |= o.min_nodes == b.min_nodes && o.total > 0;
+          }
+        }
+        if (!any) {
+          empty_bucket = true;
+          EXPECT_EQ(html.find(">" + b.label() + " (n="), std::string::npos) << b.label();
+        }
+      }
+    }
+  }
+  ASSERT_GT(bars, 0);
+  EXPECT_TRUE(empty_bucket);  // 32 nodes: no gang of 65+, so the check above ran
+  EXPECT_EQ(static_cast<int64_t>(Count(html, " local</title></rect><text ")), bars);
+}
+
+// The locality wait is marked where the wait CDF shows it, and explained, when Phalanx ran.
+TEST_F(ReportTest, WaitCdfMarksPhalanxsLocalityWait) {
+  const std::string html = FormatHtml(report_);
+  EXPECT_THAT(html, HasSubstr("Phalanx locality wait 300 s"));
+  EXPECT_THAT(html, HasSubstr("The dashed line is Phalanx's locality wait"));
+  SimulationReport baselines_only = report_;
+  baselines_only.results.erase(baselines_only.results.begin());  // phalanx
+  ASSERT_EQ(baselines_only.results[0].summary.policy, "first-fit");
+  EXPECT_THAT(FormatHtml(baselines_only), ::testing::Not(HasSubstr("locality wait")));
 }
 
 TEST_F(ReportTest, UtilizationSeriesAveragesTheLedger) {
@@ -172,6 +218,25 @@ TEST_F(ReportTest, UtilizationSeriesAveragesTheLedger) {
     mean += v / series.size();
   }
   EXPECT_NEAR(mean, r.summary.gpu_utilization, 1e-6);
+}
+
+// The per-queue shares add up to the utilization of the same slices: every GPU of the ledger
+// belongs to one queue. Evictions are recorded one by one, as the policy decided them.
+TEST_F(ReportTest, QueueSharesAddUpToTheUtilization) {
+  for (const RunResult& r : report_.results) {
+    const int buckets = 40;
+    const std::vector<double> total = UtilizationSeries(r, report_.cluster->total_gpus,
+                                                        r.summary.horizon_end_s, buckets);
+    const std::vector<std::vector<double>> share =
+        QueueShareSeries(r, report_.cluster->spec.queues.size(), report_.cluster->total_gpus, 0,
+                         r.summary.horizon_end_s, buckets);
+    ASSERT_EQ(share.size(), 3u);
+    for (int b = 0; b < buckets; ++b) {
+      EXPECT_NEAR(share[0][b] + share[1][b] + share[2][b], total[b], 1e-9) << b;
+    }
+    EXPECT_EQ(static_cast<int64_t>(r.preemption_times.size()), r.summary.preemptions);
+    EXPECT_TRUE(std::is_sorted(r.preemption_times.begin(), r.preemption_times.end()));
+  }
 }
 
 TEST_F(ReportTest, TableListsEveryPolicy) {
