@@ -1,18 +1,24 @@
 // `phalanx bench admission`: times one admission cycle (DESIGN.md §10: 10,000 pending workloads
 // over 100 ClusterQueues, < 100 ms) against the real in-process placement service on a
 // synthetic cluster. docs/benchmarks.md records the results and the commands.
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <ctime>
+#include <optional>
 #include <type_traits>
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "cli/command.h"
 #include "cli/flags.h"
 #include "operator/admission/admission_cycle.h"
+#include "operator/admission/apply.h"
 #include "operator/admission/synthetic_queues.h"
 #include "scheduler/in_process_placement_service.h"
 #include "scheduler/synthetic_cluster.h"
@@ -23,7 +29,8 @@ namespace {
 constexpr char kUsage[] =
     R"(Usage: phalanx bench admission [--pending N] [--queues N] [--cohorts N] [--nodes N]
                                [--seed S] [--steady] [--flavor-label KEY=VALUE]
-                               [--explain N] [--repeat R] [--json]
+                               [--explain N] [--repeat R] [--occupied F [--cycles C]]
+                               [--json]
 
 Times one admission cycle: --pending synthetic training jobs (1 to 32 nodes of 8 GPUs, a tenth
 elastic, most with a required topology level) over --queues ClusterQueues in --cohorts cohorts
@@ -44,10 +51,19 @@ whose nominal quotas add up to the cluster, placed by the in-process placement s
   --explain N   also print the first N pending workloads' reasons (to stderr)
   --repeat R    time R independent cycles (1 to 1000) and report the median by CPU
                 (default 5)
+  --occupied F  the loaded run instead: admit jobs of a first batch until a fraction F (0 to
+                1) of the GPUs is held by running workloads (which preemption may take:
+                every queue preempts lower priorities within itself and reclaims lent quota),
+                then time C consecutive cycles over --pending new workloads, each cycle's
+                decisions applied before the next, as the operator runs them
+  --cycles C    cycles timed with --occupied, 1 to 10000 (default 20)
   --json        print {"pending":..,"queues":..,"cycle_ms":..,"admitted":..,...}
 
 cycle_ms is wall time; cycle_cpu_ms the process's CPU time, split into the placement service's
-share and the admission core's own (admissions_per_second is per CPU second).
+share and the admission core's own (admissions_per_second is per CPU second). With --occupied,
+--json prints {"mode":"loaded",...,"occupancy":..,"cycle_ms_p50":..,"cycle_ms_p99":..,
+"cycle_cpu_ms_p50":..,"cycle_cpu_ms_p99":..,"cycle_ms":[..],...}: the percentiles are per cycle
+(nearest rank), wall and CPU.
 
 Exit codes: 0 success, 1 runtime failure, 2 bad input.)";
 
@@ -106,6 +122,113 @@ class TimedPlacementService : public placement::PlacementService {
 
 constexpr char kCommand[] = "bench admission";
 
+// Nearest-rank percentile of `values` (not empty), p in (0, 100].
+double Percentile(std::vector<double> values, double p) {
+  std::sort(values.begin(), values.end());
+  size_t rank = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(values.size())));
+  return values[std::clamp<size_t>(rank, 1, values.size()) - 1];
+}
+
+// The loaded run: the cluster `occupied` full of running workloads, then `cycles` consecutive
+// cycles over options.pending new ones, timed one by one.
+int RunLoaded(const placement::ClusterSnapshot& cluster, int32_t nodes,
+              const admission::SyntheticQueuesOptions& options, double occupied, int32_t cycles,
+              bool json) {
+  placement::InProcessPlacementService service(cluster);
+  auto held_gpus = [&] {
+    int64_t gpus = 0;
+    service.Read([&](const placement::ClusterSnapshot& s) {
+      for (const std::string& job : s.ReservedJobs()) {
+        const auto* r = s.FindReservation(job);
+        gpus += static_cast<int64_t>(r->ranks.size()) *
+                r->request.per_pod.at(std::string(kResourceGpu));
+      }
+    });
+    return gpus;
+  };
+  // Fill: jobs of a first batch, in creation order, with the synthetic mix's priorities (so
+  // preemption has candidates). Each fill cycle offers the next ones that fit in what is left
+  // of the target; jobs the topology refused are dropped, until nothing more is admitted.
+  admission::Snapshot snapshot = admission::BuildSyntheticQueues(options);
+  std::vector<admission::Workload> pool = std::move(snapshot.workloads);
+  snapshot.workloads.clear();
+  const int64_t target = static_cast<int64_t>(occupied * static_cast<double>(options.total_gpus));
+  std::vector<bool> offered(pool.size(), false);
+  int fill_cycles = 0;
+  for (; fill_cycles < 20; ++fill_cycles) {
+    std::erase_if(snapshot.workloads, [](const admission::Workload& w) { return !w.admitted; });
+    int64_t room = target - held_gpus();
+    for (size_t i = 0; i < pool.size(); ++i) {
+      const admission::Workload& w = pool[i];
+      int64_t gpus = int64_t{w.elastic ? w.elastic->max : w.count} * options.gpus_per_pod;
+      if (offered[i] || gpus > room) continue;  // a smaller one later may still fit
+      room -= gpus;
+      offered[i] = true;
+      snapshot.workloads.push_back(w);
+    }
+    admission::CycleResult fill = admission::RunAdmissionCycle(snapshot, service);
+    admission::ApplyDecisions(fill, snapshot);
+    if (fill.admissions.empty()) break;
+  }
+  std::erase_if(snapshot.workloads, [](const admission::Workload& w) { return !w.admitted; });
+  const int64_t filled = held_gpus();
+  snapshot = admission::SteadyStateQueues(std::move(snapshot), admission::CycleResult{}, options);
+
+  admission::CycleCache cache;
+  admission::CycleOptions cycle_options;
+  cycle_options.cache = &cache;
+  std::vector<double> wall, cpu, placement_cpu;
+  size_t admitted = 0, preemptions = 0;
+  int round_trips = 0;
+  for (int c = 0; c < cycles; ++c) {
+    TimedPlacementService timed(service);
+    auto start = std::chrono::steady_clock::now();
+    double cpu_start = CpuMs();
+    admission::CycleResult result = admission::RunAdmissionCycle(snapshot, timed, cycle_options);
+    cpu.push_back(CpuMs() - cpu_start);
+    wall.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+            .count());
+    placement_cpu.push_back(timed.ms());
+    admitted += result.admissions.size();
+    preemptions += result.preemptions.size();
+    round_trips += result.calls.Total();
+    admission::ApplyDecisions(result, snapshot);
+    ++snapshot.now;
+  }
+  size_t still_pending = 0;
+  for (const admission::Workload& w : snapshot.workloads) still_pending += !w.admitted;
+  const double occupancy =
+      static_cast<double>(filled) / static_cast<double>(std::max<int64_t>(1, options.total_gpus));
+  if (json) {
+    std::string per_cycle;
+    for (double ms : wall) absl::StrAppend(&per_cycle, per_cycle.empty() ? "" : ",",
+                                           absl::StrFormat("%.2f", ms));
+    std::printf(
+        "{\"mode\":\"loaded\",\"pending\":%d,\"queues\":%d,\"cohorts\":%d,\"nodes\":%d,"
+        "\"occupied\":%.2f,\"occupancy\":%.4f,\"fill_cycles\":%d,\"cycles\":%d,"
+        "\"cycle_ms_p50\":%.2f,\"cycle_ms_p99\":%.2f,\"cycle_cpu_ms_p50\":%.2f,"
+        "\"cycle_cpu_ms_p99\":%.2f,\"placement_cpu_ms_p50\":%.2f,\"placement_cpu_ms_p99\":%.2f,"
+        "\"admitted\":%zu,\"preemptions\":%zu,\"still_pending\":%zu,\"round_trips\":%d,"
+        "\"cycle_ms\":[%s]}\n",
+        options.pending, options.queues, options.cohorts, nodes, occupied, occupancy, fill_cycles,
+        cycles, Percentile(wall, 50), Percentile(wall, 99), Percentile(cpu, 50),
+        Percentile(cpu, 99), Percentile(placement_cpu, 50), Percentile(placement_cpu, 99),
+        admitted, preemptions, still_pending, round_trips, per_cycle.c_str());
+  } else {
+    std::printf("loaded admission: %d nodes %.1f %% held by running workloads, then %d pending "
+                "over %d ClusterQueues in %d cohorts, %d consecutive cycles\n",
+                nodes, 100 * occupancy, options.pending, options.queues, options.cohorts, cycles);
+    std::printf("  per cycle: wall p50 %.2f ms, p99 %.2f ms; CPU p50 %.2f ms, p99 %.2f ms "
+                "(placement service p50 %.2f ms)\n",
+                Percentile(wall, 50), Percentile(wall, 99), Percentile(cpu, 50),
+                Percentile(cpu, 99), Percentile(placement_cpu, 50));
+    std::printf("  %zu admitted, %zu preemptions, %zu still pending, %d placement round trips\n",
+                admitted, preemptions, still_pending, round_trips);
+  }
+  return kExitOk;
+}
+
 int RunBenchAdmission(const std::vector<std::string>& args) {
   admission::SyntheticQueuesOptions queues;
   int32_t nodes = 4096;
@@ -113,6 +236,8 @@ int RunBenchAdmission(const std::vector<std::string>& args) {
   bool json = false, steady = false;
   int32_t explain = 0;
   int32_t repeat = 5;
+  int32_t cycles = 20;
+  std::optional<double> occupied;
   std::string flavor_label;
   FlagSet flags;
   flags.Int({"--pending"}, &queues.pending, 0, 1'000'000)
@@ -122,6 +247,17 @@ int RunBenchAdmission(const std::vector<std::string>& args) {
       .Uint({"--seed"}, &seed)
       .Int({"--explain"}, &explain, 0, 1'000'000)
       .Int({"--repeat"}, &repeat, 1, 1000)
+      .Int({"--cycles"}, &cycles, 1, 10'000)
+      .Custom({"--occupied"},
+              [&](const std::string& v) -> absl::Status {
+                double f = 0;
+                if (!absl::SimpleAtod(v, &f) || !(f >= 0 && f <= 1)) {
+                  return absl::InvalidArgumentError(
+                      absl::StrCat("want a fraction from 0 to 1, got ", Quoted(v)));
+                }
+                occupied = f;
+                return absl::OkStatus();
+              })
       .Custom({"--flavor-label"},
               [&](const std::string& v) -> absl::Status {
                 std::vector<std::string> kv = absl::StrSplit(v, absl::MaxSplits('=', 1));
@@ -144,6 +280,13 @@ int RunBenchAdmission(const std::vector<std::string>& args) {
   if (!cluster.ok()) return BadInput(kCommand, cluster.status());
   queues.total_gpus = int64_t{nodes} * cluster_options.gpus_per_node;
   queues.seed = seed;
+  if (occupied.has_value()) {
+    if (steady) {
+      return BadInput(kCommand, absl::InvalidArgumentError("--occupied and --steady exclude "
+                                                           "each other"));
+    }
+    return RunLoaded(cluster->snapshot, nodes, queues, *occupied, cycles, json);
+  }
   const admission::Snapshot base = admission::BuildSyntheticQueues(queues);
 
   // Each repetition is a fresh cluster and queue set: the machine's speed drifts by half from
