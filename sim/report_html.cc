@@ -162,7 +162,8 @@ Ticks PercentTicks() {
 
 std::string UtilizationChart(const SimulationReport& report) {
   const Frame f;
-  const auto [start, end] = TimeSpan(report);
+  const auto span = TimeSpan(report);
+  const double start = span.first, end = span.second;
   const int buckets = 150;
   std::string body = Axes(f, TimeTicks(start, end), PercentTicks(), "simulated time", "GPUs busy");
   for (size_t p = 0; p < report.results.size(); ++p) {
@@ -335,7 +336,8 @@ std::string LocalityChart(const SimulationReport& report) {
 
 std::string PreemptionChart(const SimulationReport& report) {
   const Frame f;
-  const auto [start, end] = TimeSpan(report);
+  const auto span = TimeSpan(report);
+  const double start = span.first, end = span.second;
   size_t most = 0;
   for (const RunResult& r : report.results) most = std::max(most, r.preemption_times.size());
   // Four round steps reaching just past the largest count.
@@ -378,7 +380,8 @@ std::string PreemptionChart(const SimulationReport& report) {
 // Small multiples: per policy, the share of all GPUs each queue holds over time, stacked.
 std::string QueueShareChart(const SimulationReport& report) {
   const std::vector<QueueSpec>& queues = report.cluster->spec.queues;
-  const auto [start, end] = TimeSpan(report);
+  const auto span = TimeSpan(report);
+  const double start = span.first, end = span.second;
   const int buckets = 120;
   const size_t columns = 2;
   const double panel_w = 400, panel_h = 150, gap_x = 56, top = 50;
