@@ -23,10 +23,10 @@ constexpr char kUsage[] =
                         [--jobs-out FILE] [--allow-unplaceable]
 
 Runs every policy on the same job trace and cluster with a simulated clock and compares them:
-GPU utilization, wait times, job completion time, jobs never started, locality, modelled
-communication slowdown, preemptions, and independently counted partial-gang and over-commit
-events. Jobs never started are left out of the wait, locality and JCT figures, and a warning on
-stderr names each policy that left some.
+GPU utilization (over the first submit to the last GPU released), wait times, job completion
+time, jobs never started, locality, modelled communication slowdown, preemptions, and the rules
+each policy broke. Jobs never started are left out of the wait, locality and JCT figures, and a
+warning on stderr names each policy that left some.
 
 With no files: the built-in cluster (--nodes p5.48xlarge nodes, EKS 3-layer topology, three
 teams' queues) and a generated trace (--jobs jobs, seeded, Philly/Helios-like mix).
