@@ -96,6 +96,10 @@ absl::Status Reflector::WatchLoop(const Cancellation* cancel) {
       std::optional<KubeError> error = KubeErrorOf(status);
       spdlog::warn("watch {} from resourceVersion {} failed, resuming: {}", resource_.plural,
                    watch.resource_version, status);
+      // A watch that delivered events was healthy until it broke: resume after the first
+      // backoff step, not one grown by breaks long past (a connection cut now and then would
+      // otherwise leave the cache up to 30 s behind after each).
+      if (events > 0) backoff_.Reset();
       if (!Wait(error.has_value() ? error->retry_after : absl::ZeroDuration(), cancel)) {
         return absl::OkStatus();
       }

@@ -11,6 +11,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kube/errors.h"
+#include "kube/fault_transport.h"
 #include "kube/informer.h"
 #include "tests/integration/kube/cluster.h"
 
@@ -18,9 +19,9 @@ namespace kube::integration {
 namespace {
 
 // Wraps the real transport to break watches on demand (STYLE.md: inject faults by wrapping).
-class FaultTransport : public Transport {
+class DroppingTransport : public Transport {
  public:
-  explicit FaultTransport(Transport& inner) : inner_(inner) {}
+  explicit DroppingTransport(Transport& inner) : inner_(inner) {}
 
   absl::StatusOr<HttpResponse> Send(const HttpRequest& request) override {
     return inner_.Send(request);
@@ -58,6 +59,22 @@ class FaultTransport : public Transport {
   std::atomic<bool> refuse_streams_{false};
   std::mutex mu_;
   std::set<Cancellation*> active_;
+};
+
+// The cluster's transport, not owned: what kube::FaultTransport wraps here.
+class Borrowed : public Transport {
+ public:
+  explicit Borrowed(Transport& inner) : inner_(inner) {}
+  absl::StatusOr<HttpResponse> Send(const HttpRequest& request) override {
+    return inner_.Send(request);
+  }
+  absl::StatusOr<HttpResponse> Stream(const HttpRequest& request, const ChunkCallback& on_chunk,
+                                      const Cancellation* cancel) override {
+    return inner_.Stream(request, on_chunk, cancel);
+  }
+
+ private:
+  Transport& inner_;
 };
 
 // Records every handler call so tests can check nothing was lost or delivered twice.
@@ -199,7 +216,7 @@ TEST_F(WatchTest, InformerSurvivesApiServerRestartWithoutLossOrDuplicates) {
 
 TEST_F(WatchTest, CompactedResourceVersionIsGoneAndTheInformerRelists) {
   std::string label = "compact-" + RandomSuffix();
-  FaultTransport faults(transport());
+  DroppingTransport faults(transport());
   RestClient faulty(faults);
   Informer<RawObject> informer(faulty, ConfigMaps(), Options(label));
   Recorder recorder;
@@ -261,6 +278,48 @@ TEST_F(WatchTest, CompactedResourceVersionIsGoneAndTheInformerRelists) {
   EXPECT_EQ(recorder.deletes[absl::StrCat(ns(), "/", label, "-1")], 1);
   EXPECT_EQ(recorder.adds[absl::StrCat(ns(), "/", label, "-5")], 1);
   EXPECT_EQ(recorder.versions[absl::StrCat(ns(), "/", label, "-0")].size(), 2u);
+}
+
+// PHALANX_FAULTS as the binaries read it: every watch stream is cut in the middle of its 7th
+// event. The informer resumes each time from the last event it got whole, and ends equal to
+// the server with nothing lost or delivered twice, without relisting.
+TEST_F(WatchTest, InformerConvergesThroughWatchesCutMidEvent) {
+  std::string label = "cut-" + RandomSuffix();
+  setenv(kFaultsEnv, "watch_cut_after=7", 1);
+  absl::StatusOr<std::unique_ptr<Transport>> wrapped =
+      WrapWithFaultsFromEnv(std::make_unique<Borrowed>(transport()));
+  unsetenv(kFaultsEnv);
+  ASSERT_OK(wrapped.status());
+  auto* faults = dynamic_cast<FaultTransport*>(wrapped->get());
+  ASSERT_NE(faults, nullptr);
+  RestClient faulty(**wrapped);
+  Informer<RawObject> informer(faulty, ConfigMaps(), Options(label));
+  Recorder recorder;
+  informer.AddEventHandlers(recorder.Handlers());
+  Running running(informer);
+
+  ASSERT_NO_FATAL_FAILURE(CreateAndSync(informer, label, 20));
+  for (int i = 0; i < 20; ++i) Patch(absl::StrCat(label, "-", i), 1);
+  for (int i = 15; i < 20; ++i) {
+    ASSERT_OK(client().Delete(ConfigMaps(), ns(), absl::StrCat(label, "-", i)));
+  }
+  EXPECT_TRUE(Eventually([&] { return CacheMatchesServer(client(), ns(), label, informer); },
+                         absl::Seconds(60)))
+      << "the informer never caught up through the cuts";
+  running.Stop();
+
+  // 45 changes (some may land in the first list) in streams of at most 7 events.
+  EXPECT_GE(faults->watch_cuts(), 3);
+  EXPECT_EQ(informer.reflector().lists(), 1) << "a cut stream is resumed, not relisted";
+  recorder.ExpectNoDuplicates();
+  std::lock_guard<std::mutex> lock(recorder.mu);
+  EXPECT_EQ(recorder.adds.size(), 20u);
+  EXPECT_EQ(recorder.deletes.size(), 5u);
+  for (int i = 0; i < 15; ++i) {
+    EXPECT_EQ(recorder.versions[absl::StrCat(ns(), "/", label, "-", i)].size(), 2u) << i;
+  }
+  std::cerr << "[cut] watches=" << informer.reflector().watches()
+            << " cuts=" << faults->watch_cuts() << "\n";
 }
 
 TEST_F(WatchTest, CancelEndsAQuietWatchPromptly) {

@@ -165,6 +165,30 @@ TEST_F(InformerTest, BrokenWatchResumesFromLastBookmarkWithoutRelisting) {
                                 "update ml-team/p-0 189990->190011"));
 }
 
+TEST_F(InformerTest, EachBreakAfterHealthyEventsResumesAfterTheFirstBackoffStep) {
+  std::vector<WatchEvent> events = Events(Testdata("watch_stream.jsonl"));
+  events.resize(3);  // ADDED, MODIFIED, BOOKMARK, then the connection drops
+  EXPECT_CALL(client_, DoListPages(_, _, _, _))
+      .WillOnce(Invoke(Pages({Testdata("pod_list_page1.json")})));
+  // Eight watches in a row deliver events and break; the ninth stops the informer.
+  int watches = 0;
+  EXPECT_CALL(client_, DoWatch(_, _, _, _, _))
+      .Times(9)
+      .WillRepeatedly(Invoke([&](const Resource& r, std::string_view ns, const WatchOptions& o,
+                                 const WatchCallback& cb, const Cancellation* c) {
+        if (++watches == 9) return StopWatching()(r, ns, o, cb, c);
+        return DeliverThen(events, absl::UnavailableError("connection reset by peer"))(r, ns, o,
+                                                                                       cb, c);
+      }));
+  absl::Time start = clock_.Now();
+  informer_.Run(&stop_);
+  EXPECT_EQ(clock_.sleeps(), 8);
+  // Each wait is the first step (800 ms, at most doubled by jitter); a growing backoff would
+  // have waited 0.8 + 1.6 + ... + 30 s, over two minutes.
+  EXPECT_LE(clock_.Now() - start, 8 * absl::Milliseconds(1600));
+  EXPECT_EQ(informer_.reflector().lists(), 1);
+}
+
 TEST_F(InformerTest, GoneAtWatchStartRelists) {
   EXPECT_CALL(client_, DoListPages(_, _, _, _))
       .Times(2)
