@@ -88,8 +88,7 @@ int64_t FreeCapacity::GroupFit(int32_t group, int32_t gpus_per_pod) const {
   return s >= 0 ? group_fit_[s][group] : RangeFit(g.begin, g.end, gpus_per_pod);
 }
 
-// ---- Placement rules
-// -----------------------------------------------------------------------------
+// ---- Topology view ------------------------------------------------------------------------------
 
 namespace {
 
@@ -97,225 +96,636 @@ void AppendPods(std::vector<int32_t>& out, int32_t node, int64_t count) {
   for (int64_t i = 0; i < count; ++i) out.push_back(node);
 }
 
-// Takes pods from `nodes` in the given order, filling each node before the next.
-std::vector<int32_t> FillInOrder(const FreeCapacity& free, const std::vector<int32_t>& nodes,
+}  // namespace
+
+Topo::Topo(const ClusterModel& cluster, const FreeCapacity& free, int32_t group)
+    : cluster_(cluster),
+      free_(free),
+      group_(group),
+      node_level_(static_cast<int32_t>(cluster.groups[group].levels.size())) {}
+
+int32_t Topo::Level(const std::string& level) const {
+  if (level.empty()) return kNoLevel;
+  if (level == kHostnameLabel) return node_level_;
+  const int32_t l = cluster_.LevelIndex(group_, level);
+  return l < 0 ? kUnknownLevel : l;
+}
+
+std::pair<int32_t, int32_t> Topo::Range(int32_t level, int32_t unit) const {
+  if (level < 0) return {cluster_.groups[group_].begin, cluster_.groups[group_].end};
+  if (level == node_level_) return {unit, unit + 1};
+  return {cluster_.domains[unit].begin, cluster_.domains[unit].end};
+}
+
+std::vector<int32_t> Topo::UnitsIn(int32_t level, int32_t begin, int32_t end) const {
+  std::vector<int32_t> out;
+  if (level == node_level_) {
+    for (int32_t n = begin; n < end; ++n) out.push_back(n);
+    return out;
+  }
+  const std::vector<int32_t>& all = cluster_.groups[group_].level_domains[level];
+  auto it = std::lower_bound(all.begin(), all.end(), begin, [&](int32_t d, int32_t b) {
+    return cluster_.domains[d].begin < b;
+  });
+  for (; it != all.end() && cluster_.domains[*it].begin < end; ++it) {
+    if (cluster_.domains[*it].end <= end) out.push_back(*it);
+  }
+  return out;
+}
+
+std::vector<int32_t> Topo::Units(int32_t level) const {
+  const NodeGroup& g = cluster_.groups[group_];
+  return UnitsIn(level, g.begin, g.end);
+}
+
+std::vector<int32_t> Topo::Children(int32_t level, int32_t unit) const {
+  const auto [begin, end] = Range(level, unit);
+  return UnitsIn(level + 1, begin, end);
+}
+
+int32_t Topo::UnitOf(int32_t node, int32_t level) const {
+  return level == node_level_ ? node : cluster_.nodes[node].domains[level];
+}
+
+int32_t Topo::NodeFree(int32_t node) const {
+  auto it = taken_.find(node);
+  return free_.Free(node) - (it == taken_.end() ? 0 : it->second);
+}
+
+int64_t Topo::Fit(int32_t level, int32_t unit, int32_t gpus_per_pod) const {
+  const int32_t g = std::max(gpus_per_pod, 1);
+  if (level == node_level_) return NodeFree(unit) / g;
+  if (taken_.empty()) {
+    return level < 0 ? free_.GroupFit(group_, g) : free_.DomainFit(unit, g);
+  }
+  const auto [begin, end] = Range(level, unit);
+  int64_t fit = 0;
+  for (int32_t n = begin; n < end; ++n) fit += NodeFree(n) / g;
+  return fit;
+}
+
+int64_t Topo::Free(int32_t level, int32_t unit) const {
+  if (level == node_level_) return NodeFree(unit);
+  if (level >= 0) {
+    auto it = taken_units_.find({level, unit});
+    return free_.DomainFree(unit) - (it == taken_units_.end() ? 0 : it->second);
+  }
+  const auto [begin, end] = Range(level, unit);
+  int64_t free = 0;
+  for (int32_t n = begin; n < end; ++n) free += NodeFree(n);
+  return free;
+}
+
+int64_t Topo::Capacity(int32_t level, int32_t unit) const {
+  if (level == node_level_) return free_.Capacity(unit);
+  if (level >= 0) return free_.DomainCapacity(unit);
+  const auto [begin, end] = Range(level, unit);
+  int64_t capacity = 0;
+  for (int32_t n = begin; n < end; ++n) capacity += free_.Capacity(n);
+  return capacity;
+}
+
+void Topo::Take(int32_t node, int32_t gpus) {
+  taken_[node] += gpus;
+  for (int32_t l = 0; l < node_level_; ++l) taken_units_[{l, UnitOf(node, l)}] += gpus;
+}
+
+// ---- Placement rules
+// -----------------------------------------------------------------------------
+
+namespace {
+
+// Binpack node order (kube-scheduler MostAllocated, Volcano binpack, KAI's default): the
+// fullest node first, ties by topology order.
+std::vector<int32_t> BinpackOrder(const Topo& topo, int32_t begin, int32_t end,
+                                  int32_t gpus_per_pod) {
+  std::vector<int32_t> nodes;
+  for (int32_t i = begin; i < end; ++i) {
+    if (topo.Fit(topo.node_level(), i, gpus_per_pod) > 0) nodes.push_back(i);
+  }
+  std::stable_sort(nodes.begin(), nodes.end(),
+                   [&](int32_t a, int32_t b) { return topo.NodeFree(a) < topo.NodeFree(b); });
+  return nodes;
+}
+
+// Takes pods from `nodes` in the given order, filling each node before the next, and records
+// them in `topo`; all `pods` or nothing (topo unchanged).
+std::vector<int32_t> FillInOrder(Topo& topo, const std::vector<int32_t>& nodes,
                                  int32_t gpus_per_pod, int32_t pods) {
   std::vector<int32_t> out;
   for (int32_t node : nodes) {
     if (static_cast<int32_t>(out.size()) >= pods) break;
-    const int64_t take = std::min<int64_t>(free.NodeFit(node, gpus_per_pod), pods - out.size());
+    const int64_t take = std::min<int64_t>(topo.Fit(topo.node_level(), node, gpus_per_pod),
+                                           pods - static_cast<int64_t>(out.size()));
     AppendPods(out, node, take);
   }
-  if (static_cast<int32_t>(out.size()) < pods) out.clear();
+  if (static_cast<int32_t>(out.size()) < pods) return {};
+  for (int32_t node : out) topo.Take(node, gpus_per_pod);
   return out;
 }
 
-// Binpack node order (kube-scheduler MostAllocated, Volcano binpack, KAI's default): the
-// fullest node first, ties by topology order.
-std::vector<int32_t> BinpackOrder(const FreeCapacity& free, int32_t begin, int32_t end,
-                                  int32_t gpus_per_pod) {
-  std::vector<int32_t> nodes;
-  for (int32_t i = begin; i < end; ++i) {
-    if (free.NodeFit(i, gpus_per_pod) > 0) nodes.push_back(i);
-  }
-  std::stable_sort(nodes.begin(), nodes.end(),
-                   [&](int32_t a, int32_t b) { return free.Free(a) < free.Free(b); });
-  return nodes;
+// TP groups (spec.topology.groupSize / groupLevel): every block of group_size consecutive ranks
+// in one unit of the group level. Returns the level (kNoLevel when the job has no groups).
+int32_t GroupLevel(const Topo& topo, const TraceJob& job) {
+  if (job.group_size <= 1 || job.group_level.empty()) return Topo::kNoLevel;
+  return topo.Level(job.group_level);
 }
 
-int32_t LevelOf(const ClusterModel& cluster, int32_t group, const std::string& level) {
-  if (level.empty() || level == kHostnameLabel) return -1;
-  return cluster.LevelIndex(group, level);
+// ---- Kueue TAS (pkg/cache/scheduler/tas_flavor_snapshot.go: findTopologyAssignment) ----------
+
+struct KueueRequest {
+  bool valid = true;
+  int32_t level = 0;  // the PodSet's topology level
+  bool required = false;
+  bool unconstrained = false;
+  int32_t slice_level = 0;
+  int32_t slice_size = 1;
+};
+
+// The annotations a Kueue user writes for the job (docs/baselines.md, "kueue-tas").
+KueueRequest KueueRequestFor(const Topo& topo, const TraceJob& job) {
+  KueueRequest r;
+  const int32_t nl = topo.node_level();
+  const int32_t required = topo.Level(job.required_level);
+  const int32_t preferred = topo.Level(job.preferred_level);
+  const int32_t group = GroupLevel(topo, job);
+  if (required == Topo::kUnknownLevel || group == Topo::kUnknownLevel) r.valid = false;
+  r.slice_level = nl;
+  if (group >= 0) {
+    r.slice_level = group;
+    r.slice_size = job.group_size;
+  }
+  if (required >= 0) {
+    r.level = required;
+    r.required = true;
+    // A slice level above the PodSet's required level is implied by it (Kueue rejects the
+    // combination, so the user leaves the slice annotations out).
+    if (r.slice_level < required) {
+      r.slice_level = nl;
+      r.slice_size = 1;
+    }
+  } else if (preferred >= 0) {
+    // podset-preferred-topology; the slice level may not be above it, so a coarser group level
+    // becomes the preferred level.
+    r.level = std::min(preferred, r.slice_level);
+  } else if (r.slice_size > 1) {
+    r.level = 0;  // slice-only request: the highest level, unconstrained
+    r.unconstrained = true;
+  } else {
+    r.level = nl;  // implicit podset-unconstrained-topology at the lowest level
+    r.unconstrained = true;
+  }
+  return r;
 }
 
-// Kueue TAS BestFit below a chosen domain (KEP-2724 "Computing the assignment"): children with
-// the most free capacity first, but the last child is the tightest one that holds the rest.
-void KueueAssign(const ClusterModel& cluster, const FreeCapacity& free,
-                 const std::vector<int32_t>& children, bool children_are_nodes, int32_t g,
-                 int64_t count, std::vector<int32_t>& out) {
-  auto fit = [&](int32_t c) {
-    return children_are_nodes ? free.NodeFit(c, g) : free.DomainFit(c, g);
-  };
-  std::vector<int32_t> sorted;
-  for (int32_t c : children) {
-    if (fit(c) > 0) sorted.push_back(c);
-  }
-  std::stable_sort(sorted.begin(), sorted.end(),
-                   [&](int32_t a, int32_t b) { return fit(a) > fit(b); });
-  auto take = [&](int32_t c, int64_t n) {
-    if (children_are_nodes) {
-      AppendPods(out, c, n);
-      return;
-    }
-    const Domain& d = cluster.domains[c];
-    if (d.children.empty()) {
-      std::vector<int32_t> nodes;
-      for (int32_t i = d.begin; i < d.end; ++i) nodes.push_back(i);
-      KueueAssign(cluster, free, nodes, true, g, n, out);
-    } else {
-      KueueAssign(cluster, free, d.children, false, g, n, out);
-    }
-  };
-  int64_t remaining = count;
-  for (size_t i = 0; i < sorted.size() && remaining > 0; ++i) {
-    if (fit(sorted[i]) >= remaining) {
-      // The tightest child that holds the rest; the first of equals keeps topology order.
-      size_t best = i;
-      for (size_t j = i + 1; j < sorted.size() && fit(sorted[j]) >= remaining; ++j) {
-        if (fit(sorted[j]) < fit(sorted[best])) best = j;
+class KueueTasSolver {
+ public:
+  KueueTasSolver(const Topo& topo, const TraceJob& job, const KueueRequest& r, int32_t count)
+      : topo_(topo), g_(job.gpus_per_pod), r_(r), count_(count),
+        best_fit_(!r.unconstrained) {  // TASProfileMixed: LeastFreeCapacity for unconstrained
+    if (r_.slice_level < topo_.node_level() || r_.slice_size > 1) {
+      // sliceState of every domain above the slice level: the sum of its slice units'.
+      for (int32_t s : topo_.Units(r_.slice_level)) {
+        const int64_t slices = topo_.Fit(r_.slice_level, s, g_) / r_.slice_size;
+        if (slices == 0) continue;
+        const int32_t node = topo_.Range(r_.slice_level, s).first;
+        for (int32_t l = 0; l < r_.slice_level; ++l) slices_[{l, topo_.UnitOf(node, l)}] += slices;
+        slices_[{r_.slice_level, s}] = slices;
       }
-      take(sorted[best], remaining);
-      remaining = 0;
-    } else {
-      take(sorted[i], fit(sorted[i]));
-      remaining -= fit(sorted[i]);
+      aggregated_slices_ = true;
     }
   }
+
+  std::vector<int32_t> Solve() {
+    if (!r_.valid || count_ % r_.slice_size != 0) return {};
+    std::vector<int32_t> fit;
+    int32_t fit_level = 0;
+    if (!FindLevel(r_.level, fit_level, fit)) return {};
+    // Phase 2b: down the tree. Above the slice level children of every chosen domain are pooled
+    // and filled greedily without looking at what their parents got; at and below it, each
+    // parent's count is split among its own children.
+    std::vector<int32_t> current = UpdateCounts(fit, fit_level, count_, r_.slice_size, true);
+    int32_t level = fit_level;
+    for (; level < std::min(topo_.node_level(), r_.slice_level); ++level) {
+      std::vector<int32_t> lower;
+      for (int32_t u : current) {
+        for (int32_t c : topo_.Children(level, u)) lower.push_back(c);
+      }
+      Sort(lower, level + 1);
+      current = UpdateCounts(lower, level + 1, count_, r_.slice_size, true);
+    }
+    for (; level < topo_.node_level(); ++level) {
+      const int32_t slice = level >= r_.slice_level ? 1 : r_.slice_size;
+      std::vector<int32_t> next;
+      for (int32_t u : current) {
+        std::vector<int32_t> children = topo_.Children(level, u);
+        Sort(children, level + 1);
+        for (int32_t c : UpdateCounts(children, level + 1, assigned_[{level, u}], slice, slice > 1))
+          next.push_back(c);
+      }
+      current = std::move(next);
+    }
+    // The assignment lists nodes in topology order; ranks fill it in that order.
+    std::sort(current.begin(), current.end());
+    std::vector<int32_t> out;
+    for (int32_t node : current) AppendPods(out, node, assigned_[{topo_.node_level(), node}]);
+    if (static_cast<int32_t>(out.size()) != count_) return {};
+    return out;
+  }
+
+ private:
+  int64_t State(int32_t level, int32_t unit) const { return topo_.Fit(level, unit, g_); }
+  int64_t Slices(int32_t level, int32_t unit) const {
+    if (!aggregated_slices_) return State(level, unit);
+    if (level > r_.slice_level) return 0;
+    auto it = slices_.find({level, unit});
+    return it == slices_.end() ? 0 : it->second;
+  }
+  // BestFit: sliceState descending, state ascending, topology order; LeastFreeCapacity: both
+  // ascending (sortedDomains).
+  void Sort(std::vector<int32_t>& units, int32_t level) const {
+    std::stable_sort(units.begin(), units.end(), [&](int32_t a, int32_t b) {
+      const int64_t sa = Slices(level, a), sb = Slices(level, b);
+      if (sa != sb) return best_fit_ ? sa > sb : sa < sb;
+      const int64_t ta = State(level, a), tb = State(level, b);
+      if (ta != tb) return ta < tb;
+      return topo_.Range(level, a).first < topo_.Range(level, b).first;
+    });
+  }
+  // findBestFitDomainBy: from units[from], the first one with the lowest metric that still
+  // covers `needed`.
+  size_t BestFit(const std::vector<int32_t>& units, size_t from, int32_t level, int64_t needed,
+                 bool slices) const {
+    auto metric = [&](int32_t u) { return slices ? Slices(level, u) : State(level, u); };
+    size_t best = from;
+    for (size_t i = from; i < units.size(); ++i) {
+      if (metric(units[i]) >= needed && metric(units[i]) < metric(units[best])) best = i;
+    }
+    return best;
+  }
+
+  // Phase 2a (findLevelWithFitDomains).
+  bool FindLevel(int32_t level, int32_t& fit_level, std::vector<int32_t>& fit) const {
+    std::vector<int32_t> sorted = topo_.Units(level);
+    if (sorted.empty()) return false;
+    Sort(sorted, level);
+    const int64_t slice_count = count_ / r_.slice_size;
+    if (!best_fit_) {
+      for (int32_t u : sorted) {
+        if (Slices(level, u) >= slice_count) {
+          fit_level = level;
+          fit = {u};
+          return true;
+        }
+      }
+      if (r_.required) return false;
+    }
+    int32_t top = sorted[0];
+    if (best_fit_ && Slices(level, top) >= slice_count) {
+      top = sorted[BestFit(sorted, 0, level, slice_count, true)];
+    }
+    if (Slices(level, top) >= slice_count) {
+      fit_level = level;
+      fit = {top};
+      return true;
+    }
+    if (r_.required) return false;
+    if (level > 0 && !r_.unconstrained) return FindLevel(level - 1, fit_level, fit);
+    // Several domains at this level.
+    int64_t remaining = slice_count;
+    fit.clear();
+    for (size_t i = 0; i < sorted.size() && remaining > 0; ++i) {
+      int32_t u = sorted[i];
+      if (best_fit_ && Slices(level, u) >= remaining) {
+        u = sorted[BestFit(sorted, i, level, remaining, true)];
+      }
+      fit.push_back(u);
+      remaining -= Slices(level, u);
+    }
+    fit_level = level;
+    return remaining <= 0;
+  }
+
+  // updateCountsToMinimumGeneric (no leader pods).
+  std::vector<int32_t> UpdateCounts(const std::vector<int32_t>& units, int32_t level,
+                                    int64_t count, int32_t slice_size, bool slices) {
+    std::vector<int32_t> out;
+    int64_t remaining = slices ? count / slice_size : count;
+    auto metric = [&](int32_t u) { return slices ? Slices(level, u) : State(level, u); };
+    for (size_t i = 0; i < units.size() && remaining > 0; ++i) {
+      int32_t u = units[i];
+      if (best_fit_ && metric(u) >= remaining) u = units[BestFit(units, i, level, remaining, slices)];
+      const int64_t take = std::min(metric(u), remaining);
+      assigned_[{level, u}] = slices ? take * slice_size : take;
+      remaining -= take;
+      out.push_back(u);
+    }
+    return out;
+  }
+
+  const Topo& topo_;
+  int32_t g_;
+  KueueRequest r_;
+  int32_t count_;
+  bool best_fit_;
+  bool aggregated_slices_ = false;
+  std::map<std::pair<int32_t, int32_t>, int64_t> slices_;
+  std::map<std::pair<int32_t, int32_t>, int64_t> assigned_;
+};
+
+// ---- Volcano (plugins/network-topology-aware, actions/allocate) -------------------------------
+
+
+// The hyperNode binpack score of putting `gpus` more into a unit: (used + request) / allocatable,
+// 0 if it does not fit (getSubJobHyperNodeBinPackingScore).
+double HyperNodeBinpack(const Topo& topo, int32_t level, int32_t unit, int64_t gpus) {
+  const double capacity = static_cast<double>(std::max<int64_t>(topo.Capacity(level, unit), 1));
+  const int64_t used = topo.Capacity(level, unit) - topo.Free(level, unit);
+  if (used + gpus > topo.Capacity(level, unit)) return 0;
+  return static_cast<double>(used + gpus) / capacity;
 }
 
-std::vector<int32_t> KueueAssignDomain(const ClusterModel& cluster, const FreeCapacity& free,
-                                       int32_t domain, int32_t g, int32_t pods) {
+// Volcano's node order, pod by pod (SelectBestNode over the summed plugin scores): the binpack
+// plugin's (used + request) / allocatable of the node, plus network-topology-aware's score —
+// for a pod with a network topology, the share of its (sub)job's pods already in the node's
+// tier-1 hyperNode (scoreWithTaskNum; every node of the job's hyperNode ties on the LCA score);
+// for a pod without one, the hyperNode binpack of every tier the node belongs to, tier t weighted
+// 0.8^(t-1) (batchNodeOrderFnForNormalPods, hypernode.binpack.normal-pod.fading). Highest score
+// first, ties in topology order.
+std::vector<int32_t> VolcanoNodes(Topo& topo, int32_t g, int32_t pods, int32_t begin, int32_t end,
+                                  bool network_aware) {
   std::vector<int32_t> out;
-  KueueAssign(cluster, free, {domain}, false, g, pods, out);
-  std::sort(out.begin(), out.end());  // Kueue orders the assignment by topology values
+  const int32_t nl = topo.node_level();
+  std::map<int32_t, int32_t> in_lowest;  // tier-1 hyperNode -> pods placed there
+  for (int32_t k = 0; k < pods; ++k) {
+    int32_t best = -1;
+    double best_score = -1;
+    for (int32_t n = begin; n < end; ++n) {
+      if (topo.NodeFree(n) < g) continue;
+      const double cap = static_cast<double>(std::max<int64_t>(topo.Capacity(nl, n), 1));
+      double score = (cap - topo.NodeFree(n) + g) / cap;
+      if (network_aware) {
+        if (nl > 0) score += static_cast<double>(in_lowest[topo.UnitOf(n, nl - 1)]) / pods;
+      } else if (nl > 0) {
+        double total = 0, weights = 0, w = 1;
+        for (int32_t l = nl - 1; l >= 0; --l, w *= 0.8) {
+          total += w * HyperNodeBinpack(topo, l, topo.UnitOf(n, l), g);
+          weights += w;
+        }
+        score += total / weights;
+      }
+      if (score > best_score + 1e-12) {
+        best = n;
+        best_score = score;
+      }
+    }
+    if (best < 0) return {};
+    out.push_back(best);
+    topo.Take(best, g);
+    if (nl > 0) ++in_lowest[topo.UnitOf(best, nl - 1)];
+  }
   return out;
 }
 
-// Among domains at `level` of `group` that hold `pods`, the one minimising `score`; -1 if none.
-template <typename Score>
-int32_t BestDomain(const ClusterModel& cluster, const FreeCapacity& free, int32_t group,
-                   int32_t level, int32_t g, int32_t pods, Score score) {
-  int32_t best = -1;
-  for (int32_t d : cluster.groups[group].level_domains[level]) {
-    if (free.DomainFit(d, g) < pods) continue;
-    if (best < 0 || score(d) < score(best)) best = d;
+// One (sub)job inside [begin, end): tiers from the lowest up to `highest` (a level index), at the
+// first tier where some hyperNode can take it, the one with the best binpack score; nodes
+// binpacked. `highest` < 0: the whole range when no hyperNode holds it (soft mode / no topology).
+std::vector<int32_t> VolcanoSubJob(Topo& topo, int32_t g, int32_t pods, int32_t begin,
+                                   int32_t end, int32_t highest, bool hard) {
+  const int64_t gpus = int64_t{pods} * g;
+  for (int32_t level = topo.node_level() - 1; level >= std::max(highest, 0); --level) {
+    int32_t best = -1;
+    double best_score = -1;
+    for (int32_t u : topo.UnitsIn(level, begin, end)) {
+      if (topo.Free(level, u) < gpus || topo.Fit(level, u, g) < pods) continue;
+      const double score = HyperNodeBinpack(topo, level, u, gpus);
+      if (score > best_score) {
+        best = u;
+        best_score = score;
+      }
+    }
+    if (best >= 0) {
+      const auto [b, e] = topo.Range(level, best);
+      return VolcanoNodes(topo, g, pods, b, e, true);
+    }
   }
-  return best;
+  if (hard) return {};
+  return VolcanoNodes(topo, g, pods, begin, end, false);
+}
+
+// Volcano's subgroups (PodGroup subGroupPolicy: subGroupSize + a hard networkTopology per
+// subgroup) inside the job's range.
+std::vector<int32_t> VolcanoJobIn(Topo& topo, const TraceJob& job, int32_t pods, int32_t begin,
+                                  int32_t end, bool network_aware) {
+  const int32_t g = job.gpus_per_pod;
+  const int32_t group = GroupLevel(topo, job);
+  if (group == Topo::kNoLevel) return VolcanoNodes(topo, g, pods, begin, end, network_aware);
+  std::vector<int32_t> out;
+  for (int32_t first = 0; first < pods; first += job.group_size) {
+    std::vector<int32_t> part = VolcanoSubJob(topo, g, job.group_size, begin, end, group, true);
+    if (part.empty()) return {};
+    out.insert(out.end(), part.begin(), part.end());
+  }
+  return out;
 }
 
 }  // namespace
 
 std::vector<int32_t> PlaceKueueTas(const ClusterModel& cluster, const FreeCapacity& free,
                                    const TraceJob& job, int32_t group, int32_t pods) {
-  const int32_t g = job.gpus_per_pod;
-  if (free.GroupFit(group, g) < pods) return {};
-  const NodeGroup& ng = cluster.groups[group];
-  auto tightest = [&](int32_t d) { return free.DomainFit(d, g); };
-  // A PodSet carries one annotation: required if the job has a hard level, else preferred.
-  if (!job.required_level.empty()) {
-    const int32_t level = LevelOf(cluster, group, job.required_level);
-    if (level < 0) {  // hostname: all pods on one node
-      for (int32_t i = ng.begin; i < ng.end; ++i) {
-        if (free.NodeFit(i, g) >= pods) return std::vector<int32_t>(pods, i);
-      }
-      return {};
-    }
-    const int32_t d = BestDomain(cluster, free, group, level, g, pods, tightest);
-    return d < 0 ? std::vector<int32_t>{} : KueueAssignDomain(cluster, free, d, g, pods);
-  }
-  if (!job.preferred_level.empty()) {
-    for (int32_t level = LevelOf(cluster, group, job.preferred_level); level >= 0; --level) {
-      const int32_t d = BestDomain(cluster, free, group, level, g, pods, tightest);
-      if (d >= 0) return KueueAssignDomain(cluster, free, d, g, pods);
-    }
-    // Does not fit in any top-level domain: admitted distributed across them.
-    std::vector<int32_t> out;
-    KueueAssign(cluster, free, ng.level_domains[0], false, g, pods, out);
-    std::sort(out.begin(), out.end());
-    return out;
-  }
-  // Unconstrained: LeastFreeCapacity over nodes (the default TAS profile since v0.15), ties in
-  // node order. Fits are small integers, so bucket them instead of sorting.
-  std::vector<std::vector<int32_t>> buckets;
-  for (int32_t i = ng.begin; i < ng.end; ++i) {
-    const int32_t fit = free.NodeFit(i, g);
-    if (fit <= 0) continue;
-    if (static_cast<size_t>(fit) >= buckets.size()) buckets.resize(fit + 1);
-    buckets[fit].push_back(i);
-  }
-  std::vector<int32_t> nodes;
-  for (const std::vector<int32_t>& bucket : buckets)
-    nodes.insert(nodes.end(), bucket.begin(), bucket.end());
-  std::vector<int32_t> out = FillInOrder(free, nodes, g, pods);
-  std::sort(out.begin(), out.end());
-  return out;
+  if (free.GroupFit(group, job.gpus_per_pod) < pods) return {};
+  Topo topo(cluster, free, group);
+  return KueueTasSolver(topo, job, KueueRequestFor(topo, job), pods).Solve();
 }
 
 std::vector<int32_t> PlaceVolcano(const ClusterModel& cluster, const FreeCapacity& free,
-                                  const TraceJob& job, int32_t group, int32_t pods) {
-  const int32_t g = job.gpus_per_pod;
-  if (free.GroupFit(group, g) < pods) return {};
-  const NodeGroup& ng = cluster.groups[group];
-  const bool constrained = !job.required_level.empty() || !job.preferred_level.empty();
-  if (constrained) {
-    // hard mode: highestTierAllowed = the required level; soft mode: any tier.
-    const int32_t highest =
-        job.required_level.empty() ? 0 : std::max(0, LevelOf(cluster, group, job.required_level));
-    // Tier 1 is the lowest level; the binpack score prefers the most utilised HyperNode.
-    auto emptiest = [&](int32_t d) {
-      const double capacity = static_cast<double>(std::max<int64_t>(free.DomainCapacity(d), 1));
-      return static_cast<double>(free.DomainFree(d)) / capacity;
-    };
-    for (int32_t level = static_cast<int32_t>(ng.levels.size()) - 1; level >= highest; --level) {
-      const int32_t d = BestDomain(cluster, free, group, level, g, pods, emptiest);
-      if (d >= 0) {
-        const Domain& domain = cluster.domains[d];
-        return FillInOrder(free, BinpackOrder(free, domain.begin, domain.end, g), g, pods);
-      }
-    }
-    if (!job.required_level.empty()) return {};
+                                  const TraceJob& job, int32_t group, int32_t pods,
+                                  int32_t domain) {
+  if (free.GroupFit(group, job.gpus_per_pod) < pods) return {};
+  Topo topo(cluster, free, group);
+  const int32_t required = topo.Level(job.required_level);
+  const int32_t group_level = GroupLevel(topo, job);
+  // No HyperNode tier stands for a single node, and an unknown level cannot be honoured.
+  if (required == topo.node_level() || required == Topo::kUnknownLevel ||
+      group_level == topo.node_level() || group_level == Topo::kUnknownLevel) {
+    return {};
   }
-  return FillInOrder(free, BinpackOrder(free, ng.begin, ng.end, g), g, pods);
+  const auto [begin, end] = domain < 0 ? topo.Range(-1, -1) : topo.Range(cluster.domains[domain].level, domain);
+  const bool hard = required >= 0;
+  const bool soft = !hard && !job.preferred_level.empty();
+  const int32_t g = job.gpus_per_pod;
+  const int64_t gpus = int64_t{pods} * g;
+  if (hard || soft) {
+    const int32_t highest = hard ? required : 0;
+    // Job-level hyperNode: tiers from the lowest; at the first tier where some hyperNode can
+    // hold the job (all its subgroups), the best binpack score.
+    for (int32_t level = topo.node_level() - 1; level >= highest; --level) {
+      int32_t best = -1;
+      double best_score = -1;
+      std::vector<int32_t> best_nodes;
+      for (int32_t u : topo.UnitsIn(level, begin, end)) {
+        if (topo.Free(level, u) < gpus) continue;
+        const auto [b, e] = topo.Range(level, u);
+        Topo trial = topo;
+        std::vector<int32_t> nodes = VolcanoJobIn(trial, job, pods, b, e, true);
+        if (nodes.empty()) continue;
+        const double score = HyperNodeBinpack(topo, level, u, gpus);
+        if (score > best_score) {
+          best = u;
+          best_score = score;
+          best_nodes = std::move(nodes);
+        }
+      }
+      if (best >= 0) return best_nodes;
+    }
+    if (hard) return {};
+  }
+  return VolcanoJobIn(topo, job, pods, begin, end, false);
 }
 
 std::vector<int32_t> PlaceKai(const ClusterModel& cluster, const FreeCapacity& free,
                               const TraceJob& job, int32_t group, int32_t pods) {
   const int32_t g = job.gpus_per_pod;
   if (free.GroupFit(group, g) < pods) return {};
-  const NodeGroup& ng = cluster.groups[group];
-  const int32_t required = LevelOf(cluster, group, job.required_level);
-  const int32_t preferred = LevelOf(cluster, group, job.preferred_level);
-  const bool constrained = !job.required_level.empty() || !job.preferred_level.empty();
-  if (constrained) {
-    const int32_t start = !job.preferred_level.empty() ? preferred : required;
-    const int32_t ceiling = !job.required_level.empty() ? std::max(required, 0) : 0;
-    // Domain selection bin-packs: the least available resources that still fit.
-    auto fullest = [&](int32_t d) { return free.DomainFree(d); };
-    for (int32_t level = start; level >= ceiling && level >= 0; --level) {
-      const int32_t d = BestDomain(cluster, free, group, level, g, pods, fullest);
-      if (d < 0) continue;
-      const Domain& domain = cluster.domains[d];
-      if (preferred > level) {
-        // Node order inside: sub-domains at the preferred level with more room first.
-        std::vector<int32_t> subs;
-        for (int32_t s : ng.level_domains[preferred]) {
-          const Domain& sd = cluster.domains[s];
-          if (sd.begin >= domain.begin && sd.end <= domain.end) subs.push_back(s);
-        }
-        std::stable_sort(subs.begin(), subs.end(), [&](int32_t a, int32_t b) {
-          return free.DomainFit(a, g) > free.DomainFit(b, g);
-        });
-        std::vector<int32_t> nodes;
-        for (int32_t s : subs) {
-          const Domain& sd = cluster.domains[s];
-          std::vector<int32_t> part = BinpackOrder(free, sd.begin, sd.end, g);
-          nodes.insert(nodes.end(), part.begin(), part.end());
-        }
-        return FillInOrder(free, nodes, g, pods);
-      }
-      return FillInOrder(free, BinpackOrder(free, domain.begin, domain.end, g), g, pods);
+  Topo topo(cluster, free, group);
+  const int32_t required = topo.Level(job.required_level);
+  const int32_t preferred = topo.Level(job.preferred_level);
+  const int32_t group_level = GroupLevel(topo, job);
+  if (required == Topo::kUnknownLevel || group_level == Topo::kUnknownLevel) return {};
+  // Candidate domains (job_filtering.go getJobAllocatableDomains): every domain from the
+  // preferred level (or the required one) up to the required level (or the root) that can hold
+  // the job, deepest level first; within a level the tree is sorted for bin-packing, parents
+  // and then children by job-to-free ratio, highest first (the fewest free GPUs).
+  const bool constrained = required >= 0 || preferred >= 0;
+  const int32_t deepest = preferred >= 0 ? preferred : required;
+  const int32_t ceiling = required >= 0 ? required : -1;
+  auto pack_key = [&](int32_t level, int32_t u) {
+    // Parents first (hierarchical order), then own free GPUs; topology order breaks ties.
+    std::vector<int64_t> key;
+    const int32_t node = topo.Range(level, u).first;
+    for (int32_t l = 0; l <= level; ++l) {
+      const int32_t a = topo.UnitOf(node, l);
+      key.push_back(topo.Free(l, a));
+      key.push_back(topo.Range(l, a).first);
     }
-    if (!job.required_level.empty()) return {};
+    return key;
+  };
+  struct Candidate {
+    int32_t level, unit;
+  };
+  std::vector<Candidate> candidates;
+  if (constrained) {
+    for (int32_t level = deepest; level >= std::max(ceiling, 0); --level) {
+      std::vector<int32_t> units = topo.Units(level);
+      std::vector<std::pair<std::vector<int64_t>, int32_t>> keyed;
+      for (int32_t u : units) {
+        if (topo.Fit(level, u, g) >= pods) keyed.push_back({pack_key(level, u), u});
+      }
+      std::sort(keyed.begin(), keyed.end());
+      for (const auto& [key, u] : keyed) candidates.push_back({level, u});
+    }
+    if (ceiling < 0) candidates.push_back({-1, -1});  // the root
+  } else {
+    candidates.push_back({-1, -1});
   }
-  return FillInOrder(free, BinpackOrder(free, ng.begin, ng.end, g), g, pods);
+  for (const Candidate& c : candidates) {
+    const auto [begin, end] = topo.Range(c.level, c.unit);
+    Topo trial = topo;
+    std::vector<int32_t> out;
+    if (group_level >= 0) {
+      // Segments (kai.scheduler/segment-size, segment-topology-required-placement): each
+      // segment of group_size pods in the fullest domain of the group level that holds it.
+      for (int32_t first = 0; first < pods; first += job.group_size) {
+        int32_t best = -1;
+        for (int32_t u : trial.UnitsIn(group_level, begin, end)) {
+          if (trial.Fit(group_level, u, g) < job.group_size) continue;
+          if (best < 0 || trial.Free(group_level, u) < trial.Free(group_level, best)) best = u;
+        }
+        if (best < 0) break;
+        const auto [b, e] = trial.Range(group_level, best);
+        std::vector<int32_t> part = FillInOrder(trial, BinpackOrder(trial, b, e, g), g, job.group_size);
+        out.insert(out.end(), part.begin(), part.end());
+      }
+    } else if (preferred >= 0 && c.level < preferred) {
+      // Node scoring toward the preferred level: its sub-domains with more room first, nodes
+      // binpacked inside each.
+      std::vector<int32_t> subs = topo.UnitsIn(preferred, begin, end);
+      std::stable_sort(subs.begin(), subs.end(), [&](int32_t a, int32_t b) {
+        return topo.Fit(preferred, a, g) > topo.Fit(preferred, b, g);
+      });
+      std::vector<int32_t> nodes;
+      for (int32_t s : subs) {
+        const auto [b, e] = topo.Range(preferred, s);
+        std::vector<int32_t> part = BinpackOrder(trial, b, e, g);
+        nodes.insert(nodes.end(), part.begin(), part.end());
+      }
+      out = FillInOrder(trial, nodes, g, pods);
+    } else {
+      out = FillInOrder(trial, BinpackOrder(trial, begin, end, g), g, pods);
+    }
+    if (static_cast<int32_t>(out.size()) == pods) return out;
+  }
+  return {};
+}
+
+bool FirstFitAllows(const ClusterModel& cluster, const TraceJob& job, int32_t group,
+                    const std::vector<int32_t>& placed, int32_t node) {
+  const int32_t nl = static_cast<int32_t>(cluster.groups[group].levels.size());
+  auto level_of = [&](const std::string& level) {
+    if (level.empty()) return -1;
+    if (level == kHostnameLabel) return nl;
+    return cluster.LevelIndex(group, level);
+  };
+  auto unit = [&](int32_t n, int32_t level) {
+    return level == nl ? n : cluster.nodes[n].domains[level];
+  };
+  // requiredDuringScheduling pod affinity: the gang's required level, and the pod's TP group
+  // (pods of one group share a label and an affinity term on the group level). The first pod
+  // matching a term may go anywhere.
+  const int32_t required = level_of(job.required_level);
+  if (required >= 0 && !placed.empty() && unit(node, required) != unit(placed[0], required)) {
+    return false;
+  }
+  if (job.group_size > 1) {
+    const int32_t level = level_of(job.group_level);
+    const int32_t rank = static_cast<int32_t>(placed.size());
+    const int32_t first = rank - rank % job.group_size;
+    if (level >= 0 && first < rank && unit(node, level) != unit(placed[first], level)) return false;
+  }
+  return true;
 }
 
 std::vector<int32_t> PlaceFirstFit(const ClusterModel& cluster, const FreeCapacity& free,
-                                   const TraceJob& job, int32_t group, int32_t pods) {
-  std::vector<int32_t> out;
+                                   const TraceJob& job, int32_t group, int32_t pods,
+                                   const std::vector<int32_t>& placed) {
+  Topo topo(cluster, free, group);
+  const int32_t required = topo.Level(job.required_level);
+  const int32_t preferred = topo.Level(job.preferred_level);
+  const int32_t group_level = GroupLevel(topo, job);
+  if (required == Topo::kUnknownLevel || group_level == Topo::kUnknownLevel) return {};
   const NodeGroup& ng = cluster.groups[group];
-  for (int32_t i = ng.begin; i < ng.end && static_cast<int32_t>(out.size()) < pods; ++i) {
-    AppendPods(out, i, std::min<int64_t>(free.NodeFit(i, job.gpus_per_pod), pods - out.size()));
+  std::vector<int32_t> all = placed;
+  std::vector<int32_t> out;
+  const int32_t g = job.gpus_per_pod;
+  for (int32_t k = 0; k < pods; ++k) {
+    auto allowed = [&](int32_t node) { return FirstFitAllows(cluster, job, group, all, node); };
+    int32_t chosen = -1;
+    for (int32_t n = ng.begin; n < ng.end; ++n) {
+      if (topo.NodeFree(n) < g || !allowed(n)) continue;
+      // preferredDuringScheduling pod affinity on the preferred level: a node beside the gang's
+      // first pod wins over an earlier one elsewhere.
+      if (preferred >= 0 && !all.empty() &&
+          topo.UnitOf(n, preferred) != topo.UnitOf(all[0], preferred)) {
+        if (chosen < 0) chosen = n;
+        continue;
+      }
+      chosen = n;
+      break;
+    }
+    if (chosen < 0) break;
+    topo.Take(chosen, g);
+    all.push_back(chosen);
+    out.push_back(chosen);
   }
   return out;
 }
@@ -330,8 +740,10 @@ constexpr int64_t kUnlimited = std::numeric_limits<int64_t>::max() / 4;
 
 enum class Kind { kFirstFit, kKueueTas, kVolcano, kKai };
 
-// Kueue-style GPU quota: per ClusterQueue and flavor (node group), nominal quota and borrowing
-// limit; queues in a cohort share their unused nominal quota.
+// Kueue-style GPU quota: per ClusterQueue and flavor (node group), nominal quota, borrowing limit
+// and lending limit. A queue's nominal quota minus its lendingLimit is guaranteed to it; the
+// rest (all of it without a lendingLimit) goes to the cohort's pool, and usage above the
+// guaranteed part counts against that pool (Kueue pkg/cache/scheduler/resource_node.go).
 class QuotaBook {
  public:
   void Init(const ClusterModel& cluster) {
@@ -347,6 +759,7 @@ class QuotaBook {
       }
       queue.nominal.assign(groups, 0);
       queue.borrow_limit.assign(groups, 0);
+      queue.guaranteed.assign(groups, 0);
       queue.usage.assign(groups, 0);
       queue.flavors.clear();
       queue.within_cq = q.within_cluster_queue != "Never";
@@ -362,6 +775,9 @@ class QuotaBook {
         };
         queue.nominal[g] = gpus(f.nominal);
         queue.borrow_limit[g] = f.borrowing_limit ? gpus(*f.borrowing_limit) : kUnlimited;
+        if (f.lending_limit) {
+          queue.guaranteed[g] = std::max<int64_t>(0, queue.nominal[g] - gpus(*f.lending_limit));
+        }
       }
       queues_.push_back(std::move(queue));
     }
@@ -369,7 +785,9 @@ class QuotaBook {
     cohort_usage_.assign(cohorts.size(), std::vector<int64_t>(groups, 0));
     for (const Queue& q : queues_) {
       if (q.cohort < 0) continue;
-      for (size_t g = 0; g < groups; ++g) cohort_nominal_[q.cohort][g] += q.nominal[g];
+      for (size_t g = 0; g < groups; ++g) {
+        cohort_nominal_[q.cohort][g] += q.nominal[g] - q.guaranteed[g];
+      }
     }
   }
 
@@ -384,12 +802,20 @@ class QuotaBook {
     const Queue& queue = queues_[q];
     if (queue.cohort < 0) return queue.usage[g] + gpus <= queue.nominal[g];
     return queue.usage[g] + gpus <= queue.nominal[g] + queue.borrow_limit[g] &&
-           cohort_usage_[queue.cohort][g] + gpus <= cohort_nominal_[queue.cohort][g];
+           cohort_usage_[queue.cohort][g] + PoolDelta(q, g, gpus) <= cohort_nominal_[queue.cohort][g];
   }
 
   void Charge(int32_t q, int32_t g, int64_t gpus) {
+    if (queues_[q].cohort >= 0) cohort_usage_[queues_[q].cohort][g] += PoolDelta(q, g, gpus);
     queues_[q].usage[g] += gpus;
-    if (queues_[q].cohort >= 0) cohort_usage_[queues_[q].cohort][g] += gpus;
+  }
+
+  // The capability check of a queue alone (nominal + borrowing limit), without the cohort:
+  // Volcano's enqueue admits a job its queue's capability allows, and reclaim frees the rest.
+  bool WithinCapability(int32_t q, int32_t g, int64_t gpus) const {
+    const Queue& queue = queues_[q];
+    const int64_t cap = queue.cohort < 0 ? queue.nominal[g] : queue.nominal[g] + queue.borrow_limit[g];
+    return queue.usage[g] + gpus <= cap;
   }
 
   bool Borrowing(int32_t q, int32_t g) const { return queues_[q].usage[g] > queues_[q].nominal[g]; }
@@ -408,11 +834,20 @@ class QuotaBook {
     std::string name;
     int32_t cohort = -1;
     std::vector<int32_t> flavors;  // node groups in order of preference
-    std::vector<int64_t> nominal, borrow_limit, usage;
+    std::vector<int64_t> nominal, borrow_limit, guaranteed, usage;
     bool within_cq = true;
     std::string reclaim;
   };
+  // How much more (or less, gpus < 0) of the cohort's pool a change of usage takes.
+  int64_t PoolDelta(int32_t q, int32_t g, int64_t gpus) const {
+    const Queue& queue = queues_[q];
+    const int64_t before = std::max<int64_t>(0, queue.usage[g] - queue.guaranteed[g]);
+    const int64_t after = std::max<int64_t>(0, queue.usage[g] + gpus - queue.guaranteed[g]);
+    return after - before;
+  }
+
   std::vector<Queue> queues_;
+  // Per cohort and flavor: the pool (lendable quota of its queues) and its usage.
   std::vector<std::vector<int64_t>> cohort_nominal_, cohort_usage_;
 };
 
@@ -483,6 +918,7 @@ class BaselinePolicy : public Policy {
   }
   absl::Status NodeChanged(int32_t node, bool up) override {
     free_->SetUp(node, up);
+    ++epoch_;
     return absl::OkStatus();
   }
 
@@ -504,6 +940,7 @@ class BaselinePolicy : public Policy {
     std::vector<int32_t> nodes;  // running, or held at Permit (first-fit)
     double permit_deadline = 0;
     int64_t admitted_seq = 0;
+    int64_t preempt_epoch = -1;  // epoch_ of the last preemption attempt that found nothing
   };
 
   const TraceJob& Spec(int32_t id) const { return *(*jobs_)[id].spec; }
@@ -527,31 +964,36 @@ class BaselinePolicy : public Policy {
     b.permit_deadline = 0;
     waiting_.erase(id);
     running_.erase(id);
+    ++epoch_;
+  }
+
+  // The kind's placement rule on the current free capacity, no memo. `domain` >= 0 confines
+  // Volcano to one hyperNode (gangpreempt's BuildNominationPlanInDomain).
+  std::vector<int32_t> PlaceNow(int32_t id, int32_t group, int32_t pods, int32_t domain = -1) {
+    const TraceJob& job = Spec(id);
+    switch (kind_) {
+      case Kind::kKueueTas:
+        return PlaceKueueTas(*cluster_, *free_, job, group, pods);
+      case Kind::kVolcano:
+        return PlaceVolcano(*cluster_, *free_, job, group, pods, domain);
+      case Kind::kKai:
+        return PlaceKai(*cluster_, *free_, job, group, pods);
+      case Kind::kFirstFit:
+        break;
+    }
+    return PlaceFirstFit(*cluster_, *free_, job, group, pods);
   }
 
   // Within a cycle free capacity only shrinks (until an eviction), so a shape that failed to
   // place fails again for as many or more pods: remember the smallest failure per shape.
   std::vector<int32_t> Place(int32_t id, int32_t group, int32_t pods) {
     const TraceJob& job = Spec(id);
-    const std::string shape = absl::StrCat(group, "/", job.gpus_per_pod, "/", job.required_level,
-                                           "/", job.preferred_level);
+    const std::string shape =
+        absl::StrCat(group, "/", job.gpus_per_pod, "/", job.required_level, "/",
+                     job.preferred_level, "/", job.group_size, "/", job.group_level);
     auto failed = failed_placements_.find(shape);
     if (failed != failed_placements_.end() && pods >= failed->second) return {};
-    std::vector<int32_t> nodes;
-    switch (kind_) {
-      case Kind::kKueueTas:
-        nodes = PlaceKueueTas(*cluster_, *free_, job, group, pods);
-        break;
-      case Kind::kVolcano:
-        nodes = PlaceVolcano(*cluster_, *free_, job, group, pods);
-        break;
-      case Kind::kKai:
-        nodes = PlaceKai(*cluster_, *free_, job, group, pods);
-        break;
-      case Kind::kFirstFit:
-        nodes = PlaceFirstFit(*cluster_, *free_, job, group, pods);
-        break;
-    }
+    std::vector<int32_t> nodes = PlaceNow(id, group, pods);
     if (nodes.empty()) {
       int32_t& smallest = failed_placements_.try_emplace(shape, pods).first->second;
       smallest = std::min(smallest, pods);
@@ -565,11 +1007,14 @@ class BaselinePolicy : public Policy {
     b.permit_deadline = 0;
     waiting_.erase(id);
     running_.insert(id);
+    ++epoch_;
     actions.push_back(Action{Action::Kind::kStart, id, b.nodes});
   }
 
-  // First-fit: pods go one by one onto the first node with room and wait at Permit, holding it,
-  // until the gang is complete or the permit times out. Others: the whole gang or nothing.
+  // First-fit: pods go one by one onto the first node with room (within their pod-affinity
+  // terms) and wait at Permit, holding it, until the gang is complete or the permit times out;
+  // a pod that finds no node may preempt lower-priority pods (kube-scheduler's PostFilter).
+  // Others: the whole gang or nothing.
   void TryPlaceAdmitted(int32_t id, std::vector<Action>& actions) {
     JobBook& b = state_[id];
     const TraceJob& job = Spec(id);
@@ -586,16 +1031,114 @@ class BaselinePolicy : public Policy {
       b.nodes.clear();
       b.permit_deadline = 0;
     }
-    const int32_t missing = b.count - static_cast<int32_t>(b.nodes.size());
+    int32_t missing = b.count - static_cast<int32_t>(b.nodes.size());
     // Coscheduling's PreFilter rejects a gang the cluster cannot hold right now.
-    if (b.nodes.empty() && free_->GroupFit(b.group, job.gpus_per_pod) < missing) return;
-    std::vector<int32_t> more = PlaceFirstFit(*cluster_, *free_, job, b.group, missing);
-    Hold(id, more);
-    b.nodes.insert(b.nodes.end(), more.begin(), more.end());
+    if (b.nodes.empty() && free_->GroupFit(b.group, job.gpus_per_pod) < missing) {
+      if (!PodPreemption(id, actions)) return;
+      missing = b.count - static_cast<int32_t>(b.nodes.size());
+    }
+    while (true) {
+      std::vector<int32_t> more =
+          PlaceFirstFit(*cluster_, *free_, job, b.group, missing, b.nodes);
+      Hold(id, more);
+      b.nodes.insert(b.nodes.end(), more.begin(), more.end());
+      missing = b.count - static_cast<int32_t>(b.nodes.size());
+      if (missing == 0 || !PodPreemption(id, actions)) break;
+      --missing;  // the preempting pod took its node
+      if (missing == 0) break;
+    }
     if (static_cast<int32_t>(b.nodes.size()) == b.count) {
       Start(id, actions);
     } else if (b.permit_deadline == 0 && !b.nodes.empty()) {
       b.permit_deadline = now_ + kPermitTimeoutS;
+    }
+  }
+
+  // kube-scheduler's DefaultPreemption for the gang's next pod (pkg/scheduler/framework/plugins/
+  // defaultpreemption, SelectVictimsOnNode + pickOneNodeForPreemption): on every node the pod's
+  // affinity allows, the lower-priority pods whose removal lets it fit, keeping back the
+  // highest-priority ones that need not go; the node whose victims have the lowest highest
+  // priority, then the lowest priority sum, then the fewest victims, then the latest-started
+  // highest-priority victims. A victim pod's job loses a pod and is evicted whole. Pods of one
+  // gang preempt one by one, blind to each other; a pod that coscheduling's PreFilter rejects
+  // (the gang does not fit the free capacity) still runs the PostFilter.
+  bool PodPreemption(int32_t id, std::vector<Action>& actions) {
+    JobBook& b = state_[id];
+    const TraceJob& job = Spec(id);
+    const int32_t g = job.gpus_per_pod;
+    const NodeGroup& ng = cluster_->groups[b.group];
+    std::map<int32_t, std::vector<int32_t>> jobs_on_node;  // node -> lower-priority running jobs
+    for (int32_t r : running_) {
+      if (state_[r].group != b.group || Spec(r).priority >= job.priority) continue;
+      for (int32_t n : state_[r].nodes) {
+        std::vector<int32_t>& list = jobs_on_node[n];
+        if (list.empty() || list.back() != r) list.push_back(r);
+      }
+    }
+    if (jobs_on_node.empty()) return false;
+    struct Choice {
+      int32_t node = -1;
+      std::vector<int32_t> victims;
+      int32_t max_priority = 0;
+      int64_t sum_priority = 0;
+      int64_t earliest_top = 0;  // start order of the earliest highest-priority victim
+    };
+    Choice best;
+    for (const auto& [node, candidates] : jobs_on_node) {
+      if (node < ng.begin || node >= ng.end || !free_->up(node)) continue;
+      // Affinity: would the next pod be allowed here?
+      if (!FirstFitAllows(*cluster_, job, b.group, b.nodes, node)) continue;
+      auto gpus_on = [&](int32_t r) {
+        const auto& nodes = state_[r].nodes;
+        return Spec(r).gpus_per_pod * static_cast<int32_t>(std::count(nodes.begin(), nodes.end(), node));
+      };
+      int32_t room = free_->Free(node);
+      for (int32_t r : candidates) room += gpus_on(r);
+      if (room < g) continue;
+      // Reprieve from the highest priority down while the pod still fits.
+      std::vector<int32_t> sorted = candidates;
+      std::sort(sorted.begin(), sorted.end(), [&](int32_t x, int32_t y) {
+        return Spec(x).priority > Spec(y).priority;
+      });
+      Choice c;
+      c.node = node;
+      for (int32_t r : sorted) {
+        if (room - gpus_on(r) >= g) {
+          room -= gpus_on(r);
+          continue;
+        }
+        c.victims.push_back(r);
+        c.max_priority = std::max(c.max_priority, Spec(r).priority);
+        c.sum_priority += Spec(r).priority;
+      }
+      if (c.victims.empty()) continue;
+      c.earliest_top = std::numeric_limits<int64_t>::max();
+      for (int32_t r : c.victims) {
+        if (Spec(r).priority == c.max_priority) {
+          c.earliest_top = std::min(c.earliest_top, state_[r].admitted_seq);
+        }
+      }
+      auto better = [](const Choice& x, const Choice& y) {
+        if (x.max_priority != y.max_priority) return x.max_priority < y.max_priority;
+        if (x.sum_priority != y.sum_priority) return x.sum_priority < y.sum_priority;
+        if (x.victims.size() != y.victims.size()) return x.victims.size() < y.victims.size();
+        return x.earliest_top > y.earliest_top;  // the most recently started victims
+      };
+      if (best.node < 0 || better(c, best)) best = std::move(c);
+    }
+    if (best.node < 0) return false;
+    Evict(best.victims, actions);
+    Hold(id, {best.node});
+    b.nodes.push_back(best.node);
+    return true;
+  }
+
+  void Evict(const std::vector<int32_t>& victims, std::vector<Action>& actions) {
+    failed_placements_.clear();  // evictions free capacity and quota
+    failed_preemptions_.clear();
+    for (int32_t v : victims) {
+      Drop(v);
+      actions.push_back(Action{Action::Kind::kEvict, v, {}});
     }
   }
 
@@ -609,8 +1152,17 @@ class BaselinePolicy : public Policy {
     waiting_.insert(id);
   }
 
-  // Kueue admission of one pending job. Quota-only for first-fit (placement happens later in
-  // kube-scheduler); quota plus placement for the topology-aware schedulers.
+  // Admits and starts a gang on the placement found for it.
+  void StartOn(int32_t id, int32_t group, int32_t count, std::vector<int32_t> nodes,
+               std::vector<Action>& actions) {
+    Admit(id, group, count);
+    state_[id].nodes = std::move(nodes);
+    Hold(id, state_[id].nodes);
+    Start(id, actions);
+  }
+
+  // Admission of one pending job. Quota only for first-fit (Kueue without TAS; placement happens
+  // later in kube-scheduler); quota plus placement for the topology-aware schedulers.
   bool TryAdmit(int32_t id, const CycleView& view, std::vector<Action>& actions) {
     const TraceJob& job = Spec(id);
     const int32_t q = state_[id].queue;
@@ -628,92 +1180,278 @@ class BaselinePolicy : public Policy {
         }
         std::vector<int32_t> nodes = Place(id, g, count);
         if (nodes.empty()) continue;
-        Admit(id, g, count);
-        state_[id].nodes = std::move(nodes);
-        Hold(id, state_[id].nodes);
-        Start(id, actions);
+        StartOn(id, g, count, std::move(nodes), actions);
         return true;
       }
     }
-    return Preempt(id, view, actions);
+    // Preemption is retried only when something changed since the last failed attempt.
+    if (state_[id].preempt_epoch == epoch_) return false;
+    const bool done = Preempt(id, view, actions);
+    if (!done) state_[id].preempt_epoch = epoch_;
+    return done;
   }
 
-  // Kueue's classic preemption: victims chosen by quota and priority only — borrowers in the
-  // cohort first (reclaim), then lower priority, then the most recently admitted.
+  // ---- Preemption: each peer's own rule (docs/baselines.md "Preemption") ----------------------
+
+  struct Candidate {
+    int32_t id;
+    bool other_queue;
+  };
+
+  // Running jobs of flavor g the queue's policy lets job `id` preempt: its own queue's lower
+  // priorities (withinClusterQueue), and, when it would stay within its nominal quota, jobs of
+  // queues in its cohort that are borrowing (reclaimWithinCohort: Any, or LowerPriority).
+  std::vector<Candidate> QuotaCandidates(int32_t id, int32_t g, int64_t gpus) const {
+    const TraceJob& job = Spec(id);
+    const int32_t q = state_[id].queue;
+    const bool reclaiming = quota_.WithinNominal(q, g, gpus);
+    std::vector<Candidate> out;
+    for (int32_t r : running_) {
+      const JobBook& rb = state_[r];
+      if (rb.group != g) continue;
+      const int32_t p = Spec(r).priority;
+      if (rb.queue == q) {
+        if (quota_.WithinCq(q) && p < job.priority) out.push_back({r, false});
+      } else if (reclaiming && quota_.SameCohort(q, rb.queue) && quota_.Borrowing(rb.queue, g)) {
+        const std::string& policy = quota_.Reclaim(q);
+        if (policy == "Any" || (policy == "LowerPriority" && p < job.priority)) {
+          out.push_back({r, true});
+        }
+      }
+    }
+    return out;
+  }
+
+  // Takes a job off the books (quota and nodes) for a simulation, and back.
+  void Remove(int32_t v) {
+    quota_.Charge(state_[v].queue, state_[v].group,
+                  -int64_t{state_[v].count} * Spec(v).gpus_per_pod);
+    Unhold(v, state_[v].nodes);
+  }
+  void Restore(int32_t v) {
+    quota_.Charge(state_[v].queue, state_[v].group,
+                  int64_t{state_[v].count} * Spec(v).gpus_per_pod);
+    Hold(v, state_[v].nodes);
+  }
+
+  // Evicts the victims and starts the preemptor on the placement found for it.
+  bool Commit(int32_t id, int32_t g, int32_t count, const std::vector<int32_t>& victims,
+              std::vector<Action>& actions, int32_t domain = -1) {
+    Evict(victims, actions);
+    if (kind_ == Kind::kFirstFit) {
+      Admit(id, g, count);
+      TryPlaceAdmitted(id, actions);
+      return true;
+    }
+    std::vector<int32_t> nodes = PlaceNow(id, g, count, domain);
+    if (nodes.empty()) {
+      ++failed_commits_;  // cannot happen: the simulation found this placement
+      return false;
+    }
+    StartOn(id, g, count, std::move(nodes), actions);
+    return true;
+  }
+
   bool Preempt(int32_t id, const CycleView& view, std::vector<Action>& actions) {
+    (void)view;
     const TraceJob& job = Spec(id);
     const int32_t q = state_[id].queue;
     for (int32_t g : quota_.Flavors(q)) {
       if (!job.node_group.empty() && cluster_->groups[g].spec.name != job.node_group) continue;
-      const int64_t gpus = int64_t{job.min_pods()} * job.gpus_per_pod;
-      // Quota preemption frees quota: a job that already fits quota here found no nodes, and
-      // evicting nobody would only admit it to hold quota it cannot use. It stays pending.
-      if (quota_.Fits(q, g, gpus)) continue;
-      const std::pair<int32_t, int32_t> key{q, g};
+      const int32_t count = job.min_pods();
+      const int64_t gpus = int64_t{count} * job.gpus_per_pod;
+      const std::string key = absl::StrCat(q, "/", g, "/", job.gpus_per_pod, "/",
+                                           job.required_level, "/", job.preferred_level, "/",
+                                           job.group_size, "/", job.group_level);
       auto known = failed_preemptions_.find(key);
       if (known != failed_preemptions_.end() && job.priority <= known->second.first &&
           gpus >= known->second.second) {
         continue;
       }
-      const bool reclaiming = quota_.WithinNominal(q, g, gpus);
-      struct Candidate {
-        int32_t id;
-        bool other_queue;
-        int32_t priority;
-        int64_t seq;
-      };
-      std::vector<Candidate> candidates;
-      for (int32_t r : running_) {
-        const JobBook& rb = state_[r];
-        if (rb.group != g) continue;
-        const int32_t p = Spec(r).priority;
-        if (rb.queue == q) {
-          if (quota_.WithinCq(q) && p < job.priority)
-            candidates.push_back({r, false, p, rb.admitted_seq});
-        } else if (reclaiming && quota_.SameCohort(q, rb.queue)) {
-          const std::string& policy = quota_.Reclaim(q);
-          if (policy == "Any" || (policy == "LowerPriority" && p < job.priority)) {
-            candidates.push_back({r, true, p, rb.admitted_seq});
-          }
+      bool done = false;
+      switch (kind_) {
+        case Kind::kFirstFit:
+          done = PreemptKueue(id, g, count, /*topology=*/false, actions);
+          break;
+        case Kind::kKueueTas:
+          done = PreemptKueue(id, g, count, /*topology=*/true, actions);
+          break;
+        case Kind::kVolcano:
+          done = PreemptVolcano(id, g, count, actions);
+          break;
+        case Kind::kKai:
+          done = PreemptKai(id, g, count, actions);
+          break;
+      }
+      if (done) return true;
+      auto& entry = failed_preemptions_[key];
+      if (entry.second == 0 || (job.priority >= entry.first && gpus <= entry.second)) {
+        entry = {job.priority, gpus};
+      }
+    }
+    return false;
+  }
+
+  // Kueue (pkg/scheduler/preemption/preemption.go): candidates in CandidatesOrdering (other
+  // queues first, lower priority, most recently admitted), removed one by one until the
+  // workload fits — quota, and with TAS a topology assignment (workloadTopologyFits) — then
+  // fillBackWorkloads adds back, newest removal first except the last, every victim it can do
+  // without. Without TAS (first-fit) only quota counts: a workload that fits quota is admitted
+  // and never preempts.
+  bool PreemptKueue(int32_t id, int32_t g, int32_t count, bool topology,
+                    std::vector<Action>& actions) {
+    const int32_t q = state_[id].queue;
+    const int64_t gpus = int64_t{count} * Spec(id).gpus_per_pod;
+    if (!topology && quota_.Fits(q, g, gpus)) return false;
+    std::vector<Candidate> candidates = QuotaCandidates(id, g, gpus);
+    if (candidates.empty()) return false;
+    std::sort(candidates.begin(), candidates.end(), [&](const Candidate& a, const Candidate& b) {
+      if (a.other_queue != b.other_queue) return a.other_queue;
+      const int32_t pa = Spec(a.id).priority, pb = Spec(b.id).priority;
+      if (pa != pb) return pa < pb;
+      return state_[a.id].admitted_seq > state_[b.id].admitted_seq;
+    });
+    auto fits = [&] {
+      return quota_.Fits(q, g, gpus) && (!topology || !PlaceNow(id, g, count).empty());
+    };
+    std::vector<int32_t> victims;
+    bool ok = false;
+    for (const Candidate& c : candidates) {
+      if (c.other_queue && !quota_.Borrowing(state_[c.id].queue, g)) continue;
+      Remove(c.id);
+      victims.push_back(c.id);
+      if (fits()) {
+        ok = true;
+        break;
+      }
+    }
+    if (ok) {
+      for (int i = static_cast<int>(victims.size()) - 2; i >= 0; --i) {
+        Restore(victims[i]);
+        if (fits()) {
+          victims.erase(victims.begin() + i);  // spared
+        } else {
+          Remove(victims[i]);
         }
       }
-      if (candidates.empty()) continue;
-      std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
-        if (a.other_queue != b.other_queue) return a.other_queue;
-        if (a.priority != b.priority) return a.priority < b.priority;
-        return a.seq > b.seq;
+    }
+    for (int32_t v : victims) Restore(v);
+    if (!ok) return false;
+    return Commit(id, g, count, victims, actions);
+  }
+
+  // Volcano gangpreempt / gangreclaim (pkg/scheduler/actions/gangpreempt/gangpreempt.go,
+  // gangevict): candidate domains are the hyperNodes the job's topology allows whose
+  // allocatable holds it, highest tier first, at most 8 (the root for a job without hard
+  // topology). In each, victims are jobs with pods there — same queue and lower priority
+  // (preempt), else other queues over their quota (reclaim) — lowest priority and newest first,
+  // then the largest share of the job inside the domain; added until the domain's idle GPUs plus
+  // theirs cover the need, then the job is placed inside that domain with them gone.
+  bool PreemptVolcano(int32_t id, int32_t g, int32_t count, std::vector<Action>& actions) {
+    const TraceJob& job = Spec(id);
+    const int32_t q = state_[id].queue;
+    const int64_t gpus = int64_t{count} * job.gpus_per_pod;
+    // Only an enqueued job (its queue's capability allows it) is a preemptor.
+    if (!quota_.WithinCapability(q, g, gpus)) return false;
+    Topo topo(*cluster_, *free_, g);
+    const int32_t required = topo.Level(job.required_level);
+    std::vector<int32_t> domains;  // -1 = the whole node group
+    if (required >= 0 && required < topo.node_level()) {
+      constexpr size_t kMaxDomains = 8;
+      for (int32_t level = required; level < topo.node_level() && domains.size() < kMaxDomains;
+           ++level) {
+        std::vector<int32_t> tier;
+        for (int32_t u : topo.Units(level)) {
+          if (topo.Capacity(level, u) >= gpus) tier.push_back(u);
+        }
+        const size_t room = kMaxDomains - domains.size();
+        if (tier.size() > room) tier.erase(tier.begin(), tier.end() - room);
+        domains.insert(domains.end(), tier.begin(), tier.end());
+      }
+    } else {
+      domains.push_back(-1);
+    }
+    std::vector<Candidate> all = QuotaCandidates(id, g, gpus);
+    for (bool reclaim : {false, true}) {
+      for (int32_t d : domains) {
+        const auto [begin, end] = d < 0 ? topo.Range(-1, -1) : topo.Range(cluster_->domains[d].level, d);
+        auto inside = [&](int32_t r) {
+          int64_t n = 0;
+          for (int32_t node : state_[r].nodes) n += node >= begin && node < end;
+          return n;
+        };
+        std::vector<int32_t> candidates;
+        for (const Candidate& c : all) {
+          if (c.other_queue == reclaim && inside(c.id) > 0) candidates.push_back(c.id);
+        }
+        std::sort(candidates.begin(), candidates.end(), [&](int32_t a, int32_t b) {
+          if (Spec(a).priority != Spec(b).priority) return Spec(a).priority < Spec(b).priority;
+          if (state_[a].admitted_seq != state_[b].admitted_seq)
+            return state_[a].admitted_seq > state_[b].admitted_seq;
+          const double ra = static_cast<double>(inside(a)) / state_[a].nodes.size();
+          const double rb = static_cast<double>(inside(b)) / state_[b].nodes.size();
+          return ra > rb;
+        });
+        int64_t available = 0;
+        for (int32_t n = begin; n < end; ++n) available += free_->Free(n);
+        std::vector<int32_t> victims;
+        for (int32_t v : candidates) {
+          victims.push_back(v);
+          available += inside(v) * Spec(v).gpus_per_pod;
+          if (available < gpus) continue;
+          for (int32_t x : victims) Remove(x);
+          const bool ok = quota_.Fits(q, g, gpus) && !PlaceNow(id, g, count, d).empty();
+          for (int32_t x : victims) Restore(x);
+          if (ok) return Commit(id, g, count, victims, actions, d);
+        }
+      }
+    }
+    return false;
+  }
+
+  // KAI preempt / reclaim (pkg/scheduler/actions/preempt/preempt.go, reclaim, common/solvers):
+  // victims in victim order — same queue and lower priority for preempt, other queues over their
+  // quota for reclaim — added job by job, each scenario simulated with the job placed by the
+  // topology plugin; the first scenario where it fits is committed.
+  bool PreemptKai(int32_t id, int32_t g, int32_t count, std::vector<Action>& actions) {
+    const int32_t q = state_[id].queue;
+    const int64_t gpus = int64_t{count} * Spec(id).gpus_per_pod;
+    std::vector<Candidate> all = QuotaCandidates(id, g, gpus);
+    for (bool reclaim : {false, true}) {
+      std::vector<int32_t> candidates;
+      for (const Candidate& c : all) {
+        if (c.other_queue == reclaim) candidates.push_back(c.id);
+      }
+      std::sort(candidates.begin(), candidates.end(), [&](int32_t a, int32_t b) {
+        if (Spec(a).priority != Spec(b).priority) return Spec(a).priority < Spec(b).priority;
+        return state_[a].admitted_seq > state_[b].admitted_seq;
       });
-      // Remove victims (on the books only) until the preemptor fits; undo if it never does.
       std::vector<int32_t> victims;
-      for (const Candidate& c : candidates) {
-        if (quota_.Fits(q, g, gpus)) break;
-        const JobBook& vb = state_[c.id];
-        if (c.other_queue && !quota_.Borrowing(vb.queue, g)) continue;
-        quota_.Charge(vb.queue, g, -int64_t{vb.count} * Spec(c.id).gpus_per_pod);
-        victims.push_back(c.id);
-      }
-      const bool fits = quota_.Fits(q, g, gpus);
-      for (int32_t v : victims) {
-        quota_.Charge(state_[v].queue, g, int64_t{state_[v].count} * Spec(v).gpus_per_pod);
-      }
-      if (!fits && !reclaiming) {
-        // Only priority-bounded candidates were possible: remember the failure.
-        auto& entry = failed_preemptions_[key];
-        if (entry.second == 0 || (job.priority >= entry.first && gpus <= entry.second)) {
-          entry = {job.priority, gpus};
+      bool ok = false;
+      for (int32_t v : candidates) {
+        Remove(v);
+        victims.push_back(v);
+        if (quota_.Fits(q, g, gpus) && !PlaceNow(id, g, count).empty()) {
+          ok = true;
+          break;
         }
       }
-      if (!fits) continue;
-      failed_placements_.clear();  // evictions free capacity and quota
-      failed_preemptions_.clear();
+      for (int32_t v : victims) Restore(v);
+      if (!ok) continue;
+      if (!Commit(id, g, count, victims, actions)) return false;
+      // The simulation also re-allocates the victims (GetJobsToAllocate): those that fit again
+      // are pipelined, restarted elsewhere at once; the rest wait.
       for (int32_t v : victims) {
-        Drop(v);
-        actions.push_back(Action{Action::Kind::kEvict, v, {}});
+        const int32_t pods = state_[v].count;  // the size it ran at
+        const int64_t need = int64_t{pods} * Spec(v).gpus_per_pod;
+        for (int32_t vg : quota_.Flavors(state_[v].queue)) {
+          if (vg != g || !quota_.Fits(state_[v].queue, vg, need)) continue;
+          std::vector<int32_t> nodes = PlaceNow(v, vg, pods);
+          if (nodes.empty()) continue;
+          StartOn(v, vg, pods, std::move(nodes), actions);
+          break;
+        }
       }
-      // The preemptor is admitted now and waits for nodes; victims' nodes are already free.
-      Admit(id, g, job.min_pods());
-      TryPlaceAdmitted(id, actions);
-      (void)view;
       return true;
     }
     return false;
@@ -729,10 +1467,12 @@ class BaselinePolicy : public Policy {
   std::set<int32_t> waiting_;
   std::set<int32_t> running_;
   std::map<std::string, int32_t> failed_placements_;  // this cycle: shape -> fewest pods failed
-  // this cycle: (queue, flavor) -> (priority, GPUs) for which quota preemption found nothing
-  std::map<std::pair<int32_t, int32_t>, std::pair<int32_t, int64_t>> failed_preemptions_;
+  // this cycle: queue/flavor/shape -> (priority, GPUs) for which preemption found nothing
+  std::map<std::string, std::pair<int32_t, int64_t>> failed_preemptions_;
   double now_ = 0;
   int64_t next_seq_ = 0;
+  int64_t epoch_ = 0;  // bumped by every start, end and node change
+  int64_t failed_commits_ = 0;
 };
 
 }  // namespace

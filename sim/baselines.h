@@ -18,9 +18,11 @@
 // placement; the victims of that preemption are chosen by quota and priority only.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -66,16 +68,56 @@ class FreeCapacity {
   std::vector<int64_t> domain_capacity_;
 };
 
+// A node group's topology as the baselines walk it: levels 0 .. node_level()-1 are the domain
+// levels (coarsest first), node_level() is the nodes themselves (kubernetes.io/hostname); level
+// -1 is the whole group. Free capacity is read from a FreeCapacity, minus what Take() records
+// (a trial placement of several parts).
+class Topo {
+ public:
+  static constexpr int32_t kNoLevel = -1;       // level string empty
+  static constexpr int32_t kUnknownLevel = -2;  // not a level of this group
+
+  Topo(const ClusterModel& cluster, const FreeCapacity& free, int32_t group);
+  int32_t node_level() const { return node_level_; }
+  int32_t Level(const std::string& level) const;
+  std::pair<int32_t, int32_t> Range(int32_t level, int32_t unit) const;  // node range
+  std::vector<int32_t> Units(int32_t level) const;                       // in node order
+  std::vector<int32_t> UnitsIn(int32_t level, int32_t begin, int32_t end) const;
+  std::vector<int32_t> Children(int32_t level, int32_t unit) const;
+  int32_t UnitOf(int32_t node, int32_t level) const;
+  int32_t NodeFree(int32_t node) const;
+  int64_t Fit(int32_t level, int32_t unit, int32_t gpus_per_pod) const;  // pods that fit
+  int64_t Free(int32_t level, int32_t unit) const;                       // free GPUs
+  int64_t Capacity(int32_t level, int32_t unit) const;
+  void Take(int32_t node, int32_t gpus);
+
+ private:
+  const ClusterModel& cluster_;
+  const FreeCapacity& free_;
+  int32_t group_;
+  int32_t node_level_;
+  std::map<int32_t, int32_t> taken_;                        // node -> GPUs
+  std::map<std::pair<int32_t, int32_t>, int64_t> taken_units_;  // (level, domain) -> GPUs
+};
+
 // The placement rules alone, for the hand-checked tests: rank -> node for `pods` pods of
 // `job`'s shape inside node group `group`, or empty if the baseline would not place it.
 std::vector<int32_t> PlaceKueueTas(const ClusterModel& cluster, const FreeCapacity& free,
                                    const TraceJob& job, int32_t group, int32_t pods);
+// `domain` >= 0: inside that hyperNode only (gangpreempt's nomination in one domain).
 std::vector<int32_t> PlaceVolcano(const ClusterModel& cluster, const FreeCapacity& free,
-                                  const TraceJob& job, int32_t group, int32_t pods);
+                                  const TraceJob& job, int32_t group, int32_t pods,
+                                  int32_t domain = -1);
 std::vector<int32_t> PlaceKai(const ClusterModel& cluster, const FreeCapacity& free,
                               const TraceJob& job, int32_t group, int32_t pods);
-// Per-pod first fit: as many pods as fit (possibly fewer than `pods`) on the first nodes.
+// Per-pod first fit for the pods after `placed` (ranks placed.size() ...): as many as fit
+// (possibly fewer than `pods`), each on the first node with room that its pod-affinity terms
+// allow (FirstFitAllows), preferring the preferred-level domain of the gang's first pod.
 std::vector<int32_t> PlaceFirstFit(const ClusterModel& cluster, const FreeCapacity& free,
-                                   const TraceJob& job, int32_t group, int32_t pods);
+                                   const TraceJob& job, int32_t group, int32_t pods,
+                                   const std::vector<int32_t>& placed = {});
+// Whether the pod of rank placed.size() may go to `node` given the ranks already placed.
+bool FirstFitAllows(const ClusterModel& cluster, const TraceJob& job, int32_t group,
+                    const std::vector<int32_t>& placed, int32_t node);
 
 }  // namespace phalanx::sim

@@ -8,6 +8,10 @@
 //   layer-2 L0 = B0 + B1 (6 free nodes), L1 = B2 + B3 (4 free nodes)
 #include "sim/baselines.h"
 
+#include <algorithm>
+#include <functional>
+#include <optional>
+
 #include "common/testing/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -18,6 +22,29 @@ namespace phalanx::sim {
 namespace {
 
 using ::testing::ElementsAre;
+
+// Queues "a" and "b" in cohort "c", `nominal` GPUs each on a p5 group of `nodes` nodes;
+// `edit` adjusts each queue (by name) before the cluster is built.
+ClusterModel CohortCluster(int32_t nodes, std::vector<int32_t> fanout, int64_t nominal,
+                           const std::function<void(const std::string&, QueueSpec&)>& edit = {}) {
+  ClusterSpec spec;
+  spec.groups.push_back(NodeGroupSpec{"p5", "p5.48xlarge", nodes, "eks", std::move(fanout)});
+  for (const char* name : {"a", "b"}) {
+    QueueSpec queue;
+    queue.name = name;
+    queue.cohort = "c";
+    queue.within_cluster_queue = "LowerPriority";
+    queue.reclaim_within_cohort = "Any";
+    queue.flavors.push_back(
+        FlavorQuota{"p5", {{"nvidia.com/gpu", nominal}}, std::nullopt, std::nullopt});
+    if (edit) edit(name, queue);
+    spec.queues.push_back(queue);
+  }
+  absl::StatusOr<ClusterModel> cluster = BuildCluster(spec);
+  EXPECT_TRUE(cluster.ok()) << cluster.status();
+  return *std::move(cluster);
+}
+
 
 class BaselinePlacementTest : public ::testing::Test {
  protected:
@@ -56,14 +83,45 @@ TEST_F(BaselinePlacementTest, KueueTasPreferredClimbsUntilADomainFits) {
   job.preferred_level = testing::kLayer3;
   // Layer-3 domains holding 3: B1 (4) and B2 (3); BestFit takes B2.
   EXPECT_THAT(PlaceKueueTas(cluster_, free_, job, 0, 3), ElementsAre(9, 10, 11));
-  // 5 pods fit no block; the tightest layer-2 domain holding 5 is L0 (B1 4 + 1 from B0).
-  EXPECT_THAT(PlaceKueueTas(cluster_, free_, job, 0, 5), ElementsAre(2, 4, 5, 6, 7));
+  // 5 pods fit no block; the tightest layer-2 domain holding 5 is L0. Below the chosen domain
+  // Kueue pools the children of every chosen domain and fills them greedily, most free first,
+  // ties in topology order, without looking at the counts their parents got
+  // (tas_flavor_snapshot.go findTopologyAssignment, phase 2b above the slice level): at the node
+  // level all six free nodes of L0 tie, so nodes 2-6, although B1 alone held 4 of the 5.
+  EXPECT_THAT(PlaceKueueTas(cluster_, free_, job, 0, 5), ElementsAre(2, 3, 4, 5, 6));
 }
 
 TEST_F(BaselinePlacementTest, KueueTasUnconstrainedIsLeastFreeCapacity) {
   free_.Use(2, 4);  // node 2 now has 4 free GPUs: the least free capacity for 4-GPU pods
   TraceJob job = testing::Gang("j", 2, 4);
-  EXPECT_THAT(PlaceKueueTas(cluster_, free_, job, 0, 2), ElementsAre(2, 3));
+  // LeastFreeCapacity (the unconstrained profile since v0.15) first looks for one node that
+  // holds the whole PodSet, least free first: node 2 holds one pod, node 3 two.
+  EXPECT_THAT(PlaceKueueTas(cluster_, free_, job, 0, 2), ElementsAre(3, 3));
+  // Three pods fit no node: nodes in order of least free capacity, node 2 first.
+  EXPECT_THAT(PlaceKueueTas(cluster_, free_, job, 0, 3), ElementsAre(2, 3, 3));
+}
+
+// Kueue rejects a PodSet with both podset-required-topology and podset-preferred-topology
+// (pkg/controller/jobframework/tas_validation.go: "must not contain more than one topology
+// annotation"), so a job with both levels is submitted with the required one, and its preferred
+// level is honoured only as BestFit does inside the chosen domain: the tightest child that holds
+// the rest. It does not choose the required-level domain by what its children can hold.
+TEST_F(BaselinePlacementTest, KueueTasJobWithBothLevelsRunsAsRequired) {
+  TraceJob both = testing::Gang("j", 2, 8);
+  both.required_level = testing::kLayer2;
+  both.preferred_level = testing::kLayer3;
+  TraceJob required = both;
+  required.preferred_level.clear();
+  for (int32_t pods : {2, 3, 4}) {
+    EXPECT_EQ(PlaceKueueTas(cluster_, free_, both, 0, pods),
+              PlaceKueueTas(cluster_, free_, required, 0, pods));
+  }
+  // Inside L1 the 3 pods stay in block B2 (preferred level honoured best effort)...
+  EXPECT_THAT(PlaceKueueTas(cluster_, free_, both, 0, 3), ElementsAre(9, 10, 11));
+  // ...but 4 pods spread over B2 and B3 of L1, the tightest layer-2 domain, while B1 held 4.
+  EXPECT_THAT(PlaceKueueTas(cluster_, free_, both, 0, 4), ElementsAre(9, 10, 11, 15));
+  // The required level bounds it: 7 pods fit no layer-2 domain.
+  EXPECT_TRUE(PlaceKueueTas(cluster_, free_, both, 0, 7).empty());
 }
 
 TEST_F(BaselinePlacementTest, VolcanoStartsAtTheLowestTierAndPicksTheFullestHyperNode) {
@@ -84,7 +142,14 @@ TEST_F(BaselinePlacementTest, KaiStartsAtTheRequestedLevelAndPicksTheFullestDoma
   // inside it nodes binpacked (all equally empty: topology order).
   EXPECT_THAT(PlaceKai(cluster_, free_, job, 0, 2), ElementsAre(9, 10));
   job.preferred_level = testing::kLayer3;
-  // Preferred layer-3 first: the fullest block holding 2 is B0.
+  // Preferred layer-3 first. KAI sorts the tree for bin-packing from the root down, each
+  // domain's children by job-to-free ratio, highest first, and lists the fitting domains level
+  // by level in that order (job_filtering.go sortTree / sortDomainInfos, reverseLevelOrder):
+  // L1 (32 free GPUs) comes before L0 (48), so its block B2 comes before B0, the fullest block.
+  EXPECT_THAT(PlaceKai(cluster_, free_, job, 0, 2), ElementsAre(9, 10));
+  // With L1 fuller still, the same; with B2 taken, B3 cannot hold 2: B0 (L0's fullest).
+  free_.Use(9, 8);
+  free_.Use(10, 8);
   EXPECT_THAT(PlaceKai(cluster_, free_, job, 0, 2), ElementsAre(2, 3));
 }
 
@@ -113,19 +178,7 @@ TEST_F(BaselinePlacementTest, FirstFitTakesTheFirstNodesWithRoomPodByPod) {
 class NoVictimsTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(NoVictimsTest, PreemptionWithoutVictimsDoesNotAdmit) {
-  ClusterSpec spec;
-  spec.groups.push_back(NodeGroupSpec{"p5", "p5.48xlarge", 4, "eks", {1, 2, 2}});
-  for (const char* name : {"a", "b"}) {
-    QueueSpec queue;
-    queue.name = name;
-    queue.cohort = "c";
-    queue.within_cluster_queue = "LowerPriority";
-    queue.reclaim_within_cohort = "Any";
-    queue.flavors.push_back(
-        FlavorQuota{"p5", {{"nvidia.com/gpu", 16}}, std::nullopt, std::nullopt});
-    spec.queues.push_back(queue);
-  }
-  ASSERT_OK_AND_ASSIGN(ClusterModel cluster, BuildCluster(spec));
+  ClusterModel cluster = CohortCluster(4, {1, 2, 2}, 16);
   std::vector<TraceJob> jobs;
   // b fills nodes 0..3 in node order (every baseline's rule on an empty cluster); the jobs on
   // nodes 1 and 3 finish at t=100, leaving one free node per block.
@@ -158,6 +211,321 @@ TEST_P(NoVictimsTest, PreemptionWithoutVictimsDoesNotAdmit) {
 
 INSTANTIATE_TEST_SUITE_P(TopologyAwareBaselines, NoVictimsTest,
                          ::testing::Values("kueue-tas", "volcano-hypernode", "kai-topology"));
+
+// ---- Decisions documented by the real projects ------------------------------------------------
+
+// A p5 cluster with `fanout` (coarsest first, last = nodes per layer-3 block) and one queue
+// whose quota never binds, so only placement decides.
+ClusterModel Cluster(int32_t nodes, std::vector<int32_t> fanout, int64_t quota_gpus = 1 << 20) {
+  ClusterSpec spec;
+  spec.groups.push_back(NodeGroupSpec{"p5", "p5.48xlarge", nodes, "eks", std::move(fanout)});
+  QueueSpec queue;
+  queue.name = "q";
+  queue.within_cluster_queue = "LowerPriority";
+  queue.reclaim_within_cohort = "Any";
+  queue.flavors.push_back(
+      FlavorQuota{"p5", {{"nvidia.com/gpu", quota_gpus}}, std::nullopt, std::nullopt});
+  spec.queues.push_back(queue);
+  absl::StatusOr<ClusterModel> cluster = BuildCluster(spec);
+  EXPECT_TRUE(cluster.ok()) << cluster.status();
+  return *std::move(cluster);
+}
+
+// KEP-2724 (kubernetes-sigs/kueue keps/2724-topology-aware-scheduling/README.md, "Computing the
+// assignment", Example): a rack of four nodes that fit 3, 3, 2 and 1 pods; 7 pods. BestFit takes
+// the two 3s, then, for the last pod, the node that fits exactly 1. LeastFreeCapacity (the
+// unconstrained profile) takes 1, 2, 3 and 1 pod of the last 3.
+TEST(KueueDocumentedTest, Kep2724BestFitAndLeastFreeCapacityExample) {
+  ClusterModel cluster = Cluster(8, {1, 2, 4});  // block B0 = nodes 0-3, B1 = 4-7
+  FreeCapacity free(cluster, {2});
+  // 2-GPU pods: node 0 and 1 fit 3 (6 free), node 2 fits 2, node 3 fits 1; B1 full.
+  free.Use(0, 2);
+  free.Use(1, 2);
+  free.Use(2, 4);
+  free.Use(3, 6);
+  for (int32_t n = 4; n < 8; ++n) free.Use(n, 8);
+  TraceJob job = testing::Gang("j", 7, 2);
+  job.required_level = testing::kLayer3;  // the rack
+  EXPECT_THAT(PlaceKueueTas(cluster, free, job, 0, 7), ElementsAre(0, 0, 0, 1, 1, 1, 3));
+  job.required_level.clear();  // implicit podset-unconstrained-topology
+  EXPECT_THAT(PlaceKueueTas(cluster, free, job, 0, 7), ElementsAre(0, 0, 0, 1, 2, 2, 3));
+}
+
+// KEP-2724 "JobSet with two-level scheduling": 8 worker pods, podset-preferred-topology block,
+// podset-slice-required-topology host with podset-slice-size 4: the two slices of 4 pods each on
+// one host, both in one block. Here: TP groups of 4 at the hostname level, 2-GPU pods.
+TEST(KueueDocumentedTest, Kep2724TwoLevelSlicesEachOnOneHost) {
+  ClusterModel cluster = Cluster(8, {1, 2, 4});
+  FreeCapacity free(cluster, {2});
+  free.Use(0, 2);  // node 0 fits 3 pods only: no slice there
+  TraceJob job = testing::Gang("j", 8, 2);
+  job.preferred_level = testing::kLayer3;
+  job.group_size = 4;
+  job.group_level = std::string(kHostnameLabel);
+  std::vector<int32_t> nodes = PlaceKueueTas(cluster, free, job, 0, 8);
+  ASSERT_EQ(nodes.size(), 8u);
+  for (int32_t first : {0, 4}) {
+    for (int32_t r = first; r < first + 4; ++r) EXPECT_EQ(nodes[r], nodes[first]) << r;
+  }
+  EXPECT_NE(nodes[0], nodes[4]);
+  EXPECT_NE(nodes[0], 0);
+  EXPECT_EQ(cluster.nodes[nodes[0]].domains[2], cluster.nodes[nodes[4]].domains[2]);
+}
+
+// Volcano "multi-tier network topology binpack" (worked example in the Volcano network topology
+// docs, as published in Huawei CCE's user guide cce_10_1129 "Multi-tier Network Topology Binpack
+// Scheduling"): two tier-1 HyperNodes, HyperNode1 partly used; a job of two groups, each
+// allowed only inside one tier-1 HyperNode. With binpack both groups go to HyperNode1, keeping
+// HyperNode2 whole.
+TEST(VolcanoDocumentedTest, BinpackPutsBothGroupsInTheUsedHyperNode) {
+  ClusterModel cluster = Cluster(8, {1, 2, 4});  // tier-1 HyperNodes: B0 = 0-3, B1 = 4-7
+  FreeCapacity free(cluster, {4});
+  free.Use(0, 4);  // HyperNode1 partly used
+  // Two groups of two 4-GPU pods, each group inside one tier-1 HyperNode (layer-3 block).
+  TraceJob job = testing::Gang("j", 4, 4);
+  job.group_size = 2;
+  job.group_level = testing::kLayer3;
+  // Group 1: B0 scores (4 + 8) / 32 over B1's 8 / 32; inside, node 0 is the fullest node.
+  // Group 2: B0 again ((12 + 8) / 32), onto node 1 (now the fullest) and node 2.
+  EXPECT_THAT(PlaceVolcano(cluster, free, job, 0, 4), ElementsAre(0, 1, 1, 2));
+}
+
+// Volcano "multi-tier network topology binpack" for pods without a network topology (same
+// worked example): 8 nodes, tier-1 HyperNodes of 2 nodes, tier-2 of 4, one tier-3; nodes 0, 2
+// and 4 busy; a job of two pods without network topology goes to nodes 1 and 3, whose
+// HyperNodes are the most used, leaving HyperNode3 and HyperNode5 emptier for larger jobs.
+TEST(VolcanoDocumentedTest, NormalPodsPreferTheFullestHyperNodesAtEveryTier) {
+  ClusterModel cluster = Cluster(8, {1, 2, 2});
+  FreeCapacity free(cluster, {8});
+  for (int32_t busy : {0, 2, 4}) free.Use(busy, 8);
+  TraceJob job = testing::Gang("j", 2, 8);
+  EXPECT_THAT(PlaceVolcano(cluster, free, job, 0, 2), ElementsAre(1, 3));
+}
+
+// KAI docs/topology/segments.md, "PyTorchJob - Single-Level (Rack)": 16 workers in segments of
+// 4, each segment on one rack; segments may land on different racks. And "Multi-Level (Zone +
+// Rack)": the whole job in one zone, each segment on one rack inside it.
+TEST(KaiDocumentedTest, SegmentsEachOnOneRackInsideTheRequiredZone) {
+  ClusterModel cluster = Cluster(32, {2, 2, 8});  // racks (layer-3) of 8, zones (layer-2) of 16
+  FreeCapacity free(cluster, {4});
+  // Fragment the racks so a segment could straddle two if nothing stopped it.
+  for (int32_t n : {0, 1, 2, 3, 4, 5, 8, 9, 10, 11, 12, 13, 16, 17, 18, 19, 20, 21, 28}) {
+    free.Use(n, 8);
+  }
+  TraceJob job = testing::Gang("j", 16, 4);  // 4-GPU workers: 2 per node
+  job.group_size = 4;
+  job.group_level = testing::kLayer3;
+  std::vector<int32_t> nodes = PlaceKai(cluster, free, job, 0, 16);
+  ASSERT_EQ(nodes.size(), 16u);
+  for (int32_t r = 0; r < 16; ++r) {
+    EXPECT_EQ(cluster.nodes[nodes[r]].domains[2], cluster.nodes[nodes[r - r % 4]].domains[2]) << r;
+  }
+  job.required_level = testing::kLayer2;  // the zone
+  nodes = PlaceKai(cluster, free, job, 0, 16);
+  ASSERT_EQ(nodes.size(), 16u);
+  for (int32_t r = 0; r < 16; ++r) {
+    EXPECT_EQ(cluster.nodes[nodes[r]].domains[1], cluster.nodes[nodes[0]].domains[1]) << r;
+    EXPECT_EQ(cluster.nodes[nodes[r]].domains[2], cluster.nodes[nodes[r - r % 4]].domains[2]) << r;
+  }
+}
+
+// kube-scheduler inter-pod affinity (Kubernetes docs, "Assigning Pods to Nodes", inter-pod
+// affinity): a required term that no running pod matches yet lets the first pod of the group
+// schedule anywhere if it matches the term itself; the rest must share its topology domain.
+TEST(FirstFitDocumentedTest, RequiredPodAffinityPinsTheGangToItsFirstPod) {
+  ClusterModel cluster = testing::SmallCluster(16);
+  FreeCapacity free(cluster, {8});
+  for (int32_t busy : {0, 1, 8, 12, 13, 14}) free.Use(busy, 8);
+  TraceJob job = testing::Gang("j", 3, 8);
+  job.required_level = testing::kLayer3;
+  // First pod on node 2 (the first free); B0 holds only 2: the third pod finds no node.
+  EXPECT_THAT(PlaceFirstFit(cluster, free, job, 0, 3), ElementsAre(2, 3));
+  // TP groups of 2 at layer-3 without a gang-wide level: each pair shares a block.
+  job.required_level.clear();
+  job.pods = 4;
+  job.group_size = 2;
+  job.group_level = testing::kLayer3;
+  EXPECT_THAT(PlaceFirstFit(cluster, free, job, 0, 4), ElementsAre(2, 3, 4, 5));
+}
+
+// Every baseline honours TP groups or refuses: each block of group_size ranks inside one domain
+// of the group level, on many fragmented states.
+class GroupRuleTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GroupRuleTest, EveryGroupInsideOneDomainOrNotPlaced) {
+  ClusterModel cluster = Cluster(32, {2, 2, 8});
+  const std::string kind = GetParam();
+  int placed = 0;
+  for (uint32_t seed = 1; seed <= 40; ++seed) {
+    FreeCapacity free(cluster, {4, 8});
+    uint32_t x = seed * 2654435761u;
+    for (int32_t n = 0; n < 32; ++n) {
+      x = x * 1664525u + 1013904223u;
+      free.Use(n, static_cast<int32_t>((x >> 24) % 3) * 4);  // 0, 4 or 8 GPUs used
+    }
+    TraceJob job = testing::Gang("j", 8, 4);
+    job.group_size = 4;
+    job.group_level = testing::kLayer3;
+    if (seed % 2 == 0) job.preferred_level = testing::kLayer2;
+    std::vector<int32_t> nodes;
+    if (kind == "kueue-tas") nodes = PlaceKueueTas(cluster, free, job, 0, 8);
+    if (kind == "volcano-hypernode") nodes = PlaceVolcano(cluster, free, job, 0, 8);
+    if (kind == "kai-topology") nodes = PlaceKai(cluster, free, job, 0, 8);
+    if (kind == "first-fit") {
+      nodes = PlaceFirstFit(cluster, free, job, 0, 8);
+      if (nodes.size() < 8) nodes.clear();  // the gang waits at Permit
+    }
+    if (nodes.empty()) continue;
+    ++placed;
+    ASSERT_EQ(nodes.size(), 8u);
+    for (int32_t r = 0; r < 8; ++r) {
+      EXPECT_EQ(cluster.nodes[nodes[r]].domains[2], cluster.nodes[nodes[r - r % 4]].domains[2])
+          << kind << " seed " << seed << " rank " << r;
+    }
+  }
+  EXPECT_GT(placed, 10) << "too few states placed the gang to check anything";
+}
+
+INSTANTIATE_TEST_SUITE_P(AllBaselines, GroupRuleTest,
+                         ::testing::Values("first-fit", "kueue-tas", "volcano-hypernode",
+                                           "kai-topology"));
+
+// ---- Admission and preemption on hand-made clusters -------------------------------------------
+
+// Placement-aware preemption, each peer's own rule. 8 nodes, blocks B0 = 0-3, B1 = 4-7; quota
+// never binds. Priority 10: A on nodes 0-1, D on 2-3, C on 4 (admitted in that order); H
+// (priority 1000) on 5. At t=100, P (priority 100, 4 pods, required layer-3) needs a whole block.
+//   kueue-tas: candidates newest first C, D, A until P has a topology assignment (only with A
+//     and D gone), then fill-back spares C (workloadTopologyFits, fillBackWorkloads).
+//   volcano-hypernode: gangpreempt in one domain: in B0 the victims D and A; B1 holds H.
+//   kai-topology: victims added job by job, C, D, A, until the simulated allocation fits; the
+//     simulation re-allocates the victims, so C is pipelined and restarts at once.
+//   first-fit: Kueue without TAS admits on quota; coscheduling's PreFilter rejects the first pod
+//     (2 free nodes for 4 pods) and DefaultPreemption evicts C, the latest-started of the equal
+//     candidates, for it; the others follow into B1 by pod affinity, where the fourth finds only
+//     H. At the Permit timeout (t=160) the held pods are released, the first pod preempts D, the
+//     rest A, and the gang runs in B0: three victims where two would do.
+struct PreemptionCase {
+  std::string policy;
+  std::vector<int32_t> preempted;  // per job A, D, C, H
+  double p_start;                  // when P starts
+};
+
+class PlacementAwarePreemptionTest : public ::testing::TestWithParam<PreemptionCase> {};
+
+TEST_P(PlacementAwarePreemptionTest, EvictsWhatLetsThePreemptorFit) {
+  const PreemptionCase& c = GetParam();
+  ClusterModel cluster = Cluster(8, {1, 2, 4});
+  std::vector<TraceJob> jobs;
+  auto add = [&](const char* name, int32_t pods, int32_t priority, double submit) {
+    TraceJob job = testing::Gang(name, pods, 8, submit, 10000);
+    job.priority = priority;
+    jobs.push_back(job);
+  };
+  add("A", 2, 10, 0);
+  add("D", 2, 10, 20);
+  add("C", 1, 10, 40);
+  add("H", 1, 1000, 60);
+  add("P", 4, 100, 100);
+  jobs.back().required_level = testing::kLayer3;
+  jobs.back().duration_s = 1000;
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Policy> policy, MakeBaseline(c.policy));
+  ASSERT_OK_AND_ASSIGN(RunResult result, Engine(cluster, jobs, {}).Run(*policy));
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(result.outcomes[i].preemptions, c.preempted[i]) << jobs[i].name;
+  }
+  EXPECT_EQ(result.outcomes[4].first_start_s, c.p_start);
+  EXPECT_EQ(result.summary.partial_gang_events + result.summary.overcommit_events, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Peers, PlacementAwarePreemptionTest,
+    ::testing::Values(PreemptionCase{"kueue-tas", {1, 1, 0, 0}, 100},
+                      PreemptionCase{"volcano-hypernode", {1, 1, 0, 0}, 100},
+                      PreemptionCase{"kai-topology", {1, 1, 1, 0}, 100},
+                      PreemptionCase{"first-fit", {1, 1, 1, 0}, 160}),
+    [](const ::testing::TestParamInfo<PreemptionCase>& info) {
+      std::string name = info.param.policy;
+      std::replace(name.begin(), name.end(), '-', '_');
+      return name;
+    });
+
+// Cohort borrowing bounded by the lender's lendingLimit and the borrower's borrowingLimit
+// (Kueue ClusterQueue .spec.resourceGroups[].flavors[].resources[]): a (nominal 32, lends at
+// most 8) and b (nominal 32) share a cohort; b submits six 8-GPU jobs on 64 GPUs.
+class CohortLimitsTest : public ::testing::TestWithParam<std::string> {};
+
+int32_t StartedAtOnce(const std::string& policy, std::optional<int64_t> lending,
+                      std::optional<int64_t> borrowing) {
+  ClusterModel cluster = CohortCluster(8, {1, 2, 4}, 32, [&](const std::string& name, QueueSpec& q) {
+    q.within_cluster_queue = "Never";  // no preemption: only the limits decide
+    q.reclaim_within_cohort = "Never";
+    FlavorQuota& flavor = q.flavors[0];
+    if (name == "a" && lending) flavor.lending_limit = ResourceList{{"nvidia.com/gpu", *lending}};
+    if (name == "b" && borrowing) flavor.borrowing_limit = ResourceList{{"nvidia.com/gpu", *borrowing}};
+  });
+  std::vector<TraceJob> jobs;
+  for (int i = 0; i < 6; ++i) {
+    TraceJob job = testing::Gang("b" + std::to_string(i), 1, 8, 0, 1000);
+    job.queue = "b";
+    jobs.push_back(job);
+  }
+  absl::StatusOr<std::unique_ptr<Policy>> made = MakeBaseline(policy);
+  EXPECT_TRUE(made.ok());
+  absl::StatusOr<RunResult> result = Engine(cluster, jobs, {}).Run(**made);
+  EXPECT_TRUE(result.ok()) << result.status();
+  int32_t at_once = 0;
+  for (const JobOutcome& o : result->outcomes) at_once += o.first_start_s == 0;
+  EXPECT_EQ(result->summary.jobs_completed, 6);
+  return at_once;
+}
+
+TEST_P(CohortLimitsTest, BorrowingStopsAtTheLendingAndBorrowingLimits) {
+  EXPECT_EQ(StartedAtOnce(GetParam(), std::nullopt, std::nullopt), 6);  // borrows all of a's 32
+  EXPECT_EQ(StartedAtOnce(GetParam(), int64_t{8}, std::nullopt), 5);    // a lends only 8
+  EXPECT_EQ(StartedAtOnce(GetParam(), std::nullopt, int64_t{8}), 5);    // b borrows only 8
+  EXPECT_EQ(StartedAtOnce(GetParam(), int64_t{0}, std::nullopt), 4);    // a lends nothing
+}
+
+INSTANTIATE_TEST_SUITE_P(AllBaselines, CohortLimitsTest,
+                         ::testing::Values("first-fit", "kueue-tas", "volcano-hypernode",
+                                           "kai-topology"));
+
+// Kueue's victim order (pkg/scheduler/preemption/preemptionpolicy/ordering.go
+// CandidatesOrdering): workloads of other ClusterQueues in the cohort (borrowing) before the
+// preemptor's own queue, then lower priority, then the most recently admitted. a (nominal 32)
+// runs L (priority 1); b (nominal 32) borrows with six 8-GPU jobs; 7 of 8 nodes busy. P (a,
+// priority 100, 16 GPUs, within a's nominal) reclaims: b's newest job goes, L (lower priority,
+// but in a's own queue) stays.
+class VictimOrderTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(VictimOrderTest, BorrowersOfOtherQueuesGoFirstNewestFirst) {
+  ClusterModel cluster = CohortCluster(8, {1, 2, 4}, 32);
+  std::vector<TraceJob> jobs;
+  TraceJob l = testing::Gang("L", 1, 8, 0, 10000);
+  l.queue = "a";
+  l.priority = 1;
+  jobs.push_back(l);
+  for (int i = 0; i < 6; ++i) {
+    TraceJob job = testing::Gang("b" + std::to_string(i), 1, 8, 20.0 * (i + 1), 10000);
+    job.queue = "b";
+    job.priority = 10;
+    jobs.push_back(job);
+  }
+  TraceJob p = testing::Gang("P", 2, 8, 200, 1000);
+  p.queue = "a";
+  p.priority = 100;
+  jobs.push_back(p);
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Policy> policy, MakeBaseline(GetParam()));
+  ASSERT_OK_AND_ASSIGN(RunResult result, Engine(cluster, jobs, {}).Run(*policy));
+  EXPECT_EQ(result.outcomes[0].preemptions, 0) << "L, a's own lower-priority job";
+  for (int i = 1; i <= 5; ++i) EXPECT_EQ(result.outcomes[i].preemptions, 0) << jobs[i].name;
+  EXPECT_EQ(result.outcomes[6].preemptions, 1) << "b5, the newest borrower";
+  EXPECT_LT(result.outcomes[7].first_start_s, 300);
+}
+
+INSTANTIATE_TEST_SUITE_P(KueueBaselines, VictimOrderTest,
+                         ::testing::Values("first-fit", "kueue-tas"));
 
 }  // namespace
 }  // namespace phalanx::sim
