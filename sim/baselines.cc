@@ -668,54 +668,89 @@ std::vector<int32_t> PlaceKai(const ClusterModel& cluster, const FreeCapacity& f
   return {};
 }
 
-bool FirstFitAllows(const ClusterModel& cluster, const TraceJob& job, int32_t group,
-                    const std::vector<int32_t>& placed, int32_t node) {
-  const int32_t nl = static_cast<int32_t>(cluster.groups[group].levels.size());
+namespace {
+
+// The pod-affinity terms of a first-fit gang, as level indices (docs/baselines.md).
+struct AffinityTerms {
+  int32_t node_level = 0;
+  int32_t required = -1;  // gang-wide requiredDuringScheduling term, -1 none
+  int32_t preferred = -1;
+  int32_t group = -1;  // TP group term
+  int32_t group_size = 0;
+};
+
+AffinityTerms TermsOf(const ClusterModel& cluster, const TraceJob& job, int32_t group) {
+  AffinityTerms t;
+  t.node_level = static_cast<int32_t>(cluster.groups[group].levels.size());
   auto level_of = [&](const std::string& level) {
     if (level.empty()) return -1;
-    if (level == kHostnameLabel) return nl;
+    if (level == kHostnameLabel) return t.node_level;
     return cluster.LevelIndex(group, level);
   };
-  auto unit = [&](int32_t n, int32_t level) {
-    return level == nl ? n : cluster.nodes[n].domains[level];
-  };
-  // requiredDuringScheduling pod affinity: the gang's required level, and the pod's TP group
-  // (pods of one group share a label and an affinity term on the group level). The first pod
-  // matching a term may go anywhere.
-  const int32_t required = level_of(job.required_level);
-  if (required >= 0 && !placed.empty() && unit(node, required) != unit(placed[0], required)) {
+  t.required = level_of(job.required_level);
+  t.preferred = level_of(job.preferred_level);
+  if (job.group_size > 1) {
+    t.group = level_of(job.group_level);
+    t.group_size = job.group_size;
+  }
+  return t;
+}
+
+int32_t UnitOfNode(const ClusterModel& cluster, const AffinityTerms& t, int32_t node,
+                   int32_t level) {
+  return level == t.node_level ? node : cluster.nodes[node].domains[level];
+}
+
+// requiredDuringScheduling pod affinity: the gang's required level, and the pod's TP group (pods
+// of one group share a label and an affinity term on the group level). The first pod matching a
+// term may go anywhere.
+bool Allows(const ClusterModel& cluster, const AffinityTerms& t,
+            const std::vector<int32_t>& placed, int32_t node) {
+  if (t.required >= 0 && !placed.empty() &&
+      UnitOfNode(cluster, t, node, t.required) != UnitOfNode(cluster, t, placed[0], t.required)) {
     return false;
   }
-  if (job.group_size > 1) {
-    const int32_t level = level_of(job.group_level);
+  if (t.group >= 0) {
     const int32_t rank = static_cast<int32_t>(placed.size());
-    const int32_t first = rank - rank % job.group_size;
-    if (level >= 0 && first < rank && unit(node, level) != unit(placed[first], level)) return false;
+    const int32_t first = rank - rank % t.group_size;
+    if (first < rank &&
+        UnitOfNode(cluster, t, node, t.group) != UnitOfNode(cluster, t, placed[first], t.group)) {
+      return false;
+    }
   }
   return true;
+}
+
+}  // namespace
+
+bool FirstFitAllows(const ClusterModel& cluster, const TraceJob& job, int32_t group,
+                    const std::vector<int32_t>& placed, int32_t node) {
+  return Allows(cluster, TermsOf(cluster, job, group), placed, node);
 }
 
 std::vector<int32_t> PlaceFirstFit(const ClusterModel& cluster, const FreeCapacity& free,
                                    const TraceJob& job, int32_t group, int32_t pods,
                                    const std::vector<int32_t>& placed) {
+  const AffinityTerms terms = TermsOf(cluster, job, group);
+  if (terms.required < -1 || terms.group < -1) return {};
+  if ((!job.required_level.empty() && terms.required < 0) ||
+      (job.group_size > 1 && terms.group < 0)) {
+    return {};  // a level this node group does not have
+  }
   Topo topo(cluster, free, group);
-  const int32_t required = topo.Level(job.required_level);
-  const int32_t preferred = topo.Level(job.preferred_level);
-  const int32_t group_level = GroupLevel(topo, job);
-  if (required == Topo::kUnknownLevel || group_level == Topo::kUnknownLevel) return {};
   const NodeGroup& ng = cluster.groups[group];
   std::vector<int32_t> all = placed;
   std::vector<int32_t> out;
   const int32_t g = job.gpus_per_pod;
   for (int32_t k = 0; k < pods; ++k) {
-    auto allowed = [&](int32_t node) { return FirstFitAllows(cluster, job, group, all, node); };
     int32_t chosen = -1;
     for (int32_t n = ng.begin; n < ng.end; ++n) {
-      if (topo.NodeFree(n) < g || !allowed(n)) continue;
+      if (topo.NodeFree(n) < g || !Allows(cluster, terms, all, n)) continue;
       // preferredDuringScheduling pod affinity on the preferred level: a node beside the gang's
       // first pod wins over an earlier one elsewhere.
-      if (preferred >= 0 && !all.empty() &&
-          topo.UnitOf(n, preferred) != topo.UnitOf(all[0], preferred)) {
+      if (terms.preferred >= 0 && !all.empty() &&
+          UnitOfNode(cluster, terms, n, terms.preferred) !=
+              UnitOfNode(cluster, terms, all[0], terms.preferred)) {
         if (chosen < 0) chosen = n;
         continue;
       }
@@ -909,16 +944,19 @@ class BaselinePolicy : public Policy {
   }
 
   absl::Status JobFinished(int32_t job) override {
+    ++natural_epoch_;
     Drop(job);
     return absl::OkStatus();
   }
   absl::Status JobInterrupted(int32_t job) override {
+    ++natural_epoch_;
     Drop(job);
     return absl::OkStatus();
   }
   absl::Status NodeChanged(int32_t node, bool up) override {
     free_->SetUp(node, up);
     ++epoch_;
+    ++natural_epoch_;
     return absl::OkStatus();
   }
 
@@ -941,6 +979,8 @@ class BaselinePolicy : public Policy {
     double permit_deadline = 0;
     int64_t admitted_seq = 0;
     int64_t preempt_epoch = -1;  // epoch_ of the last preemption attempt that found nothing
+    int64_t pod_preempt_epoch = -1;  // natural_epoch_ when its pods last preempted (first-fit)
+    bool preempted_this_attempt = false;  // its pods preempted since it last timed out
   };
 
   const TraceJob& Spec(int32_t id) const { return *(*jobs_)[id].spec; }
@@ -1030,13 +1070,12 @@ class BaselinePolicy : public Policy {
       Unhold(id, b.nodes);  // Permit timed out: the waiting pods are rejected and retried
       b.nodes.clear();
       b.permit_deadline = 0;
+      if (b.preempted_this_attempt) b.pod_preempt_epoch = natural_epoch_;
+      b.preempted_this_attempt = false;
     }
     int32_t missing = b.count - static_cast<int32_t>(b.nodes.size());
     // Coscheduling's PreFilter rejects a gang the cluster cannot hold right now.
-    if (b.nodes.empty() && free_->GroupFit(b.group, job.gpus_per_pod) < missing) {
-      if (!PodPreemption(id, actions)) return;
-      missing = b.count - static_cast<int32_t>(b.nodes.size());
-    }
+    if (b.nodes.empty() && free_->GroupFit(b.group, job.gpus_per_pod) < missing) return;
     while (true) {
       std::vector<int32_t> more =
           PlaceFirstFit(*cluster_, *free_, job, b.group, missing, b.nodes);
@@ -1064,6 +1103,10 @@ class BaselinePolicy : public Policy {
   // (the gang does not fit the free capacity) still runs the PostFilter.
   bool PodPreemption(int32_t id, std::vector<Action>& actions) {
     JobBook& b = state_[id];
+    // Once per change of the cluster the gang did not cause: a gang whose pods preempted and
+    // then timed out at Permit would otherwise evict the restarted victims again every minute
+    // forever (the real scheduler's timing breaks such loops; the simulator's clock does not).
+    if (b.pod_preempt_epoch == natural_epoch_) return false;
     const TraceJob& job = Spec(id);
     const int32_t g = job.gpus_per_pod;
     const NodeGroup& ng = cluster_->groups[b.group];
@@ -1128,6 +1171,7 @@ class BaselinePolicy : public Policy {
     }
     if (best.node < 0) return false;
     Evict(best.victims, actions);
+    b.preempted_this_attempt = true;
     Hold(id, {best.node});
     b.nodes.push_back(best.node);
     return true;
@@ -1472,6 +1516,7 @@ class BaselinePolicy : public Policy {
   double now_ = 0;
   int64_t next_seq_ = 0;
   int64_t epoch_ = 0;  // bumped by every start, end and node change
+  int64_t natural_epoch_ = 0;  // bumped by ends and node changes only (not by evictions)
   int64_t failed_commits_ = 0;
 };
 

@@ -92,6 +92,9 @@ class Simulation {
           RequestCycle(now_);
           break;
         case EventType::kCycle:
+          // A request for an earlier grid point supersedes a pending later one, whose event
+          // stays queued: run only the cycle still requested, or the copies multiply.
+          if (event.t != next_cycle_) break;
           next_cycle_ = std::numeric_limits<double>::infinity();
           RETURN_IF_ERROR(DoCycle());
           break;

@@ -400,11 +400,10 @@ INSTANTIATE_TEST_SUITE_P(AllBaselines, GroupRuleTest,
 //   volcano-hypernode: gangpreempt in one domain: in B0 the victims D and A; B1 holds H.
 //   kai-topology: victims added job by job, C, D, A, until the simulated allocation fits; the
 //     simulation re-allocates the victims, so C is pipelined and restarts at once.
-//   first-fit: Kueue without TAS admits on quota; coscheduling's PreFilter rejects the first pod
-//     (2 free nodes for 4 pods) and DefaultPreemption evicts C, the latest-started of the equal
-//     candidates, for it; the others follow into B1 by pod affinity, where the fourth finds only
-//     H. At the Permit timeout (t=160) the held pods are released, the first pod preempts D, the
-//     rest A, and the gang runs in B0: three victims where two would do.
+//   first-fit: Kueue without TAS admits on quota; coscheduling's PreFilter rejects the gang
+//     while the cluster has 2 free nodes for its 4 pods, so nothing happens until A ends at
+//     t=10000: two pods go to nodes 0 and 1, the required pod affinity keeps the third in B0,
+//     where it preempts D (DefaultPreemption), 20 s before D would have ended.
 struct PreemptionCase {
   std::string policy;
   std::vector<int32_t> preempted;  // per job A, D, C, H
@@ -443,7 +442,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(PreemptionCase{"kueue-tas", {1, 1, 0, 0}, 100},
                       PreemptionCase{"volcano-hypernode", {1, 1, 0, 0}, 100},
                       PreemptionCase{"kai-topology", {1, 1, 1, 0}, 100},
-                      PreemptionCase{"first-fit", {1, 1, 1, 0}, 160}),
+                      PreemptionCase{"first-fit", {0, 1, 0, 0}, 10000}),
     [](const ::testing::TestParamInfo<PreemptionCase>& info) {
       std::string name = info.param.policy;
       std::replace(name.begin(), name.end(), '-', '_');
