@@ -482,6 +482,7 @@ void ClusterSnapshot::ReleaseRanks(Reservation& reservation, size_t from) {
 }
 
 absl::Status ClusterSnapshot::Release(std::string_view job) {
+  if (job.empty()) return absl::InvalidArgumentError("job is empty");
   auto it = reservations_.find(std::string(job));
   if (it == reservations_.end()) {
     return absl::NotFoundError(absl::StrCat("job ", Quote(job), " holds no reservation"));
@@ -492,16 +493,18 @@ absl::Status ClusterSnapshot::Release(std::string_view job) {
 }
 
 absl::StatusOr<PlacementResult> ClusterSnapshot::Resize(std::string_view job, int32_t new_count) {
+  // The arguments first: a request that is wrong in itself says so whatever the job's state.
+  if (job.empty()) return absl::InvalidArgumentError("job is empty");
+  if (new_count < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("new_count (", new_count, ") must be at least 1"));
+  }
   auto it = reservations_.find(std::string(job));
   if (it == reservations_.end()) {
     return absl::NotFoundError(absl::StrCat("job ", Quote(job), " holds no reservation"));
   }
   Reservation& reservation = it->second;
   const GangRequest& request = reservation.request;
-  if (new_count < 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("new_count (", new_count, ") must be at least 1"));
-  }
   if (request.group_size > 0 && new_count % request.group_size != 0) {
     return absl::InvalidArgumentError(absl::StrCat("request.group_size (", request.group_size,
                                                    ") does not divide new_count (", new_count,
@@ -559,15 +562,16 @@ absl::StatusOr<PlacementResult> ClusterSnapshot::Resize(std::string_view job, in
 
 absl::StatusOr<PlacementResult> ClusterSnapshot::ReplaceNodes(
     std::string_view job, const std::vector<std::string>& nodes) {
-  auto it = reservations_.find(std::string(job));
-  if (it == reservations_.end()) {
-    return absl::NotFoundError(absl::StrCat("job ", Quote(job), " holds no reservation"));
-  }
+  if (job.empty()) return absl::InvalidArgumentError("job is empty");
   if (nodes.empty()) return absl::InvalidArgumentError("nodes is empty: name the failed nodes");
   for (size_t i = 0; i < nodes.size(); ++i) {
     if (nodes[i].empty()) {
       return absl::InvalidArgumentError(absl::StrCat("nodes[", i, "] is empty"));
     }
+  }
+  auto it = reservations_.find(std::string(job));
+  if (it == reservations_.end()) {
+    return absl::NotFoundError(absl::StrCat("job ", Quote(job), " holds no reservation"));
   }
   Reservation& reservation = it->second;
   ReplacementPlan plan = PlanNodeReplacement(*this, reservation, nodes);

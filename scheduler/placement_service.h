@@ -34,13 +34,14 @@ class PlacementService {
   virtual std::vector<absl::StatusOr<PlacementResult>> ReserveBatch(
       const std::vector<GangRequest>& requests) = 0;
 
-  // Frees a job's reservation. NotFound if it holds none.
+  // Frees a job's reservation. InvalidArgument for an empty job; NotFound if it holds none.
   virtual absl::Status Release(std::string_view job) = 0;
 
   // Grows (near existing ranks) or shrinks (from the highest ranks) a reservation to
   // `new_count` pods; all or nothing. The result's placement lists every rank after the change.
   // An elastic reservation may grow past the elastic.max it was reserved with (that bounded the
-  // first placement only) but never shrink below elastic.min.
+  // first placement only) but never shrink below elastic.min. InvalidArgument for an empty job
+  // or a new_count below 1 (checked before the job is looked up); NotFound if it holds none.
   virtual absl::StatusOr<PlacementResult> Resize(std::string_view job, int32_t new_count) = 0;
 
   // Moves the ranks of `job`'s reservation that sit on any of `nodes` (nodes that failed) to
@@ -52,7 +53,8 @@ class PlacementService {
   // lower rank can take a freed node and ranks stay dense. The result lists every rank after the
   // change, or placed == false with an explanation (nothing changed). If no rank sits on the
   // named nodes the reservation is returned unchanged, so repeating a call is harmless.
-  // NotFound if the job holds no reservation; InvalidArgument for an empty list or name.
+  // InvalidArgument for an empty job, list or name (checked first); NotFound if the job holds no
+  // reservation.
   virtual absl::StatusOr<PlacementResult> ReplaceNodes(std::string_view job,
                                                        const std::vector<std::string>& nodes) = 0;
 

@@ -12,6 +12,7 @@
 // Handlers run on the server's worker threads, possibly concurrently: they must be thread-safe.
 // A handler never sees a request over `max_body_bytes` (the server answers 413 itself), and an
 // unparseable request line or header gets a 400 from the server without reaching any handler.
+// Every such refusal is reported to `ServerOptions::on_rejected` (a metric, in the binaries).
 #pragma once
 
 #include <cstdint>
@@ -19,6 +20,8 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 
@@ -36,6 +39,8 @@ struct Response {
   int status = 200;
   std::string content_type = "text/plain; charset=utf-8";
   std::string body;
+  // Further header fields, e.g. {"Allow", "GET, HEAD"} on a 405.
+  std::vector<std::pair<std::string, std::string>> headers = {};
 
   static Response Text(int status, std::string body) {
     return {status, "text/plain; charset=utf-8", std::move(body)};
@@ -47,6 +52,18 @@ struct Response {
 
 using Handler = std::function<Response(const Request&)>;
 
+// A request (or connection) the server refused itself, before any handler ran.
+enum class Rejection : uint8_t {
+  kMalformed,          // 400: unparseable request line, header or chunk framing
+  kHeaderTooLarge,     // 431: request header over 8 KiB
+  kBodyTooLarge,       // 413: body over max_body_bytes
+  kTimeout,            // a request begun but not received within idle_timeout_ms: closed
+  kTooManyConnections  // 503: max_connections already open; answered and closed at once
+};
+inline constexpr Rejection kLastRejection = Rejection::kTooManyConnections;
+// "malformed", "header_too_large", "body_too_large", "timeout", "too_many_connections".
+std::string_view RejectionName(Rejection rejection);
+
 struct ServerOptions {
   std::string address = "127.0.0.1";
   int port = 0;  // 0 picks a free port; read it back with port()
@@ -54,6 +71,11 @@ struct ServerOptions {
   size_t max_body_bytes = 8 << 20;  // larger bodies get 413 without reaching a handler
   // A connection idle (or slow to send a request) this long is closed.
   int idle_timeout_ms = 60'000;
+  // Open connections at most; one more is answered 503 and closed. Bounds the sockets and
+  // buffers a flood of slow clients can hold (each up to max_body_bytes while its body arrives).
+  int max_connections = 512;
+  // Called on a worker thread for every refusal above; must be thread-safe and quick.
+  std::function<void(Rejection)> on_rejected = nullptr;
 };
 
 class HttpServer {

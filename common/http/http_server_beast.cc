@@ -52,6 +52,8 @@ class Session : public std::enable_shared_from_this<Session> {
   ~Session();
 
   void Run();
+  // Answers 503 and closes: the server already has max_connections open.
+  void RunRejected();
   // Called from any thread when the server stops: runs Shutdown() on the connection's strand.
   void PostShutdown();
 
@@ -68,8 +70,9 @@ class Session : public std::enable_shared_from_this<Session> {
   void OnRequest(beast::error_code ec, size_t bytes);
   // Reading failed: answer with an error status (and close), or just close.
   void OnReadError(beast::error_code ec);
-  void Respond(int status, std::string content_type, std::string body, bool keep_alive,
-               bool head);
+  void Respond(Response response, bool keep_alive, bool head);
+  // Answers an error status the server decided itself, then closes.
+  void Refuse(Rejection rejection, int status, std::string body);
   void OnWritten(bool keep_alive, beast::error_code ec, size_t bytes);
   // Stops sending and reads (and drops) what the client still sends, until it closes or
   // linger_until_.
@@ -87,6 +90,7 @@ class Session : public std::enable_shared_from_this<Session> {
   std::optional<net::steady_timer> stop_timer_;
   Clock::time_point linger_until_;
   State state_ = State::kReading;
+  bool over_limit_ = false;  // answered 503 without reading: drain what the client sends
 };
 
 class BeastServer final : public HttpServer {
@@ -103,8 +107,13 @@ class BeastServer final : public HttpServer {
   // For sessions.
   const ServerOptions& options() const { return options_; }
   bool stopping() const { return stopping_.load(std::memory_order_acquire); }
+  void Rejected(Rejection rejection) const {
+    if (options_.on_rejected) options_.on_rejected(rejection);
+  }
   Response Dispatch(const Request& request) const;
-  void Register(const std::shared_ptr<Session>& session);
+  // Registers `session`; false if max_connections were already open (it is registered anyway,
+  // so that Stop() reaches it while it answers 503).
+  bool Register(const std::shared_ptr<Session>& session);
   void Unregister(const Session* session);
 
  private:
@@ -143,9 +152,20 @@ Session::Session(tcp::socket socket, BeastServer* server)
 Session::~Session() { server_->Unregister(this); }
 
 void Session::Run() {
-  server_->Register(shared_from_this());
+  if (!server_->Register(shared_from_this())) {
+    return net::dispatch(stream_.get_executor(),
+                         beast::bind_front_handler(&Session::RunRejected, shared_from_this()));
+  }
   net::dispatch(stream_.get_executor(),
                 beast::bind_front_handler(&Session::ReadHeader, shared_from_this()));
+}
+
+void Session::RunRejected() {
+  if (server_->stopping()) return Close();
+  over_limit_ = true;
+  Refuse(Rejection::kTooManyConnections, 503,
+         absl::StrCat("too many connections (limit ", server_->options().max_connections,
+                      "); retry later\n"));
 }
 
 void Session::PostShutdown() {
@@ -222,12 +242,22 @@ void Session::OnRequest(beast::error_code ec, size_t) {
 
   Response response = server_->Dispatch(request);
   bool keep_alive = message.keep_alive() && !server_->stopping();
-  Respond(response.status, std::move(response.content_type), std::move(response.body),
-          keep_alive, message.method() == bhttp::verb::head);
+  Respond(std::move(response), keep_alive, message.method() == bhttp::verb::head);
+}
+
+void Session::Refuse(Rejection rejection, int status, std::string body) {
+  server_->Rejected(rejection);
+  Respond(Response::Text(status, std::move(body)), false, false);
 }
 
 void Session::OnReadError(beast::error_code ec) {
   if (ec == net::error::operation_aborted) return;  // Shutdown() closed the socket
+  if (ec == beast::error::timeout && parser_ && (parser_->got_some() || buffer_.size() > 0)) {
+    // A request begun and not finished in time (a stalled or very slow client).
+    SPDLOG_DEBUG("http: closing a connection whose request did not arrive in time");
+    server_->Rejected(Rejection::kTimeout);
+    return Close();
+  }
   if (ec == bhttp::error::end_of_stream || ec == beast::error::timeout ||
       ec == bhttp::error::partial_message) {
     // The client went away or went quiet; there is nobody to answer.
@@ -235,40 +265,46 @@ void Session::OnReadError(beast::error_code ec) {
     return Close();
   }
   if (ec == bhttp::error::body_limit) {
-    return Respond(413, "text/plain; charset=utf-8",
-                   absl::StrCat("request body larger than ", server_->options().max_body_bytes,
-                                " bytes\n"),
-                   false, false);
+    return Refuse(Rejection::kBodyTooLarge, 413,
+                  absl::StrCat("request body larger than ", server_->options().max_body_bytes,
+                               " bytes\n"));
   }
   if (ec == bhttp::error::header_limit) {
-    return Respond(431, "text/plain; charset=utf-8", "request header fields too large\n", false,
-                   false);
+    return Refuse(Rejection::kHeaderTooLarge, 431, "request header fields too large\n");
   }
   if (IsParseError(ec)) {
-    return Respond(400, "text/plain; charset=utf-8",
-                   absl::StrCat("bad request: ", ec.message(), "\n"), false, false);
+    return Refuse(Rejection::kMalformed, 400, absl::StrCat("bad request: ", ec.message(), "\n"));
   }
   SPDLOG_DEBUG("http: connection error: {}", ec.message());
   Close();  // reset by peer and the like
 }
 
-void Session::Respond(int status, std::string content_type, std::string body, bool keep_alive,
-                      bool head) {
-  if (status < 100 || status > 599) {
-    spdlog::error("http: handler answered with status {}; sending 500", status);
-    status = 500;
-    content_type = "text/plain; charset=utf-8";
-    body = "internal error: invalid status\n";
+void Session::Respond(Response answer, bool keep_alive, bool head) {
+  if (answer.status < 100 || answer.status > 599) {
+    spdlog::error("http: handler answered with status {}; sending 500", answer.status);
+    answer = Response::Text(500, "internal error: invalid status\n");
   }
   response_.emplace();
   bhttp::response<bhttp::string_body>& response = *response_;
-  response.result(static_cast<unsigned>(status));
+  response.result(static_cast<unsigned>(answer.status));
   response.version(11);
   response.set(bhttp::field::server, "phalanx");
-  if (!content_type.empty()) response.set(bhttp::field::content_type, content_type);
+  if (!answer.content_type.empty()) response.set(bhttp::field::content_type, answer.content_type);
+  for (const auto& [name, value] : answer.headers) {
+    beast::error_code ignored;
+    // A handler's header must not break the framing: no CR/LF, no framing fields of its own.
+    if (name.empty() || name.find_first_of(":\r\n") != std::string::npos ||
+        value.find_first_of("\r\n") != std::string::npos ||
+        beast::iequals(name, "Content-Length") || beast::iequals(name, "Transfer-Encoding") ||
+        beast::iequals(name, "Connection")) {
+      spdlog::error("http: dropping the handler's header field \"{}\"", name);
+      continue;
+    }
+    response.set(name, value);
+  }
   response.keep_alive(keep_alive);
-  size_t length = body.size();
-  if (!head) response.body() = std::move(body);
+  size_t length = answer.body.size();
+  if (!head) response.body() = std::move(answer.body);
   response.content_length(length);  // a HEAD answer states the length it did not send
 
   state_ = State::kWriting;
@@ -287,7 +323,7 @@ void Session::OnWritten(bool keep_alive, beast::error_code ec, size_t) {
   if (keep_alive && !server_->stopping()) return ReadHeader();
   // A request answered without its body (or part of it) being read leaves bytes in flight:
   // drain them instead of resetting the connection under the client.
-  if (parser_ || buffer_.size() > 0) return Linger();
+  if (parser_ || buffer_.size() > 0 || over_limit_) return Linger();
   Close();
 }
 
@@ -361,9 +397,11 @@ Response BeastServer::Dispatch(const Request& request) const {
   return Response::Text(500, "internal error\n");
 }
 
-void BeastServer::Register(const std::shared_ptr<Session>& session) {
+bool BeastServer::Register(const std::shared_ptr<Session>& session) {
   std::lock_guard<std::mutex> lock(sessions_mu_);
+  const bool room = sessions_.size() < static_cast<size_t>(options_.max_connections);
   sessions_.emplace(session.get(), session);
+  return room;
 }
 
 void BeastServer::Unregister(const Session* session) {
@@ -374,10 +412,10 @@ void BeastServer::Unregister(const Session* session) {
 absl::Status BeastServer::Start() {
   std::lock_guard<std::mutex> lock(lifecycle_mu_);
   if (started_) return absl::FailedPreconditionError("http server: Start() called twice");
-  if (options_.threads < 1 || options_.idle_timeout_ms < 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("http server: want threads >= 1 and idle_timeout_ms >= 1, got ",
-                     options_.threads, " and ", options_.idle_timeout_ms));
+  if (options_.threads < 1 || options_.idle_timeout_ms < 1 || options_.max_connections < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "http server: want threads, idle_timeout_ms and max_connections >= 1, got ",
+        options_.threads, ", ", options_.idle_timeout_ms, " and ", options_.max_connections));
   }
   absl::StatusOr<tcp::endpoint> parsed = ParseEndpoint(options_.address, options_.port);
   if (!parsed.ok()) return Annotate(parsed.status(), "http server");
@@ -491,6 +529,17 @@ void BeastServer::Stop() {
 
 }  // namespace
 }  // namespace internal
+
+std::string_view RejectionName(Rejection rejection) {
+  switch (rejection) {
+    case Rejection::kMalformed: return "malformed";
+    case Rejection::kHeaderTooLarge: return "header_too_large";
+    case Rejection::kBodyTooLarge: return "body_too_large";
+    case Rejection::kTimeout: return "timeout";
+    case Rejection::kTooManyConnections: return "too_many_connections";
+  }
+  return "unknown";
+}
 
 std::unique_ptr<HttpServer> NewBeastServer(ServerOptions options) {
   return std::make_unique<internal::BeastServer>(std::move(options));

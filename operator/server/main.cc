@@ -18,8 +18,7 @@
 #include "common/daemon/daemon_main.h"
 #include "common/daemon/signal_waiter.h"
 #include "common/http/http_server.h"
-#include "common/http/http_server_beast.h"
-#include "common/http/metrics_handler.h"
+#include "common/http/probe_server.h"
 #include "common/logging.h"
 #include "common/metrics/registry.h"
 #include "kube/config.h"
@@ -75,14 +74,18 @@ int Run(const OperatorConfig& config) {
                             [&] { return ready.load() ? 1.0 : 0.0; });
 
   HostPort hp = *ParseHostPort(config.health_address, "healthAddress");
-  auto health = http::NewBeastServer({.address = hp.host, .port = hp.port, .threads = 1});
-  health->Handle("/healthz", [](const http::Request&) { return http::Response::Text(200, "ok\n"); });
-  health->Handle("/readyz", [&](const http::Request&) {
-    if (ready.load()) return http::Response::Text(200, "ok\n");
-    return http::Response::Text(
-        503, leading.load() ? "informers not synced yet\n" : "standby: not the leader\n");
-  });
-  health->Handle("/metrics", http::MetricsHandler(registry));
+  http::RejectionMetrics rejections(registry);
+  auto health = http::NewProbeServer(
+      {.address = hp.host,
+       .port = hp.port,
+       .threads = 1,
+       .idle_timeout_ms = config.http_read_timeout_seconds * 1000,
+       .max_connections = config.http_max_connections},
+      registry, rejections, [&] {
+        if (ready.load()) return http::Response::Text(200, "ok\n");
+        return http::Response::Text(
+            503, leading.load() ? "informers not synced yet\n" : "standby: not the leader\n");
+      });
   if (absl::Status s = health->Start(); !s.ok()) {
     spdlog::critical("health server on {}: {}", config.health_address, s);
     return kExitFailure;

@@ -22,7 +22,9 @@ absl::StatusOr<OperatorConfig> ParseOperatorFlags(const std::vector<std::string>
       .Int("minCycleIntervalMs", &config.min_cycle_interval_ms, 0, 60000)
       .Int("syncTimeoutSeconds", &config.sync_timeout_seconds, 1, 86400)
       .Bool("fairSharing", &config.fair_sharing)
-      .Int("notReadyGraceSeconds", &config.not_ready_grace_seconds, 0, 86400);
+      .Int("notReadyGraceSeconds", &config.not_ready_grace_seconds, 0, 86400)
+      .Int("httpReadTimeoutSeconds", &config.http_read_timeout_seconds, 1, 3600)
+      .Int("httpMaxConnections", &config.http_max_connections, 1, 65536);
   ASSIGN_OR_RETURN(ConfigFlags::Parsed parsed, flags.Parse(args));
   config.show_help = parsed.help;
   config.show_version = parsed.version;
@@ -60,10 +62,16 @@ Flags (each also a key of the --config file, written without dashes in camelCase
                                default false
   --not-ready-grace-seconds N  how long a node under an admitted gang may be NotReady before its
                                ranks move to other nodes (default 30)
+  --http-read-timeout-seconds N
+                               close a health-port connection whose request has not fully
+                               arrived N s after the previous answer or the connect (default 60)
+  --http-max-connections N     open health-port connections; one more is answered 503 and
+                               closed (default 512)
   --version                    print the version and exit
   -h, --help                   print this help and exit
 
-/readyz answers 200 once this replica leads and its informers have synced.
+/readyz answers 200 once this replica leads and its informers have synced. The health port
+takes GET and HEAD only (405 otherwise) and bodies up to 64 KiB (413 beyond).
 SIGTERM or SIGINT: stop the controllers, release the Lease, exit 0.
 )";
 }

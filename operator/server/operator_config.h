@@ -33,6 +33,9 @@ struct OperatorConfig {
   // How long a node under an admitted gang must stay NotReady before its ranks are moved
   // (docs/operator.md "Faults"); taints and the HyperPod health label act at once.
   int not_ready_grace_seconds = 30;
+  // Limits of the health port (docs/http-and-metrics.md "Limits").
+  int http_read_timeout_seconds = 60;
+  int http_max_connections = 512;
 
   bool show_help = false;
   bool show_version = false;

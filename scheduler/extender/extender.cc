@@ -1,6 +1,7 @@
 #include "scheduler/extender/extender.h"
 
 #include <algorithm>
+#include <cctype>
 #include <utility>
 
 #include "common/status.h"
@@ -67,6 +68,21 @@ size_t Find(const std::vector<std::string_view>& names, std::string_view node) {
 
 std::string PodKey(std::string_view ns, std::string_view name) {
   return fmt::format("{}/{}", ns, name);
+}
+
+// kube-scheduler sends "application/json". A request without a Content-Type is read as JSON too
+// (RFC 9110 lets a recipient assume a type); one that names another type is refused.
+bool IsJsonContentType(std::string_view content_type) {
+  std::string_view media = content_type.substr(0, content_type.find(';'));
+  while (!media.empty() && (media.back() == ' ' || media.back() == '\t')) media.remove_suffix(1);
+  while (!media.empty() && (media.front() == ' ' || media.front() == '\t')) media.remove_prefix(1);
+  if (media.empty()) return true;
+  constexpr std::string_view kJson = "application/json";
+  if (media.size() != kJson.size()) return false;
+  for (size_t i = 0; i < media.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(media[i])) != kJson[i]) return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -338,6 +354,12 @@ http::Handler MakeHandler(Extender& extender, Verb verb, OutcomeObserver observe
     if (request.method != "POST") {
       reply = {http::Response::Text(405, fmt::format("phalanx extender: {} takes POST, not {}\n",
                                                      VerbName(verb), request.method)),
+               Outcome::kBadRequest};
+      reply.response.headers.emplace_back("Allow", "POST");
+    } else if (!IsJsonContentType(request.content_type)) {
+      reply = {http::Response::Text(
+                   415, fmt::format("phalanx extender: {} takes application/json, not {}\n",
+                                    VerbName(verb), request.content_type)),
                Outcome::kBadRequest};
     } else {
       reply = extender.Handle(verb, request.body);

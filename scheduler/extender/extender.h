@@ -54,7 +54,8 @@ enum class Outcome : uint8_t {
   kWrongNode,             // bind: asked to bind a gang pod somewhere else than its reserved node
   kUnknownPod,            // bind: a pod this process has not filtered (e.g. after a restart)
   kBindFailed,            // bind: the API refused the binding
-  kBadRequest,            // malformed or invalid request: HTTP 400 (405 for a method but POST)
+  kBadRequest,            // malformed or invalid request: HTTP 400 (405 for a method but POST,
+                          // 415 for a Content-Type but JSON)
 };
 
 std::string_view VerbName(Verb verb);        // "filter", "prioritize", "bind"
@@ -127,8 +128,9 @@ class Extender {
   absl::flat_hash_map<std::string, RememberedPod> previous_ ABSL_GUARDED_BY(mu_);
 };
 
-// An http::Handler serving `verb` of `extender`: POST only (405 otherwise). `observe`, if set, is
-// called with the verb and outcome of every request (metrics).
+// An http::Handler serving `verb` of `extender`: POST only (405 with "Allow: POST" otherwise),
+// JSON only (415 for a Content-Type other than application/json; none at all is read as JSON).
+// `observe`, if set, is called with the verb and outcome of every request (metrics).
 using OutcomeObserver = std::function<void(Verb, Outcome)>;
 http::Handler MakeHandler(Extender& extender, Verb verb, OutcomeObserver observe = nullptr);
 

@@ -34,7 +34,7 @@ PlacementGrpcService::PlacementGrpcService(PlacementService& service, SummaryFun
   }
   if (observer_) {
     std::chrono::duration<double> seconds = std::chrono::steady_clock::now() - start;
-    observer_(method, seconds.count(), status.ok());
+    observer_(method, seconds.count(), status.code());
   }
   return ToGrpcStatus(status);
 }

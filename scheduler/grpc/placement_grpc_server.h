@@ -9,7 +9,7 @@
 //         placement_service.Read([&](const ClusterSnapshot& snap) { s = Summarize(snap, o); });
 //         return s;
 //       },
-//       [&](std::string_view method, double seconds, bool ok) { histogram.Observe(...); });
+//       [&](std::string_view method, double seconds, absl::StatusCode code) { ... });
 //   ASSIGN_OR_RETURN(RunningPlacementServer server,
 //                    StartPlacementServer(grpc_service, {.address = "0.0.0.0:9443"}));
 //   spdlog::info("Placement API on port {}", server.port);
@@ -44,8 +44,10 @@ class PlacementGrpcService final : public pb::Placement::Service {
   // Answers the Snapshot RPC; null makes Snapshot UNIMPLEMENTED.
   using SummaryFunction = std::function<SnapshotSummary(const SummaryOptions&)>;
   // Called once per RPC with the method name ("ReserveBatch", ...), the seconds spent in the
-  // handler and whether the RPC returned OK (a ReserveBatch with per-request errors is OK).
-  using RpcObserver = std::function<void(std::string_view method, double seconds, bool ok)>;
+  // handler and the RPC's status code (a ReserveBatch with per-request errors is OK). Calls gRPC
+  // refuses itself (a message over the receive limit, an unknown method) never reach it.
+  using RpcObserver =
+      std::function<void(std::string_view method, double seconds, absl::StatusCode code)>;
 
   // `service` must outlive this object.
   PlacementGrpcService(PlacementService& service, SummaryFunction summary,

@@ -23,8 +23,7 @@
 #include "common/daemon/daemon_main.h"
 #include "common/daemon/signal_waiter.h"
 #include "common/http/http_server.h"
-#include "common/http/http_server_beast.h"
-#include "common/http/metrics_handler.h"
+#include "common/http/probe_server.h"
 #include "common/logging.h"
 #include "common/metrics/registry.h"
 #include "common/status.h"
@@ -39,6 +38,7 @@
 #include "scheduler/in_process_placement_service.h"
 #include "scheduler/server/live_snapshot.h"
 #include "scheduler/server/scheduler_config.h"
+#include "scheduler/server/serving.h"
 #include "scheduler/server/snapshot_metrics.h"
 #include "scheduler/server/topology_loader.h"
 #include "scheduler/snapshot_summary.h"
@@ -57,13 +57,6 @@ constexpr int kExitFailure = 1;
 // Seconds since `start` as a double, for histograms.
 double Since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-std::unique_ptr<http::HttpServer> NewServer(const std::string& address, int threads,
-                                            size_t max_body) {
-  HostPort hp = *ParseHostPort(address, "address");  // validated when the flags were parsed
-  return http::NewBeastServer(
-      {.address = hp.host, .port = hp.port, .threads = threads, .max_body_bytes = max_body});
 }
 
 int Run(const SchedulerConfig& config) {
@@ -87,21 +80,8 @@ int Run(const SchedulerConfig& config) {
   // --- metrics and health, first: liveness must answer while the informers sync -------------
   metrics::Registry registry;
   std::atomic<bool> ready{false};
-  auto& extender_latency = registry.AddHistogram(
-      "phalanx_extender_request_duration_seconds",
-      "Time to answer one kube-scheduler extender call, by verb.", {"verb"},
-      metrics::Buckets::Latency());
-  auto& extender_requests = registry.AddCounter(
-      "phalanx_extender_requests_total",
-      "Extender calls answered, by verb and outcome (pinned, pass_through, no_reservation, ...).",
-      {"verb", "outcome"});
-  auto& grpc_latency = registry.AddHistogram(
-      "phalanx_grpc_request_duration_seconds",
-      "Time to answer one Placement gRPC call, by method.", {"method"},
-      metrics::Buckets::Latency());
-  auto& grpc_requests = registry.AddCounter(
-      "phalanx_grpc_requests_total", "Placement gRPC calls answered, by method and result.",
-      {"method", "result"});
+  http::RejectionMetrics rejections(registry);
+  placement::PlacementGrpcService::RpcObserver grpc_observer = GrpcMetrics(registry);
   auto& informer_events = registry.AddCounter(
       "phalanx_scheduler_informer_events_total",
       "Watch events applied to the snapshot, by resource.", {"resource"});
@@ -150,13 +130,13 @@ int Run(const SchedulerConfig& config) {
                             "1 once the snapshot is synced and reservations are rebuilt.",
                             [&] { return ready.load() ? 1.0 : 0.0; });
 
-  auto health = NewServer(config.health_address, 1, 1 << 16);
-  health->Handle("/healthz", [](const http::Request&) { return http::Response::Text(200, "ok\n"); });
-  health->Handle("/readyz", [&](const http::Request&) {
-    return ready.load() ? http::Response::Text(200, "ok\n")
-                        : http::Response::Text(503, "snapshot not synced yet\n");
-  });
-  health->Handle("/metrics", http::MetricsHandler(registry));
+  auto health = http::NewProbeServer(HttpServerOptions(config, config.health_address, 1),
+                                     registry, rejections, [&] {
+                                       return ready.load()
+                                                  ? http::Response::Text(200, "ok\n")
+                                                  : http::Response::Text(
+                                                        503, "snapshot not synced yet\n");
+                                     });
   if (absl::Status s = health->Start(); !s.ok()) {
     spdlog::critical("health server on {}: {}", config.health_address, s);
     return kExitFailure;
@@ -239,29 +219,7 @@ int Run(const SchedulerConfig& config) {
   // --- the two serving endpoints, only now ------------------------------------------------
   extender::KubeBinder binder(client);
   extender::Extender extender(service, binder);
-  auto webhook = NewServer(config.extender_address, config.http_threads, 32 << 20);
-  for (extender::Verb verb :
-       {extender::Verb::kFilter, extender::Verb::kPrioritize, extender::Verb::kBind}) {
-    std::string name(extender::VerbName(verb));
-    auto& latency = extender_latency.WithLabels({name});
-    // One counter per outcome, looked up now: the hot path then takes no lock.
-    auto outcomes = std::make_shared<std::vector<metrics::Counter*>>();
-    for (int o = 0; o <= static_cast<int>(extender::Outcome::kBadRequest); ++o) {
-      outcomes->push_back(&extender_requests.WithLabels(
-          {name, std::string(extender::OutcomeName(static_cast<extender::Outcome>(o)))}));
-    }
-    http::Handler handler = extender::MakeHandler(
-        extender, verb, [outcomes](extender::Verb, extender::Outcome outcome) {
-          (*outcomes)[static_cast<size_t>(outcome)]->Inc();
-        });
-    webhook->Handle(absl::StrCat("/scheduler/", name),
-                    [handler = std::move(handler), &latency](const http::Request& request) {
-                      auto start = std::chrono::steady_clock::now();
-                      http::Response response = handler(request);
-                      latency.Observe(Since(start));
-                      return response;
-                    });
-  }
+  auto webhook = NewExtenderServer(config, extender, registry, rejections);
   if (absl::Status s = webhook->Start(); !s.ok()) {
     spdlog::critical("extender server on {}: {}", config.extender_address, s);
     shutdown_informers();
@@ -281,12 +239,9 @@ int Run(const SchedulerConfig& config) {
         });
         return summary;
       },
-      [&grpc_latency, &grpc_requests](std::string_view method, double seconds, bool ok) {
-        grpc_latency.WithLabels({std::string(method)}).Observe(seconds);
-        grpc_requests.WithLabels({std::string(method), ok ? "ok" : "error"}).Inc();
-      });
+      std::move(grpc_observer));
   absl::StatusOr<placement::RunningPlacementServer> grpc_server =
-      placement::StartPlacementServer(grpc_service, {.address = config.grpc_address});
+      StartGrpcServer(config, grpc_service);
   if (!grpc_server.ok()) {
     spdlog::critical("Placement gRPC server on {}: {}", config.grpc_address, grpc_server.status());
     webhook->Stop();

@@ -30,6 +30,10 @@ ConfigFlags Options(SchedulerConfig& config) {
       .String("topology", &config.topology)
       .String("logLevel", &config.log_level)
       .Int("httpThreads", &config.http_threads, 1, 64)
+      .Int("extenderMaxBodyBytes", &config.extender_max_body_bytes, 4096, 1 << 30)
+      .Int("grpcMaxMessageBytes", &config.grpc_max_message_bytes, 4096, 1 << 30)
+      .Int("httpReadTimeoutSeconds", &config.http_read_timeout_seconds, 1, 3600)
+      .Int("httpMaxConnections", &config.http_max_connections, 1, 65536)
       .Int("syncTimeoutSeconds", &config.sync_timeout_seconds, 1, 86400);
   return flags;
 }
@@ -68,6 +72,16 @@ Flags (each also a key of the --config file, written without dashes in camelCase
   --topology NAME             read the levels from this phalanx.dev NetworkTopology object instead
   --log-level LEVEL           trace | debug | info | warn | error (default info)
   --http-threads N            extender HTTP worker threads (default 2)
+  --extender-max-body-bytes N largest extender request body; larger ones get 413 before any
+                              decoding (default 8388608 = 8 MiB, 4096..1073741824)
+  --grpc-max-message-bytes N  largest Placement gRPC request; larger ones fail with
+                              RESOURCE_EXHAUSTED (default 67108864 = 64 MiB, 4096..1073741824)
+  --http-read-timeout-seconds N
+                              close an HTTP connection (extender and health) whose request has
+                              not fully arrived N s after the previous answer or the connect,
+                              or whose answer is not read within N s (default 60)
+  --http-max-connections N    open connections per HTTP server; one more is answered 503 and
+                              closed (default 512)
   --sync-timeout-seconds N    give up (exit 1) if the informers have not synced by then
                               (default 300)
   --version                   print the version and exit

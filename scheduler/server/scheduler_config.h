@@ -14,6 +14,10 @@
 //   topologyPreset: eks                   # eks | eks-4layer | gb200
 //   topology: ""                          # or the name of a phalanx.dev NetworkTopology object
 //   logLevel: info
+//   extenderMaxBodyBytes: 8388608         # larger extender requests get 413
+//   grpcMaxMessageBytes: 67108864         # larger Placement requests get RESOURCE_EXHAUSTED
+//   httpReadTimeoutSeconds: 60            # a request not received by then: connection closed
+//   httpMaxConnections: 512               # per HTTP server; one more gets 503
 #pragma once
 
 #include <string>
@@ -34,6 +38,11 @@ struct SchedulerConfig {
   std::string topology;  // NetworkTopology object name; wins over the preset when set
   std::string log_level = "info";
   int http_threads = 2;
+  // Request limits of the serving endpoints (docs/extender.md "Limits", docs/placement-api.md).
+  int extender_max_body_bytes = 8 << 20;
+  int grpc_max_message_bytes = 64 << 20;  // placement::kDefaultMaxMessageBytes
+  int http_read_timeout_seconds = 60;
+  int http_max_connections = 512;
   // How long to wait for the first full sync of the informers before giving up (exit 1).
   int sync_timeout_seconds = 300;
 

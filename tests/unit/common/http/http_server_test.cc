@@ -1,6 +1,8 @@
 #include <atomic>
 #include <chrono>
 #include <future>
+#include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -190,6 +192,81 @@ TEST_F(HttpServerTest, OversizedBodyIs413WithoutReachingTheHandler) {
   EXPECT_EQ(response.body.size(), 1024u);
   EXPECT_EQ(handled_, 1);
   EXPECT_EQ(client.connections_opened(), 2);
+}
+
+TEST_F(HttpServerTest, EveryRefusalIsReportedOnceWithItsReason) {
+  std::mutex mu;
+  std::vector<Rejection> seen;
+  StartServer({.max_body_bytes = 1024,
+               .idle_timeout_ms = 300,
+               .on_rejected = [&](Rejection r) {
+                 std::lock_guard<std::mutex> lock(mu);
+                 seen.push_back(r);
+               }});
+  ExpectRejected("\x01\x02 nonsense\r\n\r\n", "HTTP/1.1 400 ");
+  ExpectRejected("GET /echo HTTP/1.1\r\nX: " + std::string(16 << 10, 'h') + "\r\n\r\n",
+                 "HTTP/1.1 431 ");
+  ExpectRejected("POST /count HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\n\r\n",
+                 "HTTP/1.1 413 ");
+  {
+    RawConnection stalled(server_->port());
+    stalled.Send("POST /count HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nhalf");
+    EXPECT_EQ(stalled.ReadUntilClosed(std::chrono::seconds(5)), "");
+    EXPECT_TRUE(stalled.closed());
+  }
+  {
+    RawConnection idle(server_->port());  // no request begun: an idle close, not a refusal
+    EXPECT_EQ(idle.ReadUntilClosed(std::chrono::seconds(5)), "");
+  }
+  std::lock_guard<std::mutex> lock(mu);
+  EXPECT_EQ(seen, (std::vector<Rejection>{Rejection::kMalformed, Rejection::kHeaderTooLarge,
+                                          Rejection::kBodyTooLarge, Rejection::kTimeout}));
+  EXPECT_EQ(RejectionName(Rejection::kTooManyConnections), "too_many_connections");
+}
+
+TEST_F(HttpServerTest, ConnectionsOverTheLimitGet503UntilOneCloses) {
+  StartServer({.max_connections = 2});
+  auto first = std::make_unique<RawConnection>(server_->port());
+  RawConnection second(server_->port());
+  ASSERT_TRUE(second.Send("GET /describe HTTP/1.1\r\nHost: x\r\n\r\n"));
+  EXPECT_THAT(second.ReadUntil("\r\n\r\n"), StartsWith("HTTP/1.1 200"));  // both accepted
+  {
+    RawConnection third(server_->port());
+    std::string refused = third.ReadUntilClosed();
+    EXPECT_THAT(refused, StartsWith("HTTP/1.1 503 "));
+    EXPECT_THAT(refused, HasSubstr("too many connections (limit 2)"));
+  }
+  first.reset();
+  // The server frees a slot once it reads a close (a refused connection holds one too, while it
+  // lingers: at most 2 s).
+  for (int attempt = 0; attempt < 500; ++attempt) {
+    HttpClient client("127.0.0.1", server_->port());
+    absl::StatusOr<Response> response = client.Get("/describe");
+    if (response.ok() && response->status == 200) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ADD_FAILURE() << "no connection served after one of the two closed";
+}
+
+TEST_F(HttpServerTest, HandlerHeadersAreSentButCannotBreakTheFraming) {
+  extra_routes_.emplace_back("/headers", [](const Request&) {
+    Response response = Response::Text(405, "no\n");
+    response.headers = {{"Allow", "GET, HEAD"},
+                        {"X-Injected", "a\r\nContent-Length: 0"},
+                        {"Content-Length", "99"},
+                        {"Bad:Name", "v"}};
+    return response;
+  });
+  StartServer();
+  RawConnection raw(server_->port());
+  ASSERT_TRUE(raw.Send("GET /headers HTTP/1.1\r\nHost: x\r\n\r\n"));
+  std::string head = raw.ReadUntil("\r\n\r\n");
+  EXPECT_THAT(head, StartsWith("HTTP/1.1 405 "));
+  EXPECT_THAT(head, HasSubstr("\r\nAllow: GET, HEAD\r\n"));
+  EXPECT_THAT(head, HasSubstr("\r\nContent-Length: 3\r\n"));
+  EXPECT_THAT(head, ::testing::Not(HasSubstr("X-Injected")));
+  EXPECT_THAT(head, ::testing::Not(HasSubstr("Bad")));
+  ExpectServing();
 }
 
 TEST_F(HttpServerTest, OversizedChunkedBodyIs413) {

@@ -326,7 +326,7 @@ TEST_F(ExtenderTest, MalformedBodiesAre400WithAMessage) {
   EXPECT_EQ(reply.response.body, "phalanx extender: Node: missing\n");
 }
 
-TEST_F(ExtenderTest, HttpHandlerTakesPostOnlyAndReportsEveryOutcome) {
+TEST_F(ExtenderTest, HttpHandlerTakesJsonPostsOnlyAndReportsEveryOutcome) {
   std::vector<std::pair<Verb, Outcome>> seen;
   http::Handler handler = MakeHandler(extender_, Verb::kFilter, [&](Verb verb, Outcome outcome) {
     seen.emplace_back(verb, outcome);
@@ -342,7 +342,24 @@ TEST_F(ExtenderTest, HttpHandlerTakesPostOnlyAndReportsEveryOutcome) {
   response = handler(request);
   EXPECT_EQ(response.status, 405);
   EXPECT_EQ(response.body, "phalanx extender: filter takes POST, not GET\n");
+  EXPECT_THAT(response.headers, ElementsAre(Pair("Allow", "POST")));
+  // JSON, with or without parameters and in any case, or no Content-Type at all; nothing else.
+  request.method = "POST";
+  for (const char* json : {"application/json", "Application/JSON; charset=utf-8", ""}) {
+    request.content_type = json;
+    EXPECT_EQ(handler(request).status, 200) << json;
+  }
+  request.content_type = "application/x-www-form-urlencoded";
+  response = handler(request);
+  EXPECT_EQ(response.status, 415);
+  EXPECT_EQ(response.body,
+            "phalanx extender: filter takes application/json, not "
+            "application/x-www-form-urlencoded\n");
   EXPECT_THAT(seen, ElementsAre(Pair(Verb::kFilter, Outcome::kPinned),
+                                Pair(Verb::kFilter, Outcome::kBadRequest),
+                                Pair(Verb::kFilter, Outcome::kPinned),
+                                Pair(Verb::kFilter, Outcome::kPinned),
+                                Pair(Verb::kFilter, Outcome::kPinned),
                                 Pair(Verb::kFilter, Outcome::kBadRequest)));
   EXPECT_EQ(OutcomeName(Outcome::kReservedNodeRejected), "reserved_node_rejected");
   EXPECT_EQ(VerbName(Verb::kPrioritize), "prioritize");

@@ -45,9 +45,9 @@ class TwinServices {
         grpc_service_(
             backend_,
             [this](const SummaryOptions& options) { return SummaryOf(backend_, options); },
-            [this](std::string_view method, double seconds, bool ok) {
+            [this](std::string_view method, double seconds, absl::StatusCode code) {
               absl::MutexLock lock(&mu_);
-              observed_.emplace_back(std::string(method), ok);
+              observed_.emplace_back(std::string(method), code);
               EXPECT_GE(seconds, 0);
             }) {}
 
@@ -96,7 +96,7 @@ class TwinServices {
     return jobs;
   }
 
-  std::vector<std::pair<std::string, bool>> observed() const {
+  std::vector<std::pair<std::string, absl::StatusCode>> observed() const {
     absl::MutexLock lock(&mu_);
     return observed_;
   }
@@ -112,7 +112,7 @@ class TwinServices {
   RunningPlacementServer server_;
   std::unique_ptr<GrpcPlacementService> client_;
   mutable absl::Mutex mu_;
-  std::vector<std::pair<std::string, bool>> observed_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::pair<std::string, absl::StatusCode>> observed_ ABSL_GUARDED_BY(mu_);
 };
 
 // GB200-like: 4 GPUs per node, NVLink cliques under layer-3.
@@ -441,10 +441,13 @@ TEST_F(PlacementGrpcTest, ObserverSeesEveryRpcWithItsOutcome) {
   (void)twin_.client().Snapshot({});
   (void)twin_.client().ReplaceNodes("t/x", {"g0"});
   EXPECT_THAT(twin_.observed(),
-              ElementsAre(Pair("Explain", true), Pair("ReserveBatch", true),
-                          Pair("Release", false), Pair("Resize", true),
-                          Pair("PlanPreemption", true), Pair("Snapshot", true),
-                          Pair("ReplaceNodes", true)));
+              ElementsAre(Pair("Explain", absl::StatusCode::kOk),
+                          Pair("ReserveBatch", absl::StatusCode::kOk),
+                          Pair("Release", absl::StatusCode::kNotFound),
+                          Pair("Resize", absl::StatusCode::kOk),
+                          Pair("PlanPreemption", absl::StatusCode::kOk),
+                          Pair("Snapshot", absl::StatusCode::kOk),
+                          Pair("ReplaceNodes", absl::StatusCode::kOk)));
 }
 
 TEST_F(PlacementGrpcTest, RequestsOverTheLimitsAreRefusedNamingTheField) {
