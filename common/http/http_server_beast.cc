@@ -291,7 +291,6 @@ void Session::Respond(Response answer, bool keep_alive, bool head) {
   response.set(bhttp::field::server, "phalanx");
   if (!answer.content_type.empty()) response.set(bhttp::field::content_type, answer.content_type);
   for (const auto& [name, value] : answer.headers) {
-    beast::error_code ignored;
     // A handler's header must not break the framing: no CR/LF, no framing fields of its own.
     if (name.empty() || name.find_first_of(":\r\n") != std::string::npos ||
         value.find_first_of("\r\n") != std::string::npos ||

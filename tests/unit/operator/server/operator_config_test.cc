@@ -63,9 +63,23 @@ TEST(OperatorConfig, HelpListsEveryFlag) {
                            "--leader-elect", "--lease-namespace", "--lease-name", "--identity",
                            "--log-level", "--workers", "--min-cycle-interval-ms",
                            "--sync-timeout-seconds", "--placement-deadline-ms", "--fair-sharing",
-                           "--not-ready-grace-seconds"}) {
+                           "--not-ready-grace-seconds", "--http-read-timeout-seconds",
+                           "--http-max-connections"}) {
     EXPECT_NE(OperatorUsage().find(flag), std::string::npos) << flag;
   }
+}
+
+TEST(OperatorConfig, HealthPortLimitsHaveDefaultsAndBounds) {
+  absl::StatusOr<OperatorConfig> c = ParseOperatorFlags({});
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->http_read_timeout_seconds, 60);
+  EXPECT_EQ(c->http_max_connections, 512);
+  c = ParseOperatorFlags({"--http-read-timeout-seconds", "5", "--http-max-connections=32"});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->http_read_timeout_seconds, 5);
+  EXPECT_EQ(c->http_max_connections, 32);
+  EXPECT_FALSE(ParseOperatorFlags({"--http-read-timeout-seconds", "0"}).ok());
+  EXPECT_FALSE(ParseOperatorFlags({"--http-max-connections", "-1"}).ok());
 }
 
 }  // namespace

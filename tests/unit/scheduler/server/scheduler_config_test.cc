@@ -79,9 +79,33 @@ TEST(SchedulerConfigTest, HelpAndVersion) {
   for (const char* flag : {"--config", "--kubeconfig", "--context", "--extender-address",
                            "--grpc-address", "--health-address", "--topology-preset",
                            "--topology ", "--log-level", "--http-threads",
-                           "--sync-timeout-seconds"}) {
+                           "--sync-timeout-seconds", "--extender-max-body-bytes",
+                           "--grpc-max-message-bytes", "--http-read-timeout-seconds",
+                           "--http-max-connections"}) {
     EXPECT_THAT(SchedulerUsage(), HasSubstr(flag));
   }
+}
+
+TEST(SchedulerConfigTest, RequestLimitsHaveDefaultsAndRefuseNonsense) {
+  ASSERT_OK_AND_ASSIGN(SchedulerConfig c, ParseSchedulerFlags({}));
+  EXPECT_EQ(c.extender_max_body_bytes, 8 << 20);
+  EXPECT_EQ(c.grpc_max_message_bytes, 64 << 20);
+  EXPECT_EQ(c.http_read_timeout_seconds, 60);
+  EXPECT_EQ(c.http_max_connections, 512);
+  ASSERT_OK_AND_ASSIGN(c, ParseSchedulerFlags({"--extender-max-body-bytes", "65536",
+                                               "--grpc-max-message-bytes=1048576",
+                                               "--http-read-timeout-seconds", "2",
+                                               "--http-max-connections", "16"}));
+  EXPECT_EQ(c.extender_max_body_bytes, 65536);
+  EXPECT_EQ(c.grpc_max_message_bytes, 1 << 20);
+  EXPECT_EQ(c.http_read_timeout_seconds, 2);
+  EXPECT_EQ(c.http_max_connections, 16);
+  EXPECT_THAT(ParseSchedulerFlags({"--extender-max-body-bytes", "0"}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("extenderMaxBodyBytes")));
+  EXPECT_THAT(ParseSchedulerFlags({"--grpc-max-message-bytes", "4294967296"}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("grpcMaxMessageBytes")));
+  EXPECT_THAT(ParseSchedulerFlags({"--http-max-connections", "0"}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("httpMaxConnections")));
 }
 
 }  // namespace
