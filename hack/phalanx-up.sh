@@ -27,7 +27,8 @@
 #                      CRDs or chart: e.g. another project's CRDs, to install Phalanx beside them
 # Env: PHALANX_CLUSTER_DIR (default /tmp/phalanx-cluster), PHALANX_BUILD_DIR (default build),
 # PHALANX_OPERATOR_ARGS (extra phalanx-operator flags, split on spaces, e.g.
-# "--not-ready-grace-seconds 5").
+# "--not-ready-grace-seconds 5"), PHALANX_SCHEDULER_ARGS (the same for phalanx-scheduler, e.g.
+# "--extender-max-body-bytes 65536").
 # The admin kubeconfig path is printed as the LAST line of stdout. Stop with
 # hack/phalanx-down.sh. Ports are free ones picked at start and written to
 # $PHALANX_CLUSTER_DIR/env (PHALANX_SCHEDULER_GRPC, PHALANX_EXTENDER_URL,
@@ -51,7 +52,7 @@ while [[ $# -gt 0 ]]; do
     --chart) CHART=1; shift ;;
     --chart-values) CHART=1; CHART_VALUES+=(-f "$2"); shift 2 ;;
     --pre-apply) PRE_APPLY+=("$2"); shift 2 ;;
-    -h|--help) sed -n '2,35p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,36p' "$0"; exit 0 ;;
     *) echo "phalanx-up.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -118,10 +119,11 @@ fi
 
 # phalanx-scheduler, on free loopback ports.
 EXT_PORT=$(phx_free_port); GRPC_PORT=$(phx_free_port); HEALTH_PORT=$(phx_free_port)
+read -ra SCHED_EXTRA <<<"${PHALANX_SCHEDULER_ARGS:-}"
 { echo "#!/usr/bin/env bash"; printf 'exec'; printf ' %q' "$SCHED_BIN" \
     --kubeconfig "$SCHED_KC" "${SCHED_FLAGS[@]}" \
     --extender-address "127.0.0.1:$EXT_PORT" --grpc-address "127.0.0.1:$GRPC_PORT" \
-    --health-address "127.0.0.1:$HEALTH_PORT"; echo; } \
+    --health-address "127.0.0.1:$HEALTH_PORT" "${SCHED_EXTRA[@]}"; echo; } \
   >"$DIR/run/phalanx-scheduler.sh"
 cat >>"$DIR/env" <<ENV
 PHALANX_SCHEDULER_GRPC=127.0.0.1:$GRPC_PORT
