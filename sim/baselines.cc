@@ -1074,8 +1074,11 @@ class BaselinePolicy : public Policy {
       b.preempted_this_attempt = false;
     }
     int32_t missing = b.count - static_cast<int32_t>(b.nodes.size());
-    // Coscheduling's PreFilter rejects a gang the cluster cannot hold right now.
-    if (b.nodes.empty() && free_->GroupFit(b.group, job.gpus_per_pod) < missing) return;
+    // Coscheduling's PreFilter rejects a gang the cluster cannot hold right now (a single pod is
+    // no gang: it goes on to the PostFilter, and may preempt).
+    if (b.count > 1 && b.nodes.empty() && free_->GroupFit(b.group, job.gpus_per_pod) < missing) {
+      return;
+    }
     while (true) {
       std::vector<int32_t> more =
           PlaceFirstFit(*cluster_, *free_, job, b.group, missing, b.nodes);

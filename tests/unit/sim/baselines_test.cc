@@ -348,6 +348,64 @@ TEST(FirstFitDocumentedTest, RequiredPodAffinityPinsTheGangToItsFirstPod) {
   EXPECT_THAT(PlaceFirstFit(cluster, free, job, 0, 4), ElementsAre(2, 3, 4, 5));
 }
 
+// kube-scheduler's DefaultPreemption picks the node for a pod that fits nowhere
+// (pkg/scheduler/framework/preemption/preemption.go pickOneNodeForPreemption; Kubernetes docs
+// "Pod Priority and Preemption"): the node whose highest-priority victim is lowest, then the
+// lowest sum of victim priorities, then the fewest victims, then the latest-started victims.
+// Four full nodes run V1 (priority 10), V2 (50), V3 (50), V4 (10), started in that order; P
+// (priority 100, one pod) evicts V4: nodes 0 and 3 tie on priority, V4 started later.
+TEST(FirstFitDocumentedTest, DefaultPreemptionPicksTheNodeWithTheCheapestVictims) {
+  ClusterModel cluster = Cluster(4, {1, 1, 4});
+  std::vector<TraceJob> jobs;
+  const int32_t priorities[] = {10, 50, 50, 10};
+  for (int i = 0; i < 4; ++i) {
+    TraceJob v = testing::Gang("V" + std::to_string(i + 1), 1, 8, 20.0 * i, 10000);
+    v.priority = priorities[i];
+    jobs.push_back(v);
+  }
+  TraceJob p = testing::Gang("P", 1, 8, 100, 1000);
+  p.priority = 100;
+  jobs.push_back(p);
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Policy> policy, MakeBaseline("first-fit"));
+  ASSERT_OK_AND_ASSIGN(RunResult result, Engine(cluster, jobs, {}).Run(*policy));
+  EXPECT_THAT((std::vector<int32_t>{result.outcomes[0].preemptions, result.outcomes[1].preemptions,
+                                    result.outcomes[2].preemptions, result.outcomes[3].preemptions}),
+              ElementsAre(0, 0, 0, 1));
+  EXPECT_EQ(result.outcomes[4].first_start_s, 100);
+}
+
+// Coscheduling (kubernetes-sigs/scheduler-plugins kep/42-podgroup-coscheduling, Permit): pods
+// of an incomplete gang wait at Permit holding their nodes, and are rejected after
+// permitWaitingTimeSeconds (60 s by default); the gang then retries. Blocks B0 = 0-3, B1 = 4-7:
+// A1 runs on nodes 0-2 and A2 on 4-6 until t=10000 (priority 1000); node 3 frees at t=10.
+// G (2 pods, required layer-3) passes PreFilter (2 free nodes), holds node 3 and waits for a
+// second B0 node that never comes; T (one pod) takes node 7; U (one pod, t=50) finds nothing free
+// while G holds node 3. At t=80 G's permit times out, its pod is rejected and node 3 freed; G's
+// PreFilter now rejects it (one free node for two pods) and U takes node 3. G runs when A1 ends.
+TEST(FirstFitDocumentedTest, WaitingPodsHoldTheirNodesUntilThePermitTimesOut) {
+  ClusterModel cluster = Cluster(8, {1, 2, 4});
+  std::vector<TraceJob> jobs;
+  auto add = [&](const char* name, int32_t pods, double submit, double duration,
+                 int32_t priority) {
+    TraceJob job = testing::Gang(name, pods, 8, submit, duration);
+    job.priority = priority;
+    jobs.push_back(job);
+  };
+  add("A1", 3, 0, 10000, 1000);
+  add("F", 1, 0, 10, 1000);
+  add("A2", 3, 0, 10000, 1000);
+  add("G", 2, 20, 1000, 0);
+  jobs.back().required_level = testing::kLayer3;
+  add("T", 1, 30, 1000, 0);
+  add("U", 1, 50, 1000, 0);
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Policy> policy, MakeBaseline("first-fit"));
+  ASSERT_OK_AND_ASSIGN(RunResult result, Engine(cluster, jobs, {}).Run(*policy));
+  EXPECT_EQ(result.outcomes[4].first_start_s, 30);  // T on node 7
+  EXPECT_EQ(result.outcomes[5].first_start_s, 80) << "U waits exactly for G's permit timeout";
+  EXPECT_GE(result.outcomes[3].first_start_s, 10000);
+  EXPECT_EQ(result.summary.preemptions, 0);
+}
+
 // Every baseline honours TP groups or refuses: each block of group_size ranks inside one domain
 // of the group level, on many fragmented states.
 class GroupRuleTest : public ::testing::TestWithParam<std::string> {};
