@@ -1,21 +1,26 @@
-// Baseline policies: how the systems users would pick instead of Phalanx place gangs, written
-// from their documented behaviour (docs/baselines.md has each rule and its source).
+// Baseline policies: how the systems users would pick instead of Phalanx place and preempt
+// gangs, written from their code and documentation (docs/baselines.md has each rule and its
+// source).
 //
 //   ASSIGN_OR_RETURN(std::unique_ptr<Policy> policy, MakeBaseline("kueue-tas"));
 //
-//   first-fit          kube-scheduler placing pod by pod on the first node that fits, behind a
-//                      coscheduling gang gate (pods wait at Permit, holding their node, until
-//                      the whole gang is placed or the wait times out); Kueue quota in front.
-//   kueue-tas          Kueue quota admission with Topology Aware Scheduling: BestFit domain at
-//                      the requested level, then most-free children first.
+//   first-fit          Kueue without TAS in front of kube-scheduler: pods one by one on the
+//                      first node that fits and their pod-affinity terms allow (required level,
+//                      TP group), held at Permit by coscheduling until the gang is complete or
+//                      the wait times out; per-pod DefaultPreemption.
+//   kueue-tas          Kueue Topology Aware Scheduling (findTopologyAssignment: BestFit at the
+//                      requested level, pooled descent, TP groups as PodSet slices); preemption
+//                      until quota and a topology assignment fit, then fill-back.
 //   volcano-hypernode  Volcano network-topology-aware scheduling: the lowest HyperNode tier
-//                      where the gang fits, the fullest HyperNode there (binpack), nodes binpacked.
-//   kai-topology       KAI scheduler topology plugin: from the preferred level up to the
-//                      required one, the first level where a domain fits, the fullest domain.
+//                      that holds the job, the best HyperNode binpack score there, subgroups
+//                      for TP groups; gangpreempt/gangreclaim inside one HyperNode.
+//   kai-topology       KAI topology plugin: candidate domains from the preferred level up to
+//                      the required one in bin-packing order, segments for TP groups;
+//                      preempt/reclaim by simulated scenarios.
 //
-// All four share one Kueue-style quota book (nominal quota, cohort borrowing, priority
-// preemption inside a queue and reclaim of borrowed quota) so that the comparison isolates
-// placement; the victims of that preemption are chosen by quota and priority only.
+// All four share one Kueue-style quota book (nominal quota, cohort borrowing and lending
+// limits, which jobs a queue's preemption settings let a job preempt), so that queue policy is
+// the same for every baseline; what each does with the candidates is its own rule.
 #pragma once
 
 #include <map>
