@@ -88,7 +88,11 @@ for t in "${targets[@]}"; do
     done
     continue
   fi
+  # libFuzzer's last status line: executions, coverage (cov: edges, ft: features) and the
+  # corpus it ended with (corp: inputs/bytes), as docs/fuzzing.md records them.
+  done_line=$(grep -E '^#[0-9]+[[:space:]]+DONE' "$log" | tail -1)
   echo "[fuzz] $t ok: $stats"
+  echo "[fuzz] $t final: ${done_line:-(no DONE line)}"
 done
 if [ "$failed" -ne 0 ]; then
   echo "[fuzz] FAILED" >&2
