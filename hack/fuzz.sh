@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets of tests/fuzz (clang++-16, -fsanitize=fuzzer,address,undefined) in
-# their own build directory and runs each over its corpus for a bounded time. Fails on the first
-# crash, leak, sanitizer report, timeout or out-of-memory, printing the input that caused it.
+# build-san/ (hack/build-san.sh, shared with hack/sanitize.sh) and runs each over its corpus for a
+# bounded time. Fails on the first crash, leak, sanitizer report, timeout or out-of-memory,
+# printing the input that caused it.
 #   hack/fuzz.sh                          # every target, 20 s each
 #   hack/fuzz.sh --seconds 600 --target fuzz_quantity
-# Environment: PHALANX_FUZZ_BUILD_DIR (default build-fuzz), PHALANX_JOBS (default 2).
+# Environment: PHALANX_SAN_BUILD_DIR (default build-san), PHALANX_JOBS (default 2).
 # The corpus in tests/fuzz/corpus/<target> is only read; new inputs go to a scratch directory
 # (printed), from which interesting ones can be copied into the corpus by hand.
 set -euo pipefail
@@ -16,35 +17,20 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --seconds) seconds="$2"; shift 2 ;;
     --target) only="$2"; shift 2 ;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
     *) echo "hack/fuzz.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
 
-CXX_FUZZ="${PHALANX_FUZZ_CXX:-clang++-16}"
-if ! command -v "$CXX_FUZZ" >/dev/null 2>&1; then
-  echo "hack/fuzz.sh: FAILED: $CXX_FUZZ not found (hack/setup.sh installs clang-16 and libclang-rt-16-dev)" >&2
-  exit 1
-fi
-if ! echo 'extern "C" int LLVMFuzzerTestOneInput(const char*, unsigned long) { return 0; }' |
-     "$CXX_FUZZ" -x c++ -fsanitize=fuzzer,address,undefined -o /dev/null - 2>/dev/null; then
-  echo "hack/fuzz.sh: FAILED: $CXX_FUZZ cannot link -fsanitize=fuzzer (install libclang-rt-16-dev)" >&2
-  exit 1
-fi
+# build-san/ (hack/build-san.sh): the fuzz targets beside the sanitized unit tests.
+BUILD_DIR=$(./hack/build-san.sh fuzz_all | tail -1)
 
-BUILD_DIR="${PHALANX_FUZZ_BUILD_DIR:-build-fuzz}"
-launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=)
-if [ "${PHALANX_CCACHE:-1}" = "1" ] && command -v ccache >/dev/null 2>&1; then
-  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-  export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
-fi
-echo "[fuzz] building $BUILD_DIR with $CXX_FUZZ"
-cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_CXX_COMPILER="$CXX_FUZZ" -DPHALANX_FUZZ=ON "${launcher[@]}" >/dev/null
-nice -n 10 cmake --build "$BUILD_DIR" -j "${PHALANX_JOBS:-2}" --target fuzz_all
-
-targets=(fuzz_quantity fuzz_extender_codec fuzz_kube_decode fuzz_watch_stream fuzz_sim_yaml
-         fuzz_grpc_request)
+# The targets are the sources tests/fuzz/fuzz_*.cc (tests/fuzz/CMakeLists.txt builds each).
+targets=()
+for src in tests/fuzz/fuzz_*.cc; do
+  t=${src##*/}
+  targets+=("${t%.cc}")
+done
 if [ -n "$only" ]; then
   if [[ " ${targets[*]} " != *" $only "* ]]; then
     echo "hack/fuzz.sh: unknown target $only (one of: ${targets[*]})" >&2
