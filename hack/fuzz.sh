@@ -22,9 +22,6 @@ while [ $# -gt 0 ]; do
   esac
 done
 
-# build-san/ (hack/build-san.sh): the fuzz targets beside the sanitized unit tests.
-BUILD_DIR=$(./hack/build-san.sh fuzz_all | tail -1)
-
 # The targets are the sources tests/fuzz/fuzz_*.cc (tests/fuzz/CMakeLists.txt builds each).
 targets=()
 for src in tests/fuzz/fuzz_*.cc; do
@@ -38,6 +35,9 @@ if [ -n "$only" ]; then
   fi
   targets=("$only")
 fi
+
+# build-san/ (hack/build-san.sh): the fuzz targets beside the sanitized unit tests.
+BUILD_DIR=$(./hack/build-san.sh fuzz_all | tail -1)
 
 symbolizer=$(command -v llvm-symbolizer-16 || command -v llvm-symbolizer || true)
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0${symbolizer:+:external_symbolizer_path=$symbolizer}"
