@@ -5,6 +5,8 @@
 #          [--count N] [--nodes-per-block N] [--blocks-per-spine N] [--spines-per-layer1 N]
 #          [--prefix NAME] [--start I] [--label K=V]... [--taint K=V:EFFECT]... [--no-wait]
 #          [--parallel N]   (concurrent kubectl applies, default 8)
+#          [--gpus N]       GPUs per node instead of the instance type's (benchmarks that pack
+#                           more 1-GPU pods than 8 per node; the gpu.count label follows)
 #        hack/cluster/fake-nodes.sh --delete [--prefix NAME]     (delete fake nodes)
 #
 # Topology: node i is in finest block  b = i / nodes-per-block (layer-3; layer-4 for
@@ -21,7 +23,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 KC=${PHALANX_KUBECONFIG:-${KUBECONFIG:-$PHALANX_CLUSTER_DIR/kubeconfig}}
 preset=eks itype="" count=4 npb="" bps=4 spl1=4 prefix="" start=0 wait=1 delete=0 parallel=${PHALANX_FAKE_NODES_PARALLEL:-8}
-extra_labels=() taints=()
+extra_labels=() taints=() gpus=0
 while [[ $# -gt 0 ]]; do
   case $1 in
     --preset) preset=$2; shift 2 ;;
@@ -36,8 +38,9 @@ while [[ $# -gt 0 ]]; do
     --taint) taints+=("$2"); shift 2 ;;
     --no-wait) wait=0; shift ;;
     --parallel) parallel=$2; shift 2 ;;
+    --gpus) gpus=$2; shift 2 ;;
     --delete) delete=1; shift ;;
-    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
     *) echo "fake-nodes.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -57,12 +60,13 @@ case $preset in
   *) echo "fake-nodes.sh: unknown preset '$preset' (eks|eks-4layer|gb200)" >&2; exit 2 ;;
 esac
 [[ $count =~ ^[0-9]+$ && $count -ge 1 ]] || { echo "fake-nodes.sh: --count must be >= 1" >&2; exit 2; }
+[[ $gpus =~ ^[0-9]+$ ]] || { echo "fake-nodes.sh: --gpus wants a count" >&2; exit 2; }
 
 tmpdir=$(mktemp -d "${TMPDIR:-/tmp}/phalanx-fake-nodes.XXXXXX")
 trap 'rm -rf "$tmpdir"' EXIT
 tmp="$tmpdir/nodes"
 python3 - "$preset" "$itype" "$count" "${npb:-0}" "$bps" "$spl1" "$prefix" "$start" \
-  "$(IFS=$'\n'; echo "${extra_labels[*]:-}")" "$(IFS=$'\n'; echo "${taints[*]:-}")" "$tmp" "$parallel" <<'PY'
+  "$(IFS=$'\n'; echo "${extra_labels[*]:-}")" "$(IFS=$'\n'; echo "${taints[*]:-}")" "$tmp" "$parallel" "$gpus" <<'PY'
 import json, sys
 preset, itype, count, npb, bps, spl1, prefix, start, extra, taints = sys.argv[1:11]
 count, npb, bps, spl1, start = int(count), int(npb), int(bps), int(spl1), int(start)
@@ -77,7 +81,9 @@ HW = {
 }
 if itype not in HW:
     sys.exit("fake-nodes.sh: unknown instance type %r (known: %s)" % (itype, ", ".join(HW)))
-hw = HW[itype]
+hw = dict(HW[itype])
+if int(sys.argv[13]) > 0:
+    hw["gpu"] = int(sys.argv[13])
 if not prefix:
     prefix = itype.split(".")[0]
 levels = 4 if preset == "eks-4layer" else 3
