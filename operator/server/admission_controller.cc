@@ -11,6 +11,7 @@
 #include "operator/admission/apply.h"
 #include "operator/server/job_events.h"
 #include "operator/server/job_status.h"
+#include "operator/server/parallel.h"
 #include "operator/server/queue_objects.h"
 #include "spdlog/spdlog.h"
 
@@ -294,13 +295,22 @@ CycleStats AdmissionController::RunCycle() {
   auto conditions_of = [&](const std::string& key) { return ReadConditions(objects[key]->json); };
 
   // --- admissions: reserved already; persist, or give the reservation back -------------------
-  for (const admission::AdmissionDecision& a : result.admissions) {
-    const kube::TrainingJob& job = jobs.at(a.workload);
+  // The status writes and their Admitted events go out write_concurrency at a time (each is a
+  // round trip to the API server; one after the other, 1,000 admissions took 30-70 s on the
+  // local control plane); what they decided is then recorded in order.
+  struct Written {
     AdmissionStatus status;
+    std::string message;
+    bool ok = false;
+  };
+  std::vector<Written> written(result.admissions.size());
+  for (size_t i = 0; i < result.admissions.size(); ++i) {
+    const admission::AdmissionDecision& a = result.admissions[i];
+    AdmissionStatus& status = written[i].status;
     status.admission = kube::TrainingJobAdmission{
         .cluster_queue = a.cluster_queue, .flavor = MainFlavor(a.flavors), .replicas = a.count};
     status.placement = PlacementStatus(a.placement);
-    const std::string message = AdmittedMessage(
+    written[i].message = AdmittedMessage(
         {.cluster_queue = a.cluster_queue,
          .flavor = status.admission->flavor,
          .pods = a.count,
@@ -310,20 +320,32 @@ CycleStats AdmissionController::RunCycle() {
     status.conditions = MergeConditions(
         conditions_of(a.workload), kOwned,
         {{.type = std::string(kConditionQueued), .status = "False", .reason = "Admitted",
-          .message = message},
+          .message = written[i].message},
          {.type = std::string(kConditionAdmitted), .status = "True", .reason = "Admitted",
-          .message = message}},
+          .message = written[i].message}},
         now);
-    if (!ApplyJobStatus(*objects[a.workload], AdmissionStatusApply(job.meta, status))) {
+  }
+  ParallelFor(result.admissions.size(), options_.write_concurrency, [&](size_t i) {
+    const admission::AdmissionDecision& a = result.admissions[i];
+    const kube::TrainingJob& job = jobs.at(a.workload);
+    written[i].ok = ApplyJobStatus(*objects.at(a.workload),
+                                   AdmissionStatusApply(job.meta, written[i].status));
+    if (written[i].ok) {
+      (void)events_.Record(JobReference(job.meta), kube::EventType::kNormal, kReasonAdmitted,
+                           written[i].message);
+    }
+  });
+  for (size_t i = 0; i < result.admissions.size(); ++i) {
+    const admission::AdmissionDecision& a = result.admissions[i];
+    const kube::TrainingJob& job = jobs.at(a.workload);
+    if (!written[i].ok) {
       ++stats.write_errors;
       (void)placement_.Release(a.workload);  // retried from scratch next cycle
       Trigger();
       continue;
     }
-    in_flight_[a.workload] = {status.admission, status.placement};
+    in_flight_[a.workload] = {written[i].status.admission, written[i].status.placement};
     ++stats.admitted;
-    (void)events_.Record(JobReference(job.meta), kube::EventType::kNormal, kReasonAdmitted,
-                         message);
     metrics_.admitted_workloads_total.WithLabels({a.cluster_queue}).Inc();
     metrics_.admission_wait_time_seconds.WithLabels({a.cluster_queue})
         .Observe(std::max<double>(

@@ -12,6 +12,7 @@
 #include "operator/controller/pod_builder.h"
 #include "operator/server/job_events.h"
 #include "operator/server/job_status.h"
+#include "operator/server/parallel.h"
 #include "operator/server/queue_objects.h"
 #include "spdlog/spdlog.h"
 
@@ -58,12 +59,13 @@ Condition Cond(std::string_view type, bool value, std::string_view reason, std::
 
 JobController::JobController(kube::Client& client, Informers& informers,
                              placement::PlacementService& placement, kube::EventRecorder& events,
-                             OperatorMetrics& metrics)
+                             OperatorMetrics& metrics, int write_concurrency)
     : client_(client),
       informers_(informers),
       placement_(placement),
       events_(events),
       metrics_(metrics),
+      write_concurrency_(write_concurrency),
       queue_(kube::DefaultControllerRateLimiter()) {}
 
 void JobController::RegisterHandlers() {
@@ -373,6 +375,7 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
         }
       }
     }
+    std::vector<std::pair<int, std::string>> missing;  // rank, pod body
     for (int rank = 0; rank < world; ++rank) {
       if (ranks.count(rank) != 0) continue;
       if (names.count(absl::StrCat(meta.name, "-", rank)) != 0) continue;  // still terminating
@@ -382,12 +385,25 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
         return finish(false, "InvalidTemplate",
                       absl::StrCat("cannot build the pods: ", body.status().message()));
       }
-      absl::StatusOr<std::string> r = client_.Create(kube::Pods(), meta.namespace_, *body);
-      if (!r.ok() && !absl::IsAlreadyExists(r.status())) {
-        RecordFailedCreate(meta, "pod", absl::StrCat(meta.name, "-", rank), r.status());
-        return r.status();
+      missing.emplace_back(rank, *std::move(body));
+    }
+    // Several creates in flight: one at a time, a 64-rank gang waits for 64 round trips.
+    std::vector<absl::Status> results(missing.size());
+    ParallelFor(missing.size(), write_concurrency_, [&](size_t i) {
+      results[i] = client_.Create(kube::Pods(), meta.namespace_, missing[i].second).status();
+    });
+    absl::Status first_error;
+    for (size_t i = 0; i < missing.size(); ++i) {
+      if (results[i].ok()) {
+        ++created;
+      } else if (!absl::IsAlreadyExists(results[i]) && first_error.ok()) {
+        RecordFailedCreate(meta, "pod", absl::StrCat(meta.name, "-", missing[i].first), results[i]);
+        first_error = results[i];
       }
-      if (r.ok()) ++created;
+    }
+    if (!first_error.ok()) {
+      metrics_.pods_created_total.WithLabels({}).Inc(created);
+      return first_error;
     }
     metrics_.pods_created_total.WithLabels({}).Inc(created);
     if (created > 0) {

@@ -31,7 +31,8 @@ namespace phalanx::operator_server {
 class JobController {
  public:
   JobController(kube::Client& client, Informers& informers, placement::PlacementService& placement,
-                kube::EventRecorder& events, OperatorMetrics& metrics);
+                kube::EventRecorder& events, OperatorMetrics& metrics,
+                int write_concurrency = 8);
 
   // Registers the job and pod event handlers; call before the informers start.
   void RegisterHandlers();
@@ -56,6 +57,8 @@ class JobController {
   placement::PlacementService& placement_;
   kube::EventRecorder& events_;
   OperatorMetrics& metrics_;
+  // Pod creates of one gang in flight at once.
+  const int write_concurrency_;
   kube::WorkQueue queue_;
   absl::Mutex mu_;
   std::set<std::string> services_;  // job uids whose Service exists

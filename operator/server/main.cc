@@ -104,12 +104,13 @@ int Run(const OperatorConfig& config) {
     leading.store(true);
     Informers informers(client);
     AdmissionControllerOptions admission_options{
-        .min_cycle_interval = absl::Milliseconds(config.min_cycle_interval_ms)};
+        .min_cycle_interval = absl::Milliseconds(config.min_cycle_interval_ms),
+        .write_concurrency = config.write_concurrency};
     admission_options.fair_sharing.enable = config.fair_sharing;
     admission_options.faults.not_ready_grace = absl::Seconds(config.not_ready_grace_seconds);
     AdmissionController admission(client, informers, placement, events, metrics,
                                   admission_options);
-    JobController jobs(client, informers, placement, events, metrics);
+    JobController jobs(client, informers, placement, events, metrics, config.write_concurrency);
     admission.RegisterHandlers();
     jobs.RegisterHandlers();
     informers.Start(&lost);

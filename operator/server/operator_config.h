@@ -23,6 +23,9 @@ struct OperatorConfig {
   std::string log_level = "info";
   // Job controller worker threads.
   int workers = 2;
+  // API writes one step keeps in flight at once: a gang's pod creates (per worker), an
+  // admission cycle's status writes and Admitted events.
+  int write_concurrency = 8;
   // Shortest time between two admission cycles: events arriving meanwhile are folded into the
   // next cycle, so a burst of 1,000 applies costs a few cycles, not 1,000.
   int min_cycle_interval_ms = 200;

@@ -1,8 +1,12 @@
 // phalanx-operator's flags and config file: defaults, precedence, and errors that name the flag.
 #include "operator/server/operator_config.h"
 
+#include <atomic>
 #include <cstdio>
 #include <fstream>
+#include <vector>
+
+#include "operator/server/parallel.h"
 
 #include "gtest/gtest.h"
 
@@ -17,19 +21,21 @@ TEST(OperatorConfig, Defaults) {
   EXPECT_TRUE(c->leader_elect);
   EXPECT_EQ(c->lease_name, "phalanx-operator");
   EXPECT_EQ(c->workers, 2);
+  EXPECT_EQ(c->write_concurrency, 8);
 }
 
 TEST(OperatorConfig, FlagsBothSpellings) {
   absl::StatusOr<OperatorConfig> c =
       ParseOperatorFlags({"--placement-address=10.0.0.1:9443", "--leader-elect", "false",
                           "--workers", "4", "--lease-namespace=phalanx-system",
-                          "--fair-sharing=true"});
+                          "--fair-sharing=true", "--write-concurrency", "16"});
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->placement_address, "10.0.0.1:9443");
   EXPECT_FALSE(c->leader_elect);
   EXPECT_EQ(c->workers, 4);
   EXPECT_EQ(c->lease_namespace, "phalanx-system");
   EXPECT_TRUE(c->fair_sharing);
+  EXPECT_EQ(c->write_concurrency, 16);
 }
 
 TEST(OperatorConfig, FileThenFlags) {
@@ -53,6 +59,9 @@ TEST(OperatorConfig, ErrorsNameTheFlag) {
             std::string::npos);
   EXPECT_NE(ParseOperatorFlags({"--workers=0"}).status().message().find("workers"),
             std::string::npos);
+  EXPECT_NE(ParseOperatorFlags({"--write-concurrency=65"}).status().message().find(
+                "writeConcurrency"),
+            std::string::npos);
 }
 
 TEST(OperatorConfig, HelpListsEveryFlag) {
@@ -64,7 +73,7 @@ TEST(OperatorConfig, HelpListsEveryFlag) {
                            "--log-level", "--workers", "--min-cycle-interval-ms",
                            "--sync-timeout-seconds", "--placement-deadline-ms", "--fair-sharing",
                            "--not-ready-grace-seconds", "--http-read-timeout-seconds",
-                           "--http-max-connections"}) {
+                           "--http-max-connections", "--write-concurrency"}) {
     EXPECT_NE(OperatorUsage().find(flag), std::string::npos) << flag;
   }
 }
@@ -80,6 +89,18 @@ TEST(OperatorConfig, HealthPortLimitsHaveDefaultsAndBounds) {
   EXPECT_EQ(c->http_max_connections, 32);
   EXPECT_FALSE(ParseOperatorFlags({"--http-read-timeout-seconds", "0"}).ok());
   EXPECT_FALSE(ParseOperatorFlags({"--http-max-connections", "-1"}).ok());
+}
+
+TEST(ParallelFor, RunsEveryIndexOnce) {
+  for (int concurrency : {1, 3, 8, 64}) {
+    std::vector<std::atomic<int>> runs(100);
+    ParallelFor(runs.size(), concurrency, [&](size_t i) { runs[i].fetch_add(1); });
+    for (size_t i = 0; i < runs.size(); ++i) EXPECT_EQ(runs[i].load(), 1) << concurrency << " " << i;
+  }
+  std::vector<size_t> order;  // one thread: in order, on the caller's thread
+  ParallelFor(5, 1, [&](size_t i) { order.push_back(i); });
+  EXPECT_EQ(order, (std::vector<size_t>{0, 1, 2, 3, 4}));
+  ParallelFor(0, 8, [&](size_t) { ADD_FAILURE() << "called for n = 0"; });
 }
 
 }  // namespace
