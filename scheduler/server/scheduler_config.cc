@@ -71,7 +71,8 @@ Flags (each also a key of the --config file, written without dashes in camelCase
                               network hierarchy, coarsest first
   --topology NAME             read the levels from this phalanx.dev NetworkTopology object instead
   --log-level LEVEL           trace | debug | info | warn | error (default info)
-  --http-threads N            extender HTTP worker threads (default 2)
+  --http-threads N            extender HTTP worker threads; a bind holds one for its API call
+                              (default 16)
   --extender-max-body-bytes N largest extender request body; larger ones get 413 before any
                               decoding (default 8388608 = 8 MiB, 4096..1073741824)
   --grpc-max-message-bytes N  largest Placement gRPC request; larger ones fail with
