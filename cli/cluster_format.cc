@@ -680,7 +680,7 @@ absl::StatusOr<std::string> FormatExplain(std::string_view job_json,
       });
       Object(w, "perPod", [&] {
         for (const auto& [name, amount] : job.pod.requests) {
-          String(w, name, ToQuantity(name, amount).ToString());
+          String(w, name, FormatQuantity(name, amount));
         }
       });
       Object(w, "topology", [&] {

@@ -150,8 +150,12 @@ absl::StatusOr<Quantity> Quantity::Parse(std::string_view text) {
 
 Quantity Quantity::FromMilli(int64_t milli, Format format) { return Quantity(milli, format); }
 
-Quantity Quantity::FromValue(int64_t value, Format format) {
-  return Quantity(value * 1000, format);
+absl::StatusOr<Quantity> Quantity::FromValue(int64_t value, Format format) {
+  int64_t milli;
+  if (__builtin_mul_overflow(value, int64_t{1000}, &milli)) {
+    return absl::OutOfRangeError(absl::StrCat("quantity of ", value, " units is too large"));
+  }
+  return Quantity(milli, format);
 }
 
 int64_t Quantity::Value() const {

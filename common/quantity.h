@@ -32,7 +32,8 @@ class Quantity {
   static absl::StatusOr<Quantity> Parse(std::string_view text);
 
   static Quantity FromMilli(int64_t milli, Format format = Format::kDecimalSI);
-  static Quantity FromValue(int64_t value, Format format = Format::kDecimalSI);
+  // `value` whole units; OutOfRange when its thousandths do not fit in 64 bits.
+  static absl::StatusOr<Quantity> FromValue(int64_t value, Format format = Format::kDecimalSI);
 
   // The quantity in thousandths, exact.
   int64_t MilliValue() const { return milli_; }

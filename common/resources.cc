@@ -10,13 +10,15 @@ int64_t CanonicalAmount(std::string_view name, const Quantity& quantity) {
   return name == kResourceCpu ? quantity.MilliValue() : quantity.Value();
 }
 
-Quantity ToQuantity(std::string_view name, int64_t amount) {
-  if (name == kResourceCpu) return Quantity::FromMilli(amount);
+std::string FormatQuantity(std::string_view name, int64_t amount) {
+  if (name == kResourceCpu) return Quantity::FromMilli(amount).ToString();
+  Quantity::Format format = Quantity::Format::kDecimalSI;
   if (name == kResourceMemory || absl::string_view(name.data(), name.size()).find("storage") !=
                                      absl::string_view::npos) {
-    return Quantity::FromValue(amount, Quantity::Format::kBinarySI);
+    format = Quantity::Format::kBinarySI;
   }
-  return Quantity::FromValue(amount);
+  absl::StatusOr<Quantity> quantity = Quantity::FromValue(amount, format);
+  return quantity.ok() ? quantity->ToString() : absl::StrCat(amount);
 }
 
 absl::StatusOr<ResourceList> ParseResourceList(const std::map<std::string, std::string>& text,
@@ -61,7 +63,7 @@ bool FitsIn(const ResourceList& request, const ResourceList& available) {
 
 std::string FormatResources(const ResourceList& list) {
   return absl::StrJoin(list, ", ", [](std::string* out, const auto& entry) {
-    absl::StrAppend(out, entry.first, "=", ToQuantity(entry.first, entry.second).ToString());
+    absl::StrAppend(out, entry.first, "=", FormatQuantity(entry.first, entry.second));
   });
 }
 

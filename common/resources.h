@@ -30,8 +30,11 @@ using ResourceList = std::map<std::string, int64_t, std::less<>>;
 
 // The canonical integer amount of `quantity` for resource `name`.
 int64_t CanonicalAmount(std::string_view name, const Quantity& quantity);
-// The Quantity for a canonical amount (the inverse of CanonicalAmount).
-Quantity ToQuantity(std::string_view name, int64_t amount);
+// The quantity text for a canonical amount (the inverse of CanonicalAmount): "1536Mi", "500m",
+// "8". An amount whose thousandths do not fit in 64 bits (over 9.2 peta-units, which only
+// unchecked input such as a request of INT64_MAX bytes gives) is the plain integer, the same
+// quantity in Kubernetes' grammar.
+std::string FormatQuantity(std::string_view name, int64_t amount);
 
 // Parses name -> quantity text. `field` names the source in errors, e.g.
 // "spec.template.spec.containers[0].resources.requests[memory]: invalid quantity \"12Qi\"...".

@@ -363,7 +363,7 @@ std::string Cycle::QuotaLeft(int cq, const Demand& demand) const {
   for (const auto& [fr, amount] : demand) {
     const auto& [flavor, resource] = model_.frs[fr];
     parts.push_back(absl::StrCat(
-        ToQuantity(resource, std::max<int64_t>(0, quota_.Available(cq, fr))).ToString(), " ",
+        FormatQuantity(resource, std::max<int64_t>(0, quota_.Available(cq, fr))), " ",
         resource, " in flavor ", model_.flavors[flavor]->name));
   }
   return absl::StrCat("ClusterTrainingQueue ", model_.cqs[cq].spec->name, " has ",

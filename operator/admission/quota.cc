@@ -131,7 +131,7 @@ double QuotaTree::Share(int cq, const Demand& demand, int sign) const {
 std::string QuotaTree::Describe(int cq, FrId fr, int64_t need) const {
   const QuotaCell& cell = Cell(cq, fr);
   const auto& [flavor, resource] = model_.frs[fr];
-  auto amount = [&](int64_t v) { return ToQuantity(resource, v).ToString(); };
+  auto amount = [&](int64_t v) { return FormatQuantity(resource, v); };
   std::string text = absl::StrCat("flavor ", model_.flavors[flavor]->name, ": needs ",
                                   amount(need), " ", resource, ", ",
                                   amount(std::max<int64_t>(0, Available(cq, fr))),

@@ -186,10 +186,8 @@ std::string ClusterQueueStatusApply(const ClusterQueueStatus& status,
     for (const ResourceUsage& r : flavor.resources) {
       Value usage(rapidjson::kObjectType);
       usage.AddMember("name", kube::JsonString(r.resource, alloc), alloc);
-      usage.AddMember("total", kube::JsonString(ToQuantity(r.resource, r.total).ToString(), alloc),
-                      alloc);
-      usage.AddMember("borrowed",
-                      kube::JsonString(ToQuantity(r.resource, r.borrowed).ToString(), alloc),
+      usage.AddMember("total", kube::JsonString(FormatQuantity(r.resource, r.total), alloc), alloc);
+      usage.AddMember("borrowed", kube::JsonString(FormatQuantity(r.resource, r.borrowed), alloc),
                       alloc);
       resources.PushBack(usage, alloc);
     }

@@ -1,5 +1,6 @@
 #include "common/quantity.h"
 
+#include <limits>
 #include <string>
 
 #include "common/testing/status_matchers.h"
@@ -109,6 +110,19 @@ TEST(QuantityTest, LongZeroFractionsDoNotOverflow) {
   EXPECT_EQ(tiny_milli.MilliValue(), 1);
   ASSERT_OK_AND_ASSIGN(Quantity exact, Quantity::Parse("0." + std::string(29, '0') + "1e30"));
   EXPECT_EQ(exact.MilliValue(), 1000);
+}
+
+// Found by the sanitizer build: FromValue multiplied by 1000 without a check (signed overflow).
+TEST(QuantityTest, FromValueBeyondTheMilliRangeIsOutOfRange) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  ASSERT_OK_AND_ASSIGN(Quantity largest, Quantity::FromValue(kMax / 1000));
+  EXPECT_EQ(largest.Value(), kMax / 1000);
+  ASSERT_OK_AND_ASSIGN(Quantity smallest, Quantity::FromValue(-(kMax / 1000)));
+  EXPECT_EQ(smallest.Value(), -(kMax / 1000));
+  EXPECT_THAT(Quantity::FromValue(kMax / 1000 + 1), StatusIs(absl::StatusCode::kOutOfRange));
+  EXPECT_THAT(Quantity::FromValue(kMax), StatusIs(absl::StatusCode::kOutOfRange));
+  EXPECT_THAT(Quantity::FromValue(std::numeric_limits<int64_t>::min()),
+              StatusIs(absl::StatusCode::kOutOfRange));
 }
 
 }  // namespace

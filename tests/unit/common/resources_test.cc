@@ -1,5 +1,7 @@
 #include "common/resources.h"
 
+#include <limits>
+
 #include "common/testing/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -44,6 +46,19 @@ TEST(ResourcesTest, ArithmeticAndFit) {
 TEST(ResourcesTest, FormatsForHumans) {
   EXPECT_EQ(FormatResources({{"cpu", 4500}, {"memory", int64_t{64} << 30}, {"nvidia.com/gpu", 8}}),
             "cpu=4500m, memory=64Gi, nvidia.com/gpu=8");
+}
+
+// A placement explanation formats whatever a request asked for, unchecked amounts included
+// (found by the sanitizer build on a request of INT64_MAX bytes): past what a Quantity holds,
+// the amount is printed as the plain integer, exact.
+TEST(ResourcesTest, FormatsAmountsTooLargeForAQuantityAsIntegers) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  EXPECT_EQ(FormatResources({{"cpu", kMax}, {"memory", kMax}, {"nvidia.com/gpu", kMax}}),
+            "cpu=9223372036854775807m, memory=9223372036854775807, "
+            "nvidia.com/gpu=9223372036854775807");
+  EXPECT_EQ(FormatQuantity("memory", kMax / 1000), "9223372036854775");
+  EXPECT_EQ(FormatQuantity("memory", int64_t{8} << 50), "8Pi");
+  EXPECT_EQ(FormatQuantity("nvidia.com/gpu", -8), "-8");
 }
 
 }  // namespace
