@@ -1,6 +1,7 @@
 #include "scheduler/cluster_snapshot.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
@@ -23,6 +24,21 @@ std::vector<std::string> NodeNames(const ClusterSnapshot& snapshot, const std::v
 }
 
 // Searches for `shape` and, when it fits, fills `rank_nodes`; otherwise explains why not.
+// The most pods of `shape` one domain of its required level holds with every node's usage
+// (bound pods and reservations) given back: what no amount of waiting can exceed.
+int32_t MaxFitEmpty(const ClusterSnapshot& snapshot, GangShape shape) {
+  shape.excluded.clear();  // backfill exclusions are temporary too
+  GangSearch::FreeOverlay overlay;
+  for (size_t i = 0; i < snapshot.nodes().size(); ++i) {
+    const ClusterSnapshot::Node& node = snapshot.nodes()[i];
+    if (!node.removed) overlay.emplace(static_cast<int>(i), node.used);
+  }
+  GangSearch search(snapshot, shape, 0, &overlay);
+  search.Run(0);
+  return static_cast<int32_t>(
+      std::min<int64_t>(search.MaxCount(), std::numeric_limits<int32_t>::max()));
+}
+
 PlacementResult Search(const ClusterSnapshot& snapshot, const GangRequest& request,
                        const GangShape& shape, std::vector<int>& rank_nodes) {
   PlacementResult result;
@@ -34,6 +50,7 @@ PlacementResult Search(const ClusterSnapshot& snapshot, const GangRequest& reque
   if (!choice.has_value()) {
     search.Run(0);
     result.explanation = search.Explain(shape.min_count);
+    result.explanation.max_fit_empty = MaxFitEmpty(snapshot, shape);
     return result;
   }
   rank_nodes = search.Allocate(*choice, count);
@@ -403,6 +420,7 @@ void ClusterSnapshot::Hold(const GangRequest& request, const ResourceVector& per
                            const std::vector<int>& rank_nodes, const DomainId& domain) {
   Reservation reservation;
   reservation.request = request;
+  reservation.request.excluded_nodes.clear();  // held for this placement only
   reservation.request.count = static_cast<int32_t>(rank_nodes.size());
   reservation.per_pod = per_pod;
   reservation.domain = domain;

@@ -186,6 +186,12 @@ absl::StatusOr<GangShape> ValidateGang(const GangRequest& request,
   }
   shape.node_selector.assign(request.node_selector.begin(), request.node_selector.end());
   shape.tolerations = request.tolerations;
+  for (const std::string& name : request.excluded_nodes) {
+    if (int node = snapshot.FindNode(name); node >= 0) shape.excluded.push_back(node);
+  }
+  std::sort(shape.excluded.begin(), shape.excluded.end());
+  shape.excluded.erase(std::unique(shape.excluded.begin(), shape.excluded.end()),
+                       shape.excluded.end());
   return shape;
 }
 
@@ -224,6 +230,7 @@ std::string ShapeCacheKey(const GangShape& shape) {
   for (const Toleration& t : shape.tolerations) {
     for (const std::string* part : {&t.key, &t.op, &t.value, &t.effect}) add(*part);
   }
+  if (!shape.excluded.empty()) add(absl::StrCat("excluded:", absl::StrJoin(shape.excluded, ",")));
   return key;
 }
 
@@ -445,6 +452,7 @@ int64_t GangSearch::ComputeSlots(int index, const ResourceVector* extra) const {
     }
   }
   if (selector_ != nullptr && !selector_->node_ok[index]) return 0;
+  if (IsExcluded(index)) return 0;
   // One division for the first (usually binding) resource; the others are checked with a
   // multiplication and divided only when they bind tighter.
   int64_t slots = kUnbounded;
@@ -476,6 +484,7 @@ int GangSearch::RejectReason(int index, const ResourceVector* extra) const {
   if (selector_ != nullptr && !selector_->node_ok[index]) return kRejectSelector;
   if (node.depth < shape_.min_node_depth) return kRejectMissingLabel;
   if (!shape_.missing_resource.empty()) return kRejectMissingResource;
+  if (IsExcluded(index)) return kRejectExcluded;
   // A node that has at least one pod's worth of every resource holds a pod: not rejected.
   for (int r : shape_.resources) {
     if (node.allocatable[r] - node.used[r] + (extra ? (*extra)[r] : 0) < shape_.per_pod[r]) {
@@ -494,6 +503,7 @@ std::string GangSearch::RejectName(int reason) const {
     case kRejectSelector: return "NodeSelectorMismatch";
     case kRejectMissingLabel: return "MissingTopologyLabel";
     case kRejectMissingResource: return "Insufficient " + shape_.missing_resource;
+    case kRejectExcluded: return "ReservedForBackfill";
     default: return "Insufficient " + snapshot_.resources().Name(reason - kRejectInsufficient);
   }
 }

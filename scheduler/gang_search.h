@@ -20,6 +20,7 @@
 // gangs of a few shapes touches a few dozen nodes per gang instead of every node.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -50,6 +51,7 @@ struct GangShape {
   int min_node_depth = 0;       // nodes carrying fewer topology labels cannot be used
   std::vector<std::pair<std::string, std::string>> node_selector;
   std::vector<Toleration> tolerations;
+  std::vector<int> excluded;    // node indices never used (GangRequest::excluded_nodes), sorted
   ResourceList per_pod_list;    // as requested, for messages
 };
 
@@ -71,6 +73,7 @@ enum RejectCode : int {
   kRejectSelector,
   kRejectMissingLabel,
   kRejectMissingResource,
+  kRejectExcluded,
   kRejectInsufficient,
 };
 inline constexpr int kRejectCodes = kRejectInsufficient + kMaxResources;
@@ -195,6 +198,10 @@ class GangSearch {
   // node is excluded for any reason.
   int64_t ComputeSlots(int node, const ResourceVector* extra) const;
   int64_t ComputeSlots(int node) const { return ComputeSlots(node, Extra(node)); }
+  bool IsExcluded(int node) const {
+    return !shape_.excluded.empty() &&
+           std::binary_search(shape_.excluded.begin(), shape_.excluded.end(), node);
+  }
   // Applies group rounding at the node level to raw slots.
   int64_t NodeGroupRound(int64_t slots) const;
   // CapacityWith below `domain`: dirty[d] is set for the domains holding an overlay node.

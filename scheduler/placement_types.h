@@ -55,6 +55,10 @@ struct GangRequest {
   int32_t group_size = 0;                 // 0 = no groups
   std::string group_level;                // each block of group_size ranks lies in one such domain
   int32_t priority = 0;
+  // Nodes the gang must not use: those a blocked gang's backfill reservation holds for its
+  // future start (docs/admission.md "Backfill"). Unknown names are ignored; a reservation does
+  // not keep them, so a later Resize may use them.
+  std::vector<std::string> excluded_nodes;
 };
 
 // A topology domain: the level's label key and the label values from the coarsest level down
@@ -80,6 +84,11 @@ struct Explanation {
   int32_t wanted = 0;                       // pods wanted (elastic: the minimum)
   std::optional<DomainId> best_domain;      // the domain that came closest
   int32_t fit_in_best = 0;                  // how many pods fit there
+  // The most pods one domain of the required level could hold with every reservation and bound
+  // pod gone (node conditions, taints and the request's selector as they are now): below
+  // `wanted`, no wait for running gangs to finish can ever place the request. Set by Place /
+  // Reserve / ReserveBatch; unset when not computed (other calls, an older server).
+  std::optional<int32_t> max_fit_empty;
   std::map<std::string, int32_t> nodes_rejected;  // reason -> node count ("NotReady": 3)
 };
 

@@ -86,7 +86,7 @@ Cycle::Cycle(const Snapshot& snapshot, placement::PlacementService& service,
 CycleResult Cycle::Run() {
   Setup();
   for (int pass = 0; pass < options_.max_passes; ++pass) {
-    if (!Pass()) break;
+    if (!Pass(pass + 1 == options_.max_passes)) break;
   }
   const size_t preemptions = result_.preemptions.size();
   Preempt();
@@ -108,7 +108,7 @@ void Cycle::AfterPreemption() {
     entry.message.clear();  // a new failure says why afresh, not "next flavor: ..."
   }
   for (int pass = 0; pass < options_.max_passes; ++pass) {
-    if (!Pass()) break;
+    if (!Pass(pass + 1 == options_.max_passes)) break;
   }
 }
 
@@ -347,6 +347,11 @@ placement::GangRequest Cycle::Request(const PendingEntry& entry, const Assignmen
   request.group_size = w.group_size;
   request.group_level = w.group_level;
   request.priority = entry.priority;
+  for (const BackfillReservation& r : reservations_) {
+    if (Blocks(entry, r)) {
+      request.excluded_nodes.insert(request.excluded_nodes.end(), r.nodes.begin(), r.nodes.end());
+    }
+  }
   return request;
 }
 
@@ -375,6 +380,13 @@ void Cycle::Admit(int index, const Assignment& assignment, const placement::Plac
   PendingEntry& entry = pending_[index];
   entry.admitted = true;
   entry.waiting = false;
+  if (entry.workload->expected_runtime_seconds) {
+    admitted_ends_.emplace_back(snapshot_.now + *entry.workload->expected_runtime_seconds,
+                                entry.workload->key);
+  }
+  // Its reservation is no longer needed; whoever yielded to it now competes as usual.
+  std::erase_if(reservations_, [&](const BackfillReservation& r) { return r.holder == index; });
+  entry.backfill_note.clear();
   AdmissionDecision decision;
   decision.workload = entry.workload->key;
   decision.cluster_queue = model_.cqs[entry.cq].spec->name;
@@ -402,7 +414,7 @@ struct Head {
 
 }  // namespace
 
-bool Cycle::Pass() {
+bool Cycle::Pass(bool last) {
   const bool fair = snapshot_.fair_sharing.enable;
   std::fill(blocker_.begin(), blocker_.end(), -1);
   std::vector<size_t> cursor(model_.cqs.size(), 0);
@@ -496,15 +508,58 @@ bool Cycle::Pass() {
   ++result_.calls.reserve_batch;
 
   bool retry = false;
+  results.resize(batch.size(), absl::InternalError("ReserveBatch returned too few results"));
+  auto never_local = [](const PendingEntry& entry, const placement::PlacementResult& r) {
+    return entry.locality_wait && r.explanation.max_fit_empty.has_value() &&
+           *r.explanation.max_fit_empty < r.explanation.wanted;
+  };
+  // Backfill: the first gang placement refused gets a start-time reservation. Gangs placed
+  // after it in this batch that yield to it were given back (placed on a cluster without the
+  // reservation); they and the gangs refused after it are placed again next pass, those not
+  // expected to end before its start away from its nodes.
+  std::vector<bool> again(batch.size(), false);
+  if (options_.backfill && !last) {
+    for (size_t h = 0; h < batch.size(); ++h) {
+      const PendingEntry& entry = pending_[batch[h].entry];
+      if (!results[h].ok() || results[h]->placed || never_local(entry, *results[h])) continue;
+      std::vector<size_t> behind;
+      std::vector<std::pair<int64_t, std::string>> ends_ahead, ends_behind;
+      for (size_t j = 0; j < batch.size(); ++j) {
+        const bool yields = j > h && Before(batch[h].entry, batch[j].entry);
+        if (yields) behind.push_back(j);
+        const Workload& w = *pending_[batch[j].entry].workload;
+        if (j != h && results[j].ok() && results[j]->placed && w.expected_runtime_seconds) {
+          (yields ? ends_behind : ends_ahead)
+              .emplace_back(snapshot_.now + *w.expected_runtime_seconds, w.key);
+        }
+      }
+      BackfillOutcome outcome = PlanBackfill(batch[h].entry, batch[h].assignment, batch[h].count,
+                                             ends_ahead, ends_behind, [&]() {
+        for (size_t j : behind) {
+          again[j] = true;
+          if (results[j].ok() && results[j]->placed) {
+            (void)service_.Release(pending_[batch[j].entry].workload->key);
+            ++result_.calls.release;
+          }
+        }
+      });
+      if (outcome == BackfillOutcome::kWaitDropped) again[h] = true;
+      break;
+    }
+  }
   std::vector<bool> strict_failed(model_.cqs.size(), false);
   for (size_t i = 0; i < batch.size(); ++i) {
     Tentative& t = batch[i];
     PendingEntry& entry = pending_[t.entry];
     const int cq = entry.cq;
     const bool strict = model_.cqs[cq].spec->queueing_strategy == QueueingStrategy::kStrictFifo;
-    absl::StatusOr<placement::PlacementResult> r =
-        i < results.size() ? std::move(results[i])
-                           : absl::InternalError("ReserveBatch returned too few results");
+    absl::StatusOr<placement::PlacementResult> r = std::move(results[i]);
+    if (again[i]) {
+      // Given back for backfill (above): placed again next pass.
+      quota_.Add(cq, t.assignment.demand, -1);
+      retry = true;
+      continue;
+    }
     if (strict_failed[cq]) {
       // Reserved behind a StrictFIFO head that could not be placed: give it back.
       if (r.ok() && r->placed) {
@@ -525,6 +580,16 @@ bool Cycle::Pass() {
         entry.waiting = false;
         entry.reason = PendingReason::kPlacementError;
         entry.message = absl::StrCat("placement service: ", r.status().ToString());
+      } else if (never_local(entry, *r)) {
+        // No domain of the preferred level could hold the gang even empty: waiting for one
+        // cannot help, so it is placed at its required level from the next pass on.
+        entry.locality_wait = false;
+        entry.locality_wait_left = 0;
+        entry.reason = PendingReason::kTopology;
+        entry.message = absl::StrCat("placement: no ", entry.workload->preferred_level,
+                                     " domain could ever hold it (", r->explanation.summary,
+                                     "; ", *r->explanation.max_fit_empty,
+                                     " fit with the domain empty)");
       } else {
         entry.failed.insert(t.assignment.choice);
         std::string why = absl::StrCat("placement: ", LocalityWaitNote(entry),
@@ -606,6 +671,7 @@ void Cycle::Finish() {
     if (!entry.preemption_note.empty() && entry.reason != PendingReason::kStrictFifoBlocked) {
       absl::StrAppend(&message, "; ", entry.preemption_note);
     }
+    if (!entry.backfill_note.empty()) absl::StrAppend(&message, "; ", entry.backfill_note);
     result_.pending.push_back({entry.workload->key,
                                entry.cq >= 0 ? model_.cqs[entry.cq].spec->name : "",
                                entry.reason, std::move(message)});

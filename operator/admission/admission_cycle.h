@@ -70,6 +70,15 @@ struct CycleOptions {
   // workloads, and sizes tried per workload (largest first). 0 turns growth off.
   int max_growth_resizes = 16;
   int growth_sizes_per_workload = 3;
+  // Backfill (docs/admission.md "Backfill"): the first gang of a pass that cannot be placed gets
+  // a start-time reservation (nodes and an estimated start, from running workloads'
+  // expected_runtime_seconds), and workloads behind it may use those nodes only if they are
+  // expected to end before that start. Inert when no workload carries an estimate.
+  bool backfill = true;
+  // Whether a gang in its locality wait is planned for too, its wait ending early when no
+  // preferred domain is expected to free before the wait would end. Off: a waiting gang is
+  // left to its wait and only planned for once the wait is over.
+  bool backfill_ends_locality_wait = false;
   // Optional, caller-owned: see CycleCache.
   CycleCache* cache = nullptr;
 };

@@ -170,6 +170,11 @@ struct Workload {
   std::map<std::string, std::string> node_selector;
   std::vector<placement::Toleration> tolerations;
   std::optional<AdmittedState> admitted;
+  // How long it is expected to run once started, at its smallest size (an elastic one at its
+  // minimum), like a Slurm job's time limit; unset = unknown. A running workload is expected to
+  // end at admitted->admission_time + this. Only backfill reads it (docs/admission.md
+  // "Backfill"): without estimates no reservation is made and nothing counts as short.
+  std::optional<int64_t> expected_runtime_seconds;
   // Changes whenever anything above changes (the object's resourceVersion, or a counter the
   // caller bumps), 0 = unknown. Only CycleCache reads it: an equal non-zero revision lets a
   // cycle reuse last cycle's resolution without comparing the fields.

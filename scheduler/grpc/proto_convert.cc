@@ -128,6 +128,7 @@ void ToProto(const GangRequest& in, pb::GangRequest* out) {
   out->set_group_size(in.group_size);
   out->set_group_level(in.group_level);
   out->set_priority(in.priority);
+  for (const std::string& node : in.excluded_nodes) out->add_excluded_nodes(node);
 }
 
 void ToProto(const RunningGang& in, pb::RunningGang* out) {
@@ -156,6 +157,7 @@ void ToProto(const Explanation& in, pb::Explanation* out) {
   out->set_wanted(in.wanted);
   if (in.best_domain.has_value()) ToProto(*in.best_domain, out->mutable_best_domain());
   out->set_fit_in_best(in.fit_in_best);
+  if (in.max_fit_empty.has_value()) out->set_max_fit_empty(*in.max_fit_empty);
   for (const auto& [reason, count] : in.nodes_rejected) {
     (*out->mutable_nodes_rejected())[reason] = count;
   }
@@ -270,6 +272,13 @@ absl::StatusOr<GangRequest> DecodeGangRequest(const pb::GangRequest& in,
   RETURN_IF_ERROR(CheckString(in.group_level(), field + ".group_level"));
   out.group_level = in.group_level();
   out.priority = in.priority();
+  RETURN_IF_ERROR(
+      CheckEntries(in.excluded_nodes_size(), field + ".excluded_nodes", kMaxPodsPerGang));
+  for (int i = 0; i < in.excluded_nodes_size(); ++i) {
+    RETURN_IF_ERROR(
+        CheckString(in.excluded_nodes(i), absl::StrCat(field, ".excluded_nodes[", i, "]")));
+    out.excluded_nodes.push_back(in.excluded_nodes(i));
+  }
   return out;
 }
 
@@ -374,6 +383,7 @@ Explanation FromProto(const pb::Explanation& in) {
   out.wanted = in.wanted();
   if (in.has_best_domain()) out.best_domain = FromProto(in.best_domain());
   out.fit_in_best = in.fit_in_best();
+  if (in.has_max_fit_empty()) out.max_fit_empty = in.max_fit_empty();
   for (const auto& [reason, count] : in.nodes_rejected()) out.nodes_rejected[reason] = count;
   return out;
 }

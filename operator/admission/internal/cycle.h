@@ -2,6 +2,7 @@
 // preemption (preemption.cc). Not part of the public surface: use admission_cycle.h.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <tuple>
@@ -42,6 +43,17 @@ struct PendingEntry {
   std::string message;
   int32_t quota_count = 0;
   std::string preemption_note;     // why preemption did not help, appended to the message
+  std::string backfill_note;       // its start-time reservation, appended to the message
+};
+
+// A start-time reservation for a pending gang that cannot be placed now (backfill): the nodes
+// it is expected to start on, and when. Workloads behind it in queue order may use those nodes
+// only if they are expected to end by `start`.
+struct BackfillReservation {
+  int holder = -1;                 // pending index
+  int64_t start = 0;               // estimated start, Snapshot::now's clock
+  std::vector<std::string> nodes;  // sorted
+  placement::DomainId domain;
 };
 
 // A workload's resolution as CycleCache keeps it: the inputs it was computed from, and what
@@ -108,7 +120,8 @@ class Cycle {
   // CycleCacheState::fingerprint of this cycle's model.
   std::string Fingerprint() const;
   void Drain(int cq);
-  bool Pass();
+  // `last`: no pass follows, so nothing may be given back for a retry.
+  bool Pass(bool last);
   // Admission passes again once preemption has freed room (more than its preemptors took).
   void AfterPreemption();
   void Finish();
@@ -119,6 +132,27 @@ class Cycle {
              std::vector<std::string> preempted);
   std::string QuotaLeft(int cq, const Demand& demand) const;
   std::string LocalityWaitNote(const PendingEntry& entry) const;
+
+  // backfill.cc
+  // True if `entry` comes after the holder of `r` in queue order and is not expected to end by
+  // its start: it must not use the reservation's nodes.
+  bool Blocks(const PendingEntry& entry, const BackfillReservation& r) const;
+  // Running workloads (and this cycle's admissions) with an expected end, earliest first.
+  std::vector<std::pair<int64_t, std::string>> ExpectedEnds() const;
+  // The earliest expected start of `request` as the workloads of `ends` (earliest first) end,
+  // and where; nullopt if it would need a workload with no expected end to go.
+  std::optional<BackfillReservation> EarliestStart(
+      placement::GangRequest request, const std::vector<std::pair<int64_t, std::string>>& ends);
+  // After a pass's ReserveBatch refused pending entry `index` (placed in the batch before it and
+  // kept: `ahead`; after it, yielding to it: `behind`; each with its expected end, as far as
+  // known): if its start can be estimated, calls
+  // `give_back` (which releases those gangs), then reserves nodes and a start for it, or ends
+  // its locality wait when no preferred domain is expected to free before the wait would end.
+  enum class BackfillOutcome { kNone, kReserved, kWaitDropped };
+  BackfillOutcome PlanBackfill(int index, const Assignment& assignment, int32_t count,
+                               const std::vector<std::pair<int64_t, std::string>>& ahead,
+                               const std::vector<std::pair<int64_t, std::string>>& behind,
+                               const std::function<void()>& give_back);
 
   // preemption.cc
   void Preempt();
@@ -153,6 +187,9 @@ class Cycle {
   std::map<std::tuple<int, FlavorChoice, bool>, int32_t> no_candidates_;
   // Per queue: lowest priority running in it, and in the rest of its cohort (empty = stale).
   std::vector<std::pair<int32_t, int32_t>> lowest_priority_;
+  std::vector<BackfillReservation> reservations_;
+  // (expected end, key) of the workloads admitted this cycle that carry an estimate.
+  std::vector<std::pair<int64_t, std::string>> admitted_ends_;
 };
 
 }  // namespace phalanx::admission::internal

@@ -179,7 +179,9 @@ TEST(IdleCapacityTest, NoFittingJobWaitsUnlessItsLocalityWaitSaysSo) {
   // The scenarios exercise waiting, preemption and locality waits, not only empty clusters.
   EXPECT_GT(totals.waiting, 1000);
   EXPECT_GT(totals.preempted, 50);
-  EXPECT_GT(totals.locality_waits, 20);
+  // Gangs bigger than every domain of their preferred level no longer wait at all (issue 13,
+  // docs/admission.md "Locality"): about half of these scenarios' waits were such, 10 remain.
+  EXPECT_GT(totals.locality_waits, 5);
 }
 
 }  // namespace

@@ -176,12 +176,159 @@ TEST(RealPlacementTest, LocalityWaitHoldsOutForThePreferredLevelThenSettles) {
   EXPECT_EQ(settled.requeue_at, std::nullopt);
 }
 
+// Issue 13: on an empty cluster a gang larger than any domain of its preferred level waited the
+// whole locality wait for a domain that could never hold it. Blocks hold 4 nodes here: a gang
+// of 8 preferring one block is placed in the spine at once, with no requeue for the wait.
+TEST(RealPlacementTest, LocalityWaitIsSkippedWhenNoPreferredDomainCouldEverHoldTheGang) {
+  auto service = EmptyCluster(16);
+  World world(*service);
+  ClusterQueue cq = GpuQueue("team-a", "", {{"p5", Gpu(256)}});
+  cq.locality_wait_seconds = 300;
+  world.Flavor("p5").Queue(cq);
+  world.snapshot.now = 10;
+  world.Add(SpineJob("team-a/wide", 8, 0, 10));
+  Workload elastic = SpineJob("team-a/elastic", 8, 0, 10);
+  elastic.elastic = placement::ElasticRange{6, 8, 2};  // even its minimum exceeds a block
+  world.Add(elastic);
+  CycleResult result = world.Cycle();
+  EXPECT_THAT(AdmittedKeys(result),
+              ::testing::UnorderedElementsAre("team-a/wide", "team-a/elastic"));
+  for (const AdmissionDecision& a : result.admissions) {
+    EXPECT_EQ(a.placement.domain.level, kSpine) << a.workload;
+  }
+  EXPECT_EQ(result.requeue_at, std::nullopt);
+}
+
+// The same gang still waits when one block could hold it but none is free now: the check is
+// by what a block holds when empty, not what is free.
+TEST(RealPlacementTest, LocalityWaitStillHoldsWhenABlockCouldHoldTheGangLater) {
+  auto service = EmptyCluster(8);
+  World world(*service);
+  FragmentedBlocks(world, 300);
+  world.snapshot.now = 20;
+  world.Add(SpineJob("team-a/gang", 4, 0, 20));  // 4 nodes: one block, none free now
+  CycleResult result = world.Cycle();
+  EXPECT_THAT(result.admissions, IsEmpty());
+  EXPECT_EQ(result.requeue_at, 320);
+}
+
+// The explanation says how much one domain of the required level holds when empty.
+TEST(RealPlacementTest, ExplanationCarriesWhatTheLargestDomainHoldsEmpty) {
+  auto service = EmptyCluster(8);
+  World world(*service);
+  FragmentedBlocks(world, 0);
+  placement::GangRequest request;
+  request.job = "x/probe";
+  request.count = 5;
+  request.per_pod = {{"nvidia.com/gpu", 8}};
+  request.required_level = kLeaf;
+  auto result = service->Place(request);
+  ASSERT_TRUE(result.ok());
+  ASSERT_FALSE(result->placed);
+  EXPECT_EQ(result->explanation.fit_in_best, 1);
+  EXPECT_EQ(result->explanation.max_fit_empty, 4);
+}
+
+// Backfill (docs/admission.md): two blocks of 4 nodes. Block 0 runs a 4-node job until 5000,
+// block 1 a 2-node job until 1000. A 4-node gang needing one block is expected to start at 1000
+// in block 1, so block 1's two free nodes are held for it: a long 2-node job behind it must wait,
+// a short one (ending by 1000) may use them.
+struct BackfillWorld {
+  std::unique_ptr<placement::InProcessPlacementService> service = EmptyCluster(8);
+  World world{*service};
+
+  explicit BackfillWorld(bool estimates) {
+    ClusterQueue cq = GpuQueue("team-a", "", {{"p5", Gpu(256)}});
+    world.Flavor("p5").Queue(cq);
+    Workload a = LeafJob("team-a/a", 4, 0, 0);
+    Workload b = LeafJob("team-a/b", 2, 0, 1);
+    if (estimates) {
+      a.expected_runtime_seconds = 5000;
+      b.expected_runtime_seconds = 1000;
+    }
+    world.Add(a).Add(b);
+    CycleResult setup = world.Cycle();
+    EXPECT_EQ(setup.admissions.size(), 2u);
+    world.Apply(setup);  // admitted at 0; now = 1
+    Workload head = LeafJob("team-a/head", 4, 10, 10);
+    Workload long_job = Job("team-a/long", 2, 8, 0, 11);
+    Workload short_job = Job("team-a/short", 2, 8, 0, 12);
+    if (estimates) {
+      head.expected_runtime_seconds = 3600;
+      long_job.expected_runtime_seconds = 10000;
+      short_job.expected_runtime_seconds = 500;
+    }
+    world.Add(head).Add(long_job).Add(short_job);
+  }
+};
+
+TEST(RealPlacementTest, BackfillHoldsTheHeadsNodesForItsExpectedStart) {
+  BackfillWorld w(/*estimates=*/true);
+  CycleResult result = w.world.Cycle();
+  EXPECT_THAT(AdmittedKeys(result), ::testing::ElementsAre("team-a/short"));
+  const PendingDecision* head = PendingFor(result, "team-a/head");
+  ASSERT_NE(head, nullptr);
+  EXPECT_THAT(head->message, HasSubstr("backfill: 4 nodes in " + kLeaf));
+  EXPECT_THAT(head->message, HasSubstr("held for its expected start in 999s"));
+  const PendingDecision* long_job = PendingFor(result, "team-a/long");
+  ASSERT_NE(long_job, nullptr);
+  EXPECT_THAT(long_job->message, HasSubstr("ReservedForBackfill"));
+  // The short job went to the reserved block: it ends before the head's start.
+  for (const AdmissionDecision& a : result.admissions) {
+    EXPECT_EQ(a.placement.domain.ToString(), result.admissions[0].placement.domain.ToString());
+  }
+}
+
+TEST(RealPlacementTest, BackfillOffOrWithoutEstimatesAdmitsInQueueOrder) {
+  for (bool estimates : {true, false}) {
+    BackfillWorld w(estimates);
+    CycleOptions options;
+    options.backfill = estimates ? false : true;  // off; or on with nothing to estimate from
+    CycleResult result = w.world.Cycle(options);
+    EXPECT_THAT(AdmittedKeys(result), ::testing::ElementsAre("team-a/long")) << estimates;
+    EXPECT_EQ(result.calls.plan_preemption, 0) << estimates;
+    EXPECT_EQ(result.calls.release, 0) << estimates;
+  }
+}
+
+// With estimates, the locality wait ends as soon as no preferred domain is expected to free
+// before it would end: four blocks of 4 nodes with 3 taken until 5000 in each, a 2-node gang
+// preferring one block goes to the spine at once instead of waiting 300 s for nothing.
+TEST(RealPlacementTest, BackfillEndsALocalityWaitThatCannotBeRewarded) {
+  auto service = EmptyCluster(16);
+  World world(*service);
+  ClusterQueue cq = GpuQueue("team-a", "", {{"p5", Gpu(256)}});
+  cq.locality_wait_seconds = 300;
+  world.Flavor("p5").Queue(cq);
+  for (int i = 0; i < 4; ++i) {
+    Workload w = LeafJob("team-a/busy" + std::to_string(i), 3, 0, i);
+    w.expected_runtime_seconds = 5000;
+    world.Add(w);
+  }
+  CycleResult setup = world.Cycle();
+  ASSERT_EQ(setup.admissions.size(), 4u);
+  world.Apply(setup);
+  std::set<std::string> blocks;
+  for (const AdmissionDecision& a : setup.admissions) blocks.insert(a.placement.domain.ToString());
+  ASSERT_EQ(blocks.size(), 4u) << "each busy job in its own block";
+  Workload gang = SpineJob("team-a/gang", 2, 0, 1);
+  gang.expected_runtime_seconds = 3600;
+  world.Add(gang);
+  CycleOptions options;
+  options.backfill_ends_locality_wait = true;
+  CycleResult result = world.Cycle(options);
+  ExpectOnlyAdmittedAt(result, "team-a/gang", kSpine);
+  EXPECT_EQ(result.requeue_at, std::nullopt);
+}
+
 TEST(RealPlacementTest, NoLocalityWaitAdmitsAtTheRequiredLevelAtOnce) {
   auto service = EmptyCluster(8);
   World world(*service);
   FragmentedBlocks(world, 0);
   world.Add(SpineJob("team-a/gang", 2, 0, 10));
-  CycleResult result = world.Cycle();
+  CycleOptions options;
+  options.backfill_ends_locality_wait = true;
+  CycleResult result = world.Cycle(options);
   ExpectOnlyAdmittedAt(result, "team-a/gang", kSpine);
   EXPECT_EQ(result.requeue_at, std::nullopt);
 }
