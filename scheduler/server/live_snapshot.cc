@@ -238,6 +238,7 @@ void LiveSnapshot::ApplyPodLocked(const std::string& key, const kube::Pod* pod) 
 void LiveSnapshot::ApplyJobLocked(const std::string& key, const kube::RawObject* raw) {
   if (raw == nullptr) {
     unrestored_.erase(key);
+    restored_nodes_.erase(key);
     absl::Status status = service_.Update([&](ClusterSnapshot& s) {
       if (s.FindReservation(key) == nullptr) return absl::NotFoundError("");
       return s.Release(key);
@@ -257,9 +258,43 @@ void LiveSnapshot::ApplyJobLocked(const std::string& key, const kube::RawObject*
   std::optional<Restorable> restorable = RestorableFrom(*job);
   if (!restorable) {
     unrestored_.erase(key);
+    ReleaseLeftoverLocked(key, Finished(job->status.phase));
     return;
   }
   if (!RestoreLocked(*restorable, /*retry=*/false)) unrestored_.insert_or_assign(key, *std::move(restorable));
+}
+
+void LiveSnapshot::ReleaseLeftoverLocked(const std::string& key, bool finished) {
+  auto restored = restored_nodes_.find(key);
+  std::vector<std::string> restored_on;
+  if (restored != restored_nodes_.end()) {
+    restored_on = std::move(restored->second);
+    restored_nodes_.erase(restored);
+  }
+  if (!finished && restored_on.empty()) return;  // maybe the operator's fresh reservation
+  absl::Status status = service_.Update([&](ClusterSnapshot& s) -> absl::Status {
+    const ClusterSnapshot::Reservation* held = s.FindReservation(key);
+    if (held == nullptr) return absl::NotFoundError("");
+    if (!finished) {
+      // Only the reservation re-created from the old status, not one the operator made since.
+      if (held->ranks.size() != restored_on.size()) return absl::NotFoundError("");
+      for (size_t r = 0; r < held->ranks.size(); ++r) {
+        if (s.nodes()[held->ranks[r].node].info.name != restored_on[r]) {
+          return absl::NotFoundError("");
+        }
+      }
+    }
+    return s.Release(key);
+  });
+  if (!status.ok()) return;
+  if (finished) {
+    ++counters_.released_on_finish;
+    spdlog::info("released the reservation of finished TrainingJob {}", key);
+  } else {
+    ++counters_.released_stale;
+    spdlog::info("released the reservation of TrainingJob {} restored from a status it has left",
+                 key);
+  }
 }
 
 bool LiveSnapshot::RestoreLocked(const Restorable& restorable, bool retry) {
@@ -284,6 +319,7 @@ bool LiveSnapshot::RestoreLocked(const Restorable& restorable, bool retry) {
     return false;
   }
   if (restored) {
+    restored_nodes_[job] = restorable.placement.nodes;
     ++counters_.restored;
     spdlog::info("restored the reservation of TrainingJob {} ({} ranks) from status.placement",
                  job, restorable.placement.nodes.size());

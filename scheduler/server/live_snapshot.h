@@ -22,9 +22,15 @@
 //   * a job with status.admission and status.placement that has not finished holds a
 //     reservation on exactly those nodes; a job that cannot be restored (a node is gone or
 //     full) is retried whenever a node changes and counted in restore_failures;
-//   * a deleted job's reservation is released; anything else about reservations is the
-//     operator's business through the Placement API (a job whose status has no placement yet
-//     may hold a fresh reservation the operator has not written down).
+//   * a deleted job's reservation is released, and so is a finished (Succeeded / Failed) job's;
+//   * a reservation this snapshot re-created from a job's status is released when a later
+//     status of the job has no admission or placement (requeued, preempted, suspended) and the
+//     reservation is still on the restored nodes: the informer can deliver a job's older status
+//     after the operator released its reservation through the Placement API, and the
+//     reservation re-created from it would otherwise be held forever (found by hack/chaos.sh);
+//   * anything else about reservations is the operator's business through the Placement API
+//     (a job whose status has no placement yet may hold a fresh reservation the operator has
+//     not written down).
 #pragma once
 
 #include <cstdint>
@@ -72,6 +78,8 @@ struct LiveSnapshotCounters {
   int64_t restored = 0;          // reservations re-created from status.placement
   int64_t restore_failures = 0;  // attempts that failed (retried on node changes)
   int64_t released_on_delete = 0;
+  int64_t released_on_finish = 0;  // finished jobs' reservations
+  int64_t released_stale = 0;      // restored from a status the job has since left
   int64_t errors = 0;  // snapshot calls that failed for another reason (logged)
 };
 
@@ -106,6 +114,10 @@ class LiveSnapshot {
   // `retry`: an attempt after an earlier failure (logged at debug, not warn).
   bool RestoreLocked(const Restorable& restorable, bool retry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RetryUnrestoredLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A job's status says it holds no reservation: release one held if the job finished, or if it
+  // is the one this snapshot restored from the job's earlier status.
+  void ReleaseLeftoverLocked(const std::string& key, bool finished)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   placement::InProcessPlacementService& service_;
   mutable absl::Mutex mu_;
@@ -118,6 +130,8 @@ class LiveSnapshot {
   std::unordered_map<std::string, std::string> waiting_node_ ABSL_GUARDED_BY(mu_);  // key->node
   // Jobs whose reservation could not be restored yet.
   std::unordered_map<std::string, Restorable> unrestored_ ABSL_GUARDED_BY(mu_);
+  // Jobs whose reservation this snapshot re-created from status.placement: job -> its nodes.
+  std::unordered_map<std::string, std::vector<std::string>> restored_nodes_ ABSL_GUARDED_BY(mu_);
   LiveSnapshotCounters counters_ ABSL_GUARDED_BY(mu_);
 };
 

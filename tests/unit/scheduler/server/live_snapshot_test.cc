@@ -197,6 +197,59 @@ TEST_F(LiveSnapshotTest, DeletingAJobReleasesItsReservation) {
   EXPECT_EQ(live_.counters().released_on_delete, 1);
 }
 
+// Found by hack/chaos.sh: the operator released a finishing job's reservation through the
+// Placement API while the scheduler's informer was behind; the job's older status (admitted,
+// placed, not finished) then re-created the reservation, and nothing ever released it.
+TEST_F(LiveSnapshotTest, AReservationRestoredFromAStaleStatusIsReleasedWhenTheJobFinishes) {
+  live_.Build({Node("n0", "b1"), Node("n1", "b1")}, {Job("ml", "llama", {"n0", "n1"})}, {});
+  ASSERT_THAT(Reserved(), ElementsAre("ml/llama"));
+  ASSERT_THAT(service_.Release("ml/llama"), IsOk());  // the operator, on Succeeded
+  live_.JobChanged("ml/llama", Job("ml", "llama", {"n0", "n1"}, "Admitted").get());  // stale
+  ASSERT_THAT(Reserved(), ElementsAre("ml/llama"));
+  live_.JobChanged("ml/llama", Job("ml", "llama", {"n0", "n1"}, "Succeeded").get());
+  EXPECT_THAT(Reserved(), IsEmpty());
+  EXPECT_EQ(UsedGpus("n0"), 0);
+  EXPECT_EQ(live_.counters().released_on_finish, 1);
+  ExpectConsistent();
+}
+
+TEST_F(LiveSnapshotTest, AFinishedJobHoldsNoReservationWhoeverMadeIt) {
+  live_.Build({Node("n0", "b1")}, {}, {});
+  ASSERT_THAT(service_.Reserve([] {
+    placement::GangRequest r;
+    r.job = "ml/done";
+    r.count = 1;
+    r.per_pod = {{"nvidia.com/gpu", 8}};
+    return r;
+  }()),
+              IsOk());
+  live_.JobChanged("ml/done", Job("ml", "done", {"n0"}, "Failed").get());
+  EXPECT_THAT(Reserved(), IsEmpty());
+}
+
+TEST_F(LiveSnapshotTest, AReservationRestoredFromAStatusTheJobHasLeftIsReleased) {
+  // Preempted: the operator released the reservation and wrote status without admission; an
+  // older status arriving in between re-created it.
+  live_.Build({Node("n0", "b1")}, {Job("ml", "llama", {"n0"})}, {});
+  ASSERT_THAT(service_.Release("ml/llama"), IsOk());
+  live_.JobChanged("ml/llama", Job("ml", "llama", {"n0"}, "Running").get());
+  ASSERT_THAT(Reserved(), ElementsAre("ml/llama"));
+  live_.JobChanged("ml/llama", Job("ml", "llama", {}, "Queued", /*admitted=*/false).get());
+  EXPECT_THAT(Reserved(), IsEmpty());
+  EXPECT_EQ(live_.counters().released_stale, 1);
+  // A reservation the operator makes afresh for the queued job is its own: kept.
+  ASSERT_THAT(service_.Reserve([] {
+    placement::GangRequest r;
+    r.job = "ml/llama";
+    r.count = 1;
+    r.per_pod = {{"nvidia.com/gpu", 8}};
+    return r;
+  }()),
+              IsOk());
+  live_.JobChanged("ml/llama", Job("ml", "llama", {}, "Queued", /*admitted=*/false).get());
+  EXPECT_THAT(Reserved(), ElementsAre("ml/llama"));
+}
+
 TEST_F(LiveSnapshotTest, AJobWithoutPlacementKeepsAReservationTheOperatorJustMade) {
   // The operator reserves through the Placement API first and writes status.placement after:
   // the scheduler must not drop the reservation in between.
