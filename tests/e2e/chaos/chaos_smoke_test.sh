@@ -39,8 +39,10 @@ field() { jq -r ".$1" <<<"$json"; }
   fail "no relist in the binaries' logs"
 [[ $(field watch_cuts) -ge 1 ]] && pass "watch streams cut mid-event ($(field watch_cuts))" ||
   fail "no watch cut in the binaries' logs"
-[[ $(field slow_extender_periods) -ge 1 && $(field extender_timeouts) -ge 1 && $(field extender_not_back) == 0 ]] &&
-  pass "extender stalled past kube-scheduler's timeout ($(field extender_timeouts) timeouts logged) and back" ||
+# kube-scheduler logs a timeout only when a pod reached the extender during the stall (the CI run at
+# 1aa1932 saw 0 in 1 stall, the 50-round run 2 in 25), so the count is reported, not required.
+[[ $(field slow_extender_periods) -ge 1 && $(field extender_not_back) == 0 ]] &&
+  pass "extender stalled past kube-scheduler's timeout and back ($(field extender_timeouts) timeouts logged)" ||
   fail "stalls $(field slow_extender_periods), timeouts $(field extender_timeouts), not back $(field extender_not_back)"
 
 # --- planted violations on the same cluster ---------------------------------------------------
