@@ -1,5 +1,7 @@
 // Watches and informers against the real control plane, through an API-server restart and
 // through etcd compaction (which makes the last resourceVersion too old and forces a relist).
+#include <chrono>
+#include <condition_variable>
 #include <map>
 #include <mutex>
 #include <set>
@@ -36,11 +38,17 @@ class DroppingTransport : public Transport {
       std::lock_guard<std::mutex> lock(mu_);
       active_.insert(&local);
     }
-    absl::StatusOr<HttpResponse> result = inner_.Stream(request, on_chunk, &local);
+    // A cut is a cut: once dropped, no further chunk reaches the caller, even one the inner
+    // stream had already read (otherwise the informer can see writes made "behind its back").
+    ChunkCallback gated = [&local, &on_chunk](std::string_view chunk) {
+      return !local.cancelled() && on_chunk(chunk);
+    };
+    absl::StatusOr<HttpResponse> result = inner_.Stream(request, gated, &local);
     {
       std::lock_guard<std::mutex> lock(mu_);
       active_.erase(&local);
     }
+    ended_.notify_all();
     if (cancel != nullptr) cancel->Unregister(id);
     if (local.cancelled() && !(cancel != nullptr && cancel->cancelled())) {
       return absl::UnavailableError("injected: watch dropped");
@@ -49,9 +57,12 @@ class DroppingTransport : public Transport {
   }
 
   void RefuseStreams(bool refuse) { refuse_streams_ = refuse; }
+  // Cancels every open watch and waits until each has returned to its caller, so nothing
+  // written after this call can reach the informer through an old stream.
   void DropWatches() {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::unique_lock<std::mutex> lock(mu_);
     for (Cancellation* c : active_) c->Cancel();
+    ended_.wait_for(lock, std::chrono::seconds(30), [this] { return active_.empty(); });
   }
 
  private:
@@ -59,6 +70,7 @@ class DroppingTransport : public Transport {
   std::atomic<bool> refuse_streams_{false};
   std::mutex mu_;
   std::set<Cancellation*> active_;
+  std::condition_variable ended_;
 };
 
 // The cluster's transport, not owned: what kube::FaultTransport wraps here.
