@@ -116,64 +116,20 @@ for t in jq curl python3 kubectl; do
   command -v "$t" >/dev/null || { echo "[bench-e2e] FAILED: $t is not installed (hack/setup.sh)" >&2; exit 1; }
 done
 
-export PHALANX_CLUSTER_DIR
-PHALANX_CLUSTER_DIR=$(mktemp -d /tmp/phalanx-bench-e2e.XXXXXX)
-source "$ROOT/hack/cluster/lib.sh"
-DIR=$PHALANX_CLUSTER_DIR
-log() { echo "[bench-e2e] $*" >&2; }
-deadline=$((SECONDS + TIMEOUT))
-remaining() { local r=$((deadline - SECONDS)); ((r > 0)) && echo "$r" || echo 1; }
-now() { echo "$EPOCHREALTIME"; }
-elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
-LOADS=()
-sample_load() { LOADS+=("$(cut -d' ' -f1 /proc/loadavg)"); }
+BENCH_TAG=bench-e2e
+# shellcheck source=hack/bench-lib.sh
+source "$ROOT/hack/bench-lib.sh"
 vm_mb() { # component field -> MB (10^6 bytes)
   local pid st
   read -r pid st <<<"$(phx_pid_of "$1")"
   awk -v f="$2:" '$1 == f { printf "%.1f", $2 * 1024 / 1e6 }' "/proc/$pid/status" 2>/dev/null || echo null
 }
-
-ok=0 up=0
-cleanup() {
-  ((up == 1)) || return 0
-  if [[ $KEEP == 1 ]]; then
-    log "cluster kept: KUBECONFIG=$DIR/kubeconfig; stop it with PHALANX_CLUSTER_DIR=$DIR hack/phalanx-down.sh"
-  elif [[ $ok == 1 ]]; then
-    "$ROOT/hack/phalanx-down.sh" >/dev/null 2>&1 || true
-  else
-    log "failed; logs kept in $DIR/logs (remove the directory when done)"
-    PHALANX_KEEP_DIR=1 "$ROOT/hack/phalanx-down.sh" >/dev/null 2>&1 || true
-  fi
-}
-trap cleanup EXIT
+bench_cleanup_trap
 
 sample_load
 log "private cluster with $NODES nodes x $GPUS GPUs in $DIR (load average $(cut -d' ' -f1-3 /proc/loadavg))"
-up=1
-t_up=$(now)
-# Nodes are added here, not by phalanx-up.sh --nodes (whose fixed 120 s wait for the lifecycle
-# taints is too short for 1,000 nodes; see docs/benchmarks.md).
-if ! KUBECONFIG_PATH=$(PHALANX_OPERATOR_ARGS="$OP_ARGS" "$ROOT/hack/phalanx-up.sh" --nodes 0 \
-  --ttl $((TIMEOUT + 600)) | tail -1); then
-  log "FAILED: hack/phalanx-up.sh"
-  exit 1
-fi
-export KUBECONFIG="$KUBECONFIG_PATH"
-# shellcheck disable=SC1091
-source "$DIR/env"
-export APISERVER_URL CA_CERT ADMIN_CERT ADMIN_KEY
-kc() { kubectl --request-timeout=60s "$@"; }
-"$ROOT/hack/cluster/fake-nodes.sh" --preset eks --count "$NODES" --gpus "$GPUS" >&2
-t_nodes=$(now)
-tainted() {
-  kc get nodes -l phalanx.dev/fake-node=true \
-    -o jsonpath='{range .items[*]}{range .spec.taints[*]}{.key}{"\n"}{end}{end}' | grep -c '^node.kubernetes.io/' || true
-}
-until [[ $(tainted) == 0 ]]; do
-  ((SECONDS < deadline)) || { log "FAILED: fake nodes still carry node.kubernetes.io/ taints at the deadline"; exit 1; }
-  sleep 2
-done
-log "cluster up in $(elapsed "$t_up" "$(now)")s (nodes untainted $(elapsed "$t_nodes" "$(now)")s after Ready)"
+export PHALANX_OPERATOR_ARGS="$OP_ARGS"
+bench_cluster_up "$NODES" --gpus "$GPUS"
 
 # The two kube-scheduler configurations, same client qps: plain (default profile, no extender,
 # every other setting kube-scheduler's default) and Phalanx's (deploy/scheduler/).

@@ -70,17 +70,9 @@ for b in scheduler/server/phalanx-scheduler operator/phalanx-operator; do
   [[ -x $BUILD/$b ]] || { echo "[bench-op] FAILED: $BUILD/$b is not built (cmake --build $BUILD --target phalanx-scheduler phalanx-operator)" >&2; exit 1; }
 done
 
-export PHALANX_CLUSTER_DIR
-PHALANX_CLUSTER_DIR=$(mktemp -d /tmp/phalanx-bench-op.XXXXXX)
-source "$ROOT/hack/cluster/lib.sh"
-DIR=$PHALANX_CLUSTER_DIR
-log() { echo "[bench-op] $*" >&2; }
-deadline=$((SECONDS + TIMEOUT))
-remaining() { local r=$((deadline - SECONDS)); ((r > 0)) && echo "$r" || echo 1; }
-now() { echo "$EPOCHREALTIME"; }
-elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
-LOADS=()
-sample_load() { LOADS+=("$(cut -d' ' -f1 /proc/loadavg)"); }
+BENCH_TAG=bench-op
+# shellcheck source=hack/bench-lib.sh
+source "$ROOT/hack/bench-lib.sh"
 # CPU seconds (user + system) so far of each cluster process, and of the whole machine, to a file:
 # where the cores went during a phase (and how much of them other work took).
 TCK=$(getconf CLK_TCK)
@@ -97,46 +89,11 @@ cpu_snapshot() { # file
     done <"$DIR/pids"; } >"$1"
 }
 
-ok=0 up=0
-cleanup() {
-  ((up == 1)) || return 0
-  if [[ $KEEP == 1 ]]; then
-    log "cluster kept: KUBECONFIG=$DIR/kubeconfig; stop it with PHALANX_CLUSTER_DIR=$DIR hack/phalanx-down.sh"
-  elif [[ $ok == 1 ]]; then
-    "$ROOT/hack/phalanx-down.sh" >/dev/null 2>&1 || true
-  else
-    log "failed; logs kept in $DIR/logs (remove the directory when done)"
-    PHALANX_KEEP_DIR=1 "$ROOT/hack/phalanx-down.sh" >/dev/null 2>&1 || true
-  fi
-}
-trap cleanup EXIT
+bench_cleanup_trap
 
 sample_load
 log "starting a private cluster with $NODES fake nodes in $DIR (load average $(cut -d' ' -f1-3 /proc/loadavg))"
-up=1
-t_up=$(now)
-# The nodes are added here rather than by phalanx-up.sh --nodes: it waits a fixed 120 s for the
-# node lifecycle controller to lift the not-ready taints, and kube-controller-manager (20 API
-# requests/s by default) needs longer than that for 1,000 nodes.
-if ! KUBECONFIG_PATH=$("$ROOT/hack/phalanx-up.sh" --nodes 0 --ttl $((TIMEOUT + 600)) | tail -1); then
-  log "FAILED: hack/phalanx-up.sh"
-  exit 1
-fi
-export KUBECONFIG="$KUBECONFIG_PATH"
-# shellcheck disable=SC1091
-source "$DIR/env"
-kc() { kubectl --request-timeout=60s "$@"; }
-"$ROOT/hack/cluster/fake-nodes.sh" --preset eks --count "$NODES" >&2
-t_nodes=$(now)
-tainted() {
-  kc get nodes -l phalanx.dev/fake-node=true \
-    -o jsonpath='{range .items[*]}{range .spec.taints[*]}{.key}{"\n"}{end}{end}' | grep -c '^node.kubernetes.io/' || true
-}
-until [[ $(tainted) == 0 ]]; do
-  ((SECONDS < deadline)) || { log "FAILED: fake nodes still carry node.kubernetes.io/ taints at the deadline"; exit 1; }
-  sleep 2
-done
-log "cluster up in $(elapsed "$t_up" "$(now)")s ($NODES nodes Ready and untainted $(elapsed "$t_nodes" "$(now)")s after they were Ready)"
+bench_cluster_up "$NODES"
 
 # One ClusterTrainingQueue over every node, quota twice the cluster; a namespace per phase.
 GANG_NS=bench-gang QUEUED_NS=bench-queued
