@@ -30,7 +30,7 @@ if [[ $rc != 0 ]]; then
   echo "[down] some processes could not be stopped; keeping $DIR" >&2
   exit 1
 fi
-if [[ -n ${PHALANX_KEEP_DIR:-} ]]; then
+if [[ ${PHALANX_KEEP_DIR:-0} == 1 ]]; then
   : >"$DIR/pids"
   echo "[down] stopped; kept $DIR"
 else
