@@ -1,5 +1,7 @@
 #include "kube/event_recorder.h"
 
+#include <algorithm>
+#include <functional>
 #include <iterator>
 #include <utility>
 
@@ -7,6 +9,7 @@
 #include "kube/errors.h"
 #include "kube/internal/strings.h"
 #include "kube/json.h"
+#include "spdlog/spdlog.h"
 
 namespace kube {
 namespace {
@@ -22,11 +25,90 @@ std::string_view TypeName(EventType type) {
 }  // namespace
 
 EventRecorder::EventRecorder(Client& client, EventRecorderOptions options, Clock& clock)
-    : client_(client), options_(std::move(options)), clock_(clock) {}
+    : client_(client), options_(std::move(options)), clock_(clock) {
+  for (int i = 0; i < options_.async_writers; ++i) {
+    writers_.push_back(std::make_unique<Writer>());
+    Writer& w = *writers_.back();
+    w.thread = std::thread([this, &w] { WriterLoop(w); });
+  }
+}
+
+EventRecorder::~EventRecorder() {
+  {
+    std::lock_guard<std::mutex> lock(queue_mu_);
+    stopping_ = true;
+  }
+  queue_cv_.notify_all();
+  for (auto& w : writers_) w->thread.join();
+}
 
 absl::Status EventRecorder::Record(const ObjectReference& object, EventType type,
                                    std::string_view reason, std::string_view message) {
-  absl::Time now = clock_.Now();
+  Pending event{object, type, std::string(reason), std::string(message), clock_.Now()};
+  if (writers_.empty()) return Write(event);
+  // One object's Events go to one writer, so they are written (and aggregated) in order.
+  const size_t shard =
+      std::hash<std::string>{}(object.uid.empty() ? object.namespace_ + "/" + object.name
+                                                  : object.uid) %
+      writers_.size();
+  {
+    std::lock_guard<std::mutex> lock(queue_mu_);
+    if (stopping_ || queued_ >= options_.max_queued) {
+      ++dropped_;
+      return absl::ResourceExhaustedError(
+          internal::Cat("event queue full (", options_.max_queued, "): dropped ", reason,
+                        " for ", object.kind, " ", object.namespace_, "/", object.name));
+    }
+    writers_[shard]->queue.push_back(std::move(event));
+    ++queued_;
+  }
+  queue_cv_.notify_all();
+  return absl::OkStatus();
+}
+
+void EventRecorder::WriterLoop(Writer& writer) {
+  std::unique_lock<std::mutex> lock(queue_mu_);
+  while (true) {
+    queue_cv_.wait(lock, [&] { return stopping_ || !writer.queue.empty(); });
+    if (stopping_) return;
+    Pending event = std::move(writer.queue.front());
+    writer.queue.pop_front();
+    lock.unlock();
+    absl::Status written = Write(event);
+    if (!written.ok()) {
+      spdlog::warn("event {} for {} {}/{} not written: {}", event.reason, event.object.kind,
+                   event.object.namespace_, event.object.name, written.ToString());
+    }
+    lock.lock();
+    --queued_;
+    queue_cv_.notify_all();
+  }
+}
+
+bool EventRecorder::Flush(absl::Duration timeout) {
+  std::unique_lock<std::mutex> lock(queue_mu_);
+  // A century or more means "until done" (chrono's now() + max would overflow).
+  return queue_cv_.wait_for(
+      lock, absl::ToChronoNanoseconds(std::min(timeout, absl::Hours(24 * 365 * 100))),
+      [&] { return queued_ == 0; });
+}
+
+size_t EventRecorder::queued() const {
+  std::lock_guard<std::mutex> lock(queue_mu_);
+  return queued_;
+}
+
+int64_t EventRecorder::dropped() const {
+  std::lock_guard<std::mutex> lock(queue_mu_);
+  return dropped_;
+}
+
+absl::Status EventRecorder::Write(const Pending& event) {
+  const ObjectReference& object = event.object;
+  const EventType type = event.type;
+  const std::string_view reason = event.reason;
+  const std::string_view message = event.message;
+  const absl::Time now = event.at;
   std::string ns = object.namespace_.empty() ? "default" : object.namespace_;
   Key key{object.uid.empty() ? internal::Cat(object.kind, "/", ns, "/", object.name) : object.uid,
           std::string(TypeName(type)), std::string(reason), std::string(message)};

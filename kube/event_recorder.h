@@ -4,17 +4,28 @@
 // is forgotten once the window has passed, so a long-running operator's memory does not grow
 // with every job it ever saw.
 //
+// With async_writers > 0, Record() only queues the Event and returns: writer threads send it
+// (every Event of one object on the same thread, in order), so a controller's own writes never
+// wait behind its Events. A full queue drops the Event (counted by dropped()), as client-go's
+// broadcaster does: an Event is a note for people, never state.
+//
 //   kube::EventRecorder recorder(client, {.component = "phalanx-operator", .host = pod_name});
 //   recorder.Record({.api_version = "phalanx.dev/v1alpha1", .kind = "TrainingJob",
 //                    .namespace_ = "ml", .name = "llama", .uid = uid},
 //                   kube::EventType::kNormal, "Admitted", "admitted to cluster queue gpu-a");
 #pragma once
 
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <tuple>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
@@ -39,21 +50,49 @@ struct EventRecorderOptions {
   std::string host;       // source.host / reportingInstance
   // Repeats within this window update the existing Event; zero disables aggregation.
   absl::Duration aggregation_window = absl::Minutes(10);
+  // 0: Record() writes before it returns. N > 0: N writer threads send queued Events.
+  int async_writers = 0;
+  // Queued Events beyond this (all writers together) are dropped.
+  size_t max_queued = 4096;
 };
 
 class EventRecorder {
  public:
   EventRecorder(Client& client, EventRecorderOptions options, Clock& clock = RealClock());
+  // Async: Events still queued are dropped; the one being written is finished first.
+  ~EventRecorder();
+  EventRecorder(const EventRecorder&) = delete;
+  EventRecorder& operator=(const EventRecorder&) = delete;
 
-  // Creates (or, for a repeat, updates) the Event. Events of cluster-scoped objects go to the
-  // "default" namespace, as client-go does.
+  // Creates (or, for a repeat, updates) the Event, stamped now. Events of cluster-scoped objects
+  // go to the "default" namespace, as client-go does. Async: OK once queued (the write's own
+  // error is logged), ResourceExhausted when the queue is full and the Event was dropped.
   absl::Status Record(const ObjectReference& object, EventType type, std::string_view reason,
                       std::string_view message);
 
+  // Async: waits until every Event queued so far is written or `timeout` passes; true if all
+  // were. At once true when synchronous.
+  bool Flush(absl::Duration timeout);
+
   // How many Events it remembers for aggregation (for tests).
   size_t remembered() const;
+  // Events dropped because the queue was full, since construction.
+  int64_t dropped() const;
+  // Async: Events recorded and not yet written.
+  size_t queued() const;
 
  private:
+  struct Pending {
+    ObjectReference object;
+    EventType type;
+    std::string reason;
+    std::string message;
+    absl::Time at;
+  };
+  struct Writer {
+    std::deque<Pending> queue;
+    std::thread thread;
+  };
   struct Seen {
     std::string name;
     std::string namespace_;
@@ -65,6 +104,8 @@ class EventRecorder {
   // Forgets the Events last recorded a window ago or earlier; at most once per window, so the
   // cost is amortized over the Events of a window. Needs mu_.
   void ForgetExpired(absl::Time now);
+  absl::Status Write(const Pending& event);
+  void WriterLoop(Writer& writer);
   absl::Status Create(const ObjectReference& object, std::string_view ns, EventType type,
                       std::string_view reason, std::string_view message, absl::Time now,
                       const Key& key);
@@ -75,6 +116,14 @@ class EventRecorder {
   mutable std::mutex mu_;
   std::map<Key, Seen> seen_;
   absl::Time forgotten_ = absl::InfinitePast();  // the last ForgetExpired
+
+  // Async only: one queue per writer thread, all guarded by queue_mu_.
+  mutable std::mutex queue_mu_;
+  std::condition_variable queue_cv_;
+  std::vector<std::unique_ptr<Writer>> writers_;
+  size_t queued_ = 0;
+  int64_t dropped_ = 0;
+  bool stopping_ = false;
 };
 
 }  // namespace kube

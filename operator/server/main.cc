@@ -96,7 +96,15 @@ int Run(const OperatorConfig& config) {
   placement::GrpcPlacementService placement(
       config.placement_address,
       {.deadline = std::chrono::milliseconds(config.placement_deadline_ms)});
-  kube::EventRecorder events(client, {.component = "phalanx-operator", .host = identity});
+  kube::EventRecorder events(client, {.component = "phalanx-operator",
+                                      .host = identity,
+                                      .async_writers = config.event_writers});
+  registry.AddCallbackGauge("phalanx_operator_event_queue_length",
+                            "Events recorded and not yet written.",
+                            [&] { return static_cast<double>(events.queued()); });
+  registry.AddCallbackGauge("phalanx_operator_events_dropped",
+                            "Events dropped since start because the event queue was full.",
+                            [&] { return static_cast<double>(events.dropped()); });
 
   // Everything the leader runs; returns once `lost` fires.
   int exit_code = kExitOk;
@@ -168,6 +176,10 @@ int Run(const OperatorConfig& config) {
   }
   if (stop.cancelled() && signals.received() != 0) {
     spdlog::info("received {}: stopped", signals.received_name());
+  }
+  if (!events.Flush(absl::Seconds(2))) spdlog::warn("stopping with Events not yet written");
+  if (events.dropped() > 0) {
+    spdlog::warn("{} Events were dropped because the event queue was full", events.dropped());
   }
   health->Stop();
   spdlog::info("phalanx-operator stopped");

@@ -20,6 +20,7 @@ absl::StatusOr<OperatorConfig> ParseOperatorFlags(const std::vector<std::string>
       .String("logLevel", &config.log_level)
       .Int("workers", &config.workers, 1, 64)
       .Int("writeConcurrency", &config.write_concurrency, 1, 64)
+      .Int("eventWriters", &config.event_writers, 0, 64)
       .Int("minCycleIntervalMs", &config.min_cycle_interval_ms, 0, 60000)
       .Int("syncTimeoutSeconds", &config.sync_timeout_seconds, 1, 86400)
       .Bool("fairSharing", &config.fair_sharing)
@@ -56,7 +57,10 @@ Flags (each also a key of the --config file, written without dashes in camelCase
   --log-level LEVEL            trace | debug | info | warn | error (default info)
   --workers N                  job controller workers, 1..64 (default 2)
   --write-concurrency N        API writes one step keeps in flight: a gang's pod creates, an
-                               admission cycle's status writes and events, 1..64 (default 8)
+                               admission cycle's status writes, 1..64 (default 8)
+  --event-writers N            threads that write Events from a queue, off the controllers'
+                               path (a full queue of 4096 drops them); 0 writes each Event
+                               before going on, 0..64 (default 4)
   --min-cycle-interval-ms N    shortest time between admission cycles (default 200)
   --sync-timeout-seconds N     give up (exit 1) if the informers have not synced by then
                                (default 300)

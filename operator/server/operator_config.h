@@ -26,6 +26,9 @@ struct OperatorConfig {
   // API writes one step keeps in flight at once: a gang's pod creates (per worker), an
   // admission cycle's status writes and Admitted events.
   int write_concurrency = 8;
+  // Threads writing Events from a bounded queue (kube::EventRecorderOptions::async_writers), so
+  // status writes and pod creates never wait for them; 0 = each Event written in line.
+  int event_writers = 4;
   // Shortest time between two admission cycles: events arriving meanwhile are folded into the
   // next cycle, so a burst of 1,000 applies costs a few cycles, not 1,000.
   int min_cycle_interval_ms = 200;

@@ -22,13 +22,15 @@ TEST(OperatorConfig, Defaults) {
   EXPECT_EQ(c->lease_name, "phalanx-operator");
   EXPECT_EQ(c->workers, 2);
   EXPECT_EQ(c->write_concurrency, 8);
+  EXPECT_EQ(c->event_writers, 4);
 }
 
 TEST(OperatorConfig, FlagsBothSpellings) {
   absl::StatusOr<OperatorConfig> c =
       ParseOperatorFlags({"--placement-address=10.0.0.1:9443", "--leader-elect", "false",
                           "--workers", "4", "--lease-namespace=phalanx-system",
-                          "--fair-sharing=true", "--write-concurrency", "16"});
+                          "--fair-sharing=true", "--write-concurrency", "16",
+                          "--event-writers=0"});
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->placement_address, "10.0.0.1:9443");
   EXPECT_FALSE(c->leader_elect);
@@ -36,6 +38,7 @@ TEST(OperatorConfig, FlagsBothSpellings) {
   EXPECT_EQ(c->lease_namespace, "phalanx-system");
   EXPECT_TRUE(c->fair_sharing);
   EXPECT_EQ(c->write_concurrency, 16);
+  EXPECT_EQ(c->event_writers, 0);
 }
 
 TEST(OperatorConfig, FileThenFlags) {
@@ -73,7 +76,8 @@ TEST(OperatorConfig, HelpListsEveryFlag) {
                            "--log-level", "--workers", "--min-cycle-interval-ms",
                            "--sync-timeout-seconds", "--placement-deadline-ms", "--fair-sharing",
                            "--not-ready-grace-seconds", "--http-read-timeout-seconds",
-                           "--http-max-connections", "--write-concurrency"}) {
+                           "--http-max-connections", "--write-concurrency",
+                           "--event-writers"}) {
     EXPECT_NE(OperatorUsage().find(flag), std::string::npos) << flag;
   }
 }
