@@ -29,7 +29,7 @@ ConfigFlags Options(SchedulerConfig& config) {
            })
       .String("topology", &config.topology)
       .String("logLevel", &config.log_level)
-      .Int("httpThreads", &config.http_threads, 1, 64)
+      .Int("httpThreads", &config.http_threads, 1, 256)
       .Int("extenderMaxBodyBytes", &config.extender_max_body_bytes, 4096, 1 << 30)
       .Int("grpcMaxMessageBytes", &config.grpc_max_message_bytes, 4096, 1 << 30)
       .Int("httpReadTimeoutSeconds", &config.http_read_timeout_seconds, 1, 3600)
@@ -72,7 +72,7 @@ Flags (each also a key of the --config file, written without dashes in camelCase
   --topology NAME             read the levels from this phalanx.dev NetworkTopology object instead
   --log-level LEVEL           trace | debug | info | warn | error (default info)
   --http-threads N            extender HTTP worker threads; a bind holds one for its API call
-                              (default 16)
+                              (default 64, 1..256)
   --extender-max-body-bytes N largest extender request body; larger ones get 413 before any
                               decoding (default 8388608 = 8 MiB, 4096..1073741824)
   --grpc-max-message-bytes N  largest Placement gRPC request; larger ones fail with
