@@ -280,15 +280,19 @@ def gangs(ns, pods, queue_name):
     jobs = {"g-%04d" % i: s for i, s in enumerate(sizes)}
     cv = threading.Condition()
     bound = {}        # job -> {pod: t}
+    seen = {}         # pod -> when the watch first showed it (created by the operator)
     max_partial = [0]  # the most gangs seen partly bound at one moment (while they bind)
 
     def on_pod(kind, obj, at):
-        if kind not in ("ADDED", "MODIFIED") or not obj["spec"].get("nodeName"):
+        if kind not in ("ADDED", "MODIFIED"):
             return
         job = obj["metadata"].get("labels", {}).get("phalanx.dev/job")
         if job not in jobs:
             return
         with cv:
+            seen.setdefault(obj["metadata"]["name"], at)
+            if not obj["spec"].get("nodeName"):
+                return
             b = bound.setdefault(job, {})
             if obj["metadata"]["name"] not in b:
                 b[obj["metadata"]["name"]] = at
@@ -317,7 +321,12 @@ def gangs(ns, pods, queue_name):
     for j, s in jobs.items():
         if len(bound.get(j, {})) == s:
             by_size.setdefault(s, []).append(max(bound[j].values()) - sent[j])
+    # Where the time went: the operator's pod creates (last pod seen), then create -> bound per
+    # pod (kube-scheduler's queue, the extender's filter and bind).
+    pod_bound = [t - seen[p] for b in bound.values() for p, t in b.items() if p in seen]
     return {"ok": ok, "pods": pods, "jobs": len(jobs), "create_s": rnd(t_created - t0, 2),
+            "pods_created_s": rnd(max(seen.values(), default=t0) - t0, 2),
+            "pod_bound_p50_s": rnd(pct(pod_bound, 0.5)), "pod_bound_p99_s": rnd(pct(pod_bound, 0.99)),
             "all_bound_s": rnd(last - t0, 2), "pods_per_s": rnd(total() / (last - t0), 1) if ok else None,
             "partial_gangs": len(partial), "gangs_without_pods_bound": len(unbound),
             "gang_bound_p50_s": rnd(pct(lat, 0.5)), "gang_bound_p99_s": rnd(pct(lat, 0.99)),

@@ -35,7 +35,9 @@
 #      cluster; the operator admits them and creates their pods; phalanx_pods_per_s = P / (first
 #      create sent -> last pod bound). gang_bound_p50_s/p99_s: per job, its create sent -> the
 #      watch event of its last pod bound. partial_gangs: jobs with some but not all pods bound
-#      when every pod is bound (or at the deadline).
+#      when every pod is bound (or at the deadline). phalanx.pods_created_s: first create sent
+#      -> the watch shows the operator's last pod; phalanx.pod_bound_p50_s/p99_s: per pod, first
+#      seen -> bound (kube-scheduler, the extender's filter and bind).
 #   c. burst: B 1-pod TrainingJobs on a second ClusterTrainingQueue held with stopPolicy Hold;
 #      once the operator has marked every one Queued, the queue's stopPolicy is set to None;
 #      admitted_per_s = B / (release -> the watch event of the last status.admission);
