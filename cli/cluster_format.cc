@@ -293,7 +293,10 @@ absl::StatusOr<ClusterQueueRow> ClusterQueueFrom(const std::string& json) {
                       .cohort = spec.cohort,
                       .pending = Int(cq, {"status", "pendingWorkloads"}),
                       .admitted = Int(cq, {"status", "admittedWorkloads"})};
-  if (const Condition* active = FindCondition(Conditions(cq), "Active")) {
+  // The conditions outlive the pointer into them (a temporary vector here was read after it
+  // was freed: found by hack/sanitize.sh).
+  const std::vector<Condition> conditions = Conditions(cq);
+  if (const Condition* active = FindCondition(conditions, "Active")) {
     row.active = active->status;
   }
   const Value* usage = Find(cq, {"status", "flavorsUsage"});
