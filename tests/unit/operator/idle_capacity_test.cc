@@ -81,6 +81,7 @@ struct Totals {
   int locality_waits = 0;
   int waiting = 0;
   int evicted_fitting = 0;  // victims that would fit elsewhere right after their eviction
+  int pass_budget_waits = 0;  // fitting jobs left for the next cycle by max_passes
 };
 
 void RunScenario(uint64_t seed, Totals& totals) {
@@ -109,9 +110,14 @@ void RunScenario(uint64_t seed, Totals& totals) {
   int serial = 0;
   for (int cycle = 0; cycle < 6; ++cycle) {
     for (int n = pick(0, cycle < 4 ? 6 : 0); n > 0; --n) {
-      Workload w = testing::Job(absl::StrCat("q", pick(0, queues - 1), "/w", ++serial), pick(1, 4),
-                       std::vector<int64_t>{1, 2, 4, 8}[pick(0, 3)], pick(0, 3),
-                       world.snapshot.now);
+      // One pick per statement: the order of a call's arguments is unspecified (g++ and clang
+      // differ), and the scenarios must be the same whichever compiler built the test.
+      const int queue = pick(0, queues - 1);
+      const int pods = pick(1, 4);
+      const int64_t gpus_per_pod = std::vector<int64_t>{1, 2, 4, 8}[pick(0, 3)];
+      const int priority = pick(0, 3);
+      Workload w = testing::Job(absl::StrCat("q", queue, "/w", ++serial), pods, gpus_per_pod,
+                                priority, world.snapshot.now);
       w.required_level = std::vector<std::string>{"", testing::kSpine, testing::kLeaf}[pick(0, 2)];
       if (w.required_level != testing::kLeaf && pick(0, 1)) w.preferred_level = testing::kLeaf;
       if (pick(0, 3) == 0) {
@@ -146,6 +152,13 @@ void RunScenario(uint64_t seed, Totals& totals) {
         ++totals.evicted_fitting;
         continue;
       }
+      if (why.find("quota was freed after it was considered") != std::string::npos) {
+        // The cycle's pass budget (CycleOptions::max_passes): quota a failed or shrunk
+        // placement gave back in the last pass was not offered again this cycle, and the wait
+        // says so. Counted and printed; docs/admission.md "Passes" describes the bound.
+        ++totals.pass_budget_waits;
+        continue;
+      }
       if (why.find("waiting up to") != std::string::npos) {
         ++totals.locality_waits;
         EXPECT_EQ(oracle.RoomFor(w.preferred_level, count, gpus), "")
@@ -173,9 +186,12 @@ TEST(IdleCapacityTest, NoFittingJobWaitsUnlessItsLocalityWaitSaysSo) {
     if (::testing::Test::HasFailure()) FAIL() << "first failing seed: " << seed;
   }
   std::printf("idle capacity: %d admitted, %d preempted, %d waiting job-cycles, %d locality "
-              "waits, %d victims that fit elsewhere in their eviction cycle\n",
+              "waits, %d victims that fit elsewhere in their eviction cycle, %d left to the "
+              "next cycle by the pass budget\n",
               totals.admitted, totals.preempted, totals.waiting, totals.locality_waits,
-              totals.evicted_fitting);
+              totals.evicted_fitting, totals.pass_budget_waits);
+  // The pass budget is a bound for the rare cycle, not how jobs usually wait.
+  EXPECT_LT(totals.pass_budget_waits * 100, totals.waiting);
   // The scenarios exercise waiting, preemption and locality waits, not only empty clusters.
   EXPECT_GT(totals.waiting, 1000);
   EXPECT_GT(totals.preempted, 50);
