@@ -18,9 +18,10 @@ namespace phalanx::cli {
 namespace {
 
 constexpr char kUsage[] =
-    R"(Usage: phalanx simulate [--cluster FILE] [--trace FILE] [--nodes N] [--jobs N] [--seed S]
-                        [--load X] [--policy NAME]... [--json] [--report FILE]
-                        [--jobs-out FILE] [--allow-unplaceable]
+    R"(Usage: phalanx simulate [--cluster FILE | --scenario NAME] [--trace FILE] [--nodes N]
+                        [--jobs N] [--seed S] [--load X] [--policy NAME]... [--json]
+                        [--report FILE] [--jobs-out FILE] [--allow-unplaceable]
+                        [--backfill on|off] [--locality-wait SECONDS]
 
 Runs every policy on the same job trace and cluster with a simulated clock and compares them:
 GPU utilization (over the first submit to the last GPU released), wait times, job completion
@@ -28,18 +29,28 @@ time, jobs never started, locality, modelled communication slowdown, preemptions
 each policy broke. Jobs never started are left out of the wait, locality and JCT figures, and a
 warning on stderr names each policy that left some.
 
-With no files: the built-in cluster (--nodes p5.48xlarge nodes, EKS 3-layer topology, three
-teams' queues) and a generated trace (--jobs jobs, seeded, Philly/Helios-like mix).
+With no files: a built-in cluster (--scenario, three teams' queues) and a generated trace
+(--jobs jobs, seeded, Philly/Helios-like mix).
 
   --cluster FILE   cluster spec YAML (node groups, topology shape, queues and quotas)
+  --scenario NAME  built-in cluster: default (128 p5.48xlarge, EKS 3-layer topology),
+                   gb200 (144 p6e-gb200.36xlarge in NVL72 cliques, tensor-parallel groups of
+                   4 or 8 nodes), mixed (64 p5.48xlarge + 64 p6-b200.48xlarge, 4-layer
+                   topology) (default: default)
   --trace FILE     job trace, .csv or YAML
-  --nodes N        nodes of the built-in cluster, 1 to 100000 (default 128)
+  --nodes N        nodes of the built-in cluster, 1 to 100000 (default: the scenario's)
   --jobs N         jobs of the generated trace, 1 to 10000000 (default 3000)
   --seed S         seed of the generated trace and node failures, 0 to 2^64-1 (default 1)
   --load X         offered load of the generated trace, fraction of GPUs, > 0 and <= 10
                    (default 0.9)
   --policy NAME    phalanx, first-fit, kueue-tas, volcano-hypernode, kai-topology
                    (repeatable or comma-separated; default: all)
+  --backfill on|off
+                   Phalanx's backfill with start-time reservations (docs/admission.md);
+                   each job's trace duration is its expected run time (default on)
+  --locality-wait SECONDS
+                   Phalanx's locality wait for every queue, 0 to 86400, overriding the
+                   cluster spec's localityWaitSeconds (default: the spec's, else 300)
   --json           print JSON instead of the table
   --report FILE    also write a self-contained HTML report with charts
   --jobs-out FILE  also write one CSV row per job and policy (submit, start, end, wait, pods,
@@ -66,9 +77,12 @@ int RunSimulate(const std::vector<std::string>& args) {
   std::string report_file;
   std::string jobs_file;
   std::vector<std::string> policies;
+  std::string backfill = "on";
+  int64_t locality_wait = 0;
   FlagSet flags;
   flags.String({"--cluster"}, &options.cluster_file)
       .String({"--trace"}, &options.trace_file)
+      .String({"--scenario"}, &options.scenario)
       .String({"--report"}, &report_file)
       .String({"--jobs-out"}, &jobs_file)
       .Strings({"--policy"}, &policies)
@@ -76,9 +90,16 @@ int RunSimulate(const std::vector<std::string>& args) {
       .Int({"--jobs"}, &options.jobs, 1, 10'000'000)
       .Uint({"--seed"}, &options.seed)
       .Double({"--load"}, &options.load, 0, 10, /*min_exclusive=*/true)
+      .String({"--backfill"}, &backfill)
+      .Int({"--locality-wait"}, &locality_wait, 0, 86'400)
       .Bool({"--json"}, &json)
       .Bool({"--allow-unplaceable"}, &options.allow_unplaceable);
   if (absl::Status parsed = flags.Parse(args); !parsed.ok()) return BadInput(kCommand, parsed);
+  if (backfill != "on" && backfill != "off") {
+    return BadInput(kCommand, absl::StrCat("--backfill: want on or off, got ", Quoted(backfill)));
+  }
+  options.phalanx.backfill = backfill == "on";
+  if (flags.Seen("--locality-wait")) options.phalanx.locality_wait_s = locality_wait;
   for (const std::string& list : policies) {
     for (absl::string_view name : absl::StrSplit(list, ',', absl::SkipEmpty())) {
       options.policies.emplace_back(name);
@@ -87,6 +108,13 @@ int RunSimulate(const std::vector<std::string>& args) {
   if (flags.Seen("--nodes") && !options.cluster_file.empty()) {
     return BadInput(kCommand,
                     "--nodes scales the built-in cluster; it cannot be combined with --cluster");
+  }
+  if (flags.Seen("--scenario") && !options.cluster_file.empty()) {
+    return BadInput(kCommand, "--scenario picks a built-in cluster; it cannot be combined with "
+                              "--cluster");
+  }
+  if (absl::Status known = sim::MakeBuiltInScenario(options.scenario, 0).status(); !known.ok()) {
+    return BadInput(kCommand, known);
   }
   if ((flags.Seen("--jobs") || flags.Seen("--load")) && !options.trace_file.empty()) {
     return BadInput(kCommand,

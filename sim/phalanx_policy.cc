@@ -94,6 +94,8 @@ std::optional<int64_t> Gpus(const std::optional<ResourceList>& list) {
 
 class PhalanxPolicy : public Policy {
  public:
+  explicit PhalanxPolicy(const PhalanxPolicyOptions& options) : options_(options) {}
+
   std::string name() const override { return "phalanx"; }
 
   absl::Status Init(const ClusterModel& cluster, const std::vector<JobStatus>& jobs) override {
@@ -126,6 +128,10 @@ class PhalanxPolicy : public Policy {
       w.preferred_level = spec.preferred_level;
       w.group_size = spec.group_size;
       w.group_level = spec.group_level;
+      // Its run time as the trace gives it, at its smallest size (linear scaling, as the engine
+      // models it): what a user's time limit would say if it were exact.
+      w.expected_runtime_seconds = std::llround(std::ceil(
+          spec.duration_s * static_cast<double>(spec.pods) / static_cast<double>(spec.min_pods())));
       if (!spec.node_group.empty()) w.node_selector[std::string(kNodeGroupLabel)] = spec.node_group;
       if (!by_key_.emplace(w.key, job.id).second) {
         return absl::InvalidArgumentError(absl::StrCat(spec.origin, ": duplicate job name \"",
@@ -143,6 +149,7 @@ class PhalanxPolicy : public Policy {
     // admission loop does: thousands run and a few change per cycle.
     admission::CycleOptions options;
     options.cache = cycle_cache_.get();
+    options.backfill = options_.backfill;
     const admission::CycleResult result = admission::RunAdmissionCycle(base_, *service_, options);
     if (!result.errors.empty()) {
       const admission::ObjectError& e = result.errors.front();
@@ -233,6 +240,7 @@ class PhalanxPolicy : public Policy {
       cq.preemption.reclaim_within_cohort = ReclaimPolicy(q.reclaim_within_cohort);
       cq.fair_sharing_weight = q.fair_sharing_weight;
       if (q.locality_wait_s) cq.locality_wait_seconds = *q.locality_wait_s;
+      if (options_.locality_wait_s) cq.locality_wait_seconds = *options_.locality_wait_s;
       base_.cluster_queues.push_back(std::move(cq));
       base_.local_queues.push_back(admission::LocalQueue{q.name, q.name, q.name});
       base_.namespaces.push_back(admission::Namespace{q.name, {}});
@@ -320,6 +328,7 @@ class PhalanxPolicy : public Policy {
     return absl::OkStatus();
   }
 
+  PhalanxPolicyOptions options_;
   const ClusterModel* cluster_ = nullptr;
   std::unique_ptr<placement::InProcessPlacementService> service_;
   std::unique_ptr<admission::CycleCache> cycle_cache_;
@@ -335,6 +344,8 @@ class PhalanxPolicy : public Policy {
 
 }  // namespace
 
-std::unique_ptr<Policy> MakePhalanxPolicy() { return std::make_unique<PhalanxPolicy>(); }
+std::unique_ptr<Policy> MakePhalanxPolicy(const PhalanxPolicyOptions& options) {
+  return std::make_unique<PhalanxPolicy>(options);
+}
 
 }  // namespace phalanx::sim

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 
 #include "absl/status/statusor.h"
 #include "scheduler/cluster_snapshot.h"
@@ -22,7 +23,17 @@
 
 namespace phalanx::sim {
 
-std::unique_ptr<Policy> MakePhalanxPolicy();
+// Switches for measuring what each mechanism does (docs/simulator.md, ablation); the defaults
+// are what the operator runs.
+struct PhalanxPolicyOptions {
+  // Backfill with start-time reservations (docs/admission.md "Backfill"). The simulator gives
+  // every workload its trace duration as its expected run time (at its smallest size).
+  bool backfill = true;
+  // Overrides every queue's localityWaitSeconds when set.
+  std::optional<int64_t> locality_wait_s;
+};
+
+std::unique_ptr<Policy> MakePhalanxPolicy(const PhalanxPolicyOptions& options = {});
 
 // The node-label Topology shared by all node groups of the cluster (the deepest preset; the
 // others must be its prefix), for the placement core.

@@ -20,21 +20,88 @@ std::vector<std::string> PolicyNames() {
   return names;
 }
 
-absl::StatusOr<std::unique_ptr<Policy>> MakePolicy(const std::string& name) {
-  if (name == "phalanx") return MakePhalanxPolicy();
+absl::StatusOr<std::unique_ptr<Policy>> MakePolicy(const std::string& name,
+                                                   const PhalanxPolicyOptions& phalanx) {
+  if (name == "phalanx") return MakePhalanxPolicy(phalanx);
   return MakeBaseline(name);
+}
+
+std::vector<std::string> BuiltInScenarioNames() { return {"default", "gb200", "mixed"}; }
+
+namespace {
+
+// Three teams in cohort `research` sharing each node group 40/35/25 % (whole nodes; the last
+// team gets the remainder), borrowing allowed, preemption on as in the default scenario.
+std::vector<QueueSpec> TeamQueues(const std::vector<NodeGroupSpec>& groups) {
+  const char* names[3] = {"team-a", "team-b", "team-c"};
+  std::vector<QueueSpec> queues(3);
+  for (int i = 0; i < 3; ++i) {
+    queues[i].name = names[i];
+    queues[i].cohort = "research";
+    queues[i].within_cluster_queue = "LowerPriority";
+    queues[i].reclaim_within_cohort = "Any";
+  }
+  for (const NodeGroupSpec& group : groups) {
+    const int64_t node_gpus = FindInstanceType(group.instance_type)->gpus;
+    const int64_t gpus = int64_t{group.count} * node_gpus;
+    const int64_t a = gpus * 40 / 100 / node_gpus * node_gpus;
+    const int64_t b = gpus * 35 / 100 / node_gpus * node_gpus;
+    const int64_t shares[3] = {a, b, gpus - a - b};
+    for (int i = 0; i < 3; ++i) {
+      queues[i].flavors.push_back(FlavorQuota{
+          group.name, {{std::string(kResourceGpu), shares[i]}}, std::nullopt, std::nullopt});
+    }
+  }
+  return queues;
+}
+
+}  // namespace
+
+absl::StatusOr<BuiltInScenario> MakeBuiltInScenario(const std::string& name, int32_t nodes) {
+  BuiltInScenario scenario;
+  if (nodes != 0 && (nodes < 2 || nodes > 100000)) {
+    return absl::InvalidArgumentError("--nodes: must be between 2 and 100000");
+  }
+  ClusterSpec& spec = scenario.cluster;
+  if (name == "default") {
+    spec = DefaultClusterSpec(nodes == 0 ? 128 : nodes);
+    return scenario;
+  }
+  if (name == "gb200") {
+    spec.name = "gb200";
+    spec.groups.push_back(
+        NodeGroupSpec{"gb200", "p6e-gb200.36xlarge", nodes == 0 ? 144 : nodes, "gb200",
+                      {2, 2, 4, 18}});
+    // Tensor parallelism over 4 or 8 nodes (16 or 32 GPUs) inside one NVL72 clique.
+    scenario.trace.group_sizes = {4, 8};
+  } else if (name == "mixed") {
+    spec.name = "mixed";
+    const int32_t total = nodes == 0 ? 128 : nodes;
+    if (total < 4) return absl::InvalidArgumentError("--nodes: the mixed scenario needs 4 or more");
+    spec.groups.push_back(NodeGroupSpec{"p5", "p5.48xlarge", total / 2, "eks", {2, 4, 16}});
+    spec.groups.push_back(NodeGroupSpec{"b200", "p6-b200.48xlarge", total - total / 2,
+                                        "eks-4layer", {2, 2, 4, 16}});
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat("--scenario: unknown scenario \"", name,
+                                                   "\" (known: ",
+                                                   absl::StrJoin(BuiltInScenarioNames(), ", "),
+                                                   ")"));
+  }
+  spec.queues = TeamQueues(spec.groups);
+  return scenario;
 }
 
 absl::StatusOr<Scenario> LoadScenario(const SimulateOptions& options) {
   Scenario scenario;
   ClusterSpec spec;
+  TraceOptions trace_options;
   if (!options.cluster_file.empty()) {
     ASSIGN_OR_RETURN(spec, LoadClusterSpec(options.cluster_file));
   } else {
-    if (options.nodes < 2 || options.nodes > 100000) {
-      return absl::InvalidArgumentError("--nodes: must be between 2 and 100000");
-    }
-    spec = DefaultClusterSpec(options.nodes);
+    ASSIGN_OR_RETURN(BuiltInScenario built_in,
+                     MakeBuiltInScenario(options.scenario, options.nodes));
+    spec = std::move(built_in.cluster);
+    trace_options = std::move(built_in.trace);
   }
   ASSIGN_OR_RETURN(ClusterModel cluster, BuildCluster(spec));
   scenario.cluster = std::make_unique<ClusterModel>(std::move(cluster));
@@ -45,8 +112,10 @@ absl::StatusOr<Scenario> LoadScenario(const SimulateOptions& options) {
     if (options.jobs < 1 || options.jobs > 10'000'000) {
       return absl::InvalidArgumentError("--jobs: must be between 1 and 10000000");
     }
-    scenario.jobs = GenerateTrace(
-        *scenario.cluster, {.jobs = options.jobs, .seed = options.seed, .load = options.load});
+    trace_options.jobs = options.jobs;
+    trace_options.seed = options.seed;
+    trace_options.load = options.load;
+    scenario.jobs = GenerateTrace(*scenario.cluster, trace_options);
     scenario.trace_source = absl::StrCat("generated (seed ", options.seed, ")");
   }
   RETURN_IF_ERROR(ValidateTrace(scenario.jobs, *scenario.cluster, options.allow_unplaceable));
@@ -58,7 +127,7 @@ absl::StatusOr<SimulationReport> RunScenario(const Scenario& scenario,
   std::vector<std::string> names = options.policies.empty() ? PolicyNames() : options.policies;
   std::vector<std::unique_ptr<Policy>> policies;
   for (const std::string& name : names) {
-    ASSIGN_OR_RETURN(std::unique_ptr<Policy> policy, MakePolicy(name));
+    ASSIGN_OR_RETURN(std::unique_ptr<Policy> policy, MakePolicy(name, options.phalanx));
     policies.push_back(std::move(policy));
   }
   SimulationReport report;

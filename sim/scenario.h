@@ -17,6 +17,7 @@
 
 #include "absl/status/statusor.h"
 #include "sim/cluster.h"
+#include "sim/phalanx_policy.h"
 #include "sim/policy.h"
 #include "sim/report.h"
 #include "sim/trace.h"
@@ -24,13 +25,15 @@
 namespace phalanx::sim {
 
 struct SimulateOptions {
-  std::string cluster_file;  // "" = the built-in default cluster
+  std::string cluster_file;  // "" = the built-in cluster of `scenario`
   std::string trace_file;    // "" = a generated trace
-  int32_t nodes = 128;       // size of the built-in cluster
+  std::string scenario = "default";  // a BuiltInScenarioNames() entry, without --cluster
+  int32_t nodes = 0;         // size of the built-in cluster; 0 = the scenario's own
   int32_t jobs = 3000;       // size of the generated trace
   uint64_t seed = 1;
   double load = 0.9;
   std::vector<std::string> policies;  // empty = every policy
+  PhalanxPolicyOptions phalanx;       // ablation switches for the phalanx policy
   bool progress = false;              // draw a progress bar (only if stderr is a terminal)
   // Run jobs that can never be placed (counted apart, in no figure) instead of refusing the
   // trace as bad input.
@@ -38,9 +41,26 @@ struct SimulateOptions {
   int threads = 2;
 };
 
+// The built-in scenarios `phalanx simulate --scenario NAME` runs without --cluster:
+//   default  128 p5.48xlarge, EKS 3-layer topology (DefaultClusterSpec);
+//   gb200    144 p6e-gb200.36xlarge in 8 NVL72 cliques (nvidia.com/gpu.clique), gangs in
+//            tensor-parallel groups of 4 or 8 nodes inside one clique;
+//   mixed    64 p5.48xlarge (EKS 3-layer) + 64 p6-b200.48xlarge (EKS 4-layer) in one
+//            4-layer Topology, every queue with quota in both flavors.
+// Each has three teams' queues in one cohort sharing 40/35/25 % with borrowing and preemption.
+std::vector<std::string> BuiltInScenarioNames();
+// The cluster of scenario `name` at `nodes` nodes (0 = its own size), and how its generated
+// trace differs from the default generator's. InvalidArgument for an unknown name.
+struct BuiltInScenario {
+  ClusterSpec cluster;
+  TraceOptions trace;  // jobs, seed and load are the caller's
+};
+absl::StatusOr<BuiltInScenario> MakeBuiltInScenario(const std::string& name, int32_t nodes);
+
 // Every policy name, Phalanx first.
 std::vector<std::string> PolicyNames();
-absl::StatusOr<std::unique_ptr<Policy>> MakePolicy(const std::string& name);
+absl::StatusOr<std::unique_ptr<Policy>> MakePolicy(const std::string& name,
+                                                   const PhalanxPolicyOptions& phalanx = {});
 
 // Resolves options into the cluster model and the jobs to run (no simulation).
 struct Scenario {

@@ -520,9 +520,19 @@ std::vector<TraceJob> GenerateTrace(const ClusterModel& cluster, const TraceOpti
         // only the full size), as the TrainingJob rules require.
         const int32_t sizes = job.elastic() ? std::gcd(job.elastic_min, job.elastic_step) : nodes;
         int32_t group_size = 1;
-        while (group_size * 2 <= std::min(sizes, group.spec.fanout.back()) &&
-               sizes % (group_size * 2) == 0) {
-          group_size *= 2;
+        if (options.group_sizes.empty()) {
+          while (group_size * 2 <= std::min(sizes, group.spec.fanout.back()) &&
+                 sizes % (group_size * 2) == 0) {
+            group_size *= 2;
+          }
+        } else {
+          std::vector<int32_t> fitting;
+          for (int32_t g : options.group_sizes) {
+            if (g <= group.spec.fanout.back() && sizes % g == 0) fitting.push_back(g);
+          }
+          if (!fitting.empty()) {
+            group_size = fitting[rng.UniformInt(0, static_cast<int64_t>(fitting.size()) - 1)];
+          }
         }
         if (group_size > 1) {
           job.group_size = group_size;

@@ -84,6 +84,10 @@ struct TraceOptions {
   int32_t jobs = 3000;
   uint64_t seed = 1;
   double load = 0.9;  // offered GPU-seconds per second as a fraction of the cluster's GPUs
+  // gb200 node groups: tensor-parallel group sizes (pods) to draw from, uniformly among those
+  // that fit a clique and divide every size the gang can run at (no groups if none does).
+  // Empty = the largest power of two that does.
+  std::vector<int32_t> group_sizes;
 };
 
 // The generator's model (docs/simulator.md): most jobs are one pod of 1-8 GPUs, while most

@@ -1,5 +1,7 @@
 #include "sim/scenario.h"
 
+#include <set>
+
 #include "common/testing/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -48,32 +50,41 @@ TEST(ScenarioTest, UnknownPolicyIsBadInput) {
               ::testing::HasSubstr("unknown policy \"slurm\""));
 }
 
-// The built-in default, every policy, as issue 5 requires: Phalanx never runs a partial gang or
-// over-commits a node (counted by the engine, not the policy), finishes every job, and its gangs
-// are at least as local as under every baseline (multi-node jobs inside one domain of the lowest
-// level that could hold them; docs/simulator.md, "Results on the built-in scenario").
-TEST(ScenarioTest, DefaultScenarioPhalanxIsSafeAndMostLocal) {
-  SimulateOptions options;
-  ASSERT_OK_AND_ASSIGN(Scenario scenario, LoadScenario(options));
-  ASSERT_OK_AND_ASSIGN(SimulationReport report, RunScenario(scenario, options));
-  ASSERT_EQ(report.results.size(), 5u);
-  const Summary& phalanx = report.results[0].summary;
-  ASSERT_EQ(phalanx.policy, "phalanx");
-  EXPECT_EQ(phalanx.jobs_completed, 3000);
-  EXPECT_EQ(phalanx.partial_gang_events, 0);
-  EXPECT_EQ(phalanx.overcommit_events, 0);
-  EXPECT_EQ(phalanx.invalid_actions, 0);
-  for (size_t i = 1; i < report.results.size(); ++i) {
-    const Summary& baseline = report.results[i].summary;
-    EXPECT_EQ(baseline.jobs_completed, 3000) << baseline.policy;
-    EXPECT_EQ(baseline.overcommit_events, 0) << baseline.policy;
-    EXPECT_EQ(baseline.partial_gang_events, 0) << baseline.policy;
-    EXPECT_GE(phalanx.locality_lowest_level, baseline.locality_lowest_level) << baseline.policy;
+// The built-in scenarios load and run: gb200's gangs come in tensor-parallel groups of 4 or 8
+// nodes inside one clique, mixed's jobs use both node groups, and Phalanx runs each with no
+// violation the engine counts.
+TEST(ScenarioTest, BuiltInScenariosRun) {
+  for (const std::string& name : BuiltInScenarioNames()) {
+    SimulateOptions options;
+    options.scenario = name;
+    options.jobs = 300;
+    options.policies = {"phalanx"};
+    ASSERT_OK_AND_ASSIGN(Scenario scenario, LoadScenario(options));
+    std::set<int32_t> groups;
+    std::set<std::string> node_groups;
+    for (const TraceJob& job : scenario.jobs) {
+      if (job.group_size > 0) groups.insert(job.group_size);
+      node_groups.insert(job.node_group);
+    }
+    if (name == "gb200") {
+      EXPECT_EQ(scenario.cluster->total_gpus, 144 * 4);
+      EXPECT_THAT(groups, ::testing::ElementsAre(4, 8));
+    } else {
+      EXPECT_THAT(groups, ::testing::IsEmpty()) << name;
+    }
+    if (name == "mixed") {
+      EXPECT_THAT(node_groups, ::testing::ElementsAre("b200", "p5"));
+      EXPECT_EQ(scenario.cluster->total_gpus, 128 * 8);
+    }
+    ASSERT_OK_AND_ASSIGN(SimulationReport report, RunScenario(scenario, options));
+    const Summary& p = report.results[0].summary;
+    EXPECT_EQ(p.jobs_completed, 300) << name;
+    EXPECT_EQ(p.partial_gang_events + p.overcommit_events + p.invalid_actions, 0) << name;
   }
-  const Summary& first_fit = report.results[1].summary;
-  ASSERT_EQ(first_fit.policy, "first-fit");
-  EXPECT_GT(phalanx.locality_lowest_level, first_fit.locality_lowest_level + 0.2);
-  EXPECT_LT(phalanx.comm_slowdown_mean, first_fit.comm_slowdown_mean);
+  SimulateOptions unknown;
+  unknown.scenario = "tpu";
+  EXPECT_THAT(LoadScenario(unknown).status().message(),
+              ::testing::HasSubstr("unknown scenario \"tpu\" (known: default, gb200, mixed)"));
 }
 
 }  // namespace

@@ -42,7 +42,8 @@ inline std::string Describe(const GangRequest& r) {
     absl::StrAppend(&out, "{", t.key, " ", t.op, " ", t.value, " ", t.effect, "}");
   }
   absl::StrAppend(&out, "] required=", r.required_level, " preferred=", r.preferred_level,
-                  " group=", r.group_size, "@", r.group_level, " priority=", r.priority, "}");
+                  " group=", r.group_size, "@", r.group_level, " priority=", r.priority,
+                  " excluded=", Describe(r.excluded_nodes), "}");
   return out;
 }
 
@@ -59,7 +60,9 @@ inline std::string Describe(const Placement& p) {
 inline std::string Describe(const Explanation& e) {
   return absl::StrCat("explanation{summary=", e.summary, " wanted=", e.wanted,
                       " best=", e.best_domain.has_value() ? Describe(*e.best_domain) : "none",
-                      " fit=", e.fit_in_best, " rejected=", DescribeMap(e.nodes_rejected), "}");
+                      " fit=", e.fit_in_best, " rejected=", DescribeMap(e.nodes_rejected),
+                      " empty=",
+                      e.max_fit_empty.has_value() ? absl::StrCat(*e.max_fit_empty) : "unset", "}");
 }
 
 inline std::string Describe(const PlacementResult& r) {

@@ -40,6 +40,7 @@ GangRequest FullRequest() {
   r.group_size = 4;
   r.group_level = "nvidia.com/gpu.clique";
   r.priority = -7;
+  r.excluded_nodes = {"n3", "n1"};
   return r;
 }
 
@@ -89,6 +90,7 @@ PlacementResult NotPlaced(bool with_best) {
                    .nodes_rejected = {{"NotReady", 3}, {"Insufficient nvidia.com/gpu", 12}}};
   if (with_best) {
     r.explanation.best_domain = DomainId{"topology.k8s.aws/network-node-layer-1", {"a"}};
+    r.explanation.max_fit_empty = 0;  // set, even to 0, is not unset
   }
   return r;
 }
