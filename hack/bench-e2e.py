@@ -65,6 +65,43 @@ def call(method, path, body=None, ctype="application/json", conn=None):
             conn.close()
 
 
+WRITE_VERBS = ("POST", "PUT", "PATCH", "APPLY", "DELETE", "DELETECOLLECTION")
+
+
+def apiserver_writes():
+    """kube-apiserver's own count of write requests so far, from every client (ours, the
+    controllers, kwok), as {"resource[/subresource] VERB": n}, from apiserver_request_total."""
+    conn = connect()
+    try:
+        conn.request("GET", "/metrics")
+        resp = conn.getresponse()
+        text = resp.read().decode()
+        if resp.status != 200:
+            raise RuntimeError("GET /metrics: HTTP %d" % resp.status)
+    finally:
+        conn.close()
+    counts = {}
+    for line in text.splitlines():
+        if not line.startswith("apiserver_request_total{"):
+            continue
+        labels = dict(kv.split("=", 1) for kv in
+                      line[line.index("{") + 1:line.rindex("}")].replace('"', "").split(",") if "=" in kv)
+        if labels.get("verb") not in WRITE_VERBS:
+            continue
+        key = labels.get("resource", "") + ("/" + labels["subresource"] if labels.get("subresource") else "")
+        key += " " + labels["verb"]
+        counts[key] = counts.get(key, 0) + float(line.rsplit(" ", 1)[1])
+    return counts
+
+
+def writes_between(before, after):
+    """The writes of one phase: {"total": n, "by_request": {...}} (largest first, top 12)."""
+    delta = {k: int(after.get(k, 0) - before.get(k, 0)) for k in after}
+    delta = {k: v for k, v in delta.items() if v > 0}
+    top = sorted(delta.items(), key=lambda kv: -kv[1])[:12]
+    return {"total": sum(delta.values()), "by_request": dict(top)}
+
+
 class Watch:
     """List, then watch from the list's resourceVersion in a thread, resuming from the last
     resourceVersion seen when the server ends the watch (and relisting on 410 Gone);
@@ -403,10 +440,14 @@ def wipe(ns):
 def main():
     mode, args = sys.argv[1], sys.argv[2:]
     try:
-        if mode == "plain":
-            out = plain(args[0], int(args[1]))
-        elif mode == "gangs":
-            out = gangs(args[0], int(args[1]), args[2])
+        if mode in ("plain", "gangs"):
+            before = apiserver_writes()
+            if mode == "plain":
+                out = plain(args[0], int(args[1]))
+            else:
+                out = gangs(args[0], int(args[1]), args[2])
+            # Counted up to the last bind: what the API server had to take for this phase.
+            out["apiserver_writes"] = writes_between(before, apiserver_writes())
         elif mode == "burst":
             out = burst(args[0], int(args[1]), args[2], args[3])
         elif mode == "wipe":

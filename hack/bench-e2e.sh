@@ -37,7 +37,9 @@
 #      watch event of its last pod bound. partial_gangs: jobs with some but not all pods bound
 #      when every pod is bound (or at the deadline). phalanx.pods_created_s: first create sent
 #      -> the watch shows the operator's last pod; phalanx.pod_bound_p50_s/p99_s: per pod, first
-#      seen -> bound (kube-scheduler, the extender's filter and bind).
+#      seen -> bound (kube-scheduler, the extender's filter and bind). plain.apiserver_writes and
+#      phalanx.apiserver_writes: kube-apiserver's own apiserver_request_total for write verbs
+#      over each phase, from every client, with the 12 largest (resource, verb) counts.
 #   c. burst: B 1-pod TrainingJobs on a second ClusterTrainingQueue held with stopPolicy Hold;
 #      once the operator has marked every one Queued, the queue's stopPolicy is set to None;
 #      admitted_per_s = B / (release -> the watch event of the last status.admission);

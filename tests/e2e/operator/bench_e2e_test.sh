@@ -54,6 +54,11 @@ for k in ("operator_peak_rss_mb", "scheduler_peak_rss_mb", "scheduler_restart_to
           "scheduler_peak_rss_after_sync_mb", "operator_peak_rss_after_sync_mb"):
     check(num(r.get(k)) and r[k] > 0, "%s is a positive number (%r)" % (k, r.get(k)))
 check(r.get("admission_cycles", {}).get("admitting", 0) >= 1, "admission cycles were logged")
+# kube-apiserver's own write counts per phase: at least one pod create and one bind per pod.
+for phase in ("plain", "phalanx"):
+    w = r.get(phase, {}).get("apiserver_writes", {}).get("by_request", {})
+    check(w.get("pods POST", 0) >= pods and w.get("pods/binding POST", 0) >= pods,
+          "%s: the API server counted >= %d pod creates and binds (%r)" % (phase, pods, w))
 PY
 )
 while read -r verdict what; do
