@@ -1,7 +1,6 @@
 #include "operator/server/admission_controller.h"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <set>
 #include <utility>
@@ -187,6 +186,14 @@ void AdmissionController::ReleaseOrphans() {
   if (released > 0) spdlog::info("released {} orphaned reservations", released);
 }
 
+void AdmissionController::WriteStatuses(std::vector<StatusWrite>& writes) {
+  ParallelFor(writes.size(), options_.write_concurrency, [&](size_t i) {
+    StatusWrite& w = writes[i];
+    w.ok = ApplyJobStatus(*w.object, AdmissionStatusApply(*w.meta, w.status));
+    if (w.ok && w.event) (void)events_.Record(JobReference(*w.meta), *w.event, w.reason, w.message);
+  });
+}
+
 bool AdmissionController::ApplyJobStatus(const kube::RawObject& job, const std::string& body) {
   absl::StatusOr<std::string> result = client_.Patch(
       kube::TrainingJobs(), job.meta.namespace_, job.meta.name, kube::PatchType::kApply, body,
@@ -296,17 +303,14 @@ CycleStats AdmissionController::RunCycle() {
   auto conditions_of = [&](const std::string& key) { return ReadConditions(objects[key]->json); };
 
   // --- admissions: reserved already; persist, or give the reservation back -------------------
-  // The status writes and their Admitted events go out write_concurrency at a time (each is a
-  // round trip to the API server; one after the other, 1,000 admissions took 30-70 s on the
-  // local control plane); what they decided is then recorded in order.
-  struct Written {
-    AdmissionStatus status;
-    std::string message;
-    bool ok = false;
-  };
-  std::vector<Written> written(result.admissions.size());
+  // Written in parallel (WriteStatuses); what they decided is then recorded in order.
+  std::vector<StatusWrite> written(result.admissions.size());
   for (size_t i = 0; i < result.admissions.size(); ++i) {
     const admission::AdmissionDecision& a = result.admissions[i];
+    written[i].object = objects.at(a.workload).get();
+    written[i].meta = &jobs.at(a.workload).meta;
+    written[i].event = kube::EventType::kNormal;
+    written[i].reason = std::string(kReasonAdmitted);
     AdmissionStatus& status = written[i].status;
     status.admission = kube::TrainingJobAdmission{
         .cluster_queue = a.cluster_queue, .flavor = MainFlavor(a.flavors), .replicas = a.count};
@@ -326,16 +330,7 @@ CycleStats AdmissionController::RunCycle() {
           .message = written[i].message}},
         now);
   }
-  ParallelFor(result.admissions.size(), options_.write_concurrency, [&](size_t i) {
-    const admission::AdmissionDecision& a = result.admissions[i];
-    const kube::TrainingJob& job = jobs.at(a.workload);
-    written[i].ok = ApplyJobStatus(*objects.at(a.workload),
-                                   AdmissionStatusApply(job.meta, written[i].status));
-    if (written[i].ok) {
-      (void)events_.Record(JobReference(job.meta), kube::EventType::kNormal, kReasonAdmitted,
-                           written[i].message);
-    }
-  });
+  WriteStatuses(written);
   for (size_t i = 0; i < result.admissions.size(); ++i) {
     const admission::AdmissionDecision& a = result.admissions[i];
     const kube::TrainingJob& job = jobs.at(a.workload);
@@ -455,15 +450,7 @@ CycleStats AdmissionController::RunCycle() {
   // --- pending: the Queued condition says why, written only when it changes; its Event only
   // when the reason changes (QueuedEventDue). Decided here, written below write_concurrency at a
   // time (a held queue's 1,000 new jobs are 1,000 writes) -------------------------------------
-  struct QueuedWrite {
-    std::string key;
-    AdmissionStatus status;
-    bool event = false;  // an Event is due if the write succeeds
-    bool warn = false;
-    std::string reason;
-    std::string message;
-  };
-  std::vector<QueuedWrite> queued_writes;
+  std::vector<StatusWrite> queued_writes;
   // Returns since when the job has been queued (QueuedSince of the conditions it had).
   auto write_queued = [&](const std::string& key, std::string_view status_value,
                           std::string_view reason, const std::string& message,
@@ -482,11 +469,13 @@ CycleStats AdmissionController::RunCycle() {
       }
     }
     if (SameConditions(current, kOwned, wanted)) return since;
-    QueuedWrite& w = queued_writes.emplace_back();
-    w.key = key;
+    StatusWrite& w = queued_writes.emplace_back();
+    w.object = objects.at(key).get();
+    w.meta = &job.meta;
     w.status.conditions = MergeConditions(current, kOwned, wanted, now);
-    w.event = QueuedEventDue(FindCondition(current, kConditionQueued), status_value, reason);
-    w.warn = warn;
+    if (QueuedEventDue(FindCondition(current, kConditionQueued), status_value, reason)) {
+      w.event = warn ? kube::EventType::kWarning : kube::EventType::kNormal;
+    }
     w.reason = std::string(reason);
     w.message = message;
     return since;
@@ -516,21 +505,8 @@ CycleStats AdmissionController::RunCycle() {
     write_queued(key, "False", "Suspended", suspended_message, false);
   }
 
-  std::atomic<int> queued_write_errors{0};
-  ParallelFor(queued_writes.size(), options_.write_concurrency, [&](size_t i) {
-    const QueuedWrite& w = queued_writes[i];
-    const kube::TrainingJob& job = jobs.at(w.key);
-    if (!ApplyJobStatus(*objects.at(w.key), AdmissionStatusApply(job.meta, w.status))) {
-      ++queued_write_errors;
-      return;
-    }
-    if (w.event) {
-      (void)events_.Record(JobReference(job.meta),
-                           w.warn ? kube::EventType::kWarning : kube::EventType::kNormal,
-                           w.reason, w.message);
-    }
-  });
-  stats.write_errors += queued_write_errors.load();
+  WriteStatuses(queued_writes);
+  for (const StatusWrite& w : queued_writes) stats.write_errors += w.ok ? 0 : 1;
 
   ReportObjectErrors(result.errors);
 

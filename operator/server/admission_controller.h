@@ -20,6 +20,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/time/time.h"
 #include "kube/client.h"
@@ -27,6 +28,7 @@
 #include "kube/workqueue.h"
 #include "operator/admission/admission_cycle.h"
 #include "operator/server/informers.h"
+#include "operator/server/job_status.h"
 #include "operator/server/node_faults.h"
 #include "operator/server/operator_metrics.h"
 #include "scheduler/placement_service.h"
@@ -92,6 +94,20 @@ class AdmissionController {
                   const std::string& now, CycleStats& stats);
   void WriteQueueStatuses(const admission::Snapshot& snapshot, const std::string& now);
   bool ApplyJobStatus(const kube::RawObject& job, const std::string& body);
+  // A job's status write, and the Event to record once it has landed.
+  struct StatusWrite {
+    const kube::RawObject* object = nullptr;
+    const kube::ObjectMeta* meta = nullptr;
+    AdmissionStatus status;
+    std::optional<kube::EventType> event;  // none: no Event
+    std::string reason;
+    std::string message;
+    bool ok = false;  // set by WriteStatuses
+  };
+  // Applies every status write_concurrency at a time (each is a round trip to the API server;
+  // one after the other, 1,000 admissions took 30-70 s on the local control plane), records
+  // the Event of each that landed, and sets its `ok`.
+  void WriteStatuses(std::vector<StatusWrite>& writes);
 
   kube::Client& client_;
   Informers& informers_;
