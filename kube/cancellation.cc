@@ -3,6 +3,8 @@
 #include <utility>
 #include <vector>
 
+#include "kube/internal/wait.h"
+
 namespace kube {
 
 void Cancellation::Cancel() {
@@ -30,15 +32,7 @@ bool Cancellation::cancelled() const {
 
 bool Cancellation::WaitFor(absl::Duration timeout) const {
   std::unique_lock<std::mutex> lock(mu_);
-  auto cancelled = [this] { return cancelled_; };
-  // wait_for adds the timeout to steady_clock::now(): absl::InfiniteDuration() (nanoseconds::max()
-  // in chrono) overflowed there, undefined behaviour that wraps to a deadline in the past, a wait
-  // that returns at once. A timeout over a century waits for the cancellation alone.
-  if (timeout >= absl::Hours(24 * 365 * 100)) {
-    cv_.wait(lock, cancelled);
-    return true;
-  }
-  return cv_.wait_for(lock, absl::ToChronoNanoseconds(timeout), cancelled);
+  return cv_.wait_for(lock, internal::WaitTimeout(timeout), [this] { return cancelled_; });
 }
 
 int Cancellation::OnCancel(std::function<void()> fn) const {

@@ -1,6 +1,5 @@
 #include "kube/event_recorder.h"
 
-#include <algorithm>
 #include <functional>
 #include <iterator>
 #include <utility>
@@ -8,6 +7,7 @@
 #include "common/status.h"
 #include "kube/errors.h"
 #include "kube/internal/strings.h"
+#include "kube/internal/wait.h"
 #include "kube/json.h"
 #include "spdlog/spdlog.h"
 
@@ -16,6 +16,13 @@ namespace {
 
 std::string FormatRfc3339(absl::Time t) {
   return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", t, absl::UTCTimeZone());
+}
+
+// Who an Event is about, for aggregation and for picking its writer: the object's uid, else
+// kind/namespace/name.
+std::string Identity(const ObjectReference& object) {
+  return object.uid.empty() ? internal::Cat(object.kind, "/", object.namespace_, "/", object.name)
+                            : object.uid;
 }
 
 std::string_view TypeName(EventType type) {
@@ -47,10 +54,7 @@ absl::Status EventRecorder::Record(const ObjectReference& object, EventType type
   Pending event{object, type, std::string(reason), std::string(message), clock_.Now()};
   if (writers_.empty()) return Write(event);
   // One object's Events go to one writer, so they are written (and aggregated) in order.
-  const size_t shard =
-      std::hash<std::string>{}(object.uid.empty() ? object.namespace_ + "/" + object.name
-                                                  : object.uid) %
-      writers_.size();
+  const size_t shard = std::hash<std::string>{}(Identity(object)) % writers_.size();
   {
     std::lock_guard<std::mutex> lock(queue_mu_);
     if (stopping_ || queued_ >= options_.max_queued) {
@@ -87,10 +91,7 @@ void EventRecorder::WriterLoop(Writer& writer) {
 
 bool EventRecorder::Flush(absl::Duration timeout) {
   std::unique_lock<std::mutex> lock(queue_mu_);
-  // A century or more means "until done" (chrono's now() + max would overflow).
-  return queue_cv_.wait_for(
-      lock, absl::ToChronoNanoseconds(std::min(timeout, absl::Hours(24 * 365 * 100))),
-      [&] { return queued_ == 0; });
+  return queue_cv_.wait_for(lock, internal::WaitTimeout(timeout), [&] { return queued_ == 0; });
 }
 
 size_t EventRecorder::queued() const {
@@ -110,8 +111,8 @@ absl::Status EventRecorder::Write(const Pending& event) {
   const std::string_view message = event.message;
   const absl::Time now = event.at;
   std::string ns = object.namespace_.empty() ? "default" : object.namespace_;
-  Key key{object.uid.empty() ? internal::Cat(object.kind, "/", ns, "/", object.name) : object.uid,
-          std::string(TypeName(type)), std::string(reason), std::string(message)};
+  Key key{Identity(object), std::string(TypeName(type)), std::string(reason),
+          std::string(message)};
   Seen seen;
   bool repeat = false;
   if (options_.aggregation_window > absl::ZeroDuration()) {
