@@ -4,6 +4,7 @@
 #   log, remaining (seconds to the deadline), now, elapsed A B, sample_load (into LOADS),
 #   bench_cleanup_trap  stop the cluster at exit: kept with --keep-cluster, logs kept on failure
 #                       (the caller sets ok=1 once it has its result);
+#   bench_flavor_yaml   the NetworkTopology and NodeFlavor of the benchmarks' queues;
 #   bench_cluster_up N [fake-nodes.sh args]  hack/phalanx-up.sh with no nodes, then N fake nodes
 #                       added here and awaited until their lifecycle taints are gone (phalanx-up.sh
 #                       --nodes waits a fixed 120 s for that; kube-controller-manager, at 20 API
@@ -38,6 +39,27 @@ bench_cleanup() {
 bench_cleanup_trap() { trap bench_cleanup EXIT; }
 
 kc() { kubectl --request-timeout=60s "$@"; }
+# The NetworkTopology (EKS layers 1-3, bench-eks) and NodeFlavor (p5.48xlarge, bench-p5) the
+# benchmarks' ClusterTrainingQueues use, as YAML documents for kc apply.
+bench_flavor_yaml() {
+  cat <<'YAML'
+apiVersion: phalanx.dev/v1alpha1
+kind: NetworkTopology
+metadata: {name: bench-eks}
+spec:
+  levels:
+  - nodeLabel: topology.k8s.aws/network-node-layer-1
+  - nodeLabel: topology.k8s.aws/network-node-layer-2
+  - nodeLabel: topology.k8s.aws/network-node-layer-3
+---
+apiVersion: phalanx.dev/v1alpha1
+kind: NodeFlavor
+metadata: {name: bench-p5}
+spec:
+  topologyName: bench-eks
+  nodeLabels: {node.kubernetes.io/instance-type: p5.48xlarge}
+YAML
+}
 bench_fake_node_taints() {
   kc get nodes -l phalanx.dev/fake-node=true \
     -o jsonpath='{range .items[*]}{range .spec.taints[*]}{.key}{"\n"}{end}{end}' | grep -c '^node.kubernetes.io/' || true

@@ -98,21 +98,7 @@ bench_cluster_up "$NODES"
 # One ClusterTrainingQueue over every node, quota twice the cluster; a namespace per phase.
 GANG_NS=bench-gang QUEUED_NS=bench-queued
 kc apply -f - >/dev/null <<YAML
-apiVersion: phalanx.dev/v1alpha1
-kind: NetworkTopology
-metadata: {name: bench-eks}
-spec:
-  levels:
-  - nodeLabel: topology.k8s.aws/network-node-layer-1
-  - nodeLabel: topology.k8s.aws/network-node-layer-2
-  - nodeLabel: topology.k8s.aws/network-node-layer-3
----
-apiVersion: phalanx.dev/v1alpha1
-kind: NodeFlavor
-metadata: {name: bench-p5}
-spec:
-  topologyName: bench-eks
-  nodeLabels: {node.kubernetes.io/instance-type: p5.48xlarge}
+$(bench_flavor_yaml)
 ---
 apiVersion: phalanx.dev/v1alpha1
 kind: ClusterTrainingQueue

@@ -79,3 +79,17 @@ phalanx_up_private() { # name phalanx-up-args...
   # shellcheck disable=SC1091
   source "$PHALANX_CLUSTER_DIR/env"
 }
+
+# The bench tests' first step: runs hack/SCRIPT ARGS..., passes or fails on its exit status
+# (showing its last 40 lines on failure), and prints its last stdout line, the benchmark's
+# JSON, also left in BENCH_JSON.
+run_bench() {
+  local script=$1 t0=$SECONDS out rc
+  shift
+  out=$("$REPO_ROOT/hack/$script" "$@" 2>&1)
+  rc=$?
+  BENCH_JSON=$(tail -1 <<<"$out")
+  [[ $rc == 0 ]] && pass "$script $* exited 0 in $((SECONDS - t0))s" ||
+    { echo "$out" | tail -40; fail "$script exited $rc"; }
+  echo "$BENCH_JSON"
+}

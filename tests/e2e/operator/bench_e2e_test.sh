@@ -9,15 +9,9 @@
 source "$(dirname "${BASH_SOURCE[0]}")/../cluster/lib.sh"
 NODES=20 PODS=200
 
-t0=$SECONDS
-out=$("$REPO_ROOT/hack/bench-e2e.sh" --nodes $NODES --pods $PODS --timeout 300 2>&1)
-rc=$?
-json=$(tail -1 <<<"$out")
-[[ $rc == 0 ]] && pass "bench-e2e.sh --nodes $NODES --pods $PODS exited 0 in $((SECONDS - t0))s" ||
-  { echo "$out" | tail -40; fail "bench-e2e.sh exited $rc"; }
-echo "$json"
+run_bench bench-e2e.sh --nodes $NODES --pods $PODS --timeout 300
 
-check=$(python3 - "$json" "$NODES" "$PODS" <<'PY'
+check=$(python3 - "$BENCH_JSON" "$NODES" "$PODS" <<'PY'
 import json, sys
 try:
     r = json.loads(sys.argv[1])

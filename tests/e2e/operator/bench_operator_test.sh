@@ -8,15 +8,9 @@
 source "$(dirname "${BASH_SOURCE[0]}")/../cluster/lib.sh"
 NODES=32 JOBS=2 QUEUED=50
 
-t0=$SECONDS
-out=$("$REPO_ROOT/hack/bench-operator.sh" --nodes $NODES --jobs $JOBS --queued $QUEUED --timeout 600 --json 2>&1)
-rc=$?
-json=$(tail -1 <<<"$out")
-[[ $rc == 0 ]] && pass "bench-operator.sh --nodes $NODES --jobs $JOBS --queued $QUEUED exited 0 in $((SECONDS - t0))s" ||
-  { echo "$out" | tail -40; fail "bench-operator.sh exited $rc"; }
-echo "$json"
+run_bench bench-operator.sh --nodes $NODES --jobs $JOBS --queued $QUEUED --timeout 600 --json
 
-check=$(python3 - "$json" "$NODES" "$JOBS" "$QUEUED" <<'PY'
+check=$(python3 - "$BENCH_JSON" "$NODES" "$JOBS" "$QUEUED" <<'PY'
 import json, sys
 try:
     r = json.loads(sys.argv[1])

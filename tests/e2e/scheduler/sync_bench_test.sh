@@ -8,15 +8,9 @@
 source "$(dirname "${BASH_SOURCE[0]}")/../cluster/lib.sh"
 NODES=200 PODS=2000
 
-t0=$SECONDS
-out=$("$REPO_ROOT/hack/bench-scheduler-sync.sh" --nodes $NODES --pods $PODS --timeout 600 --apiserver-rss 2>&1)
-rc=$?
-json=$(tail -1 <<<"$out")
-[[ $rc == 0 ]] && pass "bench-scheduler-sync.sh --nodes $NODES --pods $PODS exited 0 in $((SECONDS - t0))s" ||
-  { echo "$out" | tail -40; fail "bench-scheduler-sync.sh exited $rc"; }
-echo "$json"
+run_bench bench-scheduler-sync.sh --nodes $NODES --pods $PODS --timeout 600 --apiserver-rss
 
-check=$(python3 - "$json" "$NODES" "$PODS" <<'PY'
+check=$(python3 - "$BENCH_JSON" "$NODES" "$PODS" <<'PY'
 import json, sys
 try:
     r = json.loads(sys.argv[1])

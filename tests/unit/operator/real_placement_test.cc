@@ -283,7 +283,7 @@ TEST(RealPlacementTest, BackfillOffOrWithoutEstimatesAdmitsInQueueOrder) {
   for (bool estimates : {true, false}) {
     BackfillWorld w(estimates);
     CycleOptions options;
-    options.backfill = estimates ? false : true;  // off; or on with nothing to estimate from
+    options.backfill = !estimates;  // off; or on with nothing to estimate from
     CycleResult result = w.world.Cycle(options);
     EXPECT_THAT(AdmittedKeys(result), ::testing::ElementsAre("team-a/long")) << estimates;
     EXPECT_EQ(result.calls.plan_preemption, 0) << estimates;
