@@ -82,6 +82,11 @@ class TimedPlacementService : public placement::PlacementService {
       const placement::GangRequest& request) const override {
     return Timed([&] { return inner_.Place(request); });
   }
+  absl::StatusOr<placement::StartEstimate> EstimateStart(
+      const placement::GangRequest& request,
+      const std::vector<placement::EndingGang>& ends) const override {
+    return Timed([&] { return inner_.EstimateStart(request, ends); });
+  }
   absl::StatusOr<placement::PlacementResult> Reserve(
       const placement::GangRequest& request) override {
     return Timed([&] { return inner_.Reserve(request); });

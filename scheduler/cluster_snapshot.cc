@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <limits>
+#include <tuple>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
 #include "scheduler/gang_search.h"
@@ -28,21 +30,17 @@ std::vector<std::string> NodeNames(const ClusterSnapshot& snapshot, const std::v
 // (bound pods and reservations) given back: what no amount of waiting can exceed.
 int32_t MaxFitEmpty(const ClusterSnapshot& snapshot, GangShape shape) {
   shape.excluded.clear();  // backfill exclusions are temporary too
-  GangSearch::FreeOverlay overlay;
-  for (size_t i = 0; i < snapshot.nodes().size(); ++i) {
-    const ClusterSnapshot::Node& node = snapshot.nodes()[i];
-    if (!node.removed) overlay.emplace(static_cast<int>(i), node.used);
-  }
-  GangSearch search(snapshot, shape, 0, &overlay);
+  GangSearch search(snapshot, shape, 0, nullptr, nullptr, /*as_if_empty=*/true);
   search.Run(0);
   return static_cast<int32_t>(
       std::min<int64_t>(search.MaxCount(), std::numeric_limits<int32_t>::max()));
 }
 
 PlacementResult Search(const ClusterSnapshot& snapshot, const GangRequest& request,
-                       const GangShape& shape, std::vector<int>& rank_nodes) {
+                       const GangShape& shape, std::vector<int>& rank_nodes,
+                       const GangSearch::FreeOverlay* overlay = nullptr) {
   PlacementResult result;
-  GangSearch search(snapshot, shape);
+  GangSearch search(snapshot, shape, 0, overlay);
   search.Run(shape.min_count);
   int32_t count = LargestCount(shape, search.MaxCount());
   std::optional<GangSearch::Choice> choice;
@@ -416,6 +414,81 @@ absl::StatusOr<PlacementResult> ClusterSnapshot::Place(const GangRequest& reques
   return Search(*this, request, shape, rank_nodes);
 }
 
+absl::StatusOr<StartEstimate> ClusterSnapshot::EstimateStart(
+    const GangRequest& request, const std::vector<EndingGang>& ends) const {
+  ASSIGN_OR_RETURN(GangShape shape, ValidateGang(request, *this));
+  for (size_t i = 0; i < ends.size(); ++i) {
+    if (ends[i].job.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("ends[", i, "].job is empty"));
+    }
+  }
+  StartEstimate estimate;
+  std::vector<int> rank_nodes;
+  // Today's search, cached: the fit checks below start from it.
+  GangSearch today(*this, shape);
+  today.Run(0);
+  if (today.MaxCount() >= shape.min_count) {
+    PlacementResult now = Search(*this, request, shape, rank_nodes);
+    estimate.feasible = now.placed;
+    estimate.placement = std::move(now.placement);
+    estimate.explanation = std::move(now.explanation);
+    return estimate;
+  }
+  // The gangs that hold a reservation, grouped by end (a gang named twice ends at its earliest):
+  // after group g, every gang of groups 0..g has gone.
+  std::vector<const EndingGang*> order;
+  order.reserve(ends.size());
+  for (const EndingGang& end : ends) order.push_back(&end);
+  std::sort(order.begin(), order.end(), [](const EndingGang* a, const EndingGang* b) {
+    return std::tie(a->end, a->job) < std::tie(b->end, b->job);
+  });
+  struct Group {
+    int64_t end = 0;
+    std::vector<const Reservation*> gangs;
+  };
+  std::vector<Group> groups;
+  absl::flat_hash_set<std::string_view> seen;
+  for (const EndingGang* end : order) {
+    const Reservation* reservation = FindReservation(end->job);
+    if (reservation == nullptr || reservation->ranks.empty() || !seen.insert(end->job).second) {
+      continue;
+    }
+    if (groups.empty() || groups.back().end != end->end) groups.push_back({end->end, {}});
+    groups.back().gangs.push_back(reservation);
+  }
+  if (groups.empty()) {
+    estimate.explanation = Search(*this, request, shape, rank_nodes).explanation;
+    return estimate;
+  }
+  // Gangs end group by group, each giving back what its ranks charge their nodes now (bound
+  // pods' requests, or the reserved amount), until the gang fits; only the freed nodes and the
+  // domains above them are recomputed.
+  GangSearch::Sweep sweep(today);
+  size_t g = 0;
+  for (; g < groups.size(); ++g) {
+    for (const Reservation* reservation : groups[g].gangs) {
+      for (size_t r = 0; r < reservation->ranks.size(); ++r) {
+        sweep.Free(reservation->ranks[r].node, RankUsage(*reservation, r));
+      }
+    }
+    if (sweep.MaxCount() >= shape.min_count) break;
+  }
+  PlacementResult then = Search(*this, request, shape, rank_nodes, &sweep.overlay());
+  if (g == groups.size()) {
+    estimate.explanation = std::move(then.explanation);
+    estimate.explanation.summary =
+        absl::StrCat("not even after all ", seen.size(), " ending gangs end: ",
+                     estimate.explanation.summary);
+    return estimate;
+  }
+  if (!then.placed) return absl::InternalError("start estimate does not fit on replay");
+  estimate.feasible = true;
+  estimate.start = groups[g].end;
+  for (size_t i = 0; i <= g; ++i) estimate.ended += static_cast<int32_t>(groups[i].gangs.size());
+  estimate.placement = std::move(then.placement);
+  return estimate;
+}
+
 void ClusterSnapshot::Hold(const GangRequest& request, const ResourceVector& per_pod,
                            const std::vector<int>& rank_nodes, const DomainId& domain) {
   Reservation reservation;
@@ -501,7 +574,7 @@ void ClusterSnapshot::ReleaseRanks(Reservation& reservation, size_t from) {
 
 absl::Status ClusterSnapshot::Release(std::string_view job) {
   if (job.empty()) return absl::InvalidArgumentError("job is empty");
-  auto it = reservations_.find(std::string(job));
+  auto it = reservations_.find(absl::string_view(job.data(), job.size()));
   if (it == reservations_.end()) {
     return absl::NotFoundError(absl::StrCat("job ", Quote(job), " holds no reservation"));
   }
@@ -517,7 +590,7 @@ absl::StatusOr<PlacementResult> ClusterSnapshot::Resize(std::string_view job, in
     return absl::InvalidArgumentError(
         absl::StrCat("new_count (", new_count, ") must be at least 1"));
   }
-  auto it = reservations_.find(std::string(job));
+  auto it = reservations_.find(absl::string_view(job.data(), job.size()));
   if (it == reservations_.end()) {
     return absl::NotFoundError(absl::StrCat("job ", Quote(job), " holds no reservation"));
   }
@@ -587,7 +660,7 @@ absl::StatusOr<PlacementResult> ClusterSnapshot::ReplaceNodes(
       return absl::InvalidArgumentError(absl::StrCat("nodes[", i, "] is empty"));
     }
   }
-  auto it = reservations_.find(std::string(job));
+  auto it = reservations_.find(absl::string_view(job.data(), job.size()));
   if (it == reservations_.end()) {
     return absl::NotFoundError(absl::StrCat("job ", Quote(job), " holds no reservation"));
   }
@@ -631,7 +704,7 @@ int ClusterSnapshot::FindNode(std::string_view name) const {
 }
 
 const ClusterSnapshot::Reservation* ClusterSnapshot::FindReservation(std::string_view job) const {
-  auto it = reservations_.find(std::string(job));
+  auto it = reservations_.find(absl::string_view(job.data(), job.size()));
   return it == reservations_.end() ? nullptr : &it->second;
 }
 

@@ -28,6 +28,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/node_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "scheduler/placement_types.h"
@@ -131,6 +132,8 @@ class ClusterSnapshot {
 
   // See PlacementService for the contracts.
   absl::StatusOr<PlacementResult> Place(const GangRequest& request) const;
+  absl::StatusOr<StartEstimate> EstimateStart(const GangRequest& request,
+                                              const std::vector<EndingGang>& ends) const;
   absl::StatusOr<PlacementResult> Reserve(const GangRequest& request);
   absl::Status Release(std::string_view job);
   absl::StatusOr<PlacementResult> Resize(std::string_view job, int32_t new_count);
@@ -240,7 +243,9 @@ class ClusterSnapshot {
   std::unordered_map<std::string, int> node_index_;    // live and removed nodes by name
   std::unordered_map<std::string, int> domain_index_;  // "<parent>/<value>" -> child domain
   std::unordered_map<std::string, Pod> pods_;
-  std::unordered_map<std::string, Reservation> reservations_;
+  // Node-based: FindReservation's pointers stay valid while others are added; looked up by
+  // string_view without a copy (backfill's start estimate looks up every running gang).
+  absl::node_hash_map<std::string, Reservation> reservations_;
   // label key -> value -> live nodes carrying it, ascending by index.
   std::unordered_map<std::string, std::unordered_map<std::string, std::vector<int>>>
       label_index_;

@@ -235,17 +235,18 @@ std::string ShapeCacheKey(const GangShape& shape) {
 }
 
 GangSearch::GangSearch(const ClusterSnapshot& snapshot, const GangShape& shape, int root,
-                       const FreeOverlay* overlay, Scratch* scratch)
+                       const FreeOverlay* overlay, Scratch* scratch, bool as_if_empty)
     : snapshot_(snapshot),
       shape_(shape),
       root_(root),
       overlay_(overlay),
+      as_if_empty_(as_if_empty),
       scratch_(scratch != nullptr ? scratch : &own_scratch_),
       selector_(snapshot.MatchSelector(shape.node_selector)),
       visited_(snapshot.topology().depth() + 1) {
   const int64_t per = shape.per_pod[kGpuIndex];
   for (int k = 0; k < kGpuBuckets; ++k) pods_per_bucket_[k] = per > 0 ? k / per : 0;
-  if (overlay == nullptr && scratch == nullptr && root == 0) {
+  if (overlay == nullptr && !as_if_empty && scratch == nullptr && root == 0) {
     cache_ = &snapshot.CacheFor(ShapeCacheKey(shape));
     return;
   }
@@ -322,7 +323,7 @@ int64_t GangSearch::UpperBound(int domain) const {
 
 int64_t GangSearch::Visit(int domain, int64_t prune_below) {
   const ClusterSnapshot::Domain& d = snapshot_.domains()[domain];
-  if (overlay_ == nullptr) {
+  if (overlay_ == nullptr && !as_if_empty_) {
     // No node of the subtree matches the selector: nothing to compute below.
     if (selector_ != nullptr && !selector_->domain_ok[domain]) return 0;
     int64_t bound = UpperBound(domain);
@@ -437,6 +438,7 @@ int64_t GangSearch::CapacityWith(int domain, const std::vector<uint8_t>& dirty,
 }
 
 const ResourceVector* GangSearch::Extra(int node) const {
+  if (as_if_empty_) return &snapshot_.nodes()[node].used;  // free = allocatable
   if (overlay_ == nullptr) return nullptr;
   auto it = overlay_->find(node);
   return it == overlay_->end() ? nullptr : &it->second;
@@ -518,6 +520,59 @@ int64_t GangSearch::MaxCount() const {
     for (int domain : visited_[ceiling]) best = std::max(best, Capacity(domain));
   }
   return best;
+}
+
+GangSearch::Sweep::Sweep(const GangSearch& search)
+    : search_(search),
+      snapshot_(search.snapshot_),
+      ceiling_(search.CeilingLevel()),
+      best_(search.MaxCount()) {}
+
+int64_t GangSearch::Sweep::NodeValue(int node) const {
+  auto it = node_capacity_.find(node);
+  return it == node_capacity_.end() ? search_.NodeCapacity(node) : it->second;
+}
+
+int64_t GangSearch::Sweep::Round(int domain, int64_t sum) const {
+  const GangShape& shape = search_.shape_;
+  if (shape.group_size > 0 && shape.group_level == snapshot_.domains()[domain].level) {
+    sum -= sum % shape.group_size;
+  }
+  return sum;
+}
+
+int64_t GangSearch::Sweep::DomainValue(int domain) const {
+  auto it = sum_.find(domain);
+  return it == sum_.end() ? search_.Capacity(domain) : Round(domain, it->second);
+}
+
+void GangSearch::Sweep::Free(int node, const ResourceVector& extra) {
+  const ClusterSnapshot::Node& n = snapshot_.nodes()[node];
+  if (n.removed) return;
+  const std::vector<ClusterSnapshot::Domain>& domains = snapshot_.domains();
+  // The domains above the node start from their capacities now, summed from their children
+  // before anything changes (bottom-up; above the first one already tracked, all are).
+  for (int d = n.domain; d >= 0 && !sum_.contains(d); d = domains[d].parent) {
+    int64_t sum = 0;
+    for (int child : domains[d].children) sum += DomainValue(child);
+    for (int other : domains[d].nodes) sum += NodeValue(other);
+    sum_.emplace(d, sum);
+  }
+  const int64_t before = NodeValue(node);
+  ResourceVector& free = extra_[node];
+  free.Add(extra, snapshot_.resources().size());
+  const int64_t after = search_.NodeGroupRound(search_.ComputeSlots(node, &free));
+  node_capacity_[node] = after;
+  if (ceiling_ == snapshot_.topology().node_level()) best_ = std::max(best_, after);
+  int64_t delta = after - before;
+  for (int d = n.domain; d >= 0 && delta != 0; d = domains[d].parent) {
+    int64_t& sum = sum_[d];
+    const int64_t was = Round(d, sum);
+    sum += delta;
+    const int64_t now = Round(d, sum);
+    if (domains[d].level == ceiling_) best_ = std::max(best_, now);
+    delta = now - was;
+  }
 }
 
 int64_t GangSearch::FreeGpus(const Choice& choice) const {

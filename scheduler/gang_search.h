@@ -130,8 +130,11 @@ class GangSearch {
   // longer upper bounds, so pruning is off. `scratch`, if given, must outlive the search and not
   // be shared with a live search. Without overlay, root and scratch the search uses (and
   // updates) the snapshot's ShapeCache, so the snapshot must not change during the search.
+  // With `as_if_empty`, every node counts as holding nothing (bound pods and reservations given
+  // back; `overlay` is then ignored): what no amount of waiting can exceed.
   GangSearch(const ClusterSnapshot& snapshot, const GangShape& shape, int root = 0,
-             const FreeOverlay* overlay = nullptr, Scratch* scratch = nullptr);
+             const FreeOverlay* overlay = nullptr, Scratch* scratch = nullptr,
+             bool as_if_empty = false);
   GangSearch(const GangSearch&) = delete;
   GangSearch& operator=(const GangSearch&) = delete;
 
@@ -147,6 +150,32 @@ class GangSearch {
   int64_t NodeCapacity(int node) const;
   // The largest capacity of one placement domain no coarser than the required level.
   int64_t MaxCount() const;
+
+  // Cached mode, after Run(0) of the whole cluster: gives resources back node by node and keeps
+  // MaxCount() up to date as if they were free, touching only the freed nodes and the domains
+  // above them. Backfill's start estimate frees gang after gang, in order of expected end,
+  // until the shape fits: the cost is the nodes freed, not the cluster times the steps.
+  class Sweep {
+   public:
+    explicit Sweep(const GangSearch& search);
+    void Free(int node, const ResourceVector& extra);
+    int64_t MaxCount() const { return best_; }
+    // Everything freed so far, for an overlay search of the same state.
+    const FreeOverlay& overlay() const { return extra_; }
+
+   private:
+    int64_t NodeValue(int node) const;
+    int64_t DomainValue(int domain) const;
+    int64_t Round(int domain, int64_t sum) const;
+
+    const GangSearch& search_;
+    const ClusterSnapshot& snapshot_;
+    int ceiling_;
+    FreeOverlay extra_;
+    absl::flat_hash_map<int, int64_t> node_capacity_;  // freed nodes
+    absl::flat_hash_map<int, int64_t> sum_;            // domains above them, before rounding
+    int64_t best_;
+  };
 
   // The tightest placement domain holding `count` pods: the finest level with a feasible
   // candidate, best fit among those (least capacity left over, then fewest free GPUs, then
@@ -230,6 +259,7 @@ class GangSearch {
   const GangShape& shape_;
   int root_;
   const FreeOverlay* overlay_;
+  bool as_if_empty_;
   Scratch own_scratch_;
   Scratch* scratch_;  // slots per node (raw), capacity per domain (group-aware)
   ShapeCache* cache_ = nullptr;  // set in cached mode, when scratch_ is unused

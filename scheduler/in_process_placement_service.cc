@@ -8,6 +8,12 @@ absl::StatusOr<PlacementResult> InProcessPlacementService::Place(
   return snapshot_.Place(request);
 }
 
+absl::StatusOr<StartEstimate> InProcessPlacementService::EstimateStart(
+    const GangRequest& request, const std::vector<EndingGang>& ends) const {
+  absl::MutexLock lock(&mu_);
+  return snapshot_.EstimateStart(request, ends);
+}
+
 absl::StatusOr<PlacementResult> InProcessPlacementService::Reserve(const GangRequest& request) {
   absl::MutexLock lock(&mu_);
   return snapshot_.Reserve(request);

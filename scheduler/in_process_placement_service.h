@@ -25,6 +25,8 @@ class InProcessPlacementService : public PlacementService {
   explicit InProcessPlacementService(ClusterSnapshot snapshot) : snapshot_(std::move(snapshot)) {}
 
   absl::StatusOr<PlacementResult> Place(const GangRequest& request) const override;
+  absl::StatusOr<StartEstimate> EstimateStart(const GangRequest& request,
+                                              const std::vector<EndingGang>& ends) const override;
   absl::StatusOr<PlacementResult> Reserve(const GangRequest& request) override;
   std::vector<absl::StatusOr<PlacementResult>> ReserveBatch(
       const std::vector<GangRequest>& requests) override;

@@ -25,6 +25,14 @@ class PlacementService {
   // Dry run: where would `request` go now? Holds nothing.
   virtual absl::StatusOr<PlacementResult> Place(const GangRequest& request) const = 0;
 
+  // When `request`, which may not fit now, would fit as the `ends` gangs end, earliest end
+  // first (gangs with equal ends go together), and where it would go then: the fewest ends
+  // after which it fits in one domain of its required level. Names holding no reservation are
+  // ignored; an empty name is InvalidArgument. Holds and changes nothing. Backfill's start-time
+  // reservation asks this (docs/admission.md, "Backfill").
+  virtual absl::StatusOr<StartEstimate> EstimateStart(
+      const GangRequest& request, const std::vector<EndingGang>& ends) const = 0;
+
   // Places and holds the whole gang (elastic: the largest feasible count), or holds nothing.
   // AlreadyExists if `request.job` already holds a reservation.
   virtual absl::StatusOr<PlacementResult> Reserve(const GangRequest& request) = 0;

@@ -118,4 +118,20 @@ struct PreemptionPlan {
   Explanation explanation;    // why not, when infeasible
 };
 
+// A running gang expected to end, for EstimateStart: `end` orders the ends (seconds, as the
+// caller counts them).
+struct EndingGang {
+  std::string job;
+  int64_t end = 0;
+};
+
+// When and where a gang that does not fit now is expected to start, as gangs end.
+struct StartEstimate {
+  bool feasible = false;   // fits now, or once some of the ending gangs have gone
+  int32_t ended = 0;       // how many of them must have ended first (0 = fits now)
+  int64_t start = 0;       // the latest end among them (0 when ended == 0)
+  Placement placement;     // where it goes then
+  Explanation explanation; // why not even after every ending gang, when not feasible
+};
+
 }  // namespace phalanx::placement

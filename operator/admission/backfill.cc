@@ -3,7 +3,6 @@
 // start on and when, estimated from the running workloads' expected ends. Workloads behind it in
 // queue order may use those nodes only if they are expected to end by then.
 #include <algorithm>
-#include <map>
 
 #include "absl/strings/str_cat.h"
 #include "operator/admission/internal/cycle.h"
@@ -32,42 +31,21 @@ std::vector<std::pair<int64_t, std::string>> Cycle::ExpectedEnds() const {
 }
 
 std::optional<BackfillReservation> Cycle::EarliestStart(
-    placement::GangRequest request, const std::vector<std::pair<int64_t, std::string>>& ends) {
+    const placement::GangRequest& request,
+    const std::vector<std::pair<int64_t, std::string>>& ends) {
   if (ends.empty()) return std::nullopt;
-  // The planner's victims are the workloads expected to end: any of them, earliest first.
-  request.priority = 1;
-  std::vector<placement::RunningGang> gangs;
-  gangs.reserve(ends.size());
-  for (const auto& [end, key] : ends) gangs.push_back({key, 0, std::nullopt});
-  auto plan_with = [&](size_t k) -> std::optional<placement::PreemptionPlan> {
-    std::vector<placement::RunningGang> first(gangs.begin(), gangs.begin() + static_cast<long>(k));
-    absl::StatusOr<placement::PreemptionPlan> plan = service_.PlanPreemption(request, first);
-    ++result_.calls.plan_preemption;
-    if (!plan.ok() || !plan->feasible) return std::nullopt;
-    return *std::move(plan);
-  };
-  // The fewest workloads, in order of expected end, whose end lets the gang in: its start.
-  std::optional<placement::PreemptionPlan> best = plan_with(gangs.size());
-  if (!best.has_value()) return std::nullopt;
-  size_t lo = 1, hi = gangs.size();
-  while (lo < hi) {
-    const size_t mid = lo + (hi - lo) / 2;
-    if (std::optional<placement::PreemptionPlan> plan = plan_with(mid)) {
-      hi = mid;
-      best = std::move(plan);
-    } else {
-      lo = mid + 1;
-    }
-  }
-  std::map<std::string_view, int64_t> end_of;
-  for (const auto& [end, key] : ends) end_of.emplace(key, end);
+  std::vector<placement::EndingGang> ending;
+  ending.reserve(ends.size());
+  for (const auto& [end, key] : ends) ending.push_back({key, end});
+  absl::StatusOr<placement::StartEstimate> estimate = service_.EstimateStart(request, ending);
+  ++result_.calls.estimate_start;
+  if (!estimate.ok() || !estimate->feasible) return std::nullopt;
   BackfillReservation r;
-  r.start = snapshot_.now;
-  for (const placement::Victim& v : best->victims) r.start = std::max(r.start, end_of[v.job]);
-  r.nodes = best->placement.nodes;
+  r.start = std::max(snapshot_.now, estimate->ended == 0 ? snapshot_.now : estimate->start);
+  r.nodes = std::move(estimate->placement.nodes);
   std::sort(r.nodes.begin(), r.nodes.end());
   r.nodes.erase(std::unique(r.nodes.begin(), r.nodes.end()), r.nodes.end());
-  r.domain = best->placement.domain;
+  r.domain = std::move(estimate->placement.domain);
   return r;
 }
 
@@ -97,25 +75,19 @@ Cycle::BackfillOutcome Cycle::PlanBackfill(
     loose.count = w.elastic->min;
   }
   loose.required_level = w.required_level;
-  {
-    // Only if some start can be estimated at all are the gangs behind it given back.
-    std::vector<std::pair<int64_t, std::string>> all = ends;
-    all.insert(all.end(), behind.begin(), behind.end());
-    std::sort(all.begin(), all.end());
-    placement::GangRequest probe = loose;
-    probe.priority = 1;
-    std::vector<placement::RunningGang> gangs;
-    for (const auto& [end, key] : all) gangs.push_back({key, 0, std::nullopt});
-    absl::StatusOr<placement::PreemptionPlan> plan = service_.PlanPreemption(probe, gangs);
-    ++result_.calls.plan_preemption;
-    if (!plan.ok() || !plan->feasible) return BackfillOutcome::kNone;
-  }
+  // Its start at the required level, on the cluster without the gangs behind it (they are
+  // given back below): those count as ended now. Only if some start can be estimated at all
+  // are they given back.
+  std::vector<std::pair<int64_t, std::string>> with_behind = ends;
+  for (const auto& [end, key] : behind) with_behind.emplace_back(snapshot_.now - 1, key);
+  std::optional<BackfillReservation> wide = EarliestStart(loose, with_behind);
+  if (!wide.has_value()) return BackfillOutcome::kNone;
   give_back();
   std::optional<BackfillReservation> tight;
   if (WantsPreferredLevel(w)) {
     placement::GangRequest request = loose;
     request.required_level = w.preferred_level;
-    tight = EarliestStart(std::move(request), ends);
+    tight = EarliestStart(request, ends);
   }
   const int64_t wait = model_.cqs[entry.cq].spec->locality_wait_seconds;
   if (entry.locality_wait) {
@@ -130,7 +102,6 @@ Cycle::BackfillOutcome Cycle::PlanBackfill(
   if (!entry.locality_wait) {
     // Locality is worth the same delay after the wait as during it: the preferred domain's
     // start is taken if it is at most the queue's locality wait later than the required one's.
-    std::optional<BackfillReservation> wide = EarliestStart(loose, ends);
     if (!chosen.has_value() || (wide.has_value() && chosen->start > wide->start + wait)) {
       chosen = std::move(wide);
     }

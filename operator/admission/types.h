@@ -271,9 +271,12 @@ struct PlacementCalls {
   int reserve_batch = 0;
   int reserve = 0;
   int plan_preemption = 0;
+  int estimate_start = 0;  // backfill's start-time estimates
   int release = 0;
   int resize = 0;  // shrinking victims and growing elastic workloads
-  int Total() const { return reserve_batch + reserve + plan_preemption + release + resize; }
+  int Total() const {
+    return reserve_batch + reserve + plan_preemption + estimate_start + release + resize;
+  }
 };
 
 struct CycleResult {

@@ -294,6 +294,7 @@ CycleStats AdmissionController::RunCycle() {
   metrics_.placement_calls_total.WithLabels({"ReserveBatch"}).Inc(result.calls.reserve_batch);
   metrics_.placement_calls_total.WithLabels({"Reserve"}).Inc(result.calls.reserve);
   metrics_.placement_calls_total.WithLabels({"PlanPreemption"}).Inc(result.calls.plan_preemption);
+  metrics_.placement_calls_total.WithLabels({"EstimateStart"}).Inc(result.calls.estimate_start);
   metrics_.placement_calls_total.WithLabels({"Release"}).Inc(result.calls.release);
   metrics_.placement_calls_total.WithLabels({"Resize"}).Inc(result.calls.resize);
   for (const auto& [method, count] : faults_.calls()) {

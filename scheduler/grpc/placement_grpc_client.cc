@@ -63,6 +63,22 @@ absl::StatusOr<PlacementResult> GrpcPlacementService::Place(const GangRequest& r
   return FromProto(reply);
 }
 
+absl::StatusOr<StartEstimate> GrpcPlacementService::EstimateStart(
+    const GangRequest& request, const std::vector<EndingGang>& ends) const {
+  pb::EstimateStartRequest wire;
+  ToProto(request, wire.mutable_request());
+  wire.mutable_ends()->Reserve(static_cast<int>(ends.size()));
+  for (const EndingGang& end : ends) {
+    pb::EndingGang* e = wire.add_ends();
+    e->set_job(end.job);
+    e->set_end(end.end);
+  }
+  pb::StartEstimate reply;
+  absl::Status status = Call("EstimateStart", &Stub::EstimateStart, wire, &reply);
+  if (!status.ok()) return status;
+  return FromProto(reply);
+}
+
 absl::StatusOr<PlacementResult> GrpcPlacementService::Reserve(const GangRequest& request) {
   return ReserveBatch({request}).front();
 }

@@ -45,6 +45,8 @@ class GrpcPlacementService : public PlacementService {
   explicit GrpcPlacementService(std::string target, GrpcClientOptions options = {});
 
   absl::StatusOr<PlacementResult> Place(const GangRequest& request) const override;
+  absl::StatusOr<StartEstimate> EstimateStart(const GangRequest& request,
+                                              const std::vector<EndingGang>& ends) const override;
   absl::StatusOr<PlacementResult> Reserve(const GangRequest& request) override;
   std::vector<absl::StatusOr<PlacementResult>> ReserveBatch(
       const std::vector<GangRequest>& requests) override;

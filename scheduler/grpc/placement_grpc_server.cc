@@ -122,6 +122,17 @@ PlacementGrpcService::PlacementGrpcService(PlacementService& service, SummaryFun
   });
 }
 
+::grpc::Status PlacementGrpcService::EstimateStart(::grpc::ServerContext* context,
+                                                   const pb::EstimateStartRequest* in,
+                                                   pb::StartEstimate* out) {
+  return Serve("EstimateStart", context, [&]() -> absl::Status {
+    ASSIGN_OR_RETURN(StartQuery query, DecodeEstimateStart(*in));
+    ASSIGN_OR_RETURN(StartEstimate estimate, service_.EstimateStart(query.request, query.ends));
+    ToProto(estimate, out);
+    return absl::OkStatus();
+  });
+}
+
 ::grpc::Status PlacementGrpcService::Snapshot(::grpc::ServerContext* context,
                                               const pb::SnapshotRequest* in,
                                               pb::SnapshotSummary* out) {

@@ -66,6 +66,9 @@ class PlacementGrpcService final : public pb::Placement::Service {
                                 pb::PreemptionPlan* out) override;
   ::grpc::Status Explain(::grpc::ServerContext* context, const pb::GangRequest* in,
                          pb::PlacementResult* out) override;
+  ::grpc::Status EstimateStart(::grpc::ServerContext* context,
+                               const pb::EstimateStartRequest* in,
+                               pb::StartEstimate* out) override;
   ::grpc::Status Snapshot(::grpc::ServerContext* context, const pb::SnapshotRequest* in,
                           pb::SnapshotSummary* out) override;
 

@@ -192,6 +192,15 @@ void ToProto(const PreemptionPlan& in, pb::PreemptionPlan* out) {
   ToProto(in.explanation, out->mutable_explanation());
 }
 
+void ToProto(const StartEstimate& in, pb::StartEstimate* out) {
+  out->Clear();
+  out->set_feasible(in.feasible);
+  out->set_ended(in.ended);
+  out->set_start(in.start);
+  ToProto(in.placement, out->mutable_placement());
+  ToProto(in.explanation, out->mutable_explanation());
+}
+
 void ToProto(const SummaryOptions& in, pb::SnapshotRequest* out) {
   out->Clear();
   if (in.max_level >= 0) out->set_max_level(in.max_level);
@@ -329,6 +338,18 @@ absl::StatusOr<ReplaceNodesArgs> DecodeReplaceNodes(const pb::ReplaceNodesReques
   return out;
 }
 
+absl::StatusOr<StartQuery> DecodeEstimateStart(const pb::EstimateStartRequest& in) {
+  StartQuery out;
+  ASSIGN_OR_RETURN(out.request, DecodeGangRequest(in.request(), "request"));
+  RETURN_IF_ERROR(CheckEntries(in.ends_size(), "ends", kMaxCandidates));
+  out.ends.reserve(in.ends_size());
+  for (int i = 0; i < in.ends_size(); ++i) {
+    RETURN_IF_ERROR(CheckString(in.ends(i).job(), absl::StrCat("ends[", i, "].job")));
+    out.ends.push_back({.job = in.ends(i).job(), .end = in.ends(i).end()});
+  }
+  return out;
+}
+
 absl::StatusOr<PreemptionQuery> DecodePlanPreemption(const pb::PlanPreemptionRequest& in) {
   PreemptionQuery out;
   ASSIGN_OR_RETURN(out.request, DecodeGangRequest(in.request(), "request"));
@@ -417,6 +438,16 @@ PreemptionPlan FromProto(const pb::PreemptionPlan& in) {
   for (const pb::Victim& victim : in.victims()) {
     out.victims.push_back({.job = victim.job(), .new_count = victim.new_count()});
   }
+  out.placement = FromProto(in.placement());
+  out.explanation = FromProto(in.explanation());
+  return out;
+}
+
+StartEstimate FromProto(const pb::StartEstimate& in) {
+  StartEstimate out;
+  out.feasible = in.feasible();
+  out.ended = in.ended();
+  out.start = in.start();
   out.placement = FromProto(in.placement());
   out.explanation = FromProto(in.explanation());
   return out;

@@ -37,7 +37,7 @@ inline constexpr int kMaxPodsPerGang = 65'536;   // count, elastic bounds, group
                                                  // ReplaceNodes' nodes
 inline constexpr size_t kMaxStringBytes = 1'024;  // job ids, label keys and values, names
 inline constexpr int kMaxMapEntries = 64;         // per_pod, node_selector, tolerations
-inline constexpr int kMaxCandidates = 100'000;    // PlanPreemption candidates
+inline constexpr int kMaxCandidates = 100'000;    // PlanPreemption candidates, EstimateStart ends
 inline constexpr int kDefaultSummaryDomains = 1'000;
 inline constexpr int kMaxSummaryDomains = 100'000;
 // Default largest message either side accepts: a full batch of 10,000 placed gangs fits.
@@ -64,6 +64,7 @@ void ToProto(const PlacementResult& in, pb::PlacementResult* out);
 // A result, or an Error for a non-OK status.
 void ToProto(const absl::StatusOr<PlacementResult>& in, pb::ReserveResult* out);
 void ToProto(const PreemptionPlan& in, pb::PreemptionPlan* out);
+void ToProto(const StartEstimate& in, pb::StartEstimate* out);
 void ToProto(const SummaryOptions& in, pb::SnapshotRequest* out);
 void ToProto(const SnapshotSummary& in, pb::SnapshotSummary* out);
 
@@ -91,6 +92,12 @@ struct ReplaceNodesArgs {
 };
 absl::StatusOr<ReplaceNodesArgs> DecodeReplaceNodes(const pb::ReplaceNodesRequest& in);
 
+struct StartQuery {
+  GangRequest request;
+  std::vector<EndingGang> ends;
+};
+absl::StatusOr<StartQuery> DecodeEstimateStart(const pb::EstimateStartRequest& in);
+
 struct PreemptionQuery {
   GangRequest request;
   std::vector<RunningGang> candidates;
@@ -108,6 +115,7 @@ PlacementResult FromProto(const pb::PlacementResult& in);
 // The result, or the error's status; Internal if the reply sets neither or an error with code 0.
 absl::StatusOr<PlacementResult> FromProto(const pb::ReserveResult& in);
 PreemptionPlan FromProto(const pb::PreemptionPlan& in);
+StartEstimate FromProto(const pb::StartEstimate& in);
 SnapshotSummary FromProto(const pb::SnapshotSummary& in);
 
 }  // namespace phalanx::placement

@@ -57,7 +57,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (int calls = 0; calls < 8 && in.remaining_bytes() > 0; ++calls) {
     uint8_t method = in.ConsumeIntegral<uint8_t>();
     std::string bytes = in.ConsumeRandomLengthString(4096);
-    switch (method % 7) {
+    switch (method % 8) {
       case 0:
         Call<pb::ReserveBatchRequest, pb::ReserveBatchResponse>(
             grpc_service, bytes, &PlacementGrpcService::ReserveBatch);
@@ -82,9 +82,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         Call<pb::GangRequest, pb::PlacementResult>(grpc_service, bytes,
                                                    &PlacementGrpcService::Explain);
         break;
-      default:
+      case 6:
         Call<pb::SnapshotRequest, pb::SnapshotSummary>(grpc_service, bytes,
                                                        &PlacementGrpcService::Snapshot);
+        break;
+      default:
+        Call<pb::EstimateStartRequest, pb::StartEstimate>(grpc_service, bytes,
+                                                          &PlacementGrpcService::EstimateStart);
         break;
     }
   }

@@ -142,7 +142,8 @@ class Cycle {
   // The earliest expected start of `request` as the workloads of `ends` (earliest first) end,
   // and where; nullopt if it would need a workload with no expected end to go.
   std::optional<BackfillReservation> EarliestStart(
-      placement::GangRequest request, const std::vector<std::pair<int64_t, std::string>>& ends);
+      const placement::GangRequest& request,
+      const std::vector<std::pair<int64_t, std::string>>& ends);
   // After a pass's ReserveBatch refused pending entry `index` (placed in the batch before it and
   // kept: `ahead`; after it, yielding to it: `behind`; each with its expected end, as far as
   // known): if its start can be estimated, calls

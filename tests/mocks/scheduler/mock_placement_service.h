@@ -9,6 +9,8 @@ namespace phalanx::placement {
 class MockPlacementService : public PlacementService {
  public:
   MOCK_METHOD(absl::StatusOr<PlacementResult>, Place, (const GangRequest&), (const, override));
+  MOCK_METHOD(absl::StatusOr<StartEstimate>, EstimateStart,
+              (const GangRequest&, const std::vector<EndingGang>&), (const, override));
   MOCK_METHOD(absl::StatusOr<PlacementResult>, Reserve, (const GangRequest&), (override));
   MOCK_METHOD(std::vector<absl::StatusOr<PlacementResult>>, ReserveBatch,
               (const std::vector<GangRequest>&), (override));

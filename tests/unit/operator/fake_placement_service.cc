@@ -1,6 +1,8 @@
 #include "tests/unit/operator/fake_placement_service.h"
 
 #include <algorithm>
+#include <set>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "common/resources.h"
@@ -62,13 +64,13 @@ bool FakePlacementService::Matches(const placement::GangRequest& request, int do
 }
 
 std::optional<std::pair<int, int32_t>> FakePlacementService::Fit(
-    const placement::GangRequest& request) const {
+    const placement::GangRequest& request, const std::vector<int64_t>& free) const {
   int64_t g = GpusPerPod(request);
   for (int32_t count : Counts(request)) {
     int best = -1;
     for (size_t d = 0; d < domains_.size(); ++d) {
-      if (!Matches(request, static_cast<int>(d)) || free_[d] < count * g) continue;
-      if (best < 0 || free_[d] < free_[best]) best = static_cast<int>(d);
+      if (!Matches(request, static_cast<int>(d)) || free[d] < count * g) continue;
+      if (best < 0 || free[d] < free[best]) best = static_cast<int>(d);
     }
     if (best >= 0) return std::make_pair(best, count);
   }
@@ -87,9 +89,9 @@ placement::Placement FakePlacementService::MakePlacement(const std::string& job,
 }
 
 placement::PlacementResult FakePlacementService::Result(
-    const placement::GangRequest& request) const {
+    const placement::GangRequest& request, const std::vector<int64_t>& free) const {
   placement::PlacementResult result;
-  if (auto fit = Fit(request)) {
+  if (auto fit = Fit(request, free)) {
     result.placed = true;
     result.placement = MakePlacement(request.job, fit->first, fit->second);
     return result;
@@ -98,7 +100,7 @@ placement::PlacementResult FakePlacementService::Result(
   int32_t wanted = request.elastic ? request.elastic->min : request.count;
   int best = -1;
   for (size_t d = 0; d < domains_.size(); ++d) {
-    if (Matches(request, static_cast<int>(d)) && (best < 0 || free_[d] > free_[best])) {
+    if (Matches(request, static_cast<int>(d)) && (best < 0 || free[d] > free[best])) {
       best = static_cast<int>(d);
     }
   }
@@ -108,16 +110,50 @@ placement::PlacementResult FakePlacementService::Result(
     return result;
   }
   result.explanation.best_domain = placement::DomainId{"block", {domains_[best].name}};
-  result.explanation.fit_in_best = g > 0 ? static_cast<int32_t>(free_[best] / g) : wanted;
+  result.explanation.fit_in_best = g > 0 ? static_cast<int32_t>(free[best] / g) : wanted;
   result.explanation.summary = absl::StrCat("needs ", wanted * g, " GPUs in one block; the best block ",
-                                            domains_[best].name, " has ", free_[best], " free");
+                                            domains_[best].name, " has ", free[best], " free");
   return result;
 }
 
 absl::StatusOr<placement::PlacementResult> FakePlacementService::Place(
     const placement::GangRequest& request) const {
   ++calls_.place;
-  return Result(request);
+  return Result(request, free_);
+}
+
+absl::StatusOr<placement::StartEstimate> FakePlacementService::EstimateStart(
+    const placement::GangRequest& request, const std::vector<placement::EndingGang>& ends) const {
+  ++calls_.estimate_start;
+  std::vector<placement::EndingGang> order = ends;
+  std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.end, a.job) < std::tie(b.end, b.job);
+  });
+  // Gangs end one end time at a time; the first time after which the request fits.
+  std::vector<int64_t> free = free_;
+  std::set<std::string_view> seen;
+  placement::StartEstimate estimate;
+  for (size_t i = 0;; ) {
+    placement::PlacementResult result = Result(request, free);
+    if (result.placed) {
+      estimate.feasible = true;
+      estimate.placement = std::move(result.placement);
+      return estimate;
+    }
+    if (i == order.size()) {
+      estimate = {};
+      estimate.explanation = std::move(result.explanation);
+      return estimate;
+    }
+    const int64_t end = order[i].end;
+    for (; i < order.size() && order[i].end == end; ++i) {
+      auto it = holds_.find(order[i].job);
+      if (it == holds_.end() || !seen.insert(order[i].job).second) continue;
+      free[it->second.domain] += it->second.count * it->second.gpus_per_pod;
+      ++estimate.ended;
+      estimate.start = end;
+    }
+  }
 }
 
 absl::StatusOr<placement::PlacementResult> FakePlacementService::Reserve(
@@ -126,9 +162,9 @@ absl::StatusOr<placement::PlacementResult> FakePlacementService::Reserve(
   if (holds_.contains(request.job)) {
     return absl::AlreadyExistsError(absl::StrCat(request.job, " already holds a reservation"));
   }
-  placement::PlacementResult result = Result(request);
+  placement::PlacementResult result = Result(request, free_);
   if (result.placed) {
-    auto fit = Fit(request);
+    auto fit = Fit(request, free_);
     holds_[request.job] = {fit->first, fit->second, GpusPerPod(request)};
     free_[fit->first] -= fit->second * GpusPerPod(request);
   }

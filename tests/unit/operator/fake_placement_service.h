@@ -40,12 +40,16 @@ class FakePlacementService : public placement::PlacementService {
   int32_t HeldCount(std::string_view job) const;
 
   struct Calls {
-    int place = 0, reserve = 0, reserve_batch = 0, release = 0, resize = 0, plan = 0;
+    int place = 0, estimate_start = 0, reserve = 0, reserve_batch = 0, release = 0, resize = 0, plan = 0;
   };
   const Calls& calls() const { return calls_; }
 
   absl::StatusOr<placement::PlacementResult> Place(
       const placement::GangRequest& request) const override;
+  // As Place, giving the GPUs of the ending gangs' holds back one end time at a time.
+  absl::StatusOr<placement::StartEstimate> EstimateStart(
+      const placement::GangRequest& request,
+      const std::vector<placement::EndingGang>& ends) const override;
   absl::StatusOr<placement::PlacementResult> Reserve(
       const placement::GangRequest& request) override;
   std::vector<absl::StatusOr<placement::PlacementResult>> ReserveBatch(
@@ -68,8 +72,10 @@ class FakePlacementService : public placement::PlacementService {
   };
   bool Matches(const placement::GangRequest& request, int domain) const;
   // (domain, count) of the best fit, preferring the largest count, then the fullest domain.
-  std::optional<std::pair<int, int32_t>> Fit(const placement::GangRequest& request) const;
-  placement::PlacementResult Result(const placement::GangRequest& request) const;
+  std::optional<std::pair<int, int32_t>> Fit(const placement::GangRequest& request,
+                                             const std::vector<int64_t>& free) const;
+  placement::PlacementResult Result(const placement::GangRequest& request,
+                                    const std::vector<int64_t>& free) const;
   placement::Placement MakePlacement(const std::string& job, int domain, int32_t count) const;
 
   std::vector<FakeDomain> domains_;

@@ -270,6 +270,9 @@ TEST(RealPlacementTest, BackfillHoldsTheHeadsNodesForItsExpectedStart) {
   ASSERT_NE(head, nullptr);
   EXPECT_THAT(head->message, HasSubstr("backfill: 4 nodes in " + kLeaf));
   EXPECT_THAT(head->message, HasSubstr("held for its expected start in 999s"));
+  // One placement call per start estimate: the head's, then the long job's when the next pass
+  // refuses it beside the nodes held for the head.
+  EXPECT_EQ(result.calls.estimate_start, 2);
   const PendingDecision* long_job = PendingFor(result, "team-a/long");
   ASSERT_NE(long_job, nullptr);
   EXPECT_THAT(long_job->message, HasSubstr("ReservedForBackfill"));
@@ -287,6 +290,7 @@ TEST(RealPlacementTest, BackfillOffOrWithoutEstimatesAdmitsInQueueOrder) {
     CycleResult result = w.world.Cycle(options);
     EXPECT_THAT(AdmittedKeys(result), ::testing::ElementsAre("team-a/long")) << estimates;
     EXPECT_EQ(result.calls.plan_preemption, 0) << estimates;
+    EXPECT_EQ(result.calls.estimate_start, 0) << estimates;
     EXPECT_EQ(result.calls.release, 0) << estimates;
   }
 }

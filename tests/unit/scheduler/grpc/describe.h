@@ -77,6 +77,11 @@ inline std::string Describe(const PreemptionPlan& p) {
   return out;
 }
 
+inline std::string Describe(const StartEstimate& e) {
+  return absl::StrCat("estimate{feasible=", e.feasible, " ended=", e.ended, " start=", e.start,
+                      " ", Describe(e.placement), " ", Describe(e.explanation), "}");
+}
+
 inline std::string Describe(const SnapshotSummary& s) {
   std::string out = absl::StrCat(
       "summary{levels=", Describe(s.levels), " nodes=", s.nodes,

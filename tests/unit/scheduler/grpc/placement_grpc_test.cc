@@ -268,6 +268,36 @@ TEST_F(PlacementGrpcTest, ScriptedSequenceAnswersExactlyAsInProcess) {
   });
   EXPECT_THAT(invalid_plan, StatusIs(kInvalid));
 
+  // EstimateStart: fits now, after ends (in another order than given), never, invalid.
+  std::vector<EndingGang> ends;
+  for (size_t i = 0; i < running.size(); ++i) {
+    ends.push_back({running[i], static_cast<int64_t>(100 * (running.size() - i))});
+  }
+  ends.push_back({"t/not-running", 50});
+  auto now = twin_.Same("estimate now", [&](PlacementService& s) {
+    return s.EstimateStart(Gpu4("t/w", 1, kClique), ends);
+  });
+  ASSERT_OK(now);
+  EXPECT_TRUE(now->feasible);
+  EXPECT_EQ(now->ended, 0);
+  auto later = twin_.Same("estimate later", [&](PlacementService& s) {
+    return s.EstimateStart(Gpu4("t/w", 8, kLayer3), ends);
+  });
+  ASSERT_OK(later);
+  EXPECT_TRUE(later->feasible);
+  EXPECT_GT(later->ended, 0);
+  EXPECT_GT(later->start, 0);
+  auto never = twin_.Same("estimate never", [&](PlacementService& s) {
+    return s.EstimateStart(Gpu4("t/w", 400, kLayer3), ends);
+  });
+  ASSERT_OK(never);
+  EXPECT_FALSE(never->feasible);
+  EXPECT_THAT(never->explanation.summary, HasSubstr("not even after all"));
+  EXPECT_THAT(twin_.Same("estimate unnamed", [&](PlacementService& s) {
+    return s.EstimateStart(Gpu4("t/w", 2), {{"", 5}});
+  }), StatusIs(kInvalid));
+  twin_.ExpectSameState("after estimates");
+
   // Reserve is a one-element batch on the wire; its answers match too.
   auto reserved =
       twin_.Same("reserve", [](PlacementService& s) { return s.Reserve(Gpu4("t/b", 2, kClique)); });

@@ -74,6 +74,24 @@ TEST(ProtoConvert, RunningGangAndPreemptionQueryRoundTrip) {
   EXPECT_EQ(Describe(query.candidates[1]), Describe(candidates[1]));
 }
 
+TEST(ProtoConvert, EstimateStartRequestRoundTripsAndBoundsNames) {
+  pb::EstimateStartRequest wire;
+  ToProto(FullRequest(), wire.mutable_request());
+  pb::EndingGang* end = wire.add_ends();
+  end->set_job("b/one");
+  end->set_end(1'700'000'000);
+  ASSERT_OK_AND_ASSIGN(StartQuery query, DecodeEstimateStart(Reparse(wire)));
+  EXPECT_EQ(Describe(query.request), Describe(FullRequest()));
+  ASSERT_EQ(query.ends.size(), 1u);
+  EXPECT_EQ(query.ends[0].job, "b/one");
+  EXPECT_EQ(query.ends[0].end, 1'700'000'000);
+  // An empty name is the service's to refuse (InvalidArgument naming ends[i].job); the decoder
+  // bounds sizes.
+  wire.add_ends()->set_job(std::string(kMaxStringBytes + 1, 'x'));
+  EXPECT_THAT(DecodeEstimateStart(Reparse(wire)),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("ends[1].job")));
+}
+
 PlacementResult Placed() {
   return {.placed = true,
           .placement = {.job = "a/b",
@@ -357,6 +375,14 @@ TEST(ProtoConvert, BatchCandidatesResizeAndReplaceLimits) {
   release.set_job(Long());
   EXPECT_THAT(DecodeRelease(release),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("job: 1025 bytes")));
+}
+
+TEST(ProtoConvert, StartEstimateRoundTrips) {
+  StartEstimate estimate{.feasible = true, .ended = 3, .start = 42,
+                         .placement = Placed().placement};
+  pb::StartEstimate wire;
+  ToProto(estimate, &wire);
+  EXPECT_EQ(Describe(FromProto(Reparse(wire))), Describe(estimate));
 }
 
 }  // namespace
