@@ -5,7 +5,8 @@
 # printing the input that caused it.
 #   hack/fuzz.sh                          # every target, 20 s each
 #   hack/fuzz.sh --seconds 600 --target fuzz_quantity
-# Environment: PHALANX_SAN_BUILD_DIR (default build-san), PHALANX_JOBS (default 2).
+# Environment: PHALANX_SAN_BUILD_DIR (default build-san), PHALANX_SAN_FLAGS (hack/build-san.sh),
+# PHALANX_JOBS (default 2).
 # The corpus in tests/fuzz/corpus/<target> is only read; new inputs go to a scratch directory
 # (printed), from which interesting ones can be copied into the corpus by hand.
 set -euo pipefail
