@@ -55,8 +55,12 @@ absl::Status Reflector::List(const Cancellation* cancel) {
     sink_.AbortList();
     return status;
   }
-  sink_.EndList(rv);
+  // Before the sink marks itself synced: whoever sees the cache synced (WaitForSync, its event
+  // handlers) sees the list's resourceVersion too, never the one before it. (A test that cut an
+  // informer off right after its sync read an empty version here, then watched from "" and got
+  // the current objects instead of the 410 it waited for.) Only this thread resumes from it.
   SetResourceVersion(rv);
+  sink_.EndList(rv);
   return absl::OkStatus();
 }
 

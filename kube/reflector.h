@@ -66,7 +66,8 @@ class Reflector {
   // Runs until `cancel` fires.
   void Run(const Cancellation* cancel);
 
-  // For metrics and tests.
+  // For metrics and tests. Once the sink has ended a list (an Informer has synced), at least
+  // that list's resourceVersion.
   std::string last_resource_version() const;
   int64_t lists() const { return lists_.load(); }
   int64_t watches() const { return watches_.load(); }

@@ -141,6 +141,24 @@ TEST_F(InformerTest, ListWatchThenRelistAfterExpiredErrorEvent) {
   EXPECT_TRUE(informer_.ByIndex("node", "n-1").empty());
 }
 
+// Whoever sees the cache synced sees the list's resourceVersion with it: a handler of the
+// list's objects, and so any thread that WaitForSync released.
+TEST_F(InformerTest, TheListsResourceVersionIsKnownOnceTheCacheHasSynced) {
+  std::vector<std::string> seen;
+  informer_.AddEventHandlers({.on_add = [&](const Pod&) {
+    EXPECT_TRUE(informer_.HasSynced());
+    seen.push_back(informer_.reflector().last_resource_version());
+  }});
+  EXPECT_CALL(client_, DoListPages(_, "", _, _))
+      .WillOnce(Invoke(Pages({Testdata("pod_list_page1.json"), Testdata("pod_list_page2.json")})));
+  EXPECT_CALL(client_, DoWatch(_, "", _, _, _)).WillOnce(Invoke(StopWatching()));
+
+  informer_.Run(&stop_);
+
+  EXPECT_THAT(seen, ElementsAre("190001", "190001", "190001"));
+  EXPECT_THAT(watched_from_, ElementsAre("190001"));
+}
+
 TEST_F(InformerTest, BrokenWatchResumesFromLastBookmarkWithoutRelisting) {
   std::vector<WatchEvent> events = Events(Testdata("watch_stream.jsonl"));
   // ADDED p-3 (190010), MODIFIED p-0 (190011), BOOKMARK (190050), then the connection drops.
