@@ -30,10 +30,22 @@ std::vector<std::string> NodeNames(const ClusterSnapshot& snapshot, const std::v
 // (bound pods and reservations) given back: what no amount of waiting can exceed.
 int32_t MaxFitEmpty(const ClusterSnapshot& snapshot, GangShape shape) {
   shape.excluded.clear();  // backfill exclusions are temporary too
-  GangSearch search(snapshot, shape, 0, nullptr, nullptr, /*as_if_empty=*/true);
-  search.Run(0);
-  return static_cast<int32_t>(
-      std::min<int64_t>(search.MaxCount(), std::numeric_limits<int32_t>::max()));
+  // The search cache's key leaves the required level out (its results hold every level).
+  return snapshot.MaxFitEmpty(absl::StrCat(ShapeCacheKey(shape), "required:", shape.required_level), [&] {
+    GangSearch search(snapshot, shape, 0, nullptr, nullptr, /*as_if_empty=*/true);
+    search.Run(0);
+    return static_cast<int32_t>(
+        std::min<int64_t>(search.MaxCount(), std::numeric_limits<int32_t>::max()));
+  });
+}
+
+// Why the gang does not fit, from the cached search of the live cluster (with `overlay`'s
+// resources freed on top): equal to a fresh search's Explain, recomputing only the overlay.
+Explanation Unplaced(const ClusterSnapshot& snapshot, const GangShape& shape,
+                     const GangSearch& today, const GangSearch::FreeOverlay* overlay) {
+  Explanation why = today.Explain(shape.min_count, overlay);
+  why.max_fit_empty = MaxFitEmpty(snapshot, shape);
+  return why;
 }
 
 PlacementResult Search(const ClusterSnapshot& snapshot, const GangRequest& request,
@@ -109,6 +121,7 @@ void SetFlags(ClusterSnapshot::Node& node) {
 }  // namespace
 
 absl::Status ClusterSnapshot::AddNode(const NodeInfo& info) {
+  ++nodes_generation_;
   RETURN_IF_ERROR(ValidateNode(info));
   auto it = node_index_.find(info.name);
   if (it != node_index_.end() && !nodes_[it->second].removed) {
@@ -135,6 +148,7 @@ absl::Status ClusterSnapshot::AddNode(const NodeInfo& info) {
 }
 
 absl::Status ClusterSnapshot::UpdateNode(const NodeInfo& info) {
+  ++nodes_generation_;
   RETURN_IF_ERROR(ValidateNode(info));
   int index = FindNode(info.name);
   if (index < 0) {
@@ -193,6 +207,7 @@ absl::Status ClusterSnapshot::UpdateNode(const NodeInfo& info) {
 }
 
 absl::Status ClusterSnapshot::RemoveNode(std::string_view name) {
+  ++nodes_generation_;
   int index = FindNode(name);
   if (index < 0) return absl::NotFoundError(absl::StrCat("node ", Quote(name), " is not known"));
   Detach(index);
@@ -434,58 +449,65 @@ absl::StatusOr<StartEstimate> ClusterSnapshot::EstimateStart(
     estimate.explanation = std::move(now.explanation);
     return estimate;
   }
-  // The gangs that hold a reservation, grouped by end (a gang named twice ends at its earliest):
-  // after group g, every gang of groups 0..g has gone.
+  // The ending gangs in order of end; those ending at the same time form a group. After a
+  // group, every gang of it and of the groups before has gone. A gang named twice ends at its
+  // earliest; names without a reservation are skipped. Reservations are looked up only as far
+  // as the sweep goes.
   std::vector<const EndingGang*> order;
   order.reserve(ends.size());
   for (const EndingGang& end : ends) order.push_back(&end);
   std::sort(order.begin(), order.end(), [](const EndingGang* a, const EndingGang* b) {
     return std::tie(a->end, a->job) < std::tie(b->end, b->job);
   });
-  struct Group {
-    int64_t end = 0;
-    std::vector<const Reservation*> gangs;
-  };
-  std::vector<Group> groups;
-  absl::flat_hash_set<std::string_view> seen;
-  for (const EndingGang* end : order) {
-    const Reservation* reservation = FindReservation(end->job);
-    if (reservation == nullptr || reservation->ranks.empty() || !seen.insert(end->job).second) {
-      continue;
-    }
-    if (groups.empty() || groups.back().end != end->end) groups.push_back({end->end, {}});
-    groups.back().gangs.push_back(reservation);
-  }
-  if (groups.empty()) {
-    estimate.explanation = Search(*this, request, shape, rank_nodes).explanation;
-    return estimate;
-  }
   // Gangs end group by group, each giving back what its ranks charge their nodes now (bound
   // pods' requests, or the reserved amount), until the gang fits; only the freed nodes and the
   // domains above them are recomputed.
   GangSearch::Sweep sweep(today);
-  size_t g = 0;
-  for (; g < groups.size(); ++g) {
-    for (const Reservation* reservation : groups[g].gangs) {
+  absl::flat_hash_set<std::string_view> seen;
+  std::vector<int> recent;  // the nodes of the last group
+  bool fits = false;
+  for (size_t i = 0; i < order.size() && !fits;) {
+    const int64_t end = order[i]->end;
+    size_t freed = 0;
+    for (; i < order.size() && order[i]->end == end; ++i) {
+      const Reservation* reservation = FindReservation(order[i]->job);
+      if (reservation == nullptr || reservation->ranks.empty() ||
+          !seen.insert(order[i]->job).second) {
+        continue;
+      }
+      if (freed++ == 0) recent.clear();
       for (size_t r = 0; r < reservation->ranks.size(); ++r) {
         sweep.Free(reservation->ranks[r].node, RankUsage(*reservation, r));
+        recent.push_back(reservation->ranks[r].node);
       }
     }
-    if (sweep.MaxCount() >= shape.min_count) break;
+    if (freed == 0) continue;
+    estimate.start = end;
+    fits = sweep.MaxCount() >= shape.min_count;
   }
-  PlacementResult then = Search(*this, request, shape, rank_nodes, &sweep.overlay());
-  if (g == groups.size()) {
-    estimate.explanation = std::move(then.explanation);
+  if (seen.empty()) {
+    estimate.explanation = Unplaced(*this, shape, today, nullptr);
+    return estimate;
+  }
+  if (!fits) {
+    estimate.start = 0;
+    estimate.explanation = Unplaced(*this, shape, today, &sweep.overlay());
     estimate.explanation.summary =
         absl::StrCat("not even after all ", seen.size(), " ending gangs end: ",
                      estimate.explanation.summary);
     return estimate;
   }
-  if (!then.placed) return absl::InternalError("start estimate does not fit on replay");
+  // Before the last group nothing held the gang, so where it fits now holds a node of that
+  // group: the sweep compares those domains alone and searches only the one it picks.
+  const int32_t count = LargestCount(shape, sweep.MaxCount());
+  std::optional<GangSearch::Choice> choice = sweep.Tightest(count, recent);
+  if (!choice.has_value()) return absl::InternalError("start estimate does not fit on replay");
+  rank_nodes = sweep.Allocate(*choice, count);
   estimate.feasible = true;
-  estimate.start = groups[g].end;
-  for (size_t i = 0; i <= g; ++i) estimate.ended += static_cast<int32_t>(groups[i].gangs.size());
-  estimate.placement = std::move(then.placement);
+  estimate.ended = static_cast<int32_t>(seen.size());
+  estimate.placement.job = request.job;
+  estimate.placement.domain = LowestCommonDomain(rank_nodes);
+  estimate.placement.nodes = NodeNames(*this, rank_nodes);
   return estimate;
 }
 
@@ -777,6 +799,19 @@ ShapeCache& ClusterSnapshot::ShapeCaches::Get(const std::string& key) {
   }
   it->second->last_use = ++uses_;
   return it->second->cache;
+}
+
+int32_t ClusterSnapshot::MaxFitEmpty(const std::string& key,
+                                     const std::function<int32_t()>& compute) const {
+  if (max_fit_empty_generation_ != nodes_generation_) {
+    max_fit_empty_.clear();
+    max_fit_empty_generation_ = nodes_generation_;
+  }
+  if (auto hit = max_fit_empty_.find(key); hit != max_fit_empty_.end()) return hit->second;
+  if (max_fit_empty_.size() >= 4096) max_fit_empty_.clear();  // bounded against distinct shapes
+  const int32_t value = compute();
+  max_fit_empty_.emplace(key, value);
+  return value;
 }
 
 ShapeCache& ClusterSnapshot::CacheFor(const std::string& key) const {

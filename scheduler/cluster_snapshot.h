@@ -19,6 +19,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -28,6 +29,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/node_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -199,7 +201,14 @@ class ClusterSnapshot {
   ShapeCache& CacheFor(const std::string& key) const;
   // Forgets every search cache: the next search of each shape is computed from scratch (cold
   // benchmarks; the results never differ).
-  void DropSearchCaches() const { shape_caches_ = ShapeCaches(); }
+  void DropSearchCaches() const {
+    shape_caches_ = ShapeCaches();
+    max_fit_empty_.clear();
+  }
+  // The most pods of shape `key` one placement domain could hold with every node empty,
+  // remembered until a node is added, changed or removed (usage does not move it): `compute`
+  // runs on a miss. Explanations of refusals ask for it every time.
+  int32_t MaxFitEmpty(const std::string& key, const std::function<int32_t()>& compute) const;
 
   // Recomputes every aggregate and every node's usage from scratch and compares them with the
   // incrementally maintained ones. Internal returns name the first difference. For tests.
@@ -254,6 +263,11 @@ class ClusterSnapshot {
   mutable uint64_t selector_cache_generation_ = 0;
   mutable std::unordered_map<std::string, SelectorMatch> selector_cache_;
   uint64_t versions_ = 0;  // the last Node/Domain version handed out
+  // MaxFitEmpty by shape key, for the nodes as they were at nodes_generation_ (raised by every
+  // AddNode, UpdateNode and RemoveNode, not by usage).
+  uint64_t nodes_generation_ = 0;
+  mutable uint64_t max_fit_empty_generation_ = 0;
+  mutable absl::flat_hash_map<std::string, int32_t> max_fit_empty_;
   // Per-shape search caches. A copy starts cold: a cache is only meaningful against the
   // versions of the snapshot that filled it.
   class ShapeCaches {

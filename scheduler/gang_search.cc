@@ -575,6 +575,63 @@ void GangSearch::Sweep::Free(int node, const ResourceVector& extra) {
   }
 }
 
+std::optional<GangSearch::Choice> GangSearch::Sweep::Tightest(
+    int64_t count, const std::vector<int>& recent) const {
+  const std::vector<ClusterSnapshot::Domain>& domains = snapshot_.domains();
+  const std::vector<ClusterSnapshot::Node>& nodes = snapshot_.nodes();
+  const int node_level = snapshot_.topology().node_level();
+  // Visit's order: child domains by label value, then the domain's own nodes by name.
+  using Path = std::vector<std::pair<int, std::string_view>>;
+  auto path_of = [&](const Choice& c) {
+    Path path;
+    if (c.is_node) path.emplace_back(1, nodes[c.index].info.name);
+    for (int d = c.is_node ? nodes[c.index].domain : c.index; d > 0; d = domains[d].parent) {
+      path.emplace_back(0, domains[d].value);
+    }
+    std::reverse(path.begin(), path.end());
+    return path;
+  };
+  std::vector<std::pair<Path, Choice>> candidates;
+  for (int level = node_level; level >= ceiling_; --level) {
+    candidates.clear();
+    for (int node : recent) {
+      const ClusterSnapshot::Node& n = nodes[node];
+      if (n.removed || (level != node_level && n.depth < level)) continue;
+      Choice c = level == node_level ? Choice{level, node, true}
+                                     : Choice{level, snapshot_.AncestorAt(n.domain, level), false};
+      if (std::none_of(candidates.begin(), candidates.end(),
+                       [&](const auto& o) { return o.second.index == c.index; })) {
+        candidates.emplace_back(path_of(c), c);
+      }
+    }
+    std::sort(candidates.begin(), candidates.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    // BestFit's rule: least capacity, then fewest free GPUs; the first in order wins ties.
+    std::optional<Choice> best;
+    int64_t best_capacity = 0, best_gpus = 0;
+    for (const auto& [path, c] : candidates) {
+      const int64_t capacity = c.is_node ? NodeValue(c.index) : DomainValue(c.index);
+      if (capacity < count) continue;
+      const int64_t gpus = search_.FreeGpus(c);
+      if (!best || capacity < best_capacity || (capacity == best_capacity && gpus < best_gpus)) {
+        best = c;
+        best_capacity = capacity;
+        best_gpus = gpus;
+      }
+    }
+    if (best) return best;
+  }
+  return std::nullopt;
+}
+
+std::vector<int> GangSearch::Sweep::Allocate(const Choice& choice, int64_t count) const {
+  if (choice.is_node) return std::vector<int>(static_cast<size_t>(count), choice.index);
+  Scratch scratch;
+  GangSearch within(snapshot_, search_.shape_, choice.index, &extra_, &scratch);
+  within.Run(0);
+  return within.Allocate(choice, count);
+}
+
 int64_t GangSearch::FreeGpus(const Choice& choice) const {
   if (!choice.is_node) return snapshot_.domains()[choice.index].free[kGpuIndex];
   const ClusterSnapshot::Node& node = snapshot_.nodes()[choice.index];

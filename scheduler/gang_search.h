@@ -162,6 +162,14 @@ class GangSearch {
     int64_t MaxCount() const { return best_; }
     // Everything freed so far, for an overlay search of the same state.
     const FreeOverlay& overlay() const { return extra_; }
+    // What an overlay search of everything freed so far would pick for `count` pods (Tightest)
+    // and the ranks it would give them (Allocate), without searching the cluster: only the
+    // ancestors of `recent` are candidates, and only the chosen domain's subtree is searched.
+    // Exact when every domain that holds `count` contains a node of `recent`: true of the nodes
+    // freed since MaxCount() was last below `count`, as a domain none of them is in holds what
+    // it held then.
+    std::optional<Choice> Tightest(int64_t count, const std::vector<int>& recent) const;
+    std::vector<int> Allocate(const Choice& choice, int64_t count) const;
 
    private:
     int64_t NodeValue(int node) const;

@@ -41,7 +41,7 @@ std::optional<BackfillReservation> Cycle::EarliestStart(
   ++result_.calls.estimate_start;
   if (!estimate.ok() || !estimate->feasible) return std::nullopt;
   BackfillReservation r;
-  r.start = std::max(snapshot_.now, estimate->ended == 0 ? snapshot_.now : estimate->start);
+  r.start = std::max(snapshot_.now, estimate->start);  // 0 when it fits now
   r.nodes = std::move(estimate->placement.nodes);
   std::sort(r.nodes.begin(), r.nodes.end());
   r.nodes.erase(std::unique(r.nodes.begin(), r.nodes.end()), r.nodes.end());

@@ -665,6 +665,60 @@ TEST(PlacementPropertyTest, PreemptionPlansAreSoundAndHonest) {
   EXPECT_GE(infeasible, 50);
 }
 
+// The start estimate's sweep frees gangs group by group on the cached search and, once the gang
+// fits, compares only the domains above the last group's nodes and searches only the one it
+// picks. Invariant: the choice and the ranks are exactly those of an overlay search of the
+// whole cluster with the same resources freed (the capacities and the tie-breaks are equal).
+TEST(PlacementPropertyTest, SweepChoosesWhatAWholeOverlaySearchChooses) {
+  int compared = 0;
+  for (int i = 0; i < 500; ++i) {
+    const uint64_t seed = kSeed * 19 + static_cast<uint64_t>(i);
+    Rng rng(seed);
+    SyntheticClusterOptions options = BusyRandomCluster(rng, seed);
+    ASSERT_OK_AND_ASSIGN(SyntheticCluster cluster, BuildSyntheticCluster(options));
+    const ClusterSnapshot& snapshot = cluster.snapshot;
+    GangRequest request = RandomRequest(rng, snapshot.topology(), options);
+    SCOPED_TRACE(absl::StrCat("seed=", seed, " topology=", options.topology, " nodes=",
+                              options.nodes, " request: ", Describe(request)));
+    ASSERT_OK_AND_ASSIGN(GangShape shape, ValidateGang(request, snapshot));
+    GangSearch today(snapshot, shape);
+    today.Run(0);
+    if (today.MaxCount() >= shape.min_count) continue;
+    std::vector<std::string> jobs = cluster.jobs;
+    std::shuffle(jobs.begin(), jobs.end(), rng);
+    GangSearch::Sweep sweep(today);
+    std::vector<int> recent;
+    for (size_t j = 0; j < jobs.size() && sweep.MaxCount() < shape.min_count;) {
+      recent.clear();
+      for (int in_group = Uniform(rng, 1, 3); in_group > 0 && j < jobs.size(); --in_group, ++j) {
+        const ClusterSnapshot::Reservation* r = snapshot.FindReservation(jobs[j]);
+        for (size_t rank = 0; rank < r->ranks.size(); ++rank) {
+          sweep.Free(r->ranks[rank].node, snapshot.RankUsage(*r, rank));
+          recent.push_back(r->ranks[rank].node);
+        }
+      }
+    }
+    if (sweep.MaxCount() < shape.min_count) continue;
+    GangSearch::Scratch scratch;
+    GangSearch whole(snapshot, shape, 0, &sweep.overlay(), &scratch);
+    whole.Run(0);
+    ASSERT_EQ(sweep.MaxCount(), whole.MaxCount());
+    for (int64_t count : {int64_t{shape.min_count}, sweep.MaxCount()}) {
+      std::optional<GangSearch::Choice> a = sweep.Tightest(count, recent);
+      std::optional<GangSearch::Choice> b = whole.Tightest(count);
+      ASSERT_TRUE(a.has_value()) << "count " << count;
+      ASSERT_TRUE(b.has_value()) << "count " << count;
+      EXPECT_EQ(a->level, b->level) << "count " << count;
+      EXPECT_EQ(a->index, b->index) << "count " << count;
+      EXPECT_EQ(a->is_node, b->is_node) << "count " << count;
+      EXPECT_EQ(sweep.Allocate(*a, count), whole.Allocate(*b, count)) << "count " << count;
+    }
+    ++compared;
+  }
+  std::printf("sweep choices compared: %d of 500\n", compared);
+  EXPECT_GE(compared, 100);
+}
+
 // EstimateStart against carrying the ends out: on a copy of the snapshot the ending gangs' pods
 // are deleted and their reservations released, one end time at a time (equal ends together).
 // The first end after which the independent model (Oracle) fits the gang must be the

@@ -80,6 +80,31 @@ TEST_F(StartEstimateTest, TooBigForAnyDomainIsNeverFeasible) {
   EXPECT_EQ(estimate.explanation.max_fit_empty, 4);
 }
 
+// The snapshot remembers max_fit_empty per shape; a node change must move it, usage must not.
+TEST_F(StartEstimateTest, MaxFitEmptyFollowsNodeChangesNotUsage) {
+  const GangRequest big = Gang("ns/w", 5, 8, kLayer3);
+  auto max_fit_empty = [&] {
+    absl::StatusOr<StartEstimate> estimate = snapshot_.EstimateStart(big, {{"ns/j1", 1}});
+    EXPECT_OK(estimate.status());
+    return estimate.ok() ? estimate->explanation.max_fit_empty : -1;
+  };
+  EXPECT_EQ(max_fit_empty(), 4);
+  ASSERT_OK(snapshot_.Release("ns/j2"));  // usage only
+  EXPECT_EQ(max_fit_empty(), 4);
+  AddNodes(snapshot_, {"a", "b", "nn-b"}, "z", 1);  // a fifth node in nn-b
+  EXPECT_EQ(max_fit_empty(), 5);
+  ASSERT_OK(snapshot_.RemoveNode("z0"));
+  EXPECT_EQ(max_fit_empty(), 4);
+  NodeInfo cordoned = snapshot_.nodes()[snapshot_.FindNode("y0")].info;
+  cordoned.unschedulable = true;
+  ASSERT_OK(snapshot_.UpdateNode(cordoned));
+  EXPECT_EQ(max_fit_empty(), 4);  // nn-a still holds 4 when empty
+  NodeInfo down = snapshot_.nodes()[snapshot_.FindNode("x0")].info;
+  down.ready = false;
+  ASSERT_OK(snapshot_.UpdateNode(down));
+  EXPECT_EQ(max_fit_empty(), 3);
+}
+
 TEST_F(StartEstimateTest, BoundPodsCountAsGoneWithTheirGang) {
   // j3's pods are bound (real usage, not only a reservation): its end frees them too.
   PodInfo pod;
