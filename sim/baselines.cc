@@ -148,6 +148,7 @@ int32_t Topo::UnitOf(int32_t node, int32_t level) const {
 }
 
 int32_t Topo::NodeFree(int32_t node) const {
+  if (taken_.empty()) return free_.Free(node);
   auto it = taken_.find(node);
   return free_.Free(node) - (it == taken_.end() ? 0 : it->second);
 }
@@ -742,9 +743,19 @@ std::vector<int32_t> PlaceFirstFit(const ClusterModel& cluster, const FreeCapaci
   std::vector<int32_t> all = placed;
   std::vector<int32_t> out;
   const int32_t g = job.gpus_per_pod;
+  const int32_t leaf = topo.node_level() - 1;  // the finest domain level; -1 if none
   for (int32_t k = 0; k < pods; ++k) {
     int32_t chosen = -1;
     for (int32_t n = ng.begin; n < ng.end; ++n) {
+      // A finest domain where no node has g GPUs free is passed over whole: the scan's answer is
+      // the same (trial takes only lower what is free), without visiting its nodes one by one.
+      if (g > 0 && leaf >= 0) {
+        const Domain& d = cluster.domains[cluster.nodes[n].domains[leaf]];
+        if (n == d.begin && free.DomainFit(cluster.nodes[n].domains[leaf], g) == 0) {
+          n = d.end - 1;
+          continue;
+        }
+      }
       if (topo.NodeFree(n) < g || !Allows(cluster, terms, all, n)) continue;
       // preferredDuringScheduling pod affinity on the preferred level: a node beside the gang's
       // first pod wins over an earlier one elsewhere.
