@@ -746,12 +746,31 @@ std::vector<int32_t> PlaceFirstFit(const ClusterModel& cluster, const FreeCapaci
   const int32_t leaf = topo.node_level() - 1;  // the finest domain level; -1 if none
   for (int32_t k = 0; k < pods; ++k) {
     int32_t chosen = -1;
-    for (int32_t n = ng.begin; n < ng.end; ++n) {
+    // Allows() admits only the nodes of the unit that a required term's anchor pod is in: the
+    // scan visits that node range alone, with the same answer.
+    int32_t lo = ng.begin, hi = ng.end;
+    auto narrow = [&](int32_t level, int32_t anchor) {
+      if (level == terms.node_level) {
+        lo = std::max(lo, anchor);
+        hi = std::min(hi, anchor + 1);
+      } else {
+        const Domain& d = cluster.domains[cluster.nodes[anchor].domains[level]];
+        lo = std::max(lo, d.begin);
+        hi = std::min(hi, d.end);
+      }
+    };
+    if (terms.required >= 0 && !all.empty()) narrow(terms.required, all[0]);
+    if (terms.group >= 0) {
+      const int32_t rank = static_cast<int32_t>(all.size());
+      const int32_t first = rank - rank % terms.group_size;
+      if (first < rank) narrow(terms.group, all[first]);
+    }
+    for (int32_t n = lo; n < hi; ++n) {
       // A finest domain where no node has g GPUs free is passed over whole: the scan's answer is
       // the same (trial takes only lower what is free), without visiting its nodes one by one.
       if (g > 0 && leaf >= 0) {
         const Domain& d = cluster.domains[cluster.nodes[n].domains[leaf]];
-        if (n == d.begin && free.DomainFit(cluster.nodes[n].domains[leaf], g) == 0) {
+        if ((n == d.begin || n == lo) && free.DomainFit(cluster.nodes[n].domains[leaf], g) == 0) {
           n = d.end - 1;
           continue;
         }
@@ -1124,15 +1143,18 @@ class BaselinePolicy : public Policy {
     const TraceJob& job = Spec(id);
     const int32_t g = job.gpus_per_pod;
     const NodeGroup& ng = cluster_->groups[b.group];
-    std::map<int32_t, std::vector<int32_t>> jobs_on_node;  // node -> lower-priority running jobs
+    // (node, lower-priority running job) pairs; by node, each node's jobs in running order and
+    // each job once (a job's pods on one node are adjacent after the stable sort).
+    std::vector<std::pair<int32_t, int32_t>> pairs;
     for (int32_t r : running_) {
       if (state_[r].group != b.group || Spec(r).priority >= job.priority) continue;
-      for (int32_t n : state_[r].nodes) {
-        std::vector<int32_t>& list = jobs_on_node[n];
-        if (list.empty() || list.back() != r) list.push_back(r);
-      }
+      for (int32_t n : state_[r].nodes) pairs.emplace_back(n, r);
     }
-    if (jobs_on_node.empty()) return false;
+    if (pairs.empty()) return false;
+    std::stable_sort(pairs.begin(), pairs.end(),
+                     [](const auto& x, const auto& y) { return x.first < y.first; });
+    pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+    const AffinityTerms terms = TermsOf(*cluster_, job, b.group);
     struct Choice {
       int32_t node = -1;
       std::vector<int32_t> victims;
@@ -1141,10 +1163,14 @@ class BaselinePolicy : public Policy {
       int64_t earliest_top = 0;  // start order of the earliest highest-priority victim
     };
     Choice best;
-    for (const auto& [node, candidates] : jobs_on_node) {
+    std::vector<int32_t> candidates;
+    for (size_t i = 0; i < pairs.size();) {
+      const int32_t node = pairs[i].first;
+      candidates.clear();
+      for (; i < pairs.size() && pairs[i].first == node; ++i) candidates.push_back(pairs[i].second);
       if (node < ng.begin || node >= ng.end || !free_->up(node)) continue;
       // Affinity: would the next pod be allowed here?
-      if (!FirstFitAllows(*cluster_, job, b.group, b.nodes, node)) continue;
+      if (!Allows(*cluster_, terms, b.nodes, node)) continue;
       auto gpus_on = [&](int32_t r) {
         const auto& nodes = state_[r].nodes;
         return Spec(r).gpus_per_pod * static_cast<int32_t>(std::count(nodes.begin(), nodes.end(), node));
