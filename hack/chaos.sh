@@ -203,7 +203,12 @@ YAML
   kill -CONT "$pid"
   slow_extender_periods=$((slow_extender_periods + 1))
   local resumed=$SECONDS
-  until [[ $(kc -n team-llm get pod "$probe" -o jsonpath='{.spec.nodeName}' 2>/dev/null) != "" ]]; do
+  # Bound, or bound and since gone: a gang pod created in the stall may preempt the probe on a
+  # node its gang holds (seen once in CI: the probe was NotFound when deleted). kube-scheduler's
+  # Scheduled event for it outlives the pod.
+  until [[ $(kc -n team-llm get pod "$probe" -o jsonpath='{.spec.nodeName}' 2>/dev/null) != "" ||
+           -n $(kc -n team-llm get events -o name \
+                  --field-selector "involvedObject.name=$probe,reason=Scheduled" 2>/dev/null) ]]; do
     if ((SECONDS - resumed >= 180)); then
       log "FAILED: $probe was not scheduled within 180 s of the extender answering again"
       extender_not_back=$((extender_not_back + 1))
@@ -215,7 +220,13 @@ YAML
   ((took <= extender_recovery_max_s)) || extender_recovery_max_s=$took
   log "$probe bound ${took} s after SIGCONT"
   check "extender stalled 8 s"
-  kc -n team-llm delete pod "$probe" --wait=false >/dev/null || log "could not delete $probe"
+  if [[ -z $(kc -n team-llm get pod "$probe" -o name --ignore-not-found 2>/dev/null) ]]; then
+    log "$probe is gone already: $(kc -n team-llm get events --field-selector \
+      "involvedObject.name=$probe" -o jsonpath='{range .items[*]}{.reason}: {.message}; {end}' \
+      2>/dev/null)"
+  fi
+  kc -n team-llm delete pod "$probe" --wait=false --ignore-not-found >/dev/null ||
+    log "could not delete $probe"
 }
 
 per_round=$(((JOBS + ROUNDS - 1) / ROUNDS))
