@@ -31,7 +31,8 @@ std::vector<std::string> NodeNames(const ClusterSnapshot& snapshot, const std::v
 int32_t MaxFitEmpty(const ClusterSnapshot& snapshot, GangShape shape) {
   shape.excluded.clear();  // backfill exclusions are temporary too
   // The search cache's key leaves the required level out (its results hold every level).
-  return snapshot.MaxFitEmpty(absl::StrCat(ShapeCacheKey(shape), "required:", shape.required_level), [&] {
+  const std::string key = absl::StrCat(ShapeCacheKey(shape), "required:", shape.required_level);
+  return snapshot.MaxFitEmpty(key, [&] {
     GangSearch search(snapshot, shape, 0, nullptr, nullptr, /*as_if_empty=*/true);
     search.Run(0);
     return static_cast<int32_t>(

@@ -606,20 +606,14 @@ std::optional<GangSearch::Choice> GangSearch::Sweep::Tightest(
     }
     std::sort(candidates.begin(), candidates.end(),
               [](const auto& a, const auto& b) { return a.first < b.first; });
-    // BestFit's rule: least capacity, then fewest free GPUs; the first in order wins ties.
-    std::optional<Choice> best;
-    int64_t best_capacity = 0, best_gpus = 0;
+    // The search's own best-fit rule, with the sweep's capacities. No stop at an "exact fit":
+    // free GPUs are the snapshot's, without what the sweep freed, so that floor does not hold.
+    Pick pick;
     for (const auto& [path, c] : candidates) {
       const int64_t capacity = c.is_node ? NodeValue(c.index) : DomainValue(c.index);
-      if (capacity < count) continue;
-      const int64_t gpus = search_.FreeGpus(c);
-      if (!best || capacity < best_capacity || (capacity == best_capacity && gpus < best_gpus)) {
-        best = c;
-        best_capacity = capacity;
-        best_gpus = gpus;
-      }
+      search_.Consider(c, capacity, count, pick);
     }
-    if (best) return best;
+    if (pick.choice) return pick.choice;
   }
   return std::nullopt;
 }

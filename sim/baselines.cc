@@ -724,11 +724,6 @@ bool Allows(const ClusterModel& cluster, const AffinityTerms& t,
 
 }  // namespace
 
-bool FirstFitAllows(const ClusterModel& cluster, const TraceJob& job, int32_t group,
-                    const std::vector<int32_t>& placed, int32_t node) {
-  return Allows(cluster, TermsOf(cluster, job, group), placed, node);
-}
-
 std::vector<int32_t> PlaceFirstFit(const ClusterModel& cluster, const FreeCapacity& free,
                                    const TraceJob& job, int32_t group, int32_t pods,
                                    const std::vector<int32_t>& placed) {

@@ -117,12 +117,9 @@ std::vector<int32_t> PlaceKai(const ClusterModel& cluster, const FreeCapacity& f
                               const TraceJob& job, int32_t group, int32_t pods);
 // Per-pod first fit for the pods after `placed` (ranks placed.size() ...): as many as fit
 // (possibly fewer than `pods`), each on the first node with room that its pod-affinity terms
-// allow (FirstFitAllows), preferring the preferred-level domain of the gang's first pod.
+// allow, preferring the preferred-level domain of the gang's first pod.
 std::vector<int32_t> PlaceFirstFit(const ClusterModel& cluster, const FreeCapacity& free,
                                    const TraceJob& job, int32_t group, int32_t pods,
                                    const std::vector<int32_t>& placed = {});
-// Whether the pod of rank placed.size() may go to `node` given the ranks already placed.
-bool FirstFitAllows(const ClusterModel& cluster, const TraceJob& job, int32_t group,
-                    const std::vector<int32_t>& placed, int32_t node);
 
 }  // namespace phalanx::sim
