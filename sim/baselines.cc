@@ -4,6 +4,7 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -59,9 +60,19 @@ void FreeCapacity::Contribute(int32_t node, int sign) {
 }
 
 void FreeCapacity::Use(int32_t node, int32_t gpus) {
-  Contribute(node, -1);
+  // Only the counts that change are touched: Contribute(-1), change, Contribute(+1) in one pass.
+  const SimNode& n = cluster_.nodes[node];
+  const int32_t free_before = Free(node);
   used_[node] += gpus;
-  Contribute(node, +1);
+  const int32_t free_after = Free(node);
+  if (free_after == free_before) return;
+  for (size_t s = 0; s < shapes_.size(); ++s) {
+    const int64_t delta = free_after / shapes_[s] - free_before / shapes_[s];
+    if (delta == 0) continue;
+    for (int32_t d : n.domains) domain_fit_[s][d] += delta;
+    group_fit_[s][n.group] += delta;
+  }
+  for (int32_t d : n.domains) domain_free_[d] += free_after - free_before;
 }
 
 void FreeCapacity::SetUp(int32_t node, bool up) {
@@ -344,14 +355,23 @@ class KueueTasSolver {
   }
   // BestFit: sliceState descending, state ascending, topology order; LeastFreeCapacity: both
   // ascending (sortedDomains).
+  // Each unit's keys are read once (a comparison would read them O(log n) times).
   void Sort(std::vector<int32_t>& units, int32_t level) const {
-    std::stable_sort(units.begin(), units.end(), [&](int32_t a, int32_t b) {
-      const int64_t sa = Slices(level, a), sb = Slices(level, b);
-      if (sa != sb) return best_fit_ ? sa > sb : sa < sb;
-      const int64_t ta = State(level, a), tb = State(level, b);
-      if (ta != tb) return ta < tb;
-      return topo_.Range(level, a).first < topo_.Range(level, b).first;
+    struct Keyed {
+      int64_t slices, state;
+      int32_t first_node, unit;
+    };
+    std::vector<Keyed> keyed;
+    keyed.reserve(units.size());
+    for (int32_t u : units) {
+      keyed.push_back({Slices(level, u), State(level, u), topo_.Range(level, u).first, u});
+    }
+    std::sort(keyed.begin(), keyed.end(), [&](const Keyed& a, const Keyed& b) {
+      if (a.slices != b.slices) return best_fit_ ? a.slices > b.slices : a.slices < b.slices;
+      if (a.state != b.state) return a.state < b.state;
+      return a.first_node < b.first_node;  // distinct units start at distinct nodes
     });
+    for (size_t i = 0; i < units.size(); ++i) units[i] = keyed[i].unit;
   }
   // findBestFitDomainBy: from units[from], the first one with the lowest metric that still
   // covers `needed`.
@@ -722,6 +742,31 @@ bool Allows(const ClusterModel& cluster, const AffinityTerms& t,
   return true;
 }
 
+// The unit the next pod (rank placed.size()) is confined to by its required terms: the required
+// term's unit of the first pod, or its TP group's unit of the group's first pod, the finer of the
+// two (units nest, and Allows() admits no node outside either); level -1: none, the whole node
+// group. The unit is a node range, so a scan for the pod can stop at its ends.
+struct PodUnit {
+  int32_t level = -1;
+  int32_t anchor = -1;  // a node inside the unit
+};
+PodUnit NextPodUnit(const AffinityTerms& t, const std::vector<int32_t>& placed) {
+  PodUnit unit;
+  if (t.required >= 0 && !placed.empty()) unit = {t.required, placed[0]};
+  const int32_t rank = static_cast<int32_t>(placed.size());
+  if (t.group > unit.level && rank % t.group_size != 0) {
+    unit = {t.group, placed[rank - rank % t.group_size]};
+  }
+  return unit;
+}
+std::pair<int32_t, int32_t> UnitRange(const ClusterModel& cluster, const AffinityTerms& t,
+                                      int32_t group, const PodUnit& unit) {
+  if (unit.level < 0) return {cluster.groups[group].begin, cluster.groups[group].end};
+  if (unit.level == t.node_level) return {unit.anchor, unit.anchor + 1};
+  const Domain& d = cluster.domains[cluster.nodes[unit.anchor].domains[unit.level]];
+  return {d.begin, d.end};
+}
+
 }  // namespace
 
 std::vector<int32_t> PlaceFirstFit(const ClusterModel& cluster, const FreeCapacity& free,
@@ -733,60 +778,62 @@ std::vector<int32_t> PlaceFirstFit(const ClusterModel& cluster, const FreeCapaci
       (job.group_size > 1 && terms.group < 0)) {
     return {};  // a level this node group does not have
   }
-  Topo topo(cluster, free, group);
-  const NodeGroup& ng = cluster.groups[group];
+  const int32_t g = job.gpus_per_pod;
+  const int32_t leaf = static_cast<int32_t>(cluster.groups[group].levels.size()) - 1;
+  // GPUs this call has taken per node, in a per-thread array cleared again on return.
+  thread_local std::vector<int32_t> taken;
+  if (taken.size() < cluster.nodes.size()) taken.resize(cluster.nodes.size(), 0);
   std::vector<int32_t> all = placed;
   std::vector<int32_t> out;
-  const int32_t g = job.gpus_per_pod;
-  const int32_t leaf = topo.node_level() - 1;  // the finest domain level; -1 if none
-  for (int32_t k = 0; k < pods; ++k) {
-    int32_t chosen = -1;
-    // Allows() admits only the nodes of the unit that a required term's anchor pod is in: the
-    // scan visits that node range alone, with the same answer.
-    int32_t lo = ng.begin, hi = ng.end;
-    auto narrow = [&](int32_t level, int32_t anchor) {
-      if (level == terms.node_level) {
-        lo = std::max(lo, anchor);
-        hi = std::min(hi, anchor + 1);
-      } else {
-        const Domain& d = cluster.domains[cluster.nodes[anchor].domains[level]];
-        lo = std::max(lo, d.begin);
-        hi = std::min(hi, d.end);
-      }
-    };
-    if (terms.required >= 0 && !all.empty()) narrow(terms.required, all[0]);
-    if (terms.group >= 0) {
-      const int32_t rank = static_cast<int32_t>(all.size());
-      const int32_t first = rank - rank % terms.group_size;
-      if (first < rank) narrow(terms.group, all[first]);
-    }
-    for (int32_t n = lo; n < hi; ++n) {
-      // A finest domain where no node has g GPUs free is passed over whole: the scan's answer is
-      // the same (trial takes only lower what is free), without visiting its nodes one by one.
-      if (g > 0 && leaf >= 0) {
-        const Domain& d = cluster.domains[cluster.nodes[n].domains[leaf]];
-        if ((n == d.begin || n == lo) && free.DomainFit(cluster.nodes[n].domains[leaf], g) == 0) {
+  // The first node in [from, to) with g GPUs free that the required terms allow, or `to`.
+  auto first_fit = [&](int32_t from, int32_t to) {
+    for (int32_t n = from; n < to; ++n) {
+      // A domain where no node has g GPUs free is passed over whole, the coarsest first: the
+      // scan's answer is the same (this call's takes only lower what is free), without visiting
+      // its nodes one by one.
+      bool skipped = false;
+      for (int32_t level = 0; g > 0 && level <= leaf && !skipped; ++level) {
+        const int32_t domain = cluster.nodes[n].domains[level];
+        const Domain& d = cluster.domains[domain];
+        if ((n == d.begin || n == from) && free.DomainFit(domain, g) == 0) {
           n = d.end - 1;
-          continue;
+          skipped = true;
         }
       }
-      if (topo.NodeFree(n) < g || !Allows(cluster, terms, all, n)) continue;
-      // preferredDuringScheduling pod affinity on the preferred level: a node beside the gang's
-      // first pod wins over an earlier one elsewhere.
-      if (terms.preferred >= 0 && !all.empty() &&
-          UnitOfNode(cluster, terms, n, terms.preferred) !=
-              UnitOfNode(cluster, terms, all[0], terms.preferred)) {
-        if (chosen < 0) chosen = n;
-        continue;
-      }
-      chosen = n;
-      break;
+      if (skipped) continue;
+      if (free.Free(n) - taken[n] >= g && Allows(cluster, terms, all, n)) return n;
     }
+    return to;
+  };
+  // Scans resume where the last scan of the same range stopped: Allows() admits exactly the
+  // nodes of the range (every placed pod obeys the same terms), and free capacity only shrinks
+  // during the call, so no node before that point can fit a later pod.
+  struct Cursor {
+    int32_t from = -1, to = -1, next = -1;
+  };
+  Cursor preferred_cursor, any_cursor;
+  auto scan = [&](Cursor& cursor, int32_t from, int32_t to) {
+    if (cursor.from != from || cursor.to != to) cursor = {from, to, from};
+    cursor.next = first_fit(cursor.next, to);
+    return cursor.next < to ? cursor.next : -1;
+  };
+  for (int32_t k = 0; k < pods; ++k) {
+    int32_t chosen = -1;
+    // The scan visits the node range of the unit the pod is confined to, with the same answer.
+    const auto [lo, hi] = UnitRange(cluster, terms, group, NextPodUnit(terms, all));
+    // preferredDuringScheduling pod affinity on the preferred level: the first node that fits in
+    // the unit of the gang's first pod, else the first that fits anywhere (units are node ranges).
+    if (terms.preferred >= 0 && !all.empty()) {
+      const auto [plo, phi] = UnitRange(cluster, terms, group, {terms.preferred, all[0]});
+      chosen = scan(preferred_cursor, std::max(lo, plo), std::min(hi, phi));
+    }
+    if (chosen < 0) chosen = scan(any_cursor, lo, hi);
     if (chosen < 0) break;
-    topo.Take(chosen, g);
+    taken[chosen] += g;
     all.push_back(chosen);
     out.push_back(chosen);
   }
+  for (int32_t node : out) taken[node] = 0;
   return out;
 }
 
@@ -911,9 +958,20 @@ class QuotaBook {
   std::vector<std::vector<int64_t>> cohort_nominal_, cohort_usage_;
 };
 
+// A sorted vector as a small ordered set: ids stay unique and ascending.
+void InsertSorted(std::vector<int32_t>& ids, int32_t id) {
+  auto at = std::lower_bound(ids.begin(), ids.end(), id);
+  if (at == ids.end() || *at != id) ids.insert(at, id);
+}
+void EraseSorted(std::vector<int32_t>& ids, int32_t id) {
+  auto at = std::lower_bound(ids.begin(), ids.end(), id);
+  if (at != ids.end() && *at == id) ids.erase(at);
+}
+
 class BaselinePolicy : public Policy {
  public:
-  BaselinePolicy(Kind kind, std::string name) : kind_(kind), name_(std::move(name)) {}
+  BaselinePolicy(Kind kind, std::string name, const BaselineOptions& options)
+      : kind_(kind), name_(std::move(name)), options_(options) {}
 
   std::string name() const override { return name_; }
 
@@ -924,8 +982,25 @@ class BaselinePolicy : public Policy {
     free_ = std::make_unique<FreeCapacity>(cluster, shapes);
     quota_.Init(cluster);
     state_.assign(jobs.size(), JobBook{});
+    running_.assign(cluster.groups.size(), {});
+    for (const JobStatus& job : jobs) priorities_.push_back(job.spec->priority);
+    std::sort(priorities_.begin(), priorities_.end());
+    priorities_.erase(std::unique(priorities_.begin(), priorities_.end()), priorities_.end());
+    by_priority_.assign(priorities_.size(), {});
+    const UnitStamps fresh{0, std::vector<int64_t>(priorities_.size(), 0)};
+    group_stamps_.assign(cluster.groups.size(), fresh);
+    domain_stamps_.assign(cluster.domains.size(), fresh);
+    node_stamps_.assign(cluster.nodes.size(), fresh);
+    std::map<std::string, int32_t> job_shapes;
     for (size_t i = 0; i < jobs.size(); ++i) {
-      state_[i].queue = quota_.QueueIndex(jobs[i].spec->queue);
+      const TraceJob& job = *jobs[i].spec;
+      state_[i].queue = quota_.QueueIndex(job.queue);
+      state_[i].priority_rank = static_cast<int32_t>(PriorityRank(job.priority));
+      const std::string shape = absl::StrCat(job.gpus_per_pod, "/", job.required_level, "/",
+                                             job.preferred_level, "/", job.group_size, "/",
+                                             job.group_level);
+      state_[i].shape =
+          job_shapes.try_emplace(shape, static_cast<int32_t>(job_shapes.size())).first->second;
       if (state_[i].queue < 0) {
         return absl::InvalidArgumentError(
             absl::StrCat(jobs[i].spec->name, ": unknown queue ", jobs[i].spec->queue));
@@ -948,14 +1023,15 @@ class BaselinePolicy : public Policy {
     for (int32_t id : waiting) TryPlaceAdmitted(id, actions);
     // Pending jobs by priority, then submit order (Kueue BestEffortFIFO / StrictFIFO). Few
     // distinct priorities: bucket instead of sorting every cycle.
-    std::map<int32_t, std::vector<int32_t>, std::greater<int32_t>> by_priority;
+    for (std::vector<int32_t>& bucket : by_priority_) bucket.clear();
     for (int32_t id : view.pending) {
-      if (state_[id].phase == Phase::kNone) by_priority[Spec(id).priority].push_back(id);
+      if (state_[id].phase == Phase::kNone) by_priority_[state_[id].priority_rank].push_back(id);
     }
     std::vector<int32_t> pending;
     pending.reserve(view.pending.size());
-    for (const auto& [priority, ids] : by_priority)
-      pending.insert(pending.end(), ids.begin(), ids.end());
+    for (auto bucket = by_priority_.rbegin(); bucket != by_priority_.rend(); ++bucket) {
+      pending.insert(pending.end(), bucket->begin(), bucket->end());
+    }
     std::set<int32_t> blocked_queues;  // StrictFIFO queues whose head is stuck
     for (int32_t id : pending) {
       const int32_t q = state_[id].queue;
@@ -1006,6 +1082,12 @@ class BaselinePolicy : public Policy {
     int64_t preempt_epoch = -1;  // epoch_ of the last preemption attempt that found nothing
     int64_t pod_preempt_epoch = -1;  // natural_epoch_ when its pods last preempted (first-fit)
     bool preempted_this_attempt = false;  // its pods preempted since it last timed out
+    // First-fit: seq_ and natural_epoch_ when its last attempt changed nothing, or -1.
+    int64_t idle_seq = -1;
+    int64_t idle_natural_epoch = -1;
+    AffinityTerms terms;  // its pod-affinity terms in its node group (first-fit)
+    int32_t shape = -1;   // jobs of equal shape (GPUs per pod, levels, TP groups) share it
+    int32_t priority_rank = 0;  // index of its priority in priorities_
   };
 
   const TraceJob& Spec(int32_t id) const { return *(*jobs_)[id].spec; }
@@ -1015,11 +1097,17 @@ class BaselinePolicy : public Policy {
   }
   void Unhold(int32_t id, const std::vector<int32_t>& nodes) {
     for (int32_t n : nodes) free_->Use(n, -Spec(id).gpus_per_pod);
+    if (nodes.empty()) return;
+    ++seq_;
+    for (int32_t n : nodes) {
+      ForUnitsOf(n, [&](UnitStamps& unit) { unit.released = seq_; });
+    }
   }
 
   // Releases everything the job holds: nodes and quota.
   void Drop(int32_t id) {
     JobBook& b = state_[id];
+    if (b.phase == Phase::kRunning) EraseSorted(running_[b.group][Spec(id).priority], id);
     Unhold(id, b.nodes);
     b.nodes.clear();
     if (b.phase != Phase::kNone) {
@@ -1028,7 +1116,6 @@ class BaselinePolicy : public Policy {
     b.phase = Phase::kNone;
     b.permit_deadline = 0;
     waiting_.erase(id);
-    running_.erase(id);
     ++epoch_;
   }
 
@@ -1052,10 +1139,7 @@ class BaselinePolicy : public Policy {
   // Within a cycle free capacity only shrinks (until an eviction), so a shape that failed to
   // place fails again for as many or more pods: remember the smallest failure per shape.
   std::vector<int32_t> Place(int32_t id, int32_t group, int32_t pods) {
-    const TraceJob& job = Spec(id);
-    const std::string shape =
-        absl::StrCat(group, "/", job.gpus_per_pod, "/", job.required_level, "/",
-                     job.preferred_level, "/", job.group_size, "/", job.group_level);
+    const std::pair<int32_t, int32_t> shape{group, state_[id].shape};
     auto failed = failed_placements_.find(shape);
     if (failed != failed_placements_.end() && pods >= failed->second) return {};
     std::vector<int32_t> nodes = PlaceNow(id, group, pods);
@@ -1071,7 +1155,11 @@ class BaselinePolicy : public Policy {
     b.phase = Phase::kRunning;
     b.permit_deadline = 0;
     waiting_.erase(id);
-    running_.insert(id);
+    InsertSorted(running_[b.group][Spec(id).priority], id);
+    ++seq_;
+    for (int32_t n : b.nodes) {
+      ForUnitsOf(n, [&](UnitStamps& unit) { unit.started[b.priority_rank] = seq_; });
+    }
     ++epoch_;
     actions.push_back(Action{Action::Kind::kStart, id, b.nodes});
   }
@@ -1098,10 +1186,14 @@ class BaselinePolicy : public Policy {
       if (b.preempted_this_attempt) b.pod_preempt_epoch = natural_epoch_;
       b.preempted_this_attempt = false;
     }
+    if (Idle(id)) return;
+    const size_t had_nodes = b.nodes.size();
+    const size_t had_actions = actions.size();
     int32_t missing = b.count - static_cast<int32_t>(b.nodes.size());
     // Coscheduling's PreFilter rejects a gang the cluster cannot hold right now (a single pod is
     // no gang: it goes on to the PostFilter, and may preempt).
     if (b.count > 1 && b.nodes.empty() && free_->GroupFit(b.group, job.gpus_per_pod) < missing) {
+      MarkIdle(id);
       return;
     }
     while (true) {
@@ -1119,6 +1211,54 @@ class BaselinePolicy : public Policy {
     } else if (b.permit_deadline == 0 && !b.nodes.empty()) {
       b.permit_deadline = now_ + kPermitTimeoutS;
     }
+    if (b.nodes.size() == had_nodes && actions.size() == had_actions) MarkIdle(id);
+  }
+
+  // A first-fit attempt that placed and preempted nothing does the same again until capacity is
+  // released in its node group, a lower-priority job starts there (a new victim), or a node or
+  // the preemption gate (natural_epoch_) changes: Idle() skips the repeats. Waiting gangs
+  // outnumber these events by far on a busy cluster.
+  void MarkIdle(int32_t id) {
+    state_[id].idle_seq = seq_;
+    state_[id].idle_natural_epoch = natural_epoch_;
+  }
+  // Changes count only inside the unit the gang's next pod is confined to (NextPodUnit).
+  bool Idle(int32_t id) {
+    JobBook& b = state_[id];
+    if (b.idle_seq < 0 || !options_.skip_idle_attempts) return false;
+    bool idle = b.idle_natural_epoch == natural_epoch_;
+    if (idle) {
+      const PodUnit next = NextPodUnit(b.terms, b.nodes);
+      const UnitStamps* unit = &group_stamps_[b.group];
+      if (next.level == b.terms.node_level) {
+        unit = &node_stamps_[next.anchor];
+      } else if (next.level >= 0) {
+        unit = &domain_stamps_[cluster_->nodes[next.anchor].domains[next.level]];
+      }
+      idle = unit->released <= b.idle_seq;
+      // Starts of lower priorities only: their pods are the new victims.
+      for (int32_t p = 0; idle && p < b.priority_rank; ++p) idle = unit->started[p] <= b.idle_seq;
+    }
+    if (!idle) b.idle_seq = -1;
+    if (idle && options_.skipped_attempts != nullptr) ++*options_.skipped_attempts;
+    return idle;
+  }
+
+  // Change stamps for Idle(), per unit (node group, domain, node): seq_ at the last release of
+  // capacity there, and per priority rank at the last start of a job with pods there.
+  struct UnitStamps {
+    int64_t released = 0;
+    std::vector<int64_t> started;
+  };
+  // Calls f on the stamps of the node, its domains and its node group.
+  template <typename F>
+  void ForUnitsOf(int32_t node, F f) {
+    f(node_stamps_[node]);
+    f(group_stamps_[cluster_->nodes[node].group]);
+    for (int32_t d : cluster_->nodes[node].domains) f(domain_stamps_[d]);
+  }
+  size_t PriorityRank(int32_t priority) const {
+    return std::lower_bound(priorities_.begin(), priorities_.end(), priority) - priorities_.begin();
   }
 
   // kube-scheduler's DefaultPreemption for the gang's next pod (pkg/scheduler/framework/plugins/
@@ -1138,18 +1278,26 @@ class BaselinePolicy : public Policy {
     const TraceJob& job = Spec(id);
     const int32_t g = job.gpus_per_pod;
     const NodeGroup& ng = cluster_->groups[b.group];
-    // (node, lower-priority running job) pairs; by node, each node's jobs in running order and
-    // each job once (a job's pods on one node are adjacent after the stable sort).
-    std::vector<std::pair<int32_t, int32_t>> pairs;
-    for (int32_t r : running_) {
-      if (state_[r].group != b.group || Spec(r).priority >= job.priority) continue;
-      for (int32_t n : state_[r].nodes) pairs.emplace_back(n, r);
+    // (node, lower-priority running job) pairs, sorted: by node, each node's jobs in id order,
+    // each job once.
+    // Each pair is one integer, node in the high half, so that sorting is cheap.
+    std::vector<uint64_t> pairs;
+    const AffinityTerms& terms = b.terms;
+    const auto [lo, hi] = UnitRange(*cluster_, terms, b.group, NextPodUnit(terms, b.nodes));
+    const auto& by_priority = running_[b.group];
+    for (auto it = by_priority.begin(); it != by_priority.end() && it->first < job.priority; ++it) {
+      for (int32_t r : it->second) {
+        for (int32_t n : state_[r].nodes) {
+          if (n < lo || n >= hi) continue;  // Allows() would refuse it
+          pairs.push_back(uint64_t{static_cast<uint32_t>(n)} << 32 | static_cast<uint32_t>(r));
+        }
+      }
     }
     if (pairs.empty()) return false;
-    std::stable_sort(pairs.begin(), pairs.end(),
-                     [](const auto& x, const auto& y) { return x.first < y.first; });
+    std::sort(pairs.begin(), pairs.end());
     pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
-    const AffinityTerms terms = TermsOf(*cluster_, job, b.group);
+    auto node_of = [](uint64_t pair) { return static_cast<int32_t>(pair >> 32); };
+    auto job_of = [](uint64_t pair) { return static_cast<int32_t>(pair & 0xffffffffu); };
     struct Choice {
       int32_t node = -1;
       std::vector<int32_t> victims;
@@ -1160,9 +1308,11 @@ class BaselinePolicy : public Policy {
     Choice best;
     std::vector<int32_t> candidates;
     for (size_t i = 0; i < pairs.size();) {
-      const int32_t node = pairs[i].first;
+      const int32_t node = node_of(pairs[i]);
       candidates.clear();
-      for (; i < pairs.size() && pairs[i].first == node; ++i) candidates.push_back(pairs[i].second);
+      for (; i < pairs.size() && node_of(pairs[i]) == node; ++i) {
+        candidates.push_back(job_of(pairs[i]));
+      }
       if (node < ng.begin || node >= ng.end || !free_->up(node)) continue;
       // Affinity: would the next pod be allowed here?
       if (!Allows(*cluster_, terms, b.nodes, node)) continue;
@@ -1227,6 +1377,8 @@ class BaselinePolicy : public Policy {
     b.group = group;
     b.count = count;
     b.admitted_seq = next_seq_++;
+    b.idle_seq = -1;
+    if (kind_ == Kind::kFirstFit) b.terms = TermsOf(*cluster_, Spec(id), group);
     quota_.Charge(b.queue, group, int64_t{count} * Spec(id).gpus_per_pod);
     waiting_.insert(id);
   }
@@ -1245,11 +1397,12 @@ class BaselinePolicy : public Policy {
   bool TryAdmit(int32_t id, const CycleView& view, std::vector<Action>& actions) {
     const TraceJob& job = Spec(id);
     const int32_t q = state_[id].queue;
-    std::vector<int32_t> counts = {job.pods};
-    if (job.elastic() && job.elastic_min < job.pods) counts.push_back(job.elastic_min);
+    const int32_t counts[] = {job.pods, job.elastic_min};
+    const int n_counts = job.elastic() && job.elastic_min < job.pods ? 2 : 1;
     for (int32_t g : quota_.Flavors(q)) {
       if (!job.node_group.empty() && cluster_->groups[g].spec.name != job.node_group) continue;
-      for (int32_t count : counts) {
+      for (int i = 0; i < n_counts; ++i) {
+        const int32_t count = counts[i];
         const int64_t gpus = int64_t{count} * job.gpus_per_pod;
         if (!quota_.Fits(q, g, gpus)) continue;
         if (kind_ == Kind::kFirstFit) {
@@ -1285,16 +1438,18 @@ class BaselinePolicy : public Policy {
     const int32_t q = state_[id].queue;
     const bool reclaiming = quota_.WithinNominal(q, g, gpus);
     std::vector<Candidate> out;
-    for (int32_t r : running_) {
-      const JobBook& rb = state_[r];
-      if (rb.group != g) continue;
-      const int32_t p = Spec(r).priority;
-      if (rb.queue == q) {
-        if (quota_.WithinCq(q) && p < job.priority) out.push_back({r, false});
-      } else if (reclaiming && quota_.SameCohort(q, rb.queue) && quota_.Borrowing(rb.queue, g)) {
-        const std::string& policy = quota_.Reclaim(q);
-        if (policy == "Any" || (policy == "LowerPriority" && p < job.priority)) {
-          out.push_back({r, true});
+    const bool any_priority = reclaiming && quota_.Reclaim(q) == "Any";
+    for (const auto& [p, ids] : running_[g]) {
+      if (p >= job.priority && !any_priority) break;  // nothing below can be a candidate
+      for (int32_t r : ids) {
+        const int32_t rq = state_[r].queue;
+        if (rq == q) {
+          if (quota_.WithinCq(q) && p < job.priority) out.push_back({r, false});
+        } else if (reclaiming && quota_.SameCohort(q, rq) && quota_.Borrowing(rq, g)) {
+          const std::string& policy = quota_.Reclaim(q);
+          if (policy == "Any" || (policy == "LowerPriority" && p < job.priority)) {
+            out.push_back({r, true});
+          }
         }
       }
     }
@@ -1339,9 +1494,7 @@ class BaselinePolicy : public Policy {
       if (!job.node_group.empty() && cluster_->groups[g].spec.name != job.node_group) continue;
       const int32_t count = job.min_pods();
       const int64_t gpus = int64_t{count} * job.gpus_per_pod;
-      const std::string key = absl::StrCat(q, "/", g, "/", job.gpus_per_pod, "/",
-                                           job.required_level, "/", job.preferred_level, "/",
-                                           job.group_size, "/", job.group_level);
+      const std::tuple<int32_t, int32_t, int32_t> key{q, g, state_[id].shape};
       auto known = failed_preemptions_.find(key);
       if (known != failed_preemptions_.end() && job.priority <= known->second.first &&
           gpus >= known->second.second) {
@@ -1538,21 +1691,28 @@ class BaselinePolicy : public Policy {
 
   Kind kind_;
   std::string name_;
+  BaselineOptions options_;
   const ClusterModel* cluster_ = nullptr;
   const std::vector<JobStatus>* jobs_ = nullptr;
   std::unique_ptr<FreeCapacity> free_;
   QuotaBook quota_;
   std::vector<JobBook> state_;
   std::set<int32_t> waiting_;
-  std::set<int32_t> running_;
-  std::map<std::string, int32_t> failed_placements_;  // this cycle: shape -> fewest pods failed
+  // Per node group, per priority (ascending): its running jobs, ids ascending.
+  std::vector<std::map<int32_t, std::vector<int32_t>>> running_;
+  // this cycle: (node group, shape) -> fewest pods failed
+  std::map<std::pair<int32_t, int32_t>, int32_t> failed_placements_;
   // this cycle: queue/flavor/shape -> (priority, GPUs) for which preemption found nothing
-  std::map<std::string, std::pair<int32_t, int64_t>> failed_preemptions_;
+  std::map<std::tuple<int32_t, int32_t, int32_t>, std::pair<int32_t, int64_t>> failed_preemptions_;
   double now_ = 0;
   int64_t next_seq_ = 0;
   int64_t epoch_ = 0;  // bumped by every start, end and node change
   int64_t natural_epoch_ = 0;  // bumped by ends and node changes only (not by evictions)
   int64_t failed_commits_ = 0;
+  int64_t seq_ = 0;  // counts releases of capacity and starts, for Idle()
+  std::vector<int32_t> priorities_;  // the trace's distinct priorities, ascending
+  std::vector<std::vector<int32_t>> by_priority_;  // Cycle's pending jobs per priority rank
+  std::vector<UnitStamps> group_stamps_, domain_stamps_, node_stamps_;
 };
 
 }  // namespace
@@ -1561,13 +1721,14 @@ std::vector<std::string> BaselineNames() {
   return {"first-fit", "kueue-tas", "volcano-hypernode", "kai-topology"};
 }
 
-absl::StatusOr<std::unique_ptr<Policy>> MakeBaseline(std::string_view name) {
-  if (name == "first-fit") return std::make_unique<BaselinePolicy>(Kind::kFirstFit, "first-fit");
-  if (name == "kueue-tas") return std::make_unique<BaselinePolicy>(Kind::kKueueTas, "kueue-tas");
-  if (name == "volcano-hypernode") {
-    return std::make_unique<BaselinePolicy>(Kind::kVolcano, "volcano-hypernode");
+absl::StatusOr<std::unique_ptr<Policy>> MakeBaseline(std::string_view name,
+                                                     const BaselineOptions& options) {
+  for (auto [kind, known] : {std::pair{Kind::kFirstFit, "first-fit"},
+                             std::pair{Kind::kKueueTas, "kueue-tas"},
+                             std::pair{Kind::kVolcano, "volcano-hypernode"},
+                             std::pair{Kind::kKai, "kai-topology"}}) {
+    if (name == known) return std::make_unique<BaselinePolicy>(kind, known, options);
   }
-  if (name == "kai-topology") return std::make_unique<BaselinePolicy>(Kind::kKai, "kai-topology");
   return absl::InvalidArgumentError(absl::StrCat("unknown policy \"", std::string(name),
                                                  "\" (known: phalanx, ",
                                                  absl::StrJoin(BaselineNames(), ", "), ")"));

@@ -37,7 +37,17 @@
 namespace phalanx::sim {
 
 std::vector<std::string> BaselineNames();
-absl::StatusOr<std::unique_ptr<Policy>> MakeBaseline(std::string_view name);
+
+struct BaselineOptions {
+  // first-fit: a waiting gang whose last attempt placed and preempted nothing is not tried again
+  // until something it could gain from changes (capacity released or a lower-priority job
+  // started in the unit its next pod is confined to, a node, the preemption gate). Decisions
+  // are the same either way; false retries every waiting gang every cycle (the tests' reference).
+  bool skip_idle_attempts = true;
+  int64_t* skipped_attempts = nullptr;  // if set, counts the attempts skipped (for tests)
+};
+absl::StatusOr<std::unique_ptr<Policy>> MakeBaseline(std::string_view name,
+                                                     const BaselineOptions& options = {});
 
 // Free GPUs per node with per-domain "how many pods of g GPUs fit" aggregates, kept up to date
 // incrementally for every pod shape registered up front. Exposed for tests.

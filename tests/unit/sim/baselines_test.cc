@@ -10,12 +10,14 @@
 
 #include <algorithm>
 #include <functional>
+#include <iostream>
 #include <optional>
 
 #include "common/testing/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sim/engine.h"
+#include "sim/trace.h"
 #include "tests/unit/sim/sim_test_util.h"
 
 namespace phalanx::sim {
@@ -583,6 +585,124 @@ TEST_P(VictimOrderTest, BorrowersOfOtherQueuesGoFirstNewestFirst) {
 
 INSTANTIATE_TEST_SUITE_P(KueueBaselines, VictimOrderTest,
                          ::testing::Values("first-fit", "kueue-tas"));
+
+// ---- First-fit's shortcuts keep its decisions -------------------------------------------------
+
+// The rule PlaceFirstFit implements, pod by pod over every node of the group with nothing
+// skipped: the first node with room whose required-level unit is the first pod's and whose TP
+// group unit is the group's first pod's; with a preferred level, the first such node in the
+// first pod's preferred unit wins over any earlier one.
+std::vector<int32_t> PodByPodFirstFit(const ClusterModel& cluster, const FreeCapacity& free,
+                                      const TraceJob& job, int32_t pods,
+                                      std::vector<int32_t> all) {
+  auto level = [&](const std::string& key) {
+    return key.empty() ? -1 : cluster.LevelIndex(0, key);
+  };
+  const int32_t required = level(job.required_level);
+  const int32_t preferred = level(job.preferred_level);
+  const int32_t group = job.group_size > 1 ? level(job.group_level) : -1;
+  auto same = [&](int32_t l, int32_t a, int32_t b) {
+    return cluster.nodes[a].domains[l] == cluster.nodes[b].domains[l];
+  };
+  std::vector<int32_t> taken(cluster.nodes.size(), 0), out;
+  for (int32_t k = 0; k < pods; ++k) {
+    const int32_t rank = static_cast<int32_t>(all.size());
+    const int32_t first = rank - rank % std::max(job.group_size, 1);
+    int32_t chosen = -1;
+    for (int32_t n = 0; n < static_cast<int32_t>(cluster.nodes.size()); ++n) {
+      if (free.Free(n) - taken[n] < job.gpus_per_pod) continue;
+      if (required >= 0 && !all.empty() && !same(required, n, all[0])) continue;
+      if (group >= 0 && first < rank && !same(group, n, all[first])) continue;
+      if (preferred >= 0 && !all.empty() && !same(preferred, n, all[0])) {
+        if (chosen < 0) chosen = n;
+        continue;
+      }
+      chosen = n;
+      break;
+    }
+    if (chosen < 0) break;
+    taken[chosen] += job.gpus_per_pod;
+    all.push_back(chosen);
+    out.push_back(chosen);
+  }
+  return out;
+}
+
+// Skipped full domains, scans confined to the pod's unit and resumed where the last one
+// stopped: the same nodes as the plain scan, on fragmented clusters with every mix of terms
+// and gangs that already hold some nodes.
+TEST(FirstFitPropertyTest, ShortcutScansPlaceWhatAPlainPodByPodScanPlaces) {
+  ClusterModel cluster = Cluster(64, {2, 4, 8});
+  const std::vector<std::string> levels = {"", testing::kLayer2, testing::kLayer3};
+  int compared = 0, partial = 0;
+  for (uint32_t seed = 1; seed <= 300; ++seed) {
+    FreeCapacity free(cluster, {1, 2, 4, 8});
+    uint32_t x = seed * 2654435761u;
+    auto next = [&] {
+      x = x * 1664525u + 1013904223u;
+      return x >> 16;
+    };
+    for (int32_t n = 0; n < 64; ++n) free.Use(n, static_cast<int32_t>(next() % 9));
+    TraceJob job = testing::Gang("j", 1 + static_cast<int32_t>(next() % 24),
+                                 1 << (next() % 4));
+    job.required_level = levels[next() % 3];
+    job.preferred_level = levels[next() % 3];
+    if (next() % 2 == 0) {
+      job.group_size = 2 << (next() % 2);
+      job.group_level = testing::kLayer3;
+    }
+    // Sometimes the gang already holds the nodes a first attempt gave it.
+    std::vector<int32_t> placed;
+    if (next() % 2 == 0) {
+      placed = PlaceFirstFit(cluster, free, job, 0, 1 + static_cast<int32_t>(next() % 6));
+      for (int32_t n : placed) free.Use(n, job.gpus_per_pod);
+    }
+    const std::vector<int32_t> want = PodByPodFirstFit(cluster, free, job, job.pods, placed);
+    EXPECT_EQ(PlaceFirstFit(cluster, free, job, 0, job.pods, placed), want) << "seed " << seed;
+    ++compared;
+    partial += static_cast<int>(want.size()) < job.pods;
+  }
+  EXPECT_EQ(compared, 300);
+  EXPECT_GT(partial, 30) << "too few states where the gang does not fit whole";
+  EXPECT_LT(partial, 270) << "too few states where it does";
+}
+
+// BaselineOptions::skip_idle_attempts: busy clusters where gangs hold nodes at Permit, time
+// out and preempt, run with every waiting gang retried every cycle and with the skips; every
+// start, end, placement, eviction and change of GPUs in use is the same.
+TEST(FirstFitPropertyTest, SkippingIdleAttemptsChangesNoDecision) {
+  ClusterModel cluster = testing::SmallCluster(32);
+  int64_t preemptions = 0, skipped = 0, runs_compared = 0;
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    std::vector<TraceJob> jobs = GenerateTrace(cluster, {.jobs = 200, .seed = seed, .load = 1.5});
+    RunResult runs[2];
+    for (bool skip : {false, true}) {
+      ASSERT_OK_AND_ASSIGN(std::unique_ptr<Policy> policy,
+                           MakeBaseline("first-fit", {.skip_idle_attempts = skip,
+                                                      .skipped_attempts = &skipped}));
+      ASSERT_OK_AND_ASSIGN(runs[skip], Engine(cluster, jobs, {.seed = seed}).Run(*policy));
+    }
+    const RunResult& every = runs[0];
+    const RunResult& skipping = runs[1];
+    EXPECT_EQ(skipping.usage, every.usage) << "seed " << seed;
+    EXPECT_EQ(skipping.preemption_times, every.preemption_times) << "seed " << seed;
+    ASSERT_EQ(skipping.outcomes.size(), every.outcomes.size());
+    for (size_t i = 0; i < every.outcomes.size(); ++i) {
+      const JobOutcome& a = every.outcomes[i];
+      const JobOutcome& b = skipping.outcomes[i];
+      EXPECT_EQ(b.first_start_s, a.first_start_s) << "seed " << seed << " job " << i;
+      EXPECT_EQ(b.finish_s, a.finish_s) << "seed " << seed << " job " << i;
+      EXPECT_EQ(b.placed_domain, a.placed_domain) << "seed " << seed << " job " << i;
+      EXPECT_EQ(b.preemptions, a.preemptions) << "seed " << seed << " job " << i;
+    }
+    preemptions += every.summary.preemptions;
+    ++runs_compared;
+  }
+  EXPECT_EQ(runs_compared, 4);
+  std::cout << "[skip] " << skipped << " attempts skipped, " << preemptions << " preemptions\n";
+  EXPECT_GT(preemptions, 0) << "the traces should make first-fit preempt";
+  EXPECT_GT(skipped, 100) << "the runs should skip attempts, or they compare nothing";
+}
 
 }  // namespace
 }  // namespace phalanx::sim
