@@ -870,7 +870,9 @@ class QuotaBook {
       queue.usage.assign(groups, 0);
       queue.flavors.clear();
       queue.within_cq = q.within_cluster_queue != "Never";
-      queue.reclaim = q.reclaim_within_cohort;
+      queue.reclaim_any = q.reclaim_within_cohort == "Any";
+      queue.reclaim_lower = q.reclaim_within_cohort == "LowerPriority";
+      queue.strict_fifo = q.queueing_strategy == "StrictFIFO";
       for (const FlavorQuota& f : q.flavors) {
         int32_t g = 0;
         while (g < static_cast<int32_t>(groups) && cluster.groups[g].spec.name != f.flavor) ++g;
@@ -934,7 +936,10 @@ class QuotaBook {
     return queues_[a].cohort >= 0 && queues_[a].cohort == queues_[b].cohort;
   }
   bool WithinCq(int32_t q) const { return queues_[q].within_cq; }
-  const std::string& Reclaim(int32_t q) const { return queues_[q].reclaim; }
+  // reclaimWithinCohort: Any, LowerPriority (else Never).
+  bool ReclaimAny(int32_t q) const { return queues_[q].reclaim_any; }
+  bool ReclaimLower(int32_t q) const { return queues_[q].reclaim_lower; }
+  bool StrictFifo(int32_t q) const { return queues_[q].strict_fifo; }
 
  private:
   struct Queue {
@@ -943,7 +948,8 @@ class QuotaBook {
     std::vector<int32_t> flavors;  // node groups in order of preference
     std::vector<int64_t> nominal, borrow_limit, guaranteed, usage;
     bool within_cq = true;
-    std::string reclaim;
+    bool reclaim_any = false, reclaim_lower = false;
+    bool strict_fifo = false;
   };
   // How much more (or less, gpus < 0) of the cohort's pool a change of usage takes.
   int64_t PoolDelta(int32_t q, int32_t g, int64_t gpus) const {
@@ -996,6 +1002,18 @@ class BaselinePolicy : public Policy {
       const TraceJob& job = *jobs[i].spec;
       state_[i].queue = quota_.QueueIndex(job.queue);
       state_[i].priority_rank = static_cast<int32_t>(PriorityRank(job.priority));
+      state_[i].pods = job.pods;
+      state_[i].min_pods = job.min_pods();
+      state_[i].gpus_per_pod = job.gpus_per_pod;
+      state_[i].priority = job.priority;
+      if (!job.node_group.empty()) {
+        state_[i].node_group = kNoGroup;
+        for (size_t g = 0; g < cluster.groups.size(); ++g) {
+          if (cluster.groups[g].spec.name == job.node_group) {
+            state_[i].node_group = static_cast<int32_t>(g);
+          }
+        }
+      }
       const std::string shape = absl::StrCat(job.gpus_per_pod, "/", job.required_level, "/",
                                              job.preferred_level, "/", job.group_size, "/",
                                              job.group_level);
@@ -1037,8 +1055,7 @@ class BaselinePolicy : public Policy {
       const int32_t q = state_[id].queue;
       if (blocked_queues.count(q)) continue;
       if (!TryAdmit(id, view, actions)) {
-        const std::string& strategy = cluster_->spec.queues[q].queueing_strategy;
-        if (strategy == "StrictFIFO") blocked_queues.insert(q);
+        if (quota_.StrictFifo(q)) blocked_queues.insert(q);
       }
     }
     return actions;
@@ -1088,7 +1105,12 @@ class BaselinePolicy : public Policy {
     AffinityTerms terms;  // its pod-affinity terms in its node group (first-fit)
     int32_t shape = -1;   // jobs of equal shape (GPUs per pod, levels, TP groups) share it
     int32_t priority_rank = 0;  // index of its priority in priorities_
+    // Copied from the trace at Init: what admission reads of every pending job every cycle.
+    int32_t pods = 0, min_pods = 0, gpus_per_pod = 0, priority = 0;
+    int32_t node_group = kAnyGroup;  // its node group's index; kNoGroup if the cluster lacks it
   };
+  static constexpr int32_t kAnyGroup = -1;
+  static constexpr int32_t kNoGroup = -2;
 
   const TraceJob& Spec(int32_t id) const { return *(*jobs_)[id].spec; }
 
@@ -1395,15 +1417,15 @@ class BaselinePolicy : public Policy {
   // Admission of one pending job. Quota only for first-fit (Kueue without TAS; placement happens
   // later in kube-scheduler); quota plus placement for the topology-aware schedulers.
   bool TryAdmit(int32_t id, const CycleView& view, std::vector<Action>& actions) {
-    const TraceJob& job = Spec(id);
-    const int32_t q = state_[id].queue;
-    const int32_t counts[] = {job.pods, job.elastic_min};
-    const int n_counts = job.elastic() && job.elastic_min < job.pods ? 2 : 1;
+    const JobBook& b = state_[id];  // every pending job every cycle: the trace is not read
+    const int32_t q = b.queue;
+    const int32_t counts[] = {b.pods, b.min_pods};
+    const int n_counts = b.min_pods < b.pods ? 2 : 1;
     for (int32_t g : quota_.Flavors(q)) {
-      if (!job.node_group.empty() && cluster_->groups[g].spec.name != job.node_group) continue;
+      if (b.node_group != kAnyGroup && g != b.node_group) continue;
       for (int i = 0; i < n_counts; ++i) {
         const int32_t count = counts[i];
-        const int64_t gpus = int64_t{count} * job.gpus_per_pod;
+        const int64_t gpus = int64_t{count} * b.gpus_per_pod;
         if (!quota_.Fits(q, g, gpus)) continue;
         if (kind_ == Kind::kFirstFit) {
           Admit(id, g, count);
@@ -1438,7 +1460,7 @@ class BaselinePolicy : public Policy {
     const int32_t q = state_[id].queue;
     const bool reclaiming = quota_.WithinNominal(q, g, gpus);
     std::vector<Candidate> out;
-    const bool any_priority = reclaiming && quota_.Reclaim(q) == "Any";
+    const bool any_priority = reclaiming && quota_.ReclaimAny(q);
     for (const auto& [p, ids] : running_[g]) {
       if (p >= job.priority && !any_priority) break;  // nothing below can be a candidate
       for (int32_t r : ids) {
@@ -1446,8 +1468,7 @@ class BaselinePolicy : public Policy {
         if (rq == q) {
           if (quota_.WithinCq(q) && p < job.priority) out.push_back({r, false});
         } else if (reclaiming && quota_.SameCohort(q, rq) && quota_.Borrowing(rq, g)) {
-          const std::string& policy = quota_.Reclaim(q);
-          if (policy == "Any" || (policy == "LowerPriority" && p < job.priority)) {
+          if (quota_.ReclaimAny(q) || (quota_.ReclaimLower(q) && p < job.priority)) {
             out.push_back({r, true});
           }
         }
@@ -1488,15 +1509,15 @@ class BaselinePolicy : public Policy {
 
   bool Preempt(int32_t id, const CycleView& view, std::vector<Action>& actions) {
     (void)view;
-    const TraceJob& job = Spec(id);
-    const int32_t q = state_[id].queue;
+    const JobBook& b = state_[id];
+    const int32_t q = b.queue;
     for (int32_t g : quota_.Flavors(q)) {
-      if (!job.node_group.empty() && cluster_->groups[g].spec.name != job.node_group) continue;
-      const int32_t count = job.min_pods();
-      const int64_t gpus = int64_t{count} * job.gpus_per_pod;
-      const std::tuple<int32_t, int32_t, int32_t> key{q, g, state_[id].shape};
+      if (b.node_group != kAnyGroup && g != b.node_group) continue;
+      const int32_t count = b.min_pods;
+      const int64_t gpus = int64_t{count} * b.gpus_per_pod;
+      const std::tuple<int32_t, int32_t, int32_t> key{q, g, b.shape};
       auto known = failed_preemptions_.find(key);
-      if (known != failed_preemptions_.end() && job.priority <= known->second.first &&
+      if (known != failed_preemptions_.end() && b.priority <= known->second.first &&
           gpus >= known->second.second) {
         continue;
       }
@@ -1517,8 +1538,8 @@ class BaselinePolicy : public Policy {
       }
       if (done) return true;
       auto& entry = failed_preemptions_[key];
-      if (entry.second == 0 || (job.priority >= entry.first && gpus <= entry.second)) {
-        entry = {job.priority, gpus};
+      if (entry.second == 0 || (b.priority >= entry.first && gpus <= entry.second)) {
+        entry = {b.priority, gpus};
       }
     }
     return false;
