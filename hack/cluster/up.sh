@@ -161,6 +161,8 @@ runscript kube-apiserver "$(phx_bin kube-apiserver)" \
   --shutdown-watch-termination-grace-period=2s \
   --profiling=false --v=1
 
+# The client's default 20 requests/s lets the node lifecycle controller lift new nodes'
+# not-ready taints at ~5 nodes/s: 975 s for 5,000 kwok nodes (docs/benchmarks.md, kubernetes#67823).
 runscript kube-controller-manager "$(phx_bin kube-controller-manager)" \
   --kubeconfig="$DIR/kube-controller-manager.kubeconfig" \
   --authentication-kubeconfig="$DIR/kube-controller-manager.kubeconfig" \
@@ -171,6 +173,7 @@ runscript kube-controller-manager "$(phx_bin kube-controller-manager)" \
   --service-account-private-key-file="$P/sa.key" --root-ca-file="$P/ca.crt" \
   --cluster-signing-cert-file="$P/ca.crt" --cluster-signing-key-file="$P/ca.key" \
   --service-cluster-ip-range=10.0.0.0/24 --allocate-node-cidrs=false \
+  --kube-api-qps=200 --kube-api-burst=400 \
   --profiling=false --v=1
 
 runscript kwok "$(phx_bin kwok)" --config="$HERE/kwok.yaml" \
