@@ -32,7 +32,7 @@ FreeCapacity::FreeCapacity(const ClusterModel& cluster, std::vector<int32_t> sha
   for (size_t i = 0; i < n; ++i) {
     capacity_[i] = cluster.nodes[i].type->gpus;
     for (int32_t d : cluster.nodes[i].domains) domain_capacity_[d] += capacity_[i];
-    Contribute(static_cast<int32_t>(i), +1);
+    Shift(static_cast<int32_t>(i), 0, Free(static_cast<int32_t>(i)));
   }
 }
 
@@ -49,23 +49,9 @@ int32_t FreeCapacity::NodeFit(int32_t node, int32_t gpus_per_pod) const {
   return Free(node) / std::max(gpus_per_pod, 1);
 }
 
-void FreeCapacity::Contribute(int32_t node, int sign) {
-  const SimNode& n = cluster_.nodes[node];
-  for (size_t s = 0; s < shapes_.size(); ++s) {
-    const int64_t fit = sign * NodeFit(node, shapes_[s]);
-    for (int32_t d : n.domains) domain_fit_[s][d] += fit;
-    group_fit_[s][n.group] += fit;
-  }
-  for (int32_t d : n.domains) domain_free_[d] += sign * Free(node);
-}
-
-void FreeCapacity::Use(int32_t node, int32_t gpus) {
-  // Only the counts that change are touched: Contribute(-1), change, Contribute(+1) in one pass.
-  const SimNode& n = cluster_.nodes[node];
-  const int32_t free_before = Free(node);
-  used_[node] += gpus;
-  const int32_t free_after = Free(node);
+void FreeCapacity::Shift(int32_t node, int32_t free_before, int32_t free_after) {
   if (free_after == free_before) return;
+  const SimNode& n = cluster_.nodes[node];
   for (size_t s = 0; s < shapes_.size(); ++s) {
     const int64_t delta = free_after / shapes_[s] - free_before / shapes_[s];
     if (delta == 0) continue;
@@ -75,10 +61,16 @@ void FreeCapacity::Use(int32_t node, int32_t gpus) {
   for (int32_t d : n.domains) domain_free_[d] += free_after - free_before;
 }
 
+void FreeCapacity::Use(int32_t node, int32_t gpus) {
+  const int32_t before = Free(node);
+  used_[node] += gpus;
+  Shift(node, before, Free(node));
+}
+
 void FreeCapacity::SetUp(int32_t node, bool up) {
-  Contribute(node, -1);
+  const int32_t before = Free(node);
   up_[node] = up ? 1 : 0;
-  Contribute(node, +1);
+  Shift(node, before, Free(node));
 }
 
 int64_t FreeCapacity::RangeFit(int32_t begin, int32_t end, int32_t gpus_per_pod) const {
@@ -1129,7 +1121,7 @@ class BaselinePolicy : public Policy {
   // Releases everything the job holds: nodes and quota.
   void Drop(int32_t id) {
     JobBook& b = state_[id];
-    if (b.phase == Phase::kRunning) EraseSorted(running_[b.group][Spec(id).priority], id);
+    if (b.phase == Phase::kRunning) EraseSorted(running_[b.group][b.priority], id);
     Unhold(id, b.nodes);
     b.nodes.clear();
     if (b.phase != Phase::kNone) {
@@ -1177,7 +1169,7 @@ class BaselinePolicy : public Policy {
     b.phase = Phase::kRunning;
     b.permit_deadline = 0;
     waiting_.erase(id);
-    InsertSorted(running_[b.group][Spec(id).priority], id);
+    InsertSorted(running_[b.group][b.priority], id);
     ++seq_;
     for (int32_t n : b.nodes) {
       ForUnitsOf(n, [&](UnitStamps& unit) { unit.started[b.priority_rank] = seq_; });
@@ -1301,8 +1293,7 @@ class BaselinePolicy : public Policy {
     const int32_t g = job.gpus_per_pod;
     const NodeGroup& ng = cluster_->groups[b.group];
     // (node, lower-priority running job) pairs, sorted: by node, each node's jobs in id order,
-    // each job once.
-    // Each pair is one integer, node in the high half, so that sorting is cheap.
+    // each job once. A pair is one integer, node in the high half, so that sorting is cheap.
     std::vector<uint64_t> pairs;
     const AffinityTerms& terms = b.terms;
     const auto [lo, hi] = UnitRange(*cluster_, terms, b.group, NextPodUnit(terms, b.nodes));

@@ -70,7 +70,8 @@ class FreeCapacity {
   int ShapeIndex(int32_t gpus_per_pod) const;
   // Unregistered shapes: summed over nodes [begin, end).
   int64_t RangeFit(int32_t begin, int32_t end, int32_t gpus_per_pod) const;
-  void Contribute(int32_t node, int sign);
+  // Moves the node's share of the per-domain and per-group counts from one free value to another.
+  void Shift(int32_t node, int32_t free_before, int32_t free_after);
 
   const ClusterModel& cluster_;
   std::vector<int32_t> shapes_;
