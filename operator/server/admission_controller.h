@@ -37,8 +37,8 @@ namespace phalanx::operator_server {
 
 struct AdmissionControllerOptions {
   absl::Duration min_cycle_interval = absl::Milliseconds(200);
-  // Status writes (and their Admitted events) of one cycle in flight at once.
-  int write_concurrency = 8;
+  // Status writes of one cycle in flight at once (--admission-write-concurrency).
+  int write_concurrency = 32;
   admission::CycleOptions cycle;
   // Kueue's fairSharing configuration (enable + preemption strategies).
   admission::FairSharingConfig fair_sharing;

@@ -78,7 +78,10 @@ void JobController::RegisterHandlers() {
        .on_delete = job});
   auto pod = [this](const kube::Pod& p) {
     const std::string* name = p.meta.labels.Find(std::string(kJobLabel));
-    if (name != nullptr) queue_.Add(p.meta.namespace_ + "/" + *name);
+    if (name == nullptr) return;
+    std::string job = p.meta.namespace_ + "/" + *name;
+    expected_pods_.Observed(job, p.meta.name);
+    queue_.Add(std::move(job));
   };
   informers_.pods.AddEventHandlers(
       {.on_add = pod,
@@ -140,6 +143,8 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
   const absl::Time now_time = absl::Now();
   const std::string now = Rfc3339(now_time);
 
+  // Taken before the pods are read (create_expectations.h says why).
+  const CreateExpectations::Pending expected = expected_pods_.PendingOf(key, now_time);
   std::vector<std::shared_ptr<const kube::Pod>> pods = informers_.pods.ByIndex(kIndexByJob, key);
   // A pod on a node whose kubelet is gone (NotReady or deleted) never finishes terminating, and
   // its rank's name would stay taken: such pods are deleted at once (grace 0), also those some
@@ -361,8 +366,11 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
     return finish(true, "Succeeded", message);
   }
 
-  // Missing ranks: create them once the name is free (a deleted pod may still be terminating).
+  // Missing ranks: create them once the name is free (a deleted pod may still be terminating)
+  // and no create of it is still on its way to the informer.
   int created = 0;
+  std::optional<absl::Duration> recheck;  // when an expected pod's wait lapses
+
   if (static_cast<int32_t>(ranks.size()) < world) {
     controller::PodContext ctx;
     ctx.world_size = world;
@@ -384,7 +392,13 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
     std::vector<std::pair<int, std::string>> missing;  // rank, pod body
     for (int rank = 0; rank < world; ++rank) {
       if (ranks.count(rank) != 0) continue;
-      if (names.count(absl::StrCat(meta.name, "-", rank)) != 0) continue;  // still terminating
+      const std::string name = absl::StrCat(meta.name, "-", rank);
+      if (names.count(name) != 0) continue;  // still terminating
+      // Created by an earlier step; its informer event is on the way (and wakes this job).
+      if (expected.names.contains(name)) {
+        recheck = expected.wait;
+        continue;
+      }
       absl::StatusOr<std::string> body = controller::BuildPod(job, ctx, rank);
       if (!body.ok()) {
         // The template cannot become a pod: nothing will change that but an edit of the job.
@@ -394,6 +408,9 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
       missing.emplace_back(rank, *std::move(body));
     }
     // Several creates in flight: one at a time, a 64-rank gang waits for 64 round trips.
+    // Expected before the create is sent: the informer may show the pod before Create returns.
+    auto pod_name = [&](size_t i) { return absl::StrCat(meta.name, "-", missing[i].first); };
+    for (size_t i = 0; i < missing.size(); ++i) expected_pods_.Expect(key, pod_name(i), now_time);
     std::vector<absl::Status> results(missing.size());
     ParallelFor(missing.size(), write_concurrency_, [&](size_t i) {
       results[i] = client_.Create(kube::Pods(), meta.namespace_, missing[i].second).status();
@@ -402,8 +419,15 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
     for (size_t i = 0; i < missing.size(); ++i) {
       if (results[i].ok()) {
         ++created;
-      } else if (!absl::IsAlreadyExists(results[i]) && first_error.ok()) {
-        RecordFailedCreate(meta, "pod", absl::StrCat(meta.name, "-", missing[i].first), results[i]);
+        continue;
+      }
+      if (absl::IsAlreadyExists(results[i])) {
+        metrics_.pod_create_conflicts_total.WithLabels({}).Inc();
+        continue;  // there already: its informer event clears the expectation
+      }
+      expected_pods_.Observed(key, pod_name(i));  // not created: nothing will show up
+      if (first_error.ok()) {
+        RecordFailedCreate(meta, "pod", pod_name(i), results[i]);
         first_error = results[i];
       }
     }
@@ -456,7 +480,7 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
     }
   }
   RETURN_IF_ERROR(write());
-  return std::nullopt;
+  return recheck;
 }
 
 }  // namespace phalanx::operator_server

@@ -22,6 +22,7 @@
 #include "kube/client.h"
 #include "kube/event_recorder.h"
 #include "kube/workqueue.h"
+#include "operator/server/create_expectations.h"
 #include "operator/server/informers.h"
 #include "operator/server/operator_metrics.h"
 #include "scheduler/placement_service.h"
@@ -62,6 +63,8 @@ class JobController {
   kube::WorkQueue queue_;
   absl::Mutex mu_;
   std::set<std::string> services_;  // job uids whose Service exists
+  // Pods created whose informer event has not arrived: not created twice (create_expectations.h).
+  CreateExpectations expected_pods_;
 };
 
 }  // namespace phalanx::operator_server

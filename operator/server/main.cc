@@ -113,7 +113,7 @@ int Run(const OperatorConfig& config) {
     Informers informers(client);
     AdmissionControllerOptions admission_options{
         .min_cycle_interval = absl::Milliseconds(config.min_cycle_interval_ms),
-        .write_concurrency = config.write_concurrency};
+        .write_concurrency = config.admission_write_concurrency};
     admission_options.fair_sharing.enable = config.fair_sharing;
     admission_options.faults.not_ready_grace = absl::Seconds(config.not_ready_grace_seconds);
     AdmissionController admission(client, informers, placement, events, metrics,

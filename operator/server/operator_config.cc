@@ -20,6 +20,7 @@ absl::StatusOr<OperatorConfig> ParseOperatorFlags(const std::vector<std::string>
       .String("logLevel", &config.log_level)
       .Int("workers", &config.workers, 1, 64)
       .Int("writeConcurrency", &config.write_concurrency, 1, 64)
+      .Int("admissionWriteConcurrency", &config.admission_write_concurrency, 1, 128)
       .Int("eventWriters", &config.event_writers, 0, 64)
       .Int("minCycleIntervalMs", &config.min_cycle_interval_ms, 0, 60000)
       .Int("syncTimeoutSeconds", &config.sync_timeout_seconds, 1, 86400)
@@ -56,8 +57,11 @@ Flags (each also a key of the --config file, written without dashes in camelCase
   --identity ID                holder identity (default <hostname>_<pid>)
   --log-level LEVEL            trace | debug | info | warn | error (default info)
   --workers N                  job controller workers, 1..64 (default 2)
-  --write-concurrency N        API writes one step keeps in flight: a gang's pod creates, an
-                               admission cycle's status writes, 1..64 (default 8)
+  --write-concurrency N        pod creates one job controller step keeps in flight (a gang's
+                               pods), 1..64 (default 8)
+  --admission-write-concurrency N
+                               status writes one admission cycle keeps in flight, 1..128
+                               (default 32)
   --event-writers N            threads that write Events from a queue, off the controllers'
                                path (a full queue of 4096 drops them); 0 writes each Event
                                before going on, 0..64 (default 4)

@@ -23,9 +23,12 @@ struct OperatorConfig {
   std::string log_level = "info";
   // Job controller worker threads.
   int workers = 2;
-  // API writes one step keeps in flight at once: a gang's pod creates (per worker), an
-  // admission cycle's status writes and Admitted events.
+  // Pod creates one job controller step keeps in flight at once (per worker).
   int write_concurrency = 8;
+  // Status writes one admission cycle keeps in flight. Higher than write_concurrency: a
+  // cycle's writes are all there at once, and the job controller's pod creates, which follow
+  // each admission, compete with them for the API server (docs/benchmarks.md, the burst).
+  int admission_write_concurrency = 32;
   // Threads writing Events from a bounded queue (kube::EventRecorderOptions::async_writers), so
   // status writes and pod creates never wait for them; 0 = each Event written in line.
   int event_writers = 4;

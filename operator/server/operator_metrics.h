@@ -85,6 +85,11 @@ struct OperatorMetrics {
                                          {"direction"})),
         pods_created_total(
             r.AddCounter("phalanx_pods_created_total", "Pods created for TrainingJobs.")),
+        pod_create_conflicts_total(r.AddCounter(
+            "phalanx_pod_create_conflicts_total",
+            "Pod creates the API server answered AlreadyExists: the pod was there already (made "
+            "by another writer, or by this operator longer ago than its wait for the pod "
+            "informer).")),
         node_failures_total(r.AddCounter(
             "phalanx_node_failures_total",
             "Admitted TrainingJobs hit by failed nodes, by what the operator did (replaced, shrunk, "
@@ -124,6 +129,7 @@ struct OperatorMetrics {
   metrics::Family<metrics::Counter>& jobs_finished_total;
   metrics::Family<metrics::Counter>& resize_events_total;
   metrics::Family<metrics::Counter>& pods_created_total;
+  metrics::Family<metrics::Counter>& pod_create_conflicts_total;
   metrics::Family<metrics::Counter>& node_failures_total;
   metrics::Family<metrics::Counter>& node_replacements_total;
   metrics::Family<metrics::Counter>& status_writes_total;

@@ -22,6 +22,7 @@ TEST(OperatorConfig, Defaults) {
   EXPECT_EQ(c->lease_name, "phalanx-operator");
   EXPECT_EQ(c->workers, 2);
   EXPECT_EQ(c->write_concurrency, 8);
+  EXPECT_EQ(c->admission_write_concurrency, 32);
   EXPECT_EQ(c->event_writers, 4);
 }
 
@@ -30,6 +31,7 @@ TEST(OperatorConfig, FlagsBothSpellings) {
       ParseOperatorFlags({"--placement-address=10.0.0.1:9443", "--leader-elect", "false",
                           "--workers", "4", "--lease-namespace=phalanx-system",
                           "--fair-sharing=true", "--write-concurrency", "16",
+                          "--admission-write-concurrency=64",
                           "--event-writers=0"});
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->placement_address, "10.0.0.1:9443");
@@ -38,6 +40,7 @@ TEST(OperatorConfig, FlagsBothSpellings) {
   EXPECT_EQ(c->lease_namespace, "phalanx-system");
   EXPECT_TRUE(c->fair_sharing);
   EXPECT_EQ(c->write_concurrency, 16);
+  EXPECT_EQ(c->admission_write_concurrency, 64);
   EXPECT_EQ(c->event_writers, 0);
 }
 
@@ -77,7 +80,7 @@ TEST(OperatorConfig, HelpListsEveryFlag) {
                            "--sync-timeout-seconds", "--placement-deadline-ms", "--fair-sharing",
                            "--not-ready-grace-seconds", "--http-read-timeout-seconds",
                            "--http-max-connections", "--write-concurrency",
-                           "--event-writers"}) {
+                           "--admission-write-concurrency", "--event-writers"}) {
     EXPECT_NE(OperatorUsage().find(flag), std::string::npos) << flag;
   }
 }
