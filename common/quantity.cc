@@ -9,7 +9,8 @@ namespace {
 
 using int128 = __int128;
 
-constexpr int128 kMaxMilli = std::numeric_limits<int64_t>::max();
+// Whole units must fit in 64 bits (Value()).
+constexpr int128 kMaxMilli = int128{std::numeric_limits<int64_t>::max()} * 1000;
 // Beyond this many significant digits the 128-bit intermediate could overflow; no real quantity
 // comes close, so such text is rejected rather than approximated.
 constexpr int kMaxSignificantDigits = 30;
@@ -21,6 +22,22 @@ absl::Status Invalid(std::string_view text, std::string_view why) {
 }
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+// absl::StrCat takes absl::int128, not the compiler's __int128.
+std::string ToDecimal(int128 v) {
+  if (v >= std::numeric_limits<int64_t>::min() && v <= std::numeric_limits<int64_t>::max()) {
+    return absl::StrCat(static_cast<int64_t>(v));
+  }
+  const bool negative = v < 0;
+  std::string digits;
+  while (v != 0) {
+    const int d = static_cast<int>(v % 10);
+    digits.push_back(static_cast<char>('0' + (negative ? -d : d)));
+    v /= 10;
+  }
+  if (negative) digits.push_back('-');
+  return std::string(digits.rbegin(), digits.rend());
+}
 
 int128 Pow10(int n) {
   int128 r = 1;
@@ -144,29 +161,31 @@ absl::StatusOr<Quantity> Quantity::Parse(std::string_view text) {
     return absl::OutOfRangeError(absl::StrCat("quantity \"", absl::string_view(text.data(), text.size()),
                                               "\" is too large"));
   }
-  int64_t value = static_cast<int64_t>(milli);
-  return Quantity(negative ? -value : value, format);
+  return Quantity(negative ? -milli : milli, format);
 }
 
 Quantity Quantity::FromMilli(int64_t milli, Format format) { return Quantity(milli, format); }
 
-absl::StatusOr<Quantity> Quantity::FromValue(int64_t value, Format format) {
-  int64_t milli;
-  if (__builtin_mul_overflow(value, int64_t{1000}, &milli)) {
-    return absl::OutOfRangeError(absl::StrCat("quantity of ", value, " units is too large"));
+Quantity Quantity::FromValue(int64_t value, Format format) {
+  return Quantity(int128{value} * 1000, format);
+}
+
+std::optional<int64_t> Quantity::MilliValue() const {
+  if (milli_ < std::numeric_limits<int64_t>::min() || milli_ > std::numeric_limits<int64_t>::max()) {
+    return std::nullopt;
   }
-  return Quantity(milli, format);
+  return static_cast<int64_t>(milli_);
 }
 
 int64_t Quantity::Value() const {
-  int64_t whole = milli_ / 1000;
+  int128 whole = milli_ / 1000;
   if (milli_ % 1000 > 0) ++whole;
-  return whole;
+  return static_cast<int64_t>(whole);  // in range: Parse and the constructors bound milli_
 }
 
 std::string Quantity::ToString() const {
-  if (milli_ % 1000 != 0) return absl::StrCat(milli_, "m");
-  int64_t value = milli_ / 1000;
+  if (milli_ % 1000 != 0) return ToDecimal(milli_) + "m";
+  int64_t value = static_cast<int64_t>(milli_ / 1000);
   if (value == 0) return "0";
   switch (format_) {
     case Format::kBinarySI: {

@@ -6,8 +6,14 @@
 
 namespace phalanx {
 
-int64_t CanonicalAmount(std::string_view name, const Quantity& quantity) {
-  return name == kResourceCpu ? quantity.MilliValue() : quantity.Value();
+absl::StatusOr<int64_t> CanonicalAmount(std::string_view name, const Quantity& quantity) {
+  if (name != kResourceCpu) return quantity.Value();
+  std::optional<int64_t> milli = quantity.MilliValue();
+  if (!milli.has_value()) {
+    return absl::OutOfRangeError(absl::StrCat("cpu quantity \"", quantity.ToString(),
+                                              "\" is too large: its millicores exceed 64 bits"));
+  }
+  return *milli;
 }
 
 std::string FormatQuantity(std::string_view name, int64_t amount) {
@@ -17,8 +23,7 @@ std::string FormatQuantity(std::string_view name, int64_t amount) {
                                      absl::string_view::npos) {
     format = Quantity::Format::kBinarySI;
   }
-  absl::StatusOr<Quantity> quantity = Quantity::FromValue(amount, format);
-  return quantity.ok() ? quantity->ToString() : absl::StrCat(amount);
+  return Quantity::FromValue(amount, format).ToString();
 }
 
 absl::StatusOr<ResourceList> ParseResourceList(const std::map<std::string, std::string>& text,
@@ -33,7 +38,9 @@ absl::StatusOr<ResourceList> ParseResourceList(const std::map<std::string, std::
       return absl::InvalidArgumentError(
           absl::StrCat(where, ": must not be negative, got \"", value, "\""));
     }
-    out[name] = CanonicalAmount(name, *quantity);
+    absl::StatusOr<int64_t> amount = CanonicalAmount(name, *quantity);
+    if (!amount.ok()) return Annotate(amount.status(), where);
+    out[name] = *amount;
   }
   return out;
 }

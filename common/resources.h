@@ -28,12 +28,12 @@ inline constexpr std::string_view kResourceEfa = "vpc.amazonaws.com/efa";
 // Resource name -> amount in canonical units. Ordered so that printing and hashing are stable.
 using ResourceList = std::map<std::string, int64_t, std::less<>>;
 
-// The canonical integer amount of `quantity` for resource `name`.
-int64_t CanonicalAmount(std::string_view name, const Quantity& quantity);
+// The canonical integer amount of `quantity` for resource `name`: millicores for cpu, whole
+// units (bytes, devices) for the rest. OutOfRange for a cpu amount whose millicores do not fit
+// in 64 bits (over 9.2e15 cores).
+absl::StatusOr<int64_t> CanonicalAmount(std::string_view name, const Quantity& quantity);
 // The quantity text for a canonical amount (the inverse of CanonicalAmount): "1536Mi", "500m",
-// "8". An amount whose thousandths do not fit in 64 bits (over 9.2 peta-units, which only
-// unchecked input such as a request of INT64_MAX bytes gives) is the plain integer, the same
-// quantity in Kubernetes' grammar.
+// "8", "16Ei" - 1 byte as "18446744073709551615" would not fit, but every int64 amount does.
 std::string FormatQuantity(std::string_view name, int64_t amount);
 
 // Parses name -> quantity text. `field` names the source in errors, e.g.

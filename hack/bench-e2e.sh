@@ -20,6 +20,9 @@
 #   --ladder LIST      run the whole benchmark once per node count (a fresh cluster each, pods
 #                      min(P, 10 x nodes)) and print {"ladder":[...]} with each run's figures
 # Env: PHALANX_BUILD_DIR (default build): phalanx-scheduler and phalanx-operator.
+#      PHALANX_NODE_LEASE_SECONDS: the fake nodes' Lease duration (hack/cluster/up.sh); default
+#      40 s, and nodes x 60 ms above 1,000 nodes (kwok cannot renew 5,000 40-s Leases on 2
+#      cores); the JSON's node_lease_s says which.
 #
 # A PRIVATE hack/phalanx-up.sh cluster in a fresh state dir (kube-apiserver, etcd,
 # kube-controller-manager, kwok, kube-scheduler, phalanx-scheduler, phalanx-operator), N fake
@@ -74,7 +77,7 @@ while [[ $# -gt 0 ]]; do
     --keep-cluster) KEEP=1; shift ;;
     --ladder)
       if [[ ${2:-} =~ ^[0-9,]+$ ]]; then LADDER=$2; shift 2; else LADDER=100,1000,5000; shift; fi ;;
-    -h|--help) sed -n '2,52p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,/^# load_avg_1m is sampled/p' "$0"; exit 0 ;;
     *) echo "bench-e2e.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -133,6 +136,13 @@ bench_cleanup_trap
 sample_load
 log "private cluster with $NODES nodes x $GPUS GPUs in $DIR (load average $(cut -d' ' -f1-3 /proc/loadavg))"
 export PHALANX_OPERATOR_ARGS="$OP_ARGS"
+# kwok renews every fake node's Lease each lease/4 s; at 40 s (a kubelet's) 5,000 nodes need
+# 500 renewals a second, and on 2 cores kwok managed ~32: the nodes went NotReady. Above 1,000
+# nodes the Leases last nodes x 60 ms (300 s at 5,000), with kube-controller-manager's grace
+# period to match (hack/cluster/up.sh), unless PHALANX_NODE_LEASE_SECONDS says otherwise.
+if [[ -z ${PHALANX_NODE_LEASE_SECONDS:-} ]] && ((NODES > 1000)); then
+  export PHALANX_NODE_LEASE_SECONDS=$((NODES * 60 / 1000))
+fi
 bench_cluster_up "$NODES" --gpus "$GPUS"
 
 # The two kube-scheduler configurations, same client qps: plain (default profile, no extender,
@@ -251,7 +261,7 @@ sample_load
 
 python3 - "$NODES" "$PODS" "$GPUS" "$QPS" "$OP_ARGS" "$PLAIN_OUT" "$WIPE_OUT" "$GANG_OUT" "$BURST_OUT" \
   "$RUN_MEM" "$SYNC" "$SCHED_METRICS" "$OP_METRICS" "$CYCLE_LOG" "${LOADS[*]}" <<'PY'
-import json, re, sys
+import json, os, re, sys
 (nodes, pods, gpus, qps, op_args, plain, wipe, gang, burst, mem, sync, smetrics, ometrics, cycles,
  loads) = sys.argv[1:16]
 plain, gang, burst = json.loads(plain), json.loads(gang), json.loads(burst)
@@ -294,6 +304,7 @@ out = {"nodes": int(nodes), "pods": int(pods),
        "admitted_per_s": burst.get("admitted_per_s"), "admit_p99_s": burst.get("admit_p99_s"),
        "admit_p50_s": burst.get("admit_p50_s"),
        "gpus_per_node": int(gpus), "kube_scheduler_qps": int(qps), "operator_args": op_args,
+       "node_lease_s": int(os.environ.get("PHALANX_NODE_LEASE_SECONDS", "40")),
        "jobs": gang["jobs"], "gang_bound_p50_s_by_size": gang["gang_bound_p50_s_by_size"],
        "plain": plain, "phalanx": {k: v for k, v in gang.items() if k != "gang_bound_p50_s_by_size"},
        "burst": burst, "plain_wipe_s": json.loads(wipe)["wipe_s"],

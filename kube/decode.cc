@@ -362,7 +362,9 @@ absl::Status ReadQuantities(object& obj, std::string_view where, Fn&& set) {
     if (!quantity.ok()) {
       return phalanx::Annotate(quantity.status(), internal::Cat(where, "[", name, "]"));
     }
-    set(name, phalanx::CanonicalAmount(name, *quantity));
+    absl::StatusOr<int64_t> amount = phalanx::CanonicalAmount(name, *quantity);
+    if (!amount.ok()) return phalanx::Annotate(amount.status(), internal::Cat(where, "[", name, "]"));
+    set(name, *amount);
     return absl::OkStatus();
   });
 }

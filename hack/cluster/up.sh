@@ -10,6 +10,10 @@
 #        PHALANX_CLUSTER_TTL=SECONDS     same as --ttl: a watchdog runs down.sh after that long
 #        PHALANX_ADMISSION_PLUGINS=A,B   more kube-apiserver admission plugins beside NodeRestriction
 #                                        (e.g. OwnerReferencesPermissionEnforcement)
+#        PHALANX_NODE_LEASE_SECONDS=N    kwok's node Lease duration (default 40, a kubelet's; kwok
+#                                        renews every N/4 s) and, when set, kube-controller-manager's
+#                                        --node-monitor-grace-period=Ns: for thousands of fake nodes,
+#                                        whose renewals 2 cores cannot keep up with at 40 s
 # The admin kubeconfig path is printed as the LAST line of stdout.
 # Refuses to start if the state dir holds a live cluster; a dead one is cleaned up first.
 set -euo pipefail
@@ -18,6 +22,10 @@ HERE="$PHX_CLUSTER_HACK"
 DIR="$PHALANX_CLUSTER_DIR"
 SCHED_CONFIG=${PHALANX_SCHEDULER_CONFIG:-}
 TTL=${PHALANX_CLUSTER_TTL:-0}
+LEASE_S=${PHALANX_NODE_LEASE_SECONDS:-40}
+[[ $LEASE_S =~ ^[0-9]+$ && $LEASE_S -ge 10 ]] || { echo "[up] FAILED: PHALANX_NODE_LEASE_SECONDS must be a whole number of seconds >= 10 (got '$LEASE_S')" >&2; exit 2; }
+KCM_GRACE=()
+[[ -z ${PHALANX_NODE_LEASE_SECONDS:-} ]] || KCM_GRACE=(--node-monitor-grace-period="${LEASE_S}s")
 while [[ $# -gt 0 ]]; do
   case $1 in
     --scheduler-config) SCHED_CONFIG=$2; shift 2 ;;
@@ -173,13 +181,13 @@ runscript kube-controller-manager "$(phx_bin kube-controller-manager)" \
   --service-account-private-key-file="$P/sa.key" --root-ca-file="$P/ca.crt" \
   --cluster-signing-cert-file="$P/ca.crt" --cluster-signing-key-file="$P/ca.key" \
   --service-cluster-ip-range=10.0.0.0/24 --allocate-node-cidrs=false \
-  --kube-api-qps=200 --kube-api-burst=400 \
+  --kube-api-qps=200 --kube-api-burst=400 "${KCM_GRACE[@]}" \
   --profiling=false --v=1
 
 runscript kwok "$(phx_bin kwok)" --config="$HERE/kwok.yaml" \
   --kubeconfig="$DIR/kwok.kubeconfig" \
   --manage-all-nodes=false --manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake \
-  --node-lease-duration-seconds=40 \
+  --node-lease-duration-seconds="$LEASE_S" \
   --server-address="127.0.0.1:$KWOK_PORT" --node-ip=127.0.0.1 --cidr=10.244.0.0/16
 
 # ---------------------------------------------------------------- start

@@ -111,7 +111,7 @@ absl::StatusOr<int64_t> WholeUnits(const Value& amount, std::string_view field) 
   absl::StatusOr<Quantity> q =
       Quantity::Parse(std::string_view(amount.GetString(), amount.GetStringLength()));
   if (!q.ok()) return Annotate(q.status(), field);
-  if (q->IsNegative() || q->MilliValue() % 1000 != 0) {
+  if (q->IsNegative() || !q->IsWhole()) {
     return Invalid(field, "not a whole, non-negative number of devices");
   }
   return q->Value();

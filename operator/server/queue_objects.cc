@@ -160,7 +160,9 @@ absl::StatusOr<std::optional<int64_t>> ReadAmount(const Value& parent, std::stri
                                                   std::string_view resource) {
   ASSIGN_OR_RETURN(std::optional<Quantity> quantity, ReadQuantity(parent, key, field));
   if (!quantity.has_value()) return std::nullopt;
-  return std::optional<int64_t>(CanonicalAmount(resource, *quantity));
+  absl::StatusOr<int64_t> amount = CanonicalAmount(resource, *quantity);
+  if (!amount.ok()) return Annotate(amount.status(), field);
+  return std::optional<int64_t>(*amount);
 }
 
 absl::Status ReadToleration(const Value& item, const std::string& field,
@@ -280,7 +282,7 @@ absl::Status ReadClusterQueueSpec(const Value& spec, ClusterQueue& cq) {
     // A quantity, so "500m" is half the default weight, as in Kueue.
     ASSIGN_OR_RETURN(std::optional<Quantity> weight,
                      ReadQuantity(*fair, "weight", "spec.fairSharing.weight"));
-    if (weight.has_value()) cq.fair_sharing_weight = weight->MilliValue() / 1000.0;
+    if (weight.has_value()) cq.fair_sharing_weight = weight->ToDouble();
   }
   RETURN_IF_ERROR(ReadEnum(spec, "stopPolicy", "spec.stopPolicy",
                            {{"None", StopPolicy::kNone},

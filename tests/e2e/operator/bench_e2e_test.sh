@@ -38,6 +38,7 @@ check(r.get("plain", {}).get("pods") == pods and r.get("phalanx", {}).get("pods"
       "both phases scheduled %d pods" % pods)
 check(r.get("phalanx", {}).get("gangs_without_pods_bound") == 0, "every gang has its pods bound")
 check(r.get("burst_jobs") == min(1000, (nodes * 16 - pods) // 2), "burst_jobs is the default (%r)" % r.get("burst_jobs"))
+check(r.get("node_lease_s") == 40, "up to 1,000 nodes the fake nodes keep a kubelet's 40-s Lease (%r)" % r.get("node_lease_s"))
 check({"1", "2", "4", "8", "16", "32", "64"} <= set(r.get("gang_bound_p50_s_by_size", {})),
       "gangs of every size 1..64 were timed (%s)" % ",".join(r.get("gang_bound_p50_s_by_size", {})))
 ext = r.get("extender_latency", {})

@@ -113,16 +113,43 @@ TEST(QuantityTest, LongZeroFractionsDoNotOverflow) {
 }
 
 // Found by the sanitizer build: FromValue multiplied by 1000 without a check (signed overflow).
-TEST(QuantityTest, FromValueBeyondTheMilliRangeIsOutOfRange) {
+// The thousandths are 128 bits wide now, so every int64 number of units is a quantity.
+TEST(QuantityTest, FromValueTakesEveryInt64) {
   constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
-  ASSERT_OK_AND_ASSIGN(Quantity largest, Quantity::FromValue(kMax / 1000));
-  EXPECT_EQ(largest.Value(), kMax / 1000);
-  ASSERT_OK_AND_ASSIGN(Quantity smallest, Quantity::FromValue(-(kMax / 1000)));
-  EXPECT_EQ(smallest.Value(), -(kMax / 1000));
-  EXPECT_THAT(Quantity::FromValue(kMax / 1000 + 1), StatusIs(absl::StatusCode::kOutOfRange));
-  EXPECT_THAT(Quantity::FromValue(kMax), StatusIs(absl::StatusCode::kOutOfRange));
-  EXPECT_THAT(Quantity::FromValue(std::numeric_limits<int64_t>::min()),
-              StatusIs(absl::StatusCode::kOutOfRange));
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  EXPECT_EQ(Quantity::FromValue(kMax / 1000).MilliValue(), kMax / 1000 * 1000);
+  EXPECT_EQ(Quantity::FromValue(kMax / 1000 + 1).MilliValue(), std::nullopt);
+  EXPECT_EQ(Quantity::FromValue(kMax).Value(), kMax);
+  EXPECT_EQ(Quantity::FromValue(kMax).ToString(), "9223372036854775807");
+  EXPECT_EQ(Quantity::FromValue(kMin).Value(), kMin);
+  EXPECT_EQ(Quantity::FromValue(kMin).ToString(), "-9223372036854775808");
+}
+
+// Found by hack/bench-e2e.sh --ladder 5000: its ClusterTrainingQueue's memory quota, twice
+// 5,000 nodes' 2 TiB, was "too large" while thousandths were 64 bits (a ~9.2 peta-unit cap).
+TEST(QuantityTest, ClusterSizedMemoryQuantitiesParse) {
+  ASSERT_OK_AND_ASSIGN(Quantity quota, Quantity::Parse("20480000Gi"));
+  EXPECT_EQ(quota.Value(), int64_t{20480000} << 30);
+  EXPECT_EQ(quota.MilliValue(), std::nullopt);  // 2.2e19 thousandths
+  EXPECT_TRUE(quota.IsWhole());
+  EXPECT_EQ(quota.ToString(), "20000Ti");
+  ASSERT_OK_AND_ASSIGN(Quantity most, Quantity::Parse("7Ei"));
+  EXPECT_EQ(most.Value(), int64_t{7} << 60);
+  ASSERT_OK_AND_ASSIGN(Quantity at_limit, Quantity::Parse("9223372036854775807"));
+  EXPECT_EQ(at_limit.Value(), std::numeric_limits<int64_t>::max());
+  EXPECT_THAT(Quantity::Parse("9223372036854775807.5"), StatusIs(absl::StatusCode::kOutOfRange));
+  EXPECT_THAT(Quantity::Parse("8Ei"), StatusIs(absl::StatusCode::kOutOfRange));  // 2^63 bytes
+  EXPECT_THAT(Quantity::Parse("-8Ei"), StatusIs(absl::StatusCode::kOutOfRange));
+  // Thousandths beyond 64 bits still print exactly.
+  ASSERT_OK_AND_ASSIGN(Quantity fraction, Quantity::Parse("9000000000000000.5"));
+  EXPECT_FALSE(fraction.IsWhole());
+  EXPECT_EQ(fraction.ToString(), "9000000000000000500m");
+  EXPECT_EQ(fraction.Value(), 9000000000000001);
+  ASSERT_OK_AND_ASSIGN(Quantity negative, Quantity::Parse("-9000000000000000.5"));
+  EXPECT_EQ(negative.ToString(), "-9000000000000000500m");
+  EXPECT_EQ(negative.Value(), -9000000000000000);
+  EXPECT_LT(negative, fraction);
+  EXPECT_LT(Quantity::FromValue(1), quota);
 }
 
 }  // namespace

@@ -61,5 +61,15 @@ TEST(ResourcesTest, FormatsAmountsTooLargeForAQuantityAsIntegers) {
   EXPECT_EQ(FormatQuantity("nvidia.com/gpu", -8), "-8");
 }
 
+// Memory in bytes reaches far beyond cpu in millicores: 10 PiB parses, 10 peta-cores do not.
+TEST(ResourcesTest, CanonicalAmountsOfClusterSizedQuantities) {
+  ASSERT_OK_AND_ASSIGN(ResourceList list,
+                       ParseResourceList({{"memory", "20480000Gi"}, {"cpu", "9P"}}, "quota"));
+  EXPECT_EQ(list["memory"], int64_t{20480000} << 30);
+  EXPECT_EQ(list["cpu"], int64_t{9} * 1000 * 1000 * 1000 * 1000 * 1000 * 1000);
+  EXPECT_THAT(ParseResourceList({{"cpu", "10P"}}, "quota"),
+              StatusIs(absl::StatusCode::kOutOfRange, HasSubstr("quota[cpu]: cpu quantity")));
+}
+
 }  // namespace
 }  // namespace phalanx
