@@ -33,7 +33,7 @@ using ResourceList = std::map<std::string, int64_t, std::less<>>;
 // in 64 bits (over 9.2e15 cores).
 absl::StatusOr<int64_t> CanonicalAmount(std::string_view name, const Quantity& quantity);
 // The quantity text for a canonical amount (the inverse of CanonicalAmount): "1536Mi", "500m",
-// "8", "16Ei" - 1 byte as "18446744073709551615" would not fit, but every int64 amount does.
+// "8". Every int64 amount has one: INT64_MAX bytes is "9223372036854775807".
 std::string FormatQuantity(std::string_view name, int64_t amount);
 
 // Parses name -> quantity text. `field` names the source in errors, e.g.

@@ -2,9 +2,8 @@
 
 #include <algorithm>
 
-// Lookups convert string_view keys to std::string: this Abseil's heterogeneous lookup takes
-// absl::string_view, which is not std::string_view here.
-
+// Lookups below convert string_view keys to std::string: this Abseil's heterogeneous lookup
+// takes absl::string_view, which is not std::string_view here.
 namespace phalanx::operator_server {
 
 void CreateExpectations::Expect(std::string_view owner, std::string_view name, absl::Time now) {
