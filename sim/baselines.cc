@@ -1,6 +1,7 @@
 #include "sim/baselines.h"
 
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <map>
 #include <set>
@@ -980,6 +981,7 @@ class BaselinePolicy : public Policy {
     free_ = std::make_unique<FreeCapacity>(cluster, shapes);
     quota_.Init(cluster);
     state_.assign(jobs.size(), JobBook{});
+    pending_book_.assign(jobs.size(), PendingBook{});
     running_.assign(cluster.groups.size(), {});
     for (const JobStatus& job : jobs) priorities_.push_back(job.spec->priority);
     std::sort(priorities_.begin(), priorities_.end());
@@ -990,6 +992,7 @@ class BaselinePolicy : public Policy {
     domain_stamps_.assign(cluster.domains.size(), fresh);
     node_stamps_.assign(cluster.nodes.size(), fresh);
     std::map<std::string, int32_t> job_shapes;
+    std::map<std::array<int32_t, 6>, int32_t> requests;
     for (size_t i = 0; i < jobs.size(); ++i) {
       const TraceJob& job = *jobs[i].spec;
       state_[i].queue = quota_.QueueIndex(job.queue);
@@ -1011,11 +1014,19 @@ class BaselinePolicy : public Policy {
                                              job.group_level);
       state_[i].shape =
           job_shapes.try_emplace(shape, static_cast<int32_t>(job_shapes.size())).first->second;
+      const std::array<int32_t, 6> request{state_[i].queue,    state_[i].node_group,
+                                           state_[i].shape,    job.priority,
+                                           state_[i].pods,     state_[i].min_pods};
+      pending_book_[i].request =
+          requests.try_emplace(request, static_cast<int32_t>(requests.size())).first->second;
+      pending_book_[i].rank = state_[i].priority_rank;
+      pending_book_[i].queue = state_[i].queue;
       if (state_[i].queue < 0) {
         return absl::InvalidArgumentError(
             absl::StrCat(jobs[i].spec->name, ": unknown queue ", jobs[i].spec->queue));
       }
     }
+    refusals_.assign(requests.size(), Refusal{});
     return absl::OkStatus();
   }
 
@@ -1024,6 +1035,7 @@ class BaselinePolicy : public Policy {
     now_ = view.now;
     failed_placements_.clear();
     failed_preemptions_.clear();
+    ++change_;
     std::vector<Action> actions;
     // Admitted jobs still waiting for nodes (first-fit; preemptors) go first, in admission order.
     std::vector<int32_t> waiting(waiting_.begin(), waiting_.end());
@@ -1035,19 +1047,18 @@ class BaselinePolicy : public Policy {
     // distinct priorities: bucket instead of sorting every cycle.
     for (std::vector<int32_t>& bucket : by_priority_) bucket.clear();
     for (int32_t id : view.pending) {
-      if (state_[id].phase == Phase::kNone) by_priority_[state_[id].priority_rank].push_back(id);
+      const int32_t rank = pending_book_[id].rank;
+      if (rank >= 0) by_priority_[rank].push_back(id);
     }
-    std::vector<int32_t> pending;
-    pending.reserve(view.pending.size());
+    std::vector<int32_t> blocked_queues;  // StrictFIFO queues whose head is stuck
     for (auto bucket = by_priority_.rbegin(); bucket != by_priority_.rend(); ++bucket) {
-      pending.insert(pending.end(), bucket->begin(), bucket->end());
-    }
-    std::set<int32_t> blocked_queues;  // StrictFIFO queues whose head is stuck
-    for (int32_t id : pending) {
-      const int32_t q = state_[id].queue;
-      if (blocked_queues.count(q)) continue;
-      if (!TryAdmit(id, view, actions)) {
-        if (quota_.StrictFifo(q)) blocked_queues.insert(q);
+      for (int32_t id : *bucket) {
+        const int32_t q = pending_book_[id].queue;
+        if (!blocked_queues.empty() &&
+            std::find(blocked_queues.begin(), blocked_queues.end(), q) != blocked_queues.end()) {
+          continue;
+        }
+        if (!TryAdmit(id, view, actions) && quota_.StrictFifo(q)) blocked_queues.push_back(q);
       }
     }
     return actions;
@@ -1088,7 +1099,6 @@ class BaselinePolicy : public Policy {
     std::vector<int32_t> nodes;  // running, or held at Permit (first-fit)
     double permit_deadline = 0;
     int64_t admitted_seq = 0;
-    int64_t preempt_epoch = -1;  // epoch_ of the last preemption attempt that found nothing
     int64_t pod_preempt_epoch = -1;  // natural_epoch_ when its pods last preempted (first-fit)
     bool preempted_this_attempt = false;  // its pods preempted since it last timed out
     // First-fit: seq_ and natural_epoch_ when its last attempt changed nothing, or -1.
@@ -1100,6 +1110,14 @@ class BaselinePolicy : public Policy {
     // Copied from the trace at Init: what admission reads of every pending job every cycle.
     int32_t pods = 0, min_pods = 0, gpus_per_pod = 0, priority = 0;
     int32_t node_group = kAnyGroup;  // its node group's index; kNoGroup if the cluster lacks it
+  };
+  // What the pending pass reads of every pending job in every cycle, apart from JobBook so that
+  // the pass touches 24 bytes a job.
+  struct PendingBook {
+    int32_t rank = 0;      // its priority rank while in Phase::kNone, else -1
+    int32_t request = -1;  // jobs asking for the same (queue, group, shape, priority, sizes)
+    int32_t queue = -1;
+    int64_t preempt_epoch = -1;  // epoch_ of the last preemption attempt that found nothing
   };
   static constexpr int32_t kAnyGroup = -1;
   static constexpr int32_t kNoGroup = -2;
@@ -1128,6 +1146,7 @@ class BaselinePolicy : public Policy {
       quota_.Charge(b.queue, b.group, -int64_t{b.count} * Spec(id).gpus_per_pod);
     }
     b.phase = Phase::kNone;
+    pending_book_[id].rank = b.priority_rank;
     b.permit_deadline = 0;
     waiting_.erase(id);
     ++epoch_;
@@ -1378,6 +1397,7 @@ class BaselinePolicy : public Policy {
   void Evict(const std::vector<int32_t>& victims, std::vector<Action>& actions) {
     failed_placements_.clear();  // evictions free capacity and quota
     failed_preemptions_.clear();
+    ++change_;
     for (int32_t v : victims) {
       Drop(v);
       actions.push_back(Action{Action::Kind::kEvict, v, {}});
@@ -1387,6 +1407,7 @@ class BaselinePolicy : public Policy {
   void Admit(int32_t id, int32_t group, int32_t count) {
     JobBook& b = state_[id];
     b.phase = Phase::kAdmitted;
+    pending_book_[id].rank = -1;
     b.group = group;
     b.count = count;
     b.admitted_seq = next_seq_++;
@@ -1408,7 +1429,32 @@ class BaselinePolicy : public Policy {
   // Admission of one pending job. Quota only for first-fit (Kueue without TAS; placement happens
   // later in kube-scheduler); quota plus placement for the topology-aware schedulers.
   bool TryAdmit(int32_t id, const CycleView& view, std::vector<Action>& actions) {
-    const JobBook& b = state_[id];  // every pending job every cycle: the trace is not read
+    PendingBook& b = pending_book_[id];
+    // A request identical to one refused since the last change is refused again (the same
+    // quota checks, the same placement and preemption searches on the same state). Most
+    // pending jobs of a busy cluster end here, in every cycle.
+    Refusal& refusal = refusals_[b.request];
+    if (options_.skip_repeated_refusals && refusal.change == change_ &&
+        (refusal.preempt_searched || b.preempt_epoch == epoch_)) {
+      b.preempt_epoch = epoch_;  // what its own refused preemption search would have recorded
+      if (options_.skipped_refusals != nullptr) ++*options_.skipped_refusals;
+      return false;
+    }
+    const int64_t change = change_;
+    const bool gated = b.preempt_epoch == epoch_;  // its own search already failed this epoch
+    const bool admitted = TryAdmitAnew(id, view, actions);
+    if (admitted) {
+      ++change_;
+    } else if (change_ == change) {  // (a failed commit evicts: then nothing is recorded)
+      if (refusal.change != change_) refusal = Refusal{change_, false};
+      // Refused without being gated, the job searched for victims and found none.
+      refusal.preempt_searched = refusal.preempt_searched || !gated;
+    }
+    return admitted;
+  }
+
+  bool TryAdmitAnew(int32_t id, const CycleView& view, std::vector<Action>& actions) {
+    const JobBook& b = state_[id];  // the trace is not read
     const int32_t q = b.queue;
     const int32_t counts[] = {b.pods, b.min_pods};
     const int n_counts = b.min_pods < b.pods ? 2 : 1;
@@ -1430,9 +1476,9 @@ class BaselinePolicy : public Policy {
       }
     }
     // Preemption is retried only when something changed since the last failed attempt.
-    if (state_[id].preempt_epoch == epoch_) return false;
+    if (pending_book_[id].preempt_epoch == epoch_) return false;
     const bool done = Preempt(id, view, actions);
-    if (!done) state_[id].preempt_epoch = epoch_;
+    if (!done) pending_book_[id].preempt_epoch = epoch_;
     return done;
   }
 
@@ -1709,6 +1755,7 @@ class BaselinePolicy : public Policy {
   std::unique_ptr<FreeCapacity> free_;
   QuotaBook quota_;
   std::vector<JobBook> state_;
+  std::vector<PendingBook> pending_book_;
   std::set<int32_t> waiting_;
   // Per node group, per priority (ascending): its running jobs, ids ascending.
   std::vector<std::map<int32_t, std::vector<int32_t>>> running_;
@@ -1716,6 +1763,14 @@ class BaselinePolicy : public Policy {
   std::map<std::pair<int32_t, int32_t>, int32_t> failed_placements_;
   // this cycle: queue/flavor/shape -> (priority, GPUs) for which preemption found nothing
   std::map<std::tuple<int32_t, int32_t, int32_t>, std::pair<int32_t, int64_t>> failed_preemptions_;
+  // TryAdmit's refusals per request: the change_ they were made at, and whether a preemption
+  // search was part of one. change_ moves at every cycle, admission and eviction.
+  struct Refusal {
+    int64_t change = -1;
+    bool preempt_searched = false;
+  };
+  std::vector<Refusal> refusals_;
+  int64_t change_ = 0;
   double now_ = 0;
   int64_t next_seq_ = 0;
   int64_t epoch_ = 0;  // bumped by every start, end and node change

@@ -45,6 +45,12 @@ struct BaselineOptions {
   // are the same either way; false retries every waiting gang every cycle (the tests' reference).
   bool skip_idle_attempts = true;
   int64_t* skipped_attempts = nullptr;  // if set, counts the attempts skipped (for tests)
+  // Every baseline: a pending job whose request (queue, node group, shape, priority, sizes) is
+  // identical to one refused since the last admission or eviction in the cycle is refused
+  // without repeating the quota checks and searches. Decisions are the same either way; false
+  // tries every pending job (the tests' reference).
+  bool skip_repeated_refusals = true;
+  int64_t* skipped_refusals = nullptr;  // if set, counts the refusals skipped (for tests)
 };
 absl::StatusOr<std::unique_ptr<Policy>> MakeBaseline(std::string_view name,
                                                      const BaselineOptions& options = {});

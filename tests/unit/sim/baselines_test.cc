@@ -704,5 +704,43 @@ TEST(FirstFitPropertyTest, SkippingIdleAttemptsChangesNoDecision) {
   EXPECT_GT(skipped, 100) << "the runs should skip attempts, or they compare nothing";
 }
 
+// Refusing a pending job because an identical request was refused since the last change is a
+// shortcut: with it off, every pending job is tried in every cycle. Each baseline, on traces
+// that keep a backlog and make it preempt, decides the same either way.
+TEST(BaselinePropertyTest, SkippingRepeatedRefusalsChangesNoDecision) {
+  ClusterModel cluster = testing::SmallCluster(32);
+  for (const std::string& name : BaselineNames()) {
+    int64_t preemptions = 0, skipped = 0;
+    for (uint64_t seed = 1; seed <= 3; ++seed) {
+      std::vector<TraceJob> jobs = GenerateTrace(cluster, {.jobs = 200, .seed = seed, .load = 1.5});
+      RunResult runs[2];
+      for (bool skip : {false, true}) {
+        ASSERT_OK_AND_ASSIGN(std::unique_ptr<Policy> policy,
+                             MakeBaseline(name, {.skip_repeated_refusals = skip,
+                                                 .skipped_refusals = &skipped}));
+        ASSERT_OK_AND_ASSIGN(runs[skip], Engine(cluster, jobs, {.seed = seed}).Run(*policy));
+      }
+      const RunResult& every = runs[0];
+      const RunResult& skipping = runs[1];
+      EXPECT_EQ(skipping.usage, every.usage) << name << " seed " << seed;
+      EXPECT_EQ(skipping.preemption_times, every.preemption_times) << name << " seed " << seed;
+      ASSERT_EQ(skipping.outcomes.size(), every.outcomes.size());
+      for (size_t i = 0; i < every.outcomes.size(); ++i) {
+        const JobOutcome& a = every.outcomes[i];
+        const JobOutcome& b = skipping.outcomes[i];
+        EXPECT_EQ(b.first_start_s, a.first_start_s) << name << " seed " << seed << " job " << i;
+        EXPECT_EQ(b.finish_s, a.finish_s) << name << " seed " << seed << " job " << i;
+        EXPECT_EQ(b.placed_domain, a.placed_domain) << name << " seed " << seed << " job " << i;
+        EXPECT_EQ(b.preemptions, a.preemptions) << name << " seed " << seed << " job " << i;
+      }
+      preemptions += every.summary.preemptions;
+    }
+    std::cout << "[skip] " << name << ": " << skipped << " refusals skipped, " << preemptions
+              << " preemptions\n";
+    EXPECT_GT(skipped, 100) << name << ": the runs should skip refusals, or they compare nothing";
+    EXPECT_GT(preemptions, 0) << name << ": the traces should make it preempt";
+  }
+}
+
 }  // namespace
 }  // namespace phalanx::sim
