@@ -12,7 +12,9 @@
 #include <functional>
 #include <iostream>
 #include <optional>
+#include <string>
 
+#include "absl/strings/str_cat.h"
 #include "common/testing/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -670,6 +672,22 @@ TEST(FirstFitPropertyTest, ShortcutScansPlaceWhatAPlainPodByPodScanPlaces) {
 // BaselineOptions::skip_idle_attempts: busy clusters where gangs hold nodes at Permit, time
 // out and preempt, run with every waiting gang retried every cycle and with the skips; every
 // start, end, placement, eviction and change of GPUs in use is the same.
+// A shortcut's run against the plain rule's: every start, end, placement and eviction.
+void ExpectSameDecisions(const RunResult& every, const RunResult& skipping,
+                         const std::string& label) {
+  EXPECT_EQ(skipping.usage, every.usage) << label;
+  EXPECT_EQ(skipping.preemption_times, every.preemption_times) << label;
+  ASSERT_EQ(skipping.outcomes.size(), every.outcomes.size()) << label;
+  for (size_t i = 0; i < every.outcomes.size(); ++i) {
+    const JobOutcome& a = every.outcomes[i];
+    const JobOutcome& b = skipping.outcomes[i];
+    EXPECT_EQ(b.first_start_s, a.first_start_s) << label << " job " << i;
+    EXPECT_EQ(b.finish_s, a.finish_s) << label << " job " << i;
+    EXPECT_EQ(b.placed_domain, a.placed_domain) << label << " job " << i;
+    EXPECT_EQ(b.preemptions, a.preemptions) << label << " job " << i;
+  }
+}
+
 TEST(FirstFitPropertyTest, SkippingIdleAttemptsChangesNoDecision) {
   ClusterModel cluster = testing::SmallCluster(32);
   int64_t preemptions = 0, skipped = 0, runs_compared = 0;
@@ -682,20 +700,8 @@ TEST(FirstFitPropertyTest, SkippingIdleAttemptsChangesNoDecision) {
                                                       .skipped_attempts = &skipped}));
       ASSERT_OK_AND_ASSIGN(runs[skip], Engine(cluster, jobs, {.seed = seed}).Run(*policy));
     }
-    const RunResult& every = runs[0];
-    const RunResult& skipping = runs[1];
-    EXPECT_EQ(skipping.usage, every.usage) << "seed " << seed;
-    EXPECT_EQ(skipping.preemption_times, every.preemption_times) << "seed " << seed;
-    ASSERT_EQ(skipping.outcomes.size(), every.outcomes.size());
-    for (size_t i = 0; i < every.outcomes.size(); ++i) {
-      const JobOutcome& a = every.outcomes[i];
-      const JobOutcome& b = skipping.outcomes[i];
-      EXPECT_EQ(b.first_start_s, a.first_start_s) << "seed " << seed << " job " << i;
-      EXPECT_EQ(b.finish_s, a.finish_s) << "seed " << seed << " job " << i;
-      EXPECT_EQ(b.placed_domain, a.placed_domain) << "seed " << seed << " job " << i;
-      EXPECT_EQ(b.preemptions, a.preemptions) << "seed " << seed << " job " << i;
-    }
-    preemptions += every.summary.preemptions;
+    ExpectSameDecisions(runs[0], runs[1], absl::StrCat("seed ", seed));
+    preemptions += runs[0].summary.preemptions;
     ++runs_compared;
   }
   EXPECT_EQ(runs_compared, 4);
@@ -720,20 +726,8 @@ TEST(BaselinePropertyTest, SkippingRepeatedRefusalsChangesNoDecision) {
                                                  .skipped_refusals = &skipped}));
         ASSERT_OK_AND_ASSIGN(runs[skip], Engine(cluster, jobs, {.seed = seed}).Run(*policy));
       }
-      const RunResult& every = runs[0];
-      const RunResult& skipping = runs[1];
-      EXPECT_EQ(skipping.usage, every.usage) << name << " seed " << seed;
-      EXPECT_EQ(skipping.preemption_times, every.preemption_times) << name << " seed " << seed;
-      ASSERT_EQ(skipping.outcomes.size(), every.outcomes.size());
-      for (size_t i = 0; i < every.outcomes.size(); ++i) {
-        const JobOutcome& a = every.outcomes[i];
-        const JobOutcome& b = skipping.outcomes[i];
-        EXPECT_EQ(b.first_start_s, a.first_start_s) << name << " seed " << seed << " job " << i;
-        EXPECT_EQ(b.finish_s, a.finish_s) << name << " seed " << seed << " job " << i;
-        EXPECT_EQ(b.placed_domain, a.placed_domain) << name << " seed " << seed << " job " << i;
-        EXPECT_EQ(b.preemptions, a.preemptions) << name << " seed " << seed << " job " << i;
-      }
-      preemptions += every.summary.preemptions;
+      ExpectSameDecisions(runs[0], runs[1], absl::StrCat(name, " seed ", seed));
+      preemptions += runs[0].summary.preemptions;
     }
     std::cout << "[skip] " << name << ": " << skipped << " refusals skipped, " << preemptions
               << " preemptions\n";
