@@ -4,6 +4,7 @@
 #include <array>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -382,30 +383,32 @@ class KueueTasSolver {
   bool FindLevel(int32_t level, int32_t& fit_level, std::vector<int32_t>& fit) const {
     std::vector<int32_t> sorted = topo_.Units(level);
     if (sorted.empty()) return false;
-    Sort(sorted, level);
     const int64_t slice_count = count_ / r_.slice_size;
-    if (!best_fit_) {
-      for (int32_t u : sorted) {
-        if (Slices(level, u) >= slice_count) {
-          fit_level = level;
-          fit = {u};
-          return true;
-        }
+    // One domain that holds it: BestFit takes, of the domains sorted by sliceState descending,
+    // the first with the fewest slices that still cover the count; LeastFreeCapacity, of the
+    // domains sorted ascending, the first that covers it. Both are the covering domain with
+    // the least (sliceState, state, topology order), found without sorting them all.
+    std::optional<std::tuple<int64_t, int64_t, int32_t>> least;
+    int32_t least_unit = -1;
+    for (int32_t u : sorted) {
+      const int64_t slices = Slices(level, u);
+      if (slices < slice_count) continue;
+      const std::tuple<int64_t, int64_t, int32_t> key{slices, State(level, u),
+                                                      topo_.Range(level, u).first};
+      if (!least.has_value() || key < *least) {
+        least = key;
+        least_unit = u;
       }
-      if (r_.required) return false;
     }
-    int32_t top = sorted[0];
-    if (best_fit_ && Slices(level, top) >= slice_count) {
-      top = sorted[BestFit(sorted, 0, level, slice_count, true)];
-    }
-    if (Slices(level, top) >= slice_count) {
+    if (least.has_value()) {
       fit_level = level;
-      fit = {top};
+      fit = {least_unit};
       return true;
     }
     if (r_.required) return false;
     if (level > 0 && !r_.unconstrained) return FindLevel(level - 1, fit_level, fit);
-    // Several domains at this level.
+    // Several domains at this level, taken in sorted order.
+    Sort(sorted, level);
     int64_t remaining = slice_count;
     fit.clear();
     for (size_t i = 0; i < sorted.size() && remaining > 0; ++i) {
