@@ -119,9 +119,10 @@ struct PreemptionPlan {
 };
 
 // A running gang expected to end, for EstimateStart: `end` orders the ends (seconds, as the
-// caller counts them).
+// caller counts them). `job` names a string the caller keeps alive for the call (admission
+// passes hundreds of these per estimate: views, not copies).
 struct EndingGang {
-  std::string job;
+  std::string_view job;
   int64_t end = 0;
 };
 

@@ -523,7 +523,7 @@ bool Cycle::Pass(bool last) {
       const PendingEntry& entry = pending_[batch[h].entry];
       if (!results[h].ok() || results[h]->placed || never_local(entry, *results[h])) continue;
       std::vector<size_t> behind;
-      std::vector<std::pair<int64_t, std::string>> ends_ahead, ends_behind;
+      std::vector<ExpectedEnd> ends_ahead, ends_behind;
       for (size_t j = 0; j < batch.size(); ++j) {
         const bool yields = j > h && Before(batch[h].entry, batch[j].entry);
         if (yields) behind.push_back(j);

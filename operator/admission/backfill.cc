@@ -16,8 +16,8 @@ bool Cycle::Blocks(const PendingEntry& entry, const BackfillReservation& r) cons
   return !runtime.has_value() || snapshot_.now + *runtime > r.start;
 }
 
-std::vector<std::pair<int64_t, std::string>> Cycle::ExpectedEnds() const {
-  std::vector<std::pair<int64_t, std::string>> ends = admitted_ends_;
+std::vector<ExpectedEnd> Cycle::ExpectedEnds() const {
+  std::vector<ExpectedEnd> ends = admitted_ends_;
   for (const RunningEntry& r : running_) {
     const Workload& w = *r.workload;
     // Shrunk or evicted this cycle: left out, as if it ran on (a conservative estimate).
@@ -32,7 +32,7 @@ std::vector<std::pair<int64_t, std::string>> Cycle::ExpectedEnds() const {
 
 std::optional<BackfillReservation> Cycle::EarliestStart(
     const placement::GangRequest& request,
-    const std::vector<std::pair<int64_t, std::string>>& ends) {
+    const std::vector<ExpectedEnd>& ends) {
   if (ends.empty()) return std::nullopt;
   std::vector<placement::EndingGang> ending;
   ending.reserve(ends.size());
@@ -51,8 +51,8 @@ std::optional<BackfillReservation> Cycle::EarliestStart(
 
 Cycle::BackfillOutcome Cycle::PlanBackfill(
     int index, const Assignment& assignment, int32_t count,
-    const std::vector<std::pair<int64_t, std::string>>& ahead,
-    const std::vector<std::pair<int64_t, std::string>>& behind,
+    const std::vector<ExpectedEnd>& ahead,
+    const std::vector<ExpectedEnd>& behind,
     const std::function<void()>& give_back) {
   PendingEntry& entry = pending_[index];
   const Workload& w = *entry.workload;
@@ -63,7 +63,7 @@ Cycle::BackfillOutcome Cycle::PlanBackfill(
                   [&](const BackfillReservation& r) { return r.holder == index; })) {
     return BackfillOutcome::kNone;
   }
-  std::vector<std::pair<int64_t, std::string>> ends = ExpectedEnds();
+  std::vector<ExpectedEnd> ends = ExpectedEnds();
   ends.insert(ends.end(), ahead.begin(), ahead.end());
   std::sort(ends.begin(), ends.end());
   if (ends.empty() && behind.empty()) return BackfillOutcome::kNone;  // no estimates at all
@@ -78,7 +78,7 @@ Cycle::BackfillOutcome Cycle::PlanBackfill(
   // Its start at the required level, on the cluster without the gangs behind it (they are
   // given back below): those count as ended now. Only if some start can be estimated at all
   // are they given back.
-  std::vector<std::pair<int64_t, std::string>> with_behind = ends;
+  std::vector<ExpectedEnd> with_behind = ends;
   for (const auto& [end, key] : behind) with_behind.emplace_back(snapshot_.now - 1, key);
   std::optional<BackfillReservation> wide = EarliestStart(loose, with_behind);
   if (!wide.has_value()) return BackfillOutcome::kNone;

@@ -70,7 +70,7 @@ absl::StatusOr<StartEstimate> GrpcPlacementService::EstimateStart(
   wire.mutable_ends()->Reserve(static_cast<int>(ends.size()));
   for (const EndingGang& end : ends) {
     pb::EndingGang* e = wire.add_ends();
-    e->set_job(end.job);
+    e->set_job(std::string(end.job));
     e->set_end(end.end);
   }
   pb::StartEstimate reply;

@@ -8,6 +8,8 @@
 #include <tuple>
 #include <set>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -45,6 +47,9 @@ struct PendingEntry {
   std::string preemption_note;     // why preemption did not help, appended to the message
   std::string backfill_note;       // its start-time reservation, appended to the message
 };
+
+// A workload's expected end and its key (a view of Workload::key, which outlives the cycle).
+using ExpectedEnd = std::pair<int64_t, std::string_view>;
 
 // A start-time reservation for a pending gang that cannot be placed now (backfill): the nodes
 // it is expected to start on, and when. Workloads behind it in queue order may use those nodes
@@ -138,12 +143,12 @@ class Cycle {
   // its start: it must not use the reservation's nodes.
   bool Blocks(const PendingEntry& entry, const BackfillReservation& r) const;
   // Running workloads (and this cycle's admissions) with an expected end, earliest first.
-  std::vector<std::pair<int64_t, std::string>> ExpectedEnds() const;
+  std::vector<ExpectedEnd> ExpectedEnds() const;
   // The earliest expected start of `request` as the workloads of `ends` (earliest first) end,
   // and where; nullopt if it would need a workload with no expected end to go.
   std::optional<BackfillReservation> EarliestStart(
       const placement::GangRequest& request,
-      const std::vector<std::pair<int64_t, std::string>>& ends);
+      const std::vector<ExpectedEnd>& ends);
   // After a pass's ReserveBatch refused pending entry `index` (placed in the batch before it and
   // kept: `ahead`; after it, yielding to it: `behind`; each with its expected end, as far as
   // known): if its start can be estimated, calls
@@ -151,8 +156,8 @@ class Cycle {
   // its locality wait when no preferred domain is expected to free before the wait would end.
   enum class BackfillOutcome { kNone, kReserved, kWaitDropped };
   BackfillOutcome PlanBackfill(int index, const Assignment& assignment, int32_t count,
-                               const std::vector<std::pair<int64_t, std::string>>& ahead,
-                               const std::vector<std::pair<int64_t, std::string>>& behind,
+                               const std::vector<ExpectedEnd>& ahead,
+                               const std::vector<ExpectedEnd>& behind,
                                const std::function<void()>& give_back);
 
   // preemption.cc
@@ -190,7 +195,7 @@ class Cycle {
   std::vector<std::pair<int32_t, int32_t>> lowest_priority_;
   std::vector<BackfillReservation> reservations_;
   // (expected end, key) of the workloads admitted this cycle that carry an estimate.
-  std::vector<std::pair<int64_t, std::string>> admitted_ends_;
+  std::vector<ExpectedEnd> admitted_ends_;
 };
 
 }  // namespace phalanx::admission::internal
