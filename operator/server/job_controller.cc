@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/api_labels.h"
 #include "common/status.h"
+#include "kube/decode.h"
 #include "kube/errors.h"
 #include "operator/controller/pod_builder.h"
 #include "operator/server/job_events.h"
@@ -89,7 +90,28 @@ void JobController::RegisterHandlers() {
        .on_delete = pod});
 }
 
+absl::Status JobController::LoadServices() {
+  ASSIGN_OR_RETURN(kube::ListResult list,
+                   client_.List(kube::Services(), "", {.label_selector = std::string(kJobLabel)}));
+  size_t owned = 0;
+  for (const std::string& item : list.items) {
+    ASSIGN_OR_RETURN(kube::RawObject service, kube::Decode<kube::RawObject>(item));
+    const kube::OwnerReference* owner = service.meta.ControllerRef();
+    if (owner == nullptr || owner->kind != kube::kTrainingJobKind) continue;
+    absl::MutexLock lock(&mu_);
+    owned += services_.insert(owner->uid.str()).second;
+  }
+  spdlog::info("{} TrainingJob Services exist ({} labelled {})", owned, list.items.size(),
+               kJobLabel);
+  return absl::OkStatus();
+}
+
 void JobController::Run(const kube::Cancellation& stop, int workers) {
+  if (absl::Status loaded = LoadServices(); !loaded.ok()) {
+    spdlog::warn("listing Services: {}; each admitted job's Service is created again (409 if it "
+                 "exists; the operator's RBAC needs list on services)",
+                 loaded);
+  }
   int id = stop.OnCancel([this] { queue_.ShutDown(); });
   std::vector<std::thread> threads;
   for (int i = 0; i < workers; ++i) {

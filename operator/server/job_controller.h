@@ -38,8 +38,14 @@ class JobController {
   // Registers the job and pod event handlers; call before the informers start.
   void RegisterHandlers();
 
-  // Runs `workers` threads until `stop` fires; a key is never reconciled by two at once.
+  // Runs `workers` threads until `stop` fires; a key is never reconciled by two at once. First
+  // reads which jobs' Services exist (LoadServices).
   void Run(const kube::Cancellation& stop, int workers);
+
+  // Lists the Services labelled phalanx.dev/job and remembers the TrainingJob uids that own
+  // them, so that after a restart the admitted jobs' Services are not created again (one 409
+  // each). Best effort: on an error every Service is created again (409 is harmless).
+  absl::Status LoadServices();
 
   // One step for the job `namespace/name`. Returns when to look again (nullopt: on the next
   // event); an error is retried with backoff.

@@ -84,6 +84,7 @@ while read -r probe; do
 done <<PROBES
 $OP_SA create pods -n team-llm
 $OP_SA patch trainingjobs.phalanx.dev --subresource=status -n team-llm
+$OP_SA list services -A
 $SCHED_SA create pods --subresource=binding -n team-llm
 PROBES
 notes_yaml=$(helm_ get notes phalanx | sed -n "/^kubectl apply -f - <<'YAML'/,/^YAML$/p" | sed '1d;$d')

@@ -138,6 +138,15 @@ pass "all 4 jobs applied around the crash are Running"
 out=$(check_invariants) && pass "invariants hold: every admitted job has exactly its pods on its nodes, no node over-committed" ||
   fail "invariants broken: $out"
 grep -q "acquired lease" "$OPLOG" && pass "the restarted operator acquired the Lease" || fail "no lease acquisition in $OPLOG"
+# The restarted operator knows which Services exist (one LIST) instead of creating every admitted
+# job's Service again: the API server answered no Service create with 409 Conflict.
+loaded=$(grep -o '[0-9]* TrainingJob Services exist' "$OPLOG" | tail -1)
+[[ ${loaded%% *} -gt 0 ]] && pass "the restarted operator read the Services that exist: '$loaded'" ||
+  fail "no 'TrainingJob Services exist' line with a count > 0 in $OPLOG: '$loaded'"
+conflicts=$(kc get --raw /metrics | grep '^apiserver_request_total{' | grep 'resource="services"' |
+  grep 'verb="POST"' | grep 'code="409"' | awk '{s += $NF} END {print s + 0}')
+[[ $conflicts == 0 ]] && pass "no Service was created twice (0 POST services answered 409)" ||
+  fail "$conflicts Service creates answered 409 Conflict"
 
 # The restarted operator may have admitted nothing itself (its counters start at 0 and a series
 # appears with its first admission), but it reports every queue's quota and usage each cycle.
