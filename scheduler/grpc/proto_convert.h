@@ -96,7 +96,10 @@ struct StartQuery {
   GangRequest request;
   std::vector<EndingGang> ends;
 };
+// The query's ends view the job names in `in`: keep `in` alive while the query is used (a
+// temporary would leave them dangling, hence the deleted overload).
 absl::StatusOr<StartQuery> DecodeEstimateStart(const pb::EstimateStartRequest& in);
+absl::StatusOr<StartQuery> DecodeEstimateStart(pb::EstimateStartRequest&& in) = delete;
 
 struct PreemptionQuery {
   GangRequest request;

@@ -80,7 +80,8 @@ TEST(ProtoConvert, EstimateStartRequestRoundTripsAndBoundsNames) {
   pb::EndingGang* end = wire.add_ends();
   end->set_job("b/one");
   end->set_end(1'700'000'000);
-  ASSERT_OK_AND_ASSIGN(StartQuery query, DecodeEstimateStart(Reparse(wire)));
+  const pb::EstimateStartRequest parsed = Reparse(wire);  // the query's names view it
+  ASSERT_OK_AND_ASSIGN(StartQuery query, DecodeEstimateStart(parsed));
   EXPECT_EQ(Describe(query.request), Describe(FullRequest()));
   ASSERT_EQ(query.ends.size(), 1u);
   EXPECT_EQ(query.ends[0].job, "b/one");
@@ -88,7 +89,8 @@ TEST(ProtoConvert, EstimateStartRequestRoundTripsAndBoundsNames) {
   // An empty name is the service's to refuse (InvalidArgument naming ends[i].job); the decoder
   // bounds sizes.
   wire.add_ends()->set_job(std::string(kMaxStringBytes + 1, 'x'));
-  EXPECT_THAT(DecodeEstimateStart(Reparse(wire)),
+  const pb::EstimateStartRequest oversized = Reparse(wire);
+  EXPECT_THAT(DecodeEstimateStart(oversized),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("ends[1].job")));
 }
 
