@@ -157,6 +157,24 @@ void JobController::RecordFailedCreate(const kube::ObjectMeta& job, std::string_
                        FailedRequestMessage("create", kind, job.namespace_, name, status));
 }
 
+absl::Status JobController::CheckExistingService(const kube::ObjectMeta& job) {
+  ASSIGN_OR_RETURN(std::string json, client_.Get(kube::Services(), job.namespace_, job.name));
+  ASSIGN_OR_RETURN(kube::RawObject service, kube::Decode<kube::RawObject>(json));
+  const kube::OwnerReference* owner = service.meta.ControllerRef();
+  if (owner != nullptr && owner->uid == job.uid) return absl::OkStatus();
+  const std::string whose =
+      owner == nullptr ? std::string("it has no controller")
+                       : absl::StrCat("it belongs to ", owner->kind.str(), " ", owner->name.str(),
+                                      " uid ", owner->uid.str());
+  absl::Status status = absl::FailedPreconditionError(absl::StrCat(
+      "Service ", job.namespace_, "/", job.name, " exists and is not this job's: ", whose,
+      service.meta.deletion_timestamp.empty() ? "" : " and is being deleted",
+      "; its pods wait until it is gone"));
+  (void)events_.Record(JobReference(job), kube::EventType::kWarning, kReasonFailedCreate,
+                       std::string(status.message()));
+  return status;
+}
+
 absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std::string& key) {
   std::shared_ptr<const kube::RawObject> raw = informers_.jobs.Get(key);
   if (raw == nullptr) return std::nullopt;  // gone; its pods and Service are garbage-collected
@@ -294,6 +312,7 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
       RecordFailedCreate(meta, "service", meta.name, r.status());
       return r.status();
     }
+    if (!r.ok()) RETURN_IF_ERROR(CheckExistingService(meta));
     absl::MutexLock lock(&mu_);
     services_.insert(meta.uid);
   }

@@ -55,6 +55,12 @@ class JobController {
   // A Warning event "Forbidden" on the job, with the API server's message.
   void RecordForbidden(const std::string& key, const absl::Status& status);
 
+  // After a Service create answered AlreadyExists: OK if the Service <job> is this job's (its
+  // controller is the job's uid); else a Warning event FailedCreate and FailedPrecondition, so
+  // the job is retried with backoff. An earlier job of the same name whose Service the garbage
+  // collector has not removed yet, or a user's Service, must not stand in for the job's own.
+  absl::Status CheckExistingService(const kube::ObjectMeta& job);
+
   // A Warning event FailedCreate on the job naming the object and the API server's answer.
   void RecordFailedCreate(const kube::ObjectMeta& job, std::string_view kind,
                           std::string_view name, const absl::Status& status);

@@ -126,7 +126,30 @@ kc -n team-vision delete trainingjob after-bad --wait=true --timeout=60s >/dev/n
   pass "delete: the finalizer let the job go" || fail "delete of after-bad did not finish"
 eventually 60 npods_is team-vision after-bad 0 && pass "delete: its pods are gone" || fail "pods of a deleted job remain"
 
+# --- 5b. deleted and applied again under the same name: a Service of its own ----------------
+# The old job's Service may outlive it for a moment (the garbage collector removes it); the new
+# job's Service create then finds it. Taken as the new job's, it would be collected under it.
+svc_owner_is() { [[ $(kc -n "$1" get service "$2" -o jsonpath='{.metadata.ownerReferences[0].uid}' 2>/dev/null) == "$3" ]]; }
+job team-vision reborn 1
+eventually 90 phase_is team-vision reborn Running || fail "reborn not Running: $(cond team-vision reborn Queued)"
+old_uid=$(jq_job team-vision reborn .metadata.uid)
+kc -n team-vision delete trainingjob reborn --wait=true --timeout=60s >/dev/null || fail "delete of reborn did not finish"
+job team-vision reborn 1
+new_uid=$(jq_job team-vision reborn .metadata.uid)
+eventually 90 phase_is team-vision reborn Running && [[ $new_uid != "$old_uid" ]] &&
+  pass "reborn, deleted and applied again at once, is Running again (uid $old_uid -> $new_uid)" ||
+  fail "the re-applied reborn is not Running: $(cond team-vision reborn Queued)"
+eventually 30 svc_owner_is team-vision reborn "$new_uid" &&
+  pass "its Service is the new job's (owner uid $new_uid), not the deleted one's" ||
+  fail "Service team-vision/reborn is owned by '$(kc -n team-vision get service reborn -o jsonpath='{.metadata.ownerReferences[0].uid}' 2>&1)', not $new_uid"
+kc -n team-vision delete trainingjob reborn --wait=true --timeout=60s >/dev/null || fail "cleanup of reborn"
+
 # --- 6. kill -9 of the operator in the middle of admissions ------------------------------
+service_conflicts() {
+  kc get --raw /metrics | grep '^apiserver_request_total{' | grep 'resource="services"' |
+    grep 'verb="POST"' | grep 'code="409"' | awk '{s += $NF} END {print s + 0}'
+}
+conflicts_before=$(service_conflicts)
 for i in 1 2 3 4; do job team-vision burst-$i 1; done
 "$REPO_ROOT/hack/cluster/restart.sh" phalanx-operator --kill >/dev/null 2>&1 &&
   pass "phalanx-operator killed with SIGKILL during a burst of applies and restarted (took the Lease)" ||
@@ -139,14 +162,13 @@ out=$(check_invariants) && pass "invariants hold: every admitted job has exactly
   fail "invariants broken: $out"
 grep -q "acquired lease" "$OPLOG" && pass "the restarted operator acquired the Lease" || fail "no lease acquisition in $OPLOG"
 # The restarted operator knows which Services exist (one LIST) instead of creating every admitted
-# job's Service again: the API server answered no Service create with 409 Conflict.
+# job's Service again: the API server answered no Service create with 409 Conflict since the kill.
 loaded=$(grep -o '[0-9]* TrainingJob Services exist' "$OPLOG" | tail -1)
 [[ ${loaded%% *} -gt 0 ]] && pass "the restarted operator read the Services that exist: '$loaded'" ||
   fail "no 'TrainingJob Services exist' line with a count > 0 in $OPLOG: '$loaded'"
-conflicts=$(kc get --raw /metrics | grep '^apiserver_request_total{' | grep 'resource="services"' |
-  grep 'verb="POST"' | grep 'code="409"' | awk '{s += $NF} END {print s + 0}')
-[[ $conflicts == 0 ]] && pass "no Service was created twice (0 POST services answered 409)" ||
-  fail "$conflicts Service creates answered 409 Conflict"
+conflicts=$(($(service_conflicts) - conflicts_before))
+[[ $conflicts == 0 ]] && pass "no Service was created twice across the restart (0 more POST services answered 409; $conflicts_before before it, from 5b)" ||
+  fail "$conflicts Service creates answered 409 Conflict across the restart"
 
 # The restarted operator may have admitted nothing itself (its counters start at 0 and a series
 # appears with its first admission), but it reports every queue's quota and usage each cycle.
