@@ -1057,8 +1057,7 @@ class BaselinePolicy : public Policy {
     for (auto bucket = by_priority_.rbegin(); bucket != by_priority_.rend(); ++bucket) {
       for (int32_t id : *bucket) {
         const int32_t q = pending_book_[id].queue;
-        if (!blocked_queues.empty() &&
-            std::find(blocked_queues.begin(), blocked_queues.end(), q) != blocked_queues.end()) {
+        if (std::find(blocked_queues.begin(), blocked_queues.end(), q) != blocked_queues.end()) {
           continue;
         }
         if (!TryAdmit(id, view, actions) && quota_.StrictFifo(q)) blocked_queues.push_back(q);

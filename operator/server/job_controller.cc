@@ -93,13 +93,18 @@ void JobController::RegisterHandlers() {
 absl::Status JobController::LoadServices() {
   ASSIGN_OR_RETURN(kube::ListResult list,
                    client_.List(kube::Services(), "", {.label_selector = std::string(kJobLabel)}));
-  size_t owned = 0;
+  std::vector<std::string> owners;
   for (const std::string& item : list.items) {
     ASSIGN_OR_RETURN(kube::RawObject service, kube::Decode<kube::RawObject>(item));
     const kube::OwnerReference* owner = service.meta.ControllerRef();
-    if (owner == nullptr || owner->kind != kube::kTrainingJobKind) continue;
+    if (owner != nullptr && owner->kind == kube::kTrainingJobKind) {
+      owners.push_back(owner->uid.str());
+    }
+  }
+  size_t owned = 0;
+  {
     absl::MutexLock lock(&mu_);
-    owned += services_.insert(owner->uid.str()).second;
+    for (std::string& uid : owners) owned += services_.insert(std::move(uid)).second;
   }
   spdlog::info("{} TrainingJob Services exist ({} labelled {})", owned, list.items.size(),
                kJobLabel);

@@ -669,9 +669,6 @@ TEST(FirstFitPropertyTest, ShortcutScansPlaceWhatAPlainPodByPodScanPlaces) {
   EXPECT_LT(partial, 270) << "too few states where it does";
 }
 
-// BaselineOptions::skip_idle_attempts: busy clusters where gangs hold nodes at Permit, time
-// out and preempt, run with every waiting gang retried every cycle and with the skips; every
-// start, end, placement, eviction and change of GPUs in use is the same.
 // A shortcut's run against the plain rule's: every start, end, placement and eviction.
 void ExpectSameDecisions(const RunResult& every, const RunResult& skipping,
                          const std::string& label) {
@@ -688,6 +685,9 @@ void ExpectSameDecisions(const RunResult& every, const RunResult& skipping,
   }
 }
 
+// BaselineOptions::skip_idle_attempts: busy clusters where gangs hold nodes at Permit, time
+// out and preempt, run with every waiting gang retried every cycle and with the skips; every
+// start, end, placement, eviction and change of GPUs in use is the same.
 TEST(FirstFitPropertyTest, SkippingIdleAttemptsChangesNoDecision) {
   ClusterModel cluster = testing::SmallCluster(32);
   int64_t preemptions = 0, skipped = 0, runs_compared = 0;
