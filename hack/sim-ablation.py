@@ -8,7 +8,7 @@ the locality wait switched on and off, all on the same trace and cluster.
 
 Prints Markdown: a table of "utilization / p99 wait / locality" cells per seed with the mean,
 then locality by gang size summed over the seeds (jobs placed inside one domain of the lowest
-level that could hold them / jobs judged).
+level that could hold them / jobs judged), then p99 wait against p99 queued time per seed.
 """
 import argparse
 import json
@@ -78,6 +78,18 @@ def main():
             local = sum(s["locality_by_size"][i]["local"] for s in per_seed)
             cells.append("%d/%d (%d %%)" % (local, jobs, round(100 * local / jobs)) if jobs else "-")
         print("| %s | %s |" % (name, " | ".join(cells)))
+    print()
+    # Wait stops at the first start; queued time adds the waits after preemptions and failures.
+    print("| policy (p99 wait / p99 queued) | " + " | ".join("seed %d" % s for s in seeds) +
+          " | mean |")
+    print("|---" * (len(seeds) + 2) + "|")
+    for name, per_seed in rows.items():
+        n = len(per_seed)
+        pair = lambda w, q: "%.1f h / %.1f h" % (w / 3600, q / 3600)
+        print("| %s | %s | %s |" % (
+            name, " | ".join(pair(s["wait_p99_s"], s["queued_p99_s"]) for s in per_seed),
+            pair(sum(s["wait_p99_s"] for s in per_seed) / n,
+                 sum(s["queued_p99_s"] for s in per_seed) / n)))
     return 0
 
 

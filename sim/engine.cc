@@ -121,6 +121,7 @@ class Simulation {
     const size_t n = trace_.size();
     jobs_.resize(n);
     epoch_.assign(n, 0);
+    pending_since_.assign(n, 0);
     work_left_.assign(n, 0);
     progress_from_.assign(n, 0);
     restart_pending_.assign(n, 0);
@@ -179,6 +180,12 @@ class Simulation {
   // Keeps the pending and running sets (what a cycle looks at) in step with job states.
   void SetState(int32_t id, JobState state) {
     JobState& current = jobs_[id].state;
+    // Queued time: every interval spent pending, the first wait and each one after a
+    // preemption or failure.
+    if (current == JobState::kPending && state != JobState::kPending) {
+      result_.outcomes[id].queued_s += now_ - pending_since_[id];
+    }
+    if (state == JobState::kPending && current != JobState::kPending) pending_since_[id] = now_;
     if (current == JobState::kPending) pending_.erase(id);
     if (current == JobState::kRunning) running_.erase(id);
     current = state;
@@ -543,6 +550,7 @@ class Simulation {
   SortedIds pending_;
   SortedIds running_;
   std::vector<int64_t> epoch_;
+  std::vector<double> pending_since_;  // when each job last became pending
   std::vector<double> work_left_;      // pod-seconds
   std::vector<double> progress_from_;  // progress resumes here (after restart overhead)
   std::vector<char> restart_pending_;
@@ -588,7 +596,7 @@ absl::StatusOr<RunResult> Engine::Run(Policy& policy) {
 void Summarize(const ClusterModel& cluster, RunResult& result) {
   Summary& s = result.summary;
   s.jobs = static_cast<int32_t>(result.outcomes.size());
-  std::vector<double> waits;
+  std::vector<double> waits, queued;
   double jct_sum = 0;
   int64_t applicable = 0, local = 0, multi = 0, completed_measured = 0;
   double slowdown_sum = 0;
@@ -605,6 +613,7 @@ void Summarize(const ClusterModel& cluster, RunResult& result) {
     }
     // Only jobs that started have a wait, a placement and (if they finished) a JCT.
     if (out.first_start_s >= 0) waits.push_back(out.first_start_s - out.submit_s);
+    if (out.finish_s >= 0) queued.push_back(out.queued_s);
     if (out.finish_s >= 0) {
       ++completed_measured;
       jct_sum += out.finish_s - out.submit_s;
@@ -623,6 +632,8 @@ void Summarize(const ClusterModel& cluster, RunResult& result) {
   s.multi_node_jobs = multi;
   s.wait_p50_s = Percentile(waits, 50);
   s.wait_p99_s = Percentile(waits, 99);
+  s.queued_p50_s = Percentile(queued, 50);
+  s.queued_p99_s = Percentile(queued, 99);
   s.jobs_measured_completed = static_cast<int32_t>(completed_measured);
   s.jct_mean_s = completed_measured > 0 ? jct_sum / completed_measured : 0;
   s.locality_lowest_level = applicable > 0 ? static_cast<double>(local) / applicable : 1.0;

@@ -60,6 +60,7 @@ struct JobOutcome {
   int32_t restarts = 0;  // starts after the first (each after a preemption or failure)
   double gpu_seconds = 0;  // GPU-seconds allocated to the job, restart overhead included
   double restart_gpu_seconds = 0;
+  double queued_s = 0;
 };
 
 struct Summary {
@@ -81,6 +82,8 @@ struct Summary {
   double gpu_utilization = 0;  // busy GPU-seconds / (cluster GPUs x makespan); 0 if makespan 0
   double wait_p50_s = 0;
   double wait_p99_s = 0;
+  double queued_p50_s = 0;
+  double queued_p99_s = 0;
   double jct_mean_s = 0;
   // Figures over an empty set (no job started, none completed, no gang to judge) keep these
   // neutral values; the report prints them as "-" / null using the counts below.

@@ -163,6 +163,8 @@ std::string FormatJson(const SimulationReport& report) {
     measured("wait_p50_s", s.wait_p50_s, 1, s.jobs_started > 0);
     measured("wait_p99_s", s.wait_p99_s, 1, s.jobs_started > 0);
     measured("jct_mean_s", s.jct_mean_s, 1, s.jobs_measured_completed > 0);
+    measured("queued_p50_s", s.queued_p50_s, 1, s.jobs_measured_completed > 0);
+    measured("queued_p99_s", s.queued_p99_s, 1, s.jobs_measured_completed > 0);
     count("jobs_completed", s.jobs_completed);
     count("jobs_never_started", s.jobs_never_started);
     count("jobs_unplaceable", s.jobs_unplaceable);
@@ -234,7 +236,7 @@ std::string Seconds(double seconds) { return absl::StrFormat("%.1f", seconds); }
 void WriteJobsCsv(const SimulationReport& report, const std::vector<TraceJob>& jobs,
                   std::ostream& out) {
   out << "policy,job,queue,submit_s,start_s,end_s,wait_s,pods,nodes,level,domain,local,"
-         "preemptions,interruptions,restarts,gpu_seconds,unplaceable\n";
+         "preemptions,interruptions,restarts,gpu_seconds,unplaceable,priority,queued_s\n";
   for (const RunResult& r : report.results) {
     const std::string policy = CsvField(r.summary.policy);
     for (size_t i = 0; i < r.outcomes.size() && i < jobs.size(); ++i) {
@@ -251,7 +253,8 @@ void WriteJobsCsv(const SimulationReport& report, const std::vector<TraceJob>& j
                   started ? CsvField(ShortLevel(o.placed_level)) : "",
                   started ? CsvField(o.placed_domain) : "", local, absl::StrCat(o.preemptions),
                   absl::StrCat(o.interruptions), absl::StrCat(o.restarts),
-                  Seconds(o.gpu_seconds), CsvField(jobs[i].unplaceable)},
+                  Seconds(o.gpu_seconds), CsvField(jobs[i].unplaceable),
+                  absl::StrCat(jobs[i].priority), o.finish_s >= 0 ? Seconds(o.queued_s) : ""},
                  ",")
           << "\n";
     }

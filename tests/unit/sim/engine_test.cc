@@ -140,6 +140,51 @@ TEST(EngineTest, ResizesAreCheckedLikeStarts) {
   EXPECT_EQ(result.summary.partial_gang_events, 0);
 }
 
+// Preempts "a" (started at once) for "b" when b arrives, and starts a again once b is done.
+class PreemptOncePolicy : public TestPolicy {
+ public:
+  std::string name() const override { return "preempt-once"; }
+  absl::Status JobFinished(int32_t job) override {
+    b_done_ = b_done_ || job == 1;
+    return absl::OkStatus();
+  }
+  absl::StatusOr<std::vector<Action>> Cycle(const CycleView& view) override {
+    std::vector<Action> actions;
+    for (int32_t id : view.pending) {
+      if (id == 1) {
+        actions.push_back(Action{Action::Kind::kEvict, 0, {}});
+        actions.push_back(Action{Action::Kind::kStart, 1, {0, 1}});
+      } else if (id == 0 && (!a_started_ || b_done_)) {
+        a_started_ = true;
+        actions.push_back(Action{Action::Kind::kStart, 0, {0, 1}});
+      }
+    }
+    return actions;
+  }
+
+ private:
+  bool a_started_ = false;
+  bool b_done_ = false;
+};
+
+// Wait is submit -> first start; queued time adds every wait after a preemption, so a policy
+// that starts jobs early and evicts them later does not look as if they never waited.
+TEST(EngineTest, QueuedTimeCountsTheWaitAfterAPreemption) {
+  ClusterModel cluster = SmallCluster(16);
+  TraceJob a = Gang("a", 2, 8, 0, 3600);
+  TraceJob b = Gang("b", 2, 8, 100, 600);
+  PreemptOncePolicy policy;
+  ASSERT_OK_AND_ASSIGN(RunResult result, Engine(cluster, {a, b}, {}).Run(policy));
+  ASSERT_EQ(result.summary.jobs_completed, 2);
+  EXPECT_EQ(result.outcomes[0].preemptions, 1);
+  EXPECT_DOUBLE_EQ(result.outcomes[0].first_start_s, 0);
+  EXPECT_DOUBLE_EQ(result.outcomes[0].queued_s, 600);  // evicted at 100, back at 700
+  EXPECT_DOUBLE_EQ(result.outcomes[1].queued_s, 0);
+  EXPECT_DOUBLE_EQ(result.summary.wait_p99_s, 0);
+  EXPECT_DOUBLE_EQ(result.summary.queued_p99_s, 600);
+  EXPECT_DOUBLE_EQ(result.summary.queued_p50_s, 0);
+}
+
 // The horizon: a job that can never start must not stretch the run to the engine's safety stop
 // (a year) while node failures keep arriving; utilization is over first submit -> last GPU
 // released, and the run ends once nothing can change.

@@ -43,6 +43,7 @@ TEST_F(ReportTest, JsonHasTheDocumentedShape) {
   const auto& p = doc["policies"][0];
   EXPECT_STREQ(p["policy"].GetString(), "phalanx");
   for (const char* key : {"gpu_utilization", "wait_p50_s", "wait_p99_s", "jct_mean_s",
+                          "queued_p50_s", "queued_p99_s",
                           "jobs_completed", "locality_lowest_level", "comm_slowdown_mean",
                           "preemptions", "partial_gang_events", "overcommit_events",
                           "group_violation_events", "required_level_violation_events",
@@ -87,19 +88,26 @@ TEST_F(ReportTest, JobsCsvRecomputesTheSummaryFigures) {
   ASSERT_EQ(lines.size(), 1 + 2 * scenario_.jobs.size());
   EXPECT_EQ(lines[0],
             "policy,job,queue,submit_s,start_s,end_s,wait_s,pods,nodes,level,domain,local,"
-            "preemptions,interruptions,restarts,gpu_seconds,unplaceable");
+            "preemptions,interruptions,restarts,gpu_seconds,unplaceable,priority,queued_s");
   for (const RunResult& r : report_.results) {
-    std::vector<double> waits;
+    std::vector<double> waits, queued;
     double jct = 0, gpu_seconds = 0;
     int64_t completed = 0, judged = 0, local = 0, preemptions = 0;
     for (size_t i = 1; i < lines.size(); ++i) {
       std::vector<std::string> f = absl::StrSplit(lines[i], ',');
-      ASSERT_EQ(f.size(), 17u) << lines[i];
+      ASSERT_EQ(f.size(), 19u) << lines[i];
       if (f[0] != r.summary.policy) continue;
       if (!f[6].empty()) waits.push_back(std::stod(f[6]));
       if (!f[5].empty()) {
         ++completed;
         jct += std::stod(f[5]) - std::stod(f[3]);
+        // Queued time: at least the first wait, at most the whole time to completion.
+        const double q = std::stod(f[18]);
+        EXPECT_GE(q, std::stod(f[6]) - 0.05) << lines[i];
+        EXPECT_LE(q, std::stod(f[5]) - std::stod(f[3]) + 0.05) << lines[i];
+        queued.push_back(q);
+      } else {
+        EXPECT_EQ(f[18], "") << lines[i];
       }
       judged += !f[11].empty();
       local += f[11] == "yes";
@@ -111,6 +119,11 @@ TEST_F(ReportTest, JobsCsvRecomputesTheSummaryFigures) {
     ASSERT_EQ(static_cast<int64_t>(waits.size()), s.jobs_started);
     const size_t p99 = static_cast<size_t>(std::ceil(0.99 * waits.size())) - 1;
     EXPECT_NEAR(waits[p99], s.wait_p99_s, 0.05) << s.policy;
+    std::sort(queued.begin(), queued.end());
+    ASSERT_FALSE(queued.empty());
+    EXPECT_NEAR(queued[static_cast<size_t>(std::ceil(0.99 * queued.size())) - 1], s.queued_p99_s,
+                0.05)
+        << s.policy;
     EXPECT_EQ(completed, s.jobs_completed);
     EXPECT_NEAR(jct / completed, s.jct_mean_s, 0.05) << s.policy;
     EXPECT_EQ(judged, s.locality_jobs);
