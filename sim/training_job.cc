@@ -55,7 +55,9 @@ const RuleChecks& TrainingJobRules() {
        "are <name>-<rank>",
        [](const YAML::Node& self) {
          static const std::regex kLabel("[a-z]([-a-z0-9]*[a-z0-9])?");
-         const YAML::Node name = self["metadata"]["name"];
+         const YAML::Node metadata = self["metadata"];
+         if (!metadata.IsMap()) return false;  // the schema reports its type
+         const YAML::Node name = metadata["name"];
          return name.IsDefined() && name.IsScalar() && name.Scalar().size() <= 57 &&
                 std::regex_match(name.Scalar(), kLabel);
        }},
@@ -154,7 +156,9 @@ absl::StatusOr<PlannedJob> FromDocument(const YamlReader& in, const YAML::Node& 
   }
   for (size_t i = 0; i < containers.size(); ++i) {
     const std::string f = absl::StrCat("spec.template.spec.containers[", i, "].resources");
-    const YAML::Node resources = containers[i]["resources"];
+    // The CRD keeps the pod template's fields unchecked, so a container or its resources may
+    // be anything here: read them as maps or say which field is not one.
+    ASSIGN_OR_RETURN(const YAML::Node resources, in.Map(containers[i], "resources", f));
     ASSIGN_OR_RETURN(auto requests, StringMap(in, resources["requests"], f + ".requests"));
     ASSIGN_OR_RETURN(auto limits, StringMap(in, resources["limits"], f + ".limits"));
     for (const auto& [name, value] : limits) requests.emplace(name, value);  // requests win

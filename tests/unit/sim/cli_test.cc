@@ -354,4 +354,33 @@ spec:
             "body must be of type boolean: \"string\"\n");
 }
 
+// Found by fuzz_sim_yaml: the pod template is not checked by the CRD's schema, and a container
+// whose resources were a scalar made `plan` abort (operator[] on a scalar threw). Each is now a
+// clear error naming the field.
+TEST(CliTest, PlanRejectsAContainerOrResourcesThatAreNotMaps) {
+  const std::string head = R"(apiVersion: phalanx.dev/v1alpha1
+kind: TrainingJob
+metadata: {name: ok}
+spec:
+  queueName: q
+  replicas: 2
+  template:
+    spec:
+      containers:
+)";
+  const std::string scalar_resources = WriteFile("scalar-resources.yaml",
+                                                 head + "      - {name: c, resources: req}\n");
+  CliRun run = Phalanx("plan -f " + scalar_resources);
+  EXPECT_EQ(run.code, 2);
+  EXPECT_EQ(run.output, "phalanx plan: " + scalar_resources +
+                            ":10: spec.template.spec.containers[0].resources: want a map, got "
+                            "\"req\"\n");
+  const std::string scalar_requests = WriteFile(
+      "scalar-requests.yaml", head + "      - {name: c, resources: {requests: 8}}\n");
+  run = Phalanx("plan -f " + scalar_requests);
+  EXPECT_EQ(run.code, 2);
+  EXPECT_THAT(run.output, ::testing::HasSubstr("spec.template.spec.containers[0].resources."
+                                               "requests: want a map"));
+}
+
 }  // namespace
