@@ -613,8 +613,8 @@ void Summarize(const ClusterModel& cluster, RunResult& result) {
     }
     // Only jobs that started have a wait, a placement and (if they finished) a JCT.
     if (out.first_start_s >= 0) waits.push_back(out.first_start_s - out.submit_s);
-    if (out.finish_s >= 0) queued.push_back(out.queued_s);
     if (out.finish_s >= 0) {
+      queued.push_back(out.queued_s);
       ++completed_measured;
       jct_sum += out.finish_s - out.submit_s;
     }

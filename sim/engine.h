@@ -60,7 +60,7 @@ struct JobOutcome {
   int32_t restarts = 0;  // starts after the first (each after a preemption or failure)
   double gpu_seconds = 0;  // GPU-seconds allocated to the job, restart overhead included
   double restart_gpu_seconds = 0;
-  double queued_s = 0;
+  double queued_s = 0;  // time spent pending in all: the first wait and each after an eviction
 };
 
 struct Summary {
