@@ -31,13 +31,17 @@ class DroppingTransport : public Transport {
 
   absl::StatusOr<HttpResponse> Stream(const HttpRequest& request, const ChunkCallback& on_chunk,
                                       const Cancellation* cancel) override {
-    if (refuse_streams_) return absl::UnavailableError("injected: watch refused");
     Cancellation local;
-    int id = cancel != nullptr ? cancel->OnCancel([&local] { local.Cancel(); }) : -1;
     {
+      // The refusal check and the registration are one step under the lock: a stream that
+      // passed the check before RefuseStreams(true) is in active_ when DropWatches looks, so it
+      // is cut too. (Checked apart, a watch the reflector began just after its list slipped
+      // between them, saw the writes made "behind its back", and so never met the 410.)
       std::lock_guard<std::mutex> lock(mu_);
+      if (refuse_streams_) return absl::UnavailableError("injected: watch refused");
       active_.insert(&local);
     }
+    int id = cancel != nullptr ? cancel->OnCancel([&local] { local.Cancel(); }) : -1;
     // A cut is a cut: once dropped, no further chunk reaches the caller, even one the inner
     // stream had already read (otherwise the informer can see writes made "behind its back").
     ChunkCallback gated = [&local, &on_chunk](std::string_view chunk) {
@@ -56,7 +60,10 @@ class DroppingTransport : public Transport {
     return result;
   }
 
-  void RefuseStreams(bool refuse) { refuse_streams_ = refuse; }
+  void RefuseStreams(bool refuse) {
+    std::lock_guard<std::mutex> lock(mu_);
+    refuse_streams_ = refuse;
+  }
   // Cancels every open watch and waits until each has returned to its caller, so nothing
   // written after this call can reach the informer through an old stream.
   void DropWatches() {
@@ -67,8 +74,8 @@ class DroppingTransport : public Transport {
 
  private:
   Transport& inner_;
-  std::atomic<bool> refuse_streams_{false};
   std::mutex mu_;
+  bool refuse_streams_ = false;  // guarded by mu_
   std::set<Cancellation*> active_;
   std::condition_variable ended_;
 };
