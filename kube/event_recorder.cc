@@ -45,6 +45,7 @@ EventRecorder::~EventRecorder() {
     std::lock_guard<std::mutex> lock(queue_mu_);
     stopping_ = true;
   }
+  stop_.Cancel();
   queue_cv_.notify_all();
   for (auto& w : writers_) w->thread.join();
 }
@@ -78,6 +79,7 @@ void EventRecorder::WriterLoop(Writer& writer) {
     Pending event = std::move(writer.queue.front());
     writer.queue.pop_front();
     lock.unlock();
+    if (options_.yield_to != nullptr) options_.yield_to->Yield(options_.max_yield, &stop_);
     absl::Status written = Write(event);
     if (!written.ok()) {
       spdlog::warn("event {} for {} {}/{} not written: {}", event.reason, event.object.kind,

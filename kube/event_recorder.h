@@ -31,6 +31,7 @@
 #include "absl/time/time.h"
 #include "kube/client.h"
 #include "kube/clock.h"
+#include "kube/write_gate.h"
 
 namespace kube {
 
@@ -54,6 +55,10 @@ struct EventRecorderOptions {
   int async_writers = 0;
   // Queued Events beyond this (all writers together) are dropped.
   size_t max_queued = 4096;
+  // Async only: each writer yields to `yield_to` (up to `max_yield`) before it sends an Event,
+  // so a burst of more urgent writes (an admission cycle's statuses) goes first.
+  WriteGate* yield_to = nullptr;
+  absl::Duration max_yield = absl::Seconds(5);
 };
 
 class EventRecorder {
@@ -124,6 +129,7 @@ class EventRecorder {
   size_t queued_ = 0;
   int64_t dropped_ = 0;
   bool stopping_ = false;
+  Cancellation stop_;  // cancelled by the destructor: ends a writer's yield at once
 };
 
 }  // namespace kube

@@ -187,6 +187,8 @@ void AdmissionController::ReleaseOrphans() {
 }
 
 void AdmissionController::WriteStatuses(std::vector<StatusWrite>& writes) {
+  std::optional<kube::WriteGate::Hold> first;
+  if (options_.write_gate != nullptr && !writes.empty()) first.emplace(*options_.write_gate);
   ParallelFor(writes.size(), options_.write_concurrency, [&](size_t i) {
     StatusWrite& w = writes[i];
     w.ok = ApplyJobStatus(*w.object, AdmissionStatusApply(*w.meta, w.status));

@@ -26,6 +26,7 @@
 #include "kube/client.h"
 #include "kube/event_recorder.h"
 #include "kube/workqueue.h"
+#include "kube/write_gate.h"
 #include "operator/admission/admission_cycle.h"
 #include "operator/server/informers.h"
 #include "operator/server/job_status.h"
@@ -39,6 +40,10 @@ struct AdmissionControllerOptions {
   absl::Duration min_cycle_interval = absl::Milliseconds(200);
   // Status writes of one cycle in flight at once (--admission-write-concurrency).
   int write_concurrency = 32;
+  // Held while a cycle writes its admissions, so that the writers that yield to it (the job
+  // controller's workers, the Event writers) let those writes reach the API server first
+  // (--admission-writes-first-ms). Null: nobody yields.
+  kube::WriteGate* write_gate = nullptr;
   admission::CycleOptions cycle;
   // Kueue's fairSharing configuration (enable + preemption strategies).
   admission::FairSharingConfig fair_sharing;

@@ -120,8 +120,9 @@ void JobController::Run(const kube::Cancellation& stop, int workers) {
   int id = stop.OnCancel([this] { queue_.ShutDown(); });
   std::vector<std::thread> threads;
   for (int i = 0; i < workers; ++i) {
-    threads.emplace_back([this] {
+    threads.emplace_back([this, &stop] {
       while (std::optional<std::string> key = queue_.Get()) {
+        if (yield_to_ != nullptr) yield_to_->Yield(max_yield_, &stop);
         absl::StatusOr<std::optional<absl::Duration>> next = Reconcile(*key);
         if (!next.ok()) {
           if (absl::IsPermissionDenied(next.status())) {

@@ -22,6 +22,7 @@
 #include "kube/client.h"
 #include "kube/event_recorder.h"
 #include "kube/workqueue.h"
+#include "kube/write_gate.h"
 #include "operator/server/create_expectations.h"
 #include "operator/server/informers.h"
 #include "operator/server/operator_metrics.h"
@@ -41,6 +42,14 @@ class JobController {
   // Runs `workers` threads until `stop` fires; a key is never reconciled by two at once. First
   // reads which jobs' Services exist (LoadServices).
   void Run(const kube::Cancellation& stop, int workers);
+
+  // Before each step a worker waits up to `max` while `gate` is held (an admission cycle
+  // writing its statuses), so those writes reach a busy API server ahead of this controller's
+  // Services, pods and status writes. Call before Run; null (the default) never waits.
+  void YieldTo(kube::WriteGate* gate, absl::Duration max) {
+    yield_to_ = gate;
+    max_yield_ = max;
+  }
 
   // Lists the Services labelled phalanx.dev/job and remembers the TrainingJob uids that own
   // them, so that after a restart the admitted jobs' Services are not created again (one 409
@@ -72,6 +81,8 @@ class JobController {
   OperatorMetrics& metrics_;
   // Pod creates of one gang in flight at once.
   const int write_concurrency_;
+  kube::WriteGate* yield_to_ = nullptr;
+  absl::Duration max_yield_;
   kube::WorkQueue queue_;
   absl::Mutex mu_;
   std::set<std::string> services_;  // job uids whose Service exists

@@ -24,6 +24,7 @@
 #include "kube/config.h"
 #include "kube/event_recorder.h"
 #include "kube/leader_election.h"
+#include "kube/write_gate.h"
 #include "kube/rest_client.h"
 #include "kube/transport_cpprest.h"
 #include "operator/server/admission_controller.h"
@@ -96,15 +97,29 @@ int Run(const OperatorConfig& config) {
   placement::GrpcPlacementService placement(
       config.placement_address,
       {.deadline = std::chrono::milliseconds(config.placement_deadline_ms)});
-  kube::EventRecorder events(client, {.component = "phalanx-operator",
-                                      .host = identity,
-                                      .async_writers = config.event_writers});
+  kube::WriteGate admission_writes;
+  const absl::Duration admission_first = absl::Milliseconds(config.admission_writes_first_ms);
+  kube::EventRecorder events(
+      client, {.component = "phalanx-operator",
+               .host = identity,
+               .async_writers = config.event_writers,
+               .yield_to = admission_first > absl::ZeroDuration() ? &admission_writes : nullptr,
+               .max_yield = admission_first});
   registry.AddCallbackGauge("phalanx_operator_event_queue_length",
                             "Events recorded and not yet written.",
                             [&] { return static_cast<double>(events.queued()); });
   registry.AddCallbackGauge("phalanx_operator_events_dropped",
                             "Events dropped since start because the event queue was full.",
                             [&] { return static_cast<double>(events.dropped()); });
+  registry.AddCallbackGauge(
+      "phalanx_operator_writes_deferred_for_admission",
+      "Requests (job controller steps, Events) that waited for an admission cycle's status "
+      "writes since start (--admission-writes-first-ms).",
+      [&] { return static_cast<double>(admission_writes.deferrals()); });
+  registry.AddCallbackGauge(
+      "phalanx_operator_writes_deferred_for_admission_seconds",
+      "Total time those requests waited, in seconds.",
+      [&] { return absl::ToDoubleSeconds(admission_writes.deferred()); });
 
   // Everything the leader runs; returns once `lost` fires.
   int exit_code = kExitOk;
@@ -113,12 +128,14 @@ int Run(const OperatorConfig& config) {
     Informers informers(client);
     AdmissionControllerOptions admission_options{
         .min_cycle_interval = absl::Milliseconds(config.min_cycle_interval_ms),
-        .write_concurrency = config.admission_write_concurrency};
+        .write_concurrency = config.admission_write_concurrency,
+        .write_gate = admission_first > absl::ZeroDuration() ? &admission_writes : nullptr};
     admission_options.fair_sharing.enable = config.fair_sharing;
     admission_options.faults.not_ready_grace = absl::Seconds(config.not_ready_grace_seconds);
     AdmissionController admission(client, informers, placement, events, metrics,
                                   admission_options);
     JobController jobs(client, informers, placement, events, metrics, config.write_concurrency);
+    if (admission_first > absl::ZeroDuration()) jobs.YieldTo(&admission_writes, admission_first);
     admission.RegisterHandlers();
     jobs.RegisterHandlers();
     informers.Start(&lost);

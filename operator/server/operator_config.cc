@@ -22,6 +22,7 @@ absl::StatusOr<OperatorConfig> ParseOperatorFlags(const std::vector<std::string>
       .Int("writeConcurrency", &config.write_concurrency, 1, 64)
       .Int("admissionWriteConcurrency", &config.admission_write_concurrency, 1, 128)
       .Int("eventWriters", &config.event_writers, 0, 64)
+      .Int("admissionWritesFirstMs", &config.admission_writes_first_ms, 0, 60000)
       .Int("minCycleIntervalMs", &config.min_cycle_interval_ms, 0, 60000)
       .Int("syncTimeoutSeconds", &config.sync_timeout_seconds, 1, 86400)
       .Bool("fairSharing", &config.fair_sharing)
@@ -65,6 +66,11 @@ Flags (each also a key of the --config file, written without dashes in camelCase
   --event-writers N            threads that write Events from a queue, off the controllers'
                                path (a full queue of 4096 drops them); 0 writes each Event
                                before going on, 0..64 (default 4)
+  --admission-writes-first-ms N
+                               while an admission cycle writes its statuses, job controller
+                               workers and Event writers wait up to N ms before their own
+                               requests, so admissions reach a busy API server first; 0 never
+                               waits, 0..60000 (default 5000)
   --min-cycle-interval-ms N    shortest time between admission cycles (default 200)
   --sync-timeout-seconds N     give up (exit 1) if the informers have not synced by then
                                (default 300)

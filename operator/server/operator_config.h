@@ -32,6 +32,10 @@ struct OperatorConfig {
   // Threads writing Events from a bounded queue (kube::EventRecorderOptions::async_writers), so
   // status writes and pod creates never wait for them; 0 = each Event written in line.
   int event_writers = 4;
+  // While an admission cycle writes its statuses, job controller workers and Event writers
+  // wait up to this long before sending their own requests, so that on a saturated API server
+  // the admissions land first (docs/operator.md "Admission writes first"); 0 = never wait.
+  int admission_writes_first_ms = 5000;
   // Shortest time between two admission cycles: events arriving meanwhile are folded into the
   // next cycle, so a burst of 1,000 applies costs a few cycles, not 1,000.
   int min_cycle_interval_ms = 200;

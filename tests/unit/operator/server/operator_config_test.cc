@@ -24,6 +24,7 @@ TEST(OperatorConfig, Defaults) {
   EXPECT_EQ(c->write_concurrency, 8);
   EXPECT_EQ(c->admission_write_concurrency, 32);
   EXPECT_EQ(c->event_writers, 4);
+  EXPECT_EQ(c->admission_writes_first_ms, 5000);
 }
 
 TEST(OperatorConfig, FlagsBothSpellings) {
@@ -32,7 +33,7 @@ TEST(OperatorConfig, FlagsBothSpellings) {
                           "--workers", "4", "--lease-namespace=phalanx-system",
                           "--fair-sharing=true", "--write-concurrency", "16",
                           "--admission-write-concurrency=64",
-                          "--event-writers=0"});
+                          "--event-writers=0", "--admission-writes-first-ms", "3000"});
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->placement_address, "10.0.0.1:9443");
   EXPECT_FALSE(c->leader_elect);
@@ -42,6 +43,7 @@ TEST(OperatorConfig, FlagsBothSpellings) {
   EXPECT_EQ(c->write_concurrency, 16);
   EXPECT_EQ(c->admission_write_concurrency, 64);
   EXPECT_EQ(c->event_writers, 0);
+  EXPECT_EQ(c->admission_writes_first_ms, 3000);
 }
 
 TEST(OperatorConfig, FileThenFlags) {
@@ -67,6 +69,9 @@ TEST(OperatorConfig, ErrorsNameTheFlag) {
             std::string::npos);
   EXPECT_NE(ParseOperatorFlags({"--write-concurrency=65"}).status().message().find(
                 "writeConcurrency"),
+            std::string::npos);
+  EXPECT_NE(ParseOperatorFlags({"--admission-writes-first-ms=-1"}).status().message().find(
+                "admissionWritesFirstMs"),
             std::string::npos);
 }
 
