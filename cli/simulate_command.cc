@@ -22,6 +22,7 @@ constexpr char kUsage[] =
                         [--jobs N] [--seed S] [--load X] [--policy NAME]... [--json]
                         [--report FILE] [--jobs-out FILE] [--allow-unplaceable]
                         [--backfill on|off] [--locality-wait SECONDS]
+                        [--fair-sharing on|off]
 
 Runs every policy on the same job trace and cluster with a simulated clock and compares them:
 GPU utilization (over the first submit to the last GPU released), wait times, job completion
@@ -51,6 +52,10 @@ With no files: a built-in cluster (--scenario, three teams' queues) and a genera
   --locality-wait SECONDS
                    Phalanx's locality wait for every queue, 0 to 86400, overriding the
                    cluster spec's localityWaitSeconds (default: the spec's, else 300)
+  --fair-sharing on|off
+                   Phalanx admits and preempts across a cohort by weighted share, as the
+                   operator does with --fair-sharing (Kueue's fairSharing.enable). The
+                   kueue-tas baseline does not model Kueue's fair sharing (default off)
   --json           print JSON instead of the table
   --report FILE    also write a self-contained HTML report with charts
   --jobs-out FILE  also write one CSV row per job and policy (submit, start, end, wait, pods,
@@ -78,6 +83,7 @@ int RunSimulate(const std::vector<std::string>& args) {
   std::string jobs_file;
   std::vector<std::string> policies;
   std::string backfill = "on";
+  std::string fair_sharing = "off";
   int64_t locality_wait = 0;
   FlagSet flags;
   flags.String({"--cluster"}, &options.cluster_file)
@@ -91,6 +97,7 @@ int RunSimulate(const std::vector<std::string>& args) {
       .Uint({"--seed"}, &options.seed)
       .Double({"--load"}, &options.load, 0, 10, /*min_exclusive=*/true)
       .String({"--backfill"}, &backfill)
+      .String({"--fair-sharing"}, &fair_sharing)
       .Int({"--locality-wait"}, &locality_wait, 0, 86'400)
       .Bool({"--json"}, &json)
       .Bool({"--allow-unplaceable"}, &options.allow_unplaceable);
@@ -99,6 +106,11 @@ int RunSimulate(const std::vector<std::string>& args) {
     return BadInput(kCommand, absl::StrCat("--backfill: want on or off, got ", Quoted(backfill)));
   }
   options.phalanx.backfill = backfill == "on";
+  if (fair_sharing != "on" && fair_sharing != "off") {
+    return BadInput(kCommand,
+                    absl::StrCat("--fair-sharing: want on or off, got ", Quoted(fair_sharing)));
+  }
+  options.phalanx.fair_sharing = fair_sharing == "on";
   if (flags.Seen("--locality-wait")) options.phalanx.locality_wait_s = locality_wait;
   for (const std::string& list : policies) {
     for (absl::string_view name : absl::StrSplit(list, ',', absl::SkipEmpty())) {

@@ -4,11 +4,12 @@ simulate --json`: for each scenario and seed, the four baselines and Phalanx wit
 the locality wait switched on and off, all on the same trace and cluster.
 
   hack/sim-ablation.py [--phalanx build/cli/phalanx] [--scenario default] [--seeds 1-5]
-                       [--variants all|default]
+                       [--variants all|default|fair]
 
 Prints Markdown: a table of "utilization / p99 wait / locality" cells per seed with the mean,
 then locality by gang size summed over the seeds (jobs placed inside one domain of the lowest
 level that could hold them / jobs judged), then p99 wait against p99 queued time per seed.
+`--variants fair` compares the default with `--fair-sharing on` (Kueue's fair sharing).
 """
 import argparse
 import json
@@ -21,6 +22,7 @@ VARIANTS = [
     ("phalanx: no backfill, wait 300", ["--backfill", "off", "--locality-wait", "300"]),
     ("phalanx: backfill, no wait", ["--backfill", "on", "--locality-wait", "0"]),
     ("phalanx: backfill + wait 300 (default)", []),
+    ("phalanx: default + fair sharing", ["--fair-sharing", "on"]),
 ]
 
 
@@ -40,10 +42,11 @@ def main():
     ap.add_argument("--phalanx", default="build/cli/phalanx")
     ap.add_argument("--scenario", default="default")
     ap.add_argument("--seeds", default="1-5")
-    ap.add_argument("--variants", choices=["all", "default"], default="all")
+    ap.add_argument("--variants", choices=["all", "default", "fair"], default="all")
     a = ap.parse_args()
     seeds = seeds_of(a.seeds)
-    variants = VARIANTS if a.variants == "all" else [VARIANTS[1], VARIANTS[3]]
+    variants = {"all": VARIANTS[:4], "default": [VARIANTS[1], VARIANTS[3]],
+                "fair": [VARIANTS[3], VARIANTS[4]]}[a.variants]
     rows = {}  # name -> [summary per seed]
     for seed in seeds:
         base = simulate(a.phalanx, a.scenario, seed, ["--policy", ",".join(BASELINES)])

@@ -247,6 +247,7 @@ class PhalanxPolicy : public Policy {
     }
     for (const std::string& cohort : cohorts)
       base_.cohorts.push_back(admission::Cohort{cohort, ""});
+    base_.fair_sharing.enable = options_.fair_sharing;
   }
 
   absl::StatusOr<int32_t> JobId(const std::string& key) const {

@@ -31,6 +31,9 @@ struct PhalanxPolicyOptions {
   bool backfill = true;
   // Overrides every queue's localityWaitSeconds when set.
   std::optional<int64_t> locality_wait_s;
+  // Kueue's fairSharing.enable, the operator's --fair-sharing: order admissions and preempt
+  // across a cohort by weighted share (docs/admission.md "Fair sharing"). Off, as there.
+  bool fair_sharing = false;
 };
 
 std::unique_ptr<Policy> MakePhalanxPolicy(const PhalanxPolicyOptions& options = {});

@@ -87,6 +87,31 @@ TEST(CliTest, SimulateWritesOneCsvRowPerJobAndPolicy) {
   EXPECT_THAT(run.output, HasSubstr("--jobs-out: "));
 }
 
+// --fair-sharing reaches Phalanx's admission (Kueue's fairSharing.enable) and nothing else: the
+// baselines' results are the same with it on and off.
+TEST(CliTest, SimulateFairSharingChangesPhalanxOnly) {
+  const std::string run = "simulate --nodes 32 --jobs 300 --policy phalanx,kueue-tas --json";
+  CliRun off = Phalanx(run + " --fair-sharing off");
+  CliRun on = Phalanx(run + " --fair-sharing on");
+  ASSERT_EQ(off.code, 0) << off.output;
+  ASSERT_EQ(on.code, 0) << on.output;
+  auto split = [](const std::string& out) {
+    const size_t phalanx = out.find("{\"policy\":\"phalanx\"");
+    const size_t kueue = out.find("{\"policy\":\"kueue-tas\"");
+    EXPECT_NE(phalanx, std::string::npos) << out;
+    EXPECT_NE(kueue, std::string::npos) << out;
+    EXPECT_LT(phalanx, kueue);
+    return std::pair{out.substr(phalanx, kueue - phalanx), out.substr(kueue)};
+  };
+  const auto [phalanx_off, kueue_off] = split(off.output);
+  const auto [phalanx_on, kueue_on] = split(on.output);
+  EXPECT_NE(phalanx_off, phalanx_on);
+  EXPECT_EQ(kueue_off, kueue_on);
+  CliRun bad = Phalanx("simulate --fair-sharing maybe");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_THAT(bad.output, HasSubstr("--fair-sharing: want on or off, got \"maybe\""));
+}
+
 TEST(CliTest, HelpIsAvailableEverywhere) {
   EXPECT_EQ(Phalanx("simulate --help").code, 0);
   CliRun plan = Phalanx("plan --help");
