@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -102,15 +103,14 @@ int RunSimulate(const std::vector<std::string>& args) {
       .Bool({"--json"}, &json)
       .Bool({"--allow-unplaceable"}, &options.allow_unplaceable);
   if (absl::Status parsed = flags.Parse(args); !parsed.ok()) return BadInput(kCommand, parsed);
-  if (backfill != "on" && backfill != "off") {
-    return BadInput(kCommand, absl::StrCat("--backfill: want on or off, got ", Quoted(backfill)));
+  for (const auto& [flag, value, out] :
+       {std::tuple{"--backfill", &backfill, &options.phalanx.backfill},
+        std::tuple{"--fair-sharing", &fair_sharing, &options.phalanx.fair_sharing}}) {
+    if (*value != "on" && *value != "off") {
+      return BadInput(kCommand, absl::StrCat(flag, ": want on or off, got ", Quoted(*value)));
+    }
+    *out = *value == "on";
   }
-  options.phalanx.backfill = backfill == "on";
-  if (fair_sharing != "on" && fair_sharing != "off") {
-    return BadInput(kCommand,
-                    absl::StrCat("--fair-sharing: want on or off, got ", Quoted(fair_sharing)));
-  }
-  options.phalanx.fair_sharing = fair_sharing == "on";
   if (flags.Seen("--locality-wait")) options.phalanx.locality_wait_s = locality_wait;
   for (const std::string& list : policies) {
     for (absl::string_view name : absl::StrSplit(list, ',', absl::SkipEmpty())) {

@@ -24,9 +24,9 @@
 #include "kube/config.h"
 #include "kube/event_recorder.h"
 #include "kube/leader_election.h"
-#include "kube/write_gate.h"
 #include "kube/rest_client.h"
 #include "kube/transport_cpprest.h"
+#include "kube/write_gate.h"
 #include "operator/server/admission_controller.h"
 #include "operator/server/informers.h"
 #include "operator/server/job_controller.h"
@@ -99,12 +99,14 @@ int Run(const OperatorConfig& config) {
       {.deadline = std::chrono::milliseconds(config.placement_deadline_ms)});
   kube::WriteGate admission_writes;
   const absl::Duration admission_first = absl::Milliseconds(config.admission_writes_first_ms);
-  kube::EventRecorder events(
-      client, {.component = "phalanx-operator",
-               .host = identity,
-               .async_writers = config.event_writers,
-               .yield_to = admission_first > absl::ZeroDuration() ? &admission_writes : nullptr,
-               .max_yield = admission_first});
+  // What the job controller and the Event writers yield to; null (0 ms) = nobody yields.
+  kube::WriteGate* const admission_gate =
+      admission_first > absl::ZeroDuration() ? &admission_writes : nullptr;
+  kube::EventRecorder events(client, {.component = "phalanx-operator",
+                                      .host = identity,
+                                      .async_writers = config.event_writers,
+                                      .yield_to = admission_gate,
+                                      .max_yield = admission_first});
   registry.AddCallbackGauge("phalanx_operator_event_queue_length",
                             "Events recorded and not yet written.",
                             [&] { return static_cast<double>(events.queued()); });
@@ -129,13 +131,13 @@ int Run(const OperatorConfig& config) {
     AdmissionControllerOptions admission_options{
         .min_cycle_interval = absl::Milliseconds(config.min_cycle_interval_ms),
         .write_concurrency = config.admission_write_concurrency,
-        .write_gate = admission_first > absl::ZeroDuration() ? &admission_writes : nullptr};
+        .write_gate = admission_gate};
     admission_options.fair_sharing.enable = config.fair_sharing;
     admission_options.faults.not_ready_grace = absl::Seconds(config.not_ready_grace_seconds);
     AdmissionController admission(client, informers, placement, events, metrics,
                                   admission_options);
     JobController jobs(client, informers, placement, events, metrics, config.write_concurrency);
-    if (admission_first > absl::ZeroDuration()) jobs.YieldTo(&admission_writes, admission_first);
+    jobs.YieldTo(admission_gate, admission_first);
     admission.RegisterHandlers();
     jobs.RegisterHandlers();
     informers.Start(&lost);
