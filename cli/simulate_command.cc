@@ -54,9 +54,9 @@ With no files: a built-in cluster (--scenario, three teams' queues) and a genera
                    Phalanx's locality wait for every queue, 0 to 86400, overriding the
                    cluster spec's localityWaitSeconds (default: the spec's, else 300)
   --fair-sharing on|off
-                   Phalanx admits and preempts across a cohort by weighted share, as the
-                   operator does with --fair-sharing (Kueue's fairSharing.enable). The
-                   kueue-tas baseline does not model Kueue's fair sharing (default off)
+                   every policy admits and preempts across a cohort by weighted share:
+                   Kueue's fairSharing.enable, the operator's --fair-sharing for Phalanx,
+                   the shared quota book's for the baselines (default off, as in Kueue)
   --json           print JSON instead of the table
   --report FILE    also write a self-contained HTML report with charts
   --jobs-out FILE  also write one CSV row per job and policy (submit, start, end, wait, pods,
@@ -111,6 +111,7 @@ int RunSimulate(const std::vector<std::string>& args) {
     }
     *out = *value == "on";
   }
+  options.baselines.fair_sharing = options.phalanx.fair_sharing;  // every policy, or none
   if (flags.Seen("--locality-wait")) options.phalanx.locality_wait_s = locality_wait;
   for (const std::string& list : policies) {
     for (absl::string_view name : absl::StrSplit(list, ',', absl::SkipEmpty())) {

@@ -9,7 +9,8 @@ the locality wait switched on and off, all on the same trace and cluster.
 Prints Markdown: a table of "utilization / p99 wait / locality" cells per seed with the mean,
 then locality by gang size summed over the seeds (jobs placed inside one domain of the lowest
 level that could hold them / jobs judged), then p99 wait against p99 queued time per seed.
-`--variants fair` compares the default with `--fair-sharing on` (Kueue's fair sharing).
+`--variants fair` compares the default with `--fair-sharing on` (Kueue's fair sharing), which
+switches it for every policy: the baselines appear twice, without and with it.
 """
 import argparse
 import json
@@ -52,6 +53,11 @@ def main():
         base = simulate(a.phalanx, a.scenario, seed, ["--policy", ",".join(BASELINES)])
         for b in BASELINES:
             rows.setdefault(b, []).append(base[b])
+        if a.variants == "fair":
+            fair = simulate(a.phalanx, a.scenario, seed,
+                            ["--policy", ",".join(BASELINES), "--fair-sharing", "on"])
+            for b in BASELINES:
+                rows.setdefault(b + " + fair sharing", []).append(fair[b])
         for name, args in variants:
             rows.setdefault(name, []).append(
                 simulate(a.phalanx, a.scenario, seed, ["--policy", "phalanx"] + args)["phalanx"])

@@ -869,6 +869,7 @@ class QuotaBook {
       queue.reclaim_any = q.reclaim_within_cohort == "Any";
       queue.reclaim_lower = q.reclaim_within_cohort == "LowerPriority";
       queue.strict_fifo = q.queueing_strategy == "StrictFIFO";
+      queue.weight = q.fair_sharing_weight;
       for (const FlavorQuota& f : q.flavors) {
         int32_t g = 0;
         while (g < static_cast<int32_t>(groups) && cluster.groups[g].spec.name != f.flavor) ++g;
@@ -896,6 +897,7 @@ class QuotaBook {
     }
   }
 
+  int32_t queue_count() const { return static_cast<int32_t>(queues_.size()); }
   int32_t QueueIndex(const std::string& name) const {
     for (size_t i = 0; i < queues_.size(); ++i) {
       if (queues_[i].name == name) return static_cast<int32_t>(i);
@@ -937,6 +939,27 @@ class QuotaBook {
   bool ReclaimLower(int32_t q) const { return queues_[q].reclaim_lower; }
   bool StrictFifo(int32_t q) const { return queues_[q].strict_fifo; }
 
+  // Kueue's dominant resource share under fair sharing, for the one resource simulated: the
+  // GPUs queue q borrows beyond its nominal quota, summed over flavors, over the GPUs its
+  // cohort can lend, divided by its weight (weight 0: infinite), with `gpus` more (less, if
+  // negative) charged in flavor g. 0 outside a cohort or without borrowing. The same definition as the admission
+  // core's QuotaTree::Share (operator/admission/quota.cc), which cites Kueue.
+  double Share(int32_t q, int32_t g, int64_t gpus) const {
+    const Queue& queue = queues_[q];
+    if (queue.cohort < 0) return 0;
+    int64_t borrowed = 0;
+    int64_t lendable = 0;
+    for (size_t f = 0; f < queue.usage.size(); ++f) {
+      const int64_t usage = queue.usage[f] + (static_cast<int32_t>(f) == g ? gpus : 0);
+      borrowed += std::max<int64_t>(0, usage - queue.nominal[f]);
+      lendable += cohort_nominal_[queue.cohort][f];
+    }
+    if (borrowed == 0) return 0;
+    if (queue.weight == 0) return std::numeric_limits<double>::infinity();
+    if (lendable == 0) return 0;
+    return static_cast<double>(borrowed) / static_cast<double>(lendable) / queue.weight;
+  }
+
  private:
   struct Queue {
     std::string name;
@@ -946,6 +969,7 @@ class QuotaBook {
     bool within_cq = true;
     bool reclaim_any = false, reclaim_lower = false;
     bool strict_fifo = false;
+    double weight = 1;  // fairSharing.weight
   };
   // How much more (or less, gpus < 0) of the cohort's pool a change of usage takes.
   int64_t PoolDelta(int32_t q, int32_t g, int64_t gpus) const {
@@ -1053,6 +1077,10 @@ class BaselinePolicy : public Policy {
       const int32_t rank = pending_book_[id].rank;
       if (rank >= 0) by_priority_[rank].push_back(id);
     }
+    if (options_.fair_sharing) {
+      FairSharingPass(view, actions);
+      return actions;
+    }
     std::vector<int32_t> blocked_queues;  // StrictFIFO queues whose head is stuck
     for (auto bucket = by_priority_.rbegin(); bucket != by_priority_.rend(); ++bucket) {
       for (int32_t id : *bucket) {
@@ -1125,6 +1153,78 @@ class BaselinePolicy : public Policy {
   static constexpr int32_t kNoGroup = -2;
 
   const TraceJob& Spec(int32_t id) const { return *(*jobs_)[id].spec; }
+
+  // Kueue with fairSharing.enable (pkg/scheduler/fair_sharing_iterator.go): of every queue's
+  // head (priority, then submit order, as without fair sharing), the one whose queue would
+  // hold the smallest share with it admitted goes next (then higher priority, then earlier
+  // submit); shares are taken again after every admission. by_priority_ holds this cycle's
+  // pending jobs.
+  void FairSharingPass(const CycleView& view, std::vector<Action>& actions) {
+    const int32_t queues = quota_.queue_count();
+    std::vector<std::vector<int32_t>> order(queues);
+    for (auto bucket = by_priority_.rbegin(); bucket != by_priority_.rend(); ++bucket) {
+      for (int32_t id : *bucket) order[pending_book_[id].queue].push_back(id);
+    }
+    std::vector<size_t> next(queues, 0);
+    while (true) {
+      int32_t best = -1;  // the queue whose head goes next
+      int32_t head = -1;
+      double head_share = 0;
+      for (int32_t q = 0; q < queues; ++q) {
+        if (next[q] >= order[q].size()) continue;
+        const int32_t id = order[q][next[q]];
+        const double share = HeadShare(id);
+        const bool first =
+            head < 0 || share < head_share ||
+            (share == head_share && (state_[id].priority > state_[head].priority ||
+                                     (state_[id].priority == state_[head].priority && id < head)));
+        if (first) {
+          best = q;
+          head = id;
+          head_share = share;
+        }
+      }
+      if (best < 0) return;
+      ++next[best];
+      if (!TryAdmit(head, view, actions) && quota_.StrictFifo(best)) next[best] = order[best].size();
+    }
+  }
+
+  // The share job id's queue would have with the job admitted in the first flavor whose quota
+  // holds it (at its smallest size); infinite if none does, so it goes after every other head.
+  double HeadShare(int32_t id) const {
+    const JobBook& b = state_[id];
+    const int64_t gpus = int64_t{b.min_pods} * b.gpus_per_pod;
+    for (int32_t g : quota_.Flavors(b.queue)) {
+      if (b.node_group != kAnyGroup && g != b.node_group) continue;
+      if (quota_.Fits(b.queue, g, gpus)) return quota_.Share(b.queue, g, gpus);
+    }
+    return std::numeric_limits<double>::infinity();
+  }
+
+  // Fair sharing's rule for taking a job of another queue (Kueue's preemption strategies,
+  // LessThanOrEqualToFinalShare then LessThanInitialShare): the preemptor's queue, with the
+  // preemptor admitted, would hold no more than the victim's queue without the victim, or less
+  // than the victim's queue holds now. The admission core's Cycle::AllowedByFairSharing.
+  bool AllowedByFairSharing(int32_t q, int32_t g, int64_t gpus, int32_t victim) const {
+    const double mine = quota_.Share(q, g, gpus);
+    const int32_t vq = state_[victim].queue;
+    const int64_t freed = int64_t{state_[victim].count} * Spec(victim).gpus_per_pod;
+    return mine <= quota_.Share(vq, state_[victim].group, -freed) ||
+           mine < quota_.Share(vq, state_[victim].group, 0);
+  }
+
+  // Whether job id (q, g, gpus) may still take `victim` with the victims taken so far off the
+  // books: another queue's job only while that queue borrows and, under fair sharing, while
+  // the share rule still holds. Checking each victim against the books as they stand, not as
+  // they stood before the first, is what keeps two queues from taking the same GPUs back and
+  // forth (Kueue re-computes the shares after each victim; so does the admission core's take()).
+  bool MayStillTake(int32_t q, int32_t g, int64_t gpus, int32_t victim) const {
+    const int32_t vq = state_[victim].queue;
+    if (vq == q) return true;
+    return quota_.Borrowing(vq, g) &&
+           (!options_.fair_sharing || AllowedByFairSharing(q, g, gpus, victim));
+  }
 
   void Hold(int32_t id, const std::vector<int32_t>& nodes) {
     for (int32_t n : nodes) free_->Use(n, Spec(id).gpus_per_pod);
@@ -1494,10 +1594,13 @@ class BaselinePolicy : public Policy {
   // Running jobs of flavor g the queue's policy lets job `id` preempt: its own queue's lower
   // priorities (withinClusterQueue), and, when it would stay within its nominal quota, jobs of
   // queues in its cohort that are borrowing (reclaimWithinCohort: Any, or LowerPriority).
+  // With fair sharing the preemptor need not stay within its nominal quota; instead each job
+  // of another queue must pass AllowedByFairSharing.
   std::vector<Candidate> QuotaCandidates(int32_t id, int32_t g, int64_t gpus) const {
     const TraceJob& job = Spec(id);
     const int32_t q = state_[id].queue;
-    const bool reclaiming = quota_.WithinNominal(q, g, gpus);
+    const bool fair = options_.fair_sharing;
+    const bool reclaiming = fair || quota_.WithinNominal(q, g, gpus);
     std::vector<Candidate> out;
     const bool any_priority = reclaiming && quota_.ReclaimAny(q);
     for (const auto& [p, ids] : running_[g]) {
@@ -1507,7 +1610,8 @@ class BaselinePolicy : public Policy {
         if (rq == q) {
           if (quota_.WithinCq(q) && p < job.priority) out.push_back({r, false});
         } else if (reclaiming && quota_.SameCohort(q, rq) && quota_.Borrowing(rq, g)) {
-          if (quota_.ReclaimAny(q) || (quota_.ReclaimLower(q) && p < job.priority)) {
+          if ((quota_.ReclaimAny(q) || (quota_.ReclaimLower(q) && p < job.priority)) &&
+              (!fair || AllowedByFairSharing(q, g, gpus, r))) {
             out.push_back({r, true});
           }
         }
@@ -1597,8 +1701,19 @@ class BaselinePolicy : public Policy {
     if (!topology && quota_.Fits(q, g, gpus)) return false;
     std::vector<Candidate> candidates = QuotaCandidates(id, g, gpus);
     if (candidates.empty()) return false;
+    // Under fair sharing, of other queues' jobs those of the queue with the largest share
+    // first (Kueue's fairsharing.MakeClusterQueueOrdering).
+    std::vector<double> share;
+    if (options_.fair_sharing) {
+      share.resize(quota_.queue_count());
+      for (size_t k = 0; k < share.size(); ++k) share[k] = quota_.Share(static_cast<int32_t>(k), g, 0);
+    }
     std::sort(candidates.begin(), candidates.end(), [&](const Candidate& a, const Candidate& b) {
       if (a.other_queue != b.other_queue) return a.other_queue;
+      if (!share.empty()) {
+        const double sa = share[state_[a.id].queue], sb = share[state_[b.id].queue];
+        if (sa != sb) return sa > sb;
+      }
       const int32_t pa = Spec(a.id).priority, pb = Spec(b.id).priority;
       if (pa != pb) return pa < pb;
       return state_[a.id].admitted_seq > state_[b.id].admitted_seq;
@@ -1609,7 +1724,7 @@ class BaselinePolicy : public Policy {
     std::vector<int32_t> victims;
     bool ok = false;
     for (const Candidate& c : candidates) {
-      if (c.other_queue && !quota_.Borrowing(state_[c.id].queue, g)) continue;
+      if (!MayStillTake(q, g, gpus, c.id)) continue;
       Remove(c.id);
       victims.push_back(c.id);
       if (fits()) {
@@ -1687,15 +1802,18 @@ class BaselinePolicy : public Policy {
         int64_t available = 0;
         for (int32_t n = begin; n < end; ++n) available += free_->Free(n);
         std::vector<int32_t> victims;
+        bool ok = false;
         for (int32_t v : candidates) {
+          if (!MayStillTake(q, g, gpus, v)) continue;
+          Remove(v);
           victims.push_back(v);
           available += inside(v) * Spec(v).gpus_per_pod;
           if (available < gpus) continue;
-          for (int32_t x : victims) Remove(x);
-          const bool ok = quota_.Fits(q, g, gpus) && !PlaceNow(id, g, count, d).empty();
-          for (int32_t x : victims) Restore(x);
-          if (ok) return Commit(id, g, count, victims, actions, d);
+          ok = quota_.Fits(q, g, gpus) && !PlaceNow(id, g, count, d).empty();
+          if (ok) break;
         }
+        for (int32_t x : victims) Restore(x);
+        if (ok) return Commit(id, g, count, victims, actions, d);
       }
     }
     return false;
@@ -1721,6 +1839,7 @@ class BaselinePolicy : public Policy {
       std::vector<int32_t> victims;
       bool ok = false;
       for (int32_t v : candidates) {
+        if (!MayStillTake(q, g, gpus, v)) continue;
         Remove(v);
         victims.push_back(v);
         if (quota_.Fits(q, g, gpus) && !PlaceNow(id, g, count).empty()) {

@@ -51,6 +51,10 @@ struct BaselineOptions {
   // tries every pending job (the tests' reference).
   bool skip_repeated_refusals = true;
   int64_t* skipped_refusals = nullptr;  // if set, counts the refusals skipped (for tests)
+  // Kueue's fairSharing.enable in the shared quota book (docs/baselines.md "Fair sharing"):
+  // pending jobs go by their queue's share, and a job may take another queue's job when the
+  // share rules allow it, within its nominal quota or not. Off, as Kueue's default.
+  bool fair_sharing = false;
 };
 absl::StatusOr<std::unique_ptr<Policy>> MakeBaseline(std::string_view name,
                                                      const BaselineOptions& options = {});

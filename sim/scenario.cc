@@ -21,9 +21,10 @@ std::vector<std::string> PolicyNames() {
 }
 
 absl::StatusOr<std::unique_ptr<Policy>> MakePolicy(const std::string& name,
-                                                   const PhalanxPolicyOptions& phalanx) {
+                                                   const PhalanxPolicyOptions& phalanx,
+                                                   const BaselineOptions& baselines) {
   if (name == "phalanx") return MakePhalanxPolicy(phalanx);
-  return MakeBaseline(name);
+  return MakeBaseline(name, baselines);
 }
 
 std::vector<std::string> BuiltInScenarioNames() { return {"default", "gb200", "mixed"}; }
@@ -127,7 +128,7 @@ absl::StatusOr<SimulationReport> RunScenario(const Scenario& scenario,
   std::vector<std::string> names = options.policies.empty() ? PolicyNames() : options.policies;
   std::vector<std::unique_ptr<Policy>> policies;
   for (const std::string& name : names) {
-    ASSIGN_OR_RETURN(std::unique_ptr<Policy> policy, MakePolicy(name, options.phalanx));
+    ASSIGN_OR_RETURN(std::unique_ptr<Policy> policy, MakePolicy(name, options.phalanx, options.baselines));
     policies.push_back(std::move(policy));
   }
   SimulationReport report;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "sim/baselines.h"
 #include "sim/cluster.h"
 #include "sim/phalanx_policy.h"
 #include "sim/policy.h"
@@ -34,6 +35,7 @@ struct SimulateOptions {
   double load = 0.9;
   std::vector<std::string> policies;  // empty = every policy
   PhalanxPolicyOptions phalanx;       // ablation switches for the phalanx policy
+  BaselineOptions baselines;          // and for the baselines (fair sharing)
   bool progress = false;              // draw a progress bar (only if stderr is a terminal)
   // Run jobs that can never be placed (counted apart, in no figure) instead of refusing the
   // trace as bad input.
@@ -60,7 +62,8 @@ absl::StatusOr<BuiltInScenario> MakeBuiltInScenario(const std::string& name, int
 // Every policy name, Phalanx first.
 std::vector<std::string> PolicyNames();
 absl::StatusOr<std::unique_ptr<Policy>> MakePolicy(const std::string& name,
-                                                   const PhalanxPolicyOptions& phalanx = {});
+                                                   const PhalanxPolicyOptions& phalanx = {},
+                                                   const BaselineOptions& baselines = {});
 
 // Resolves options into the cluster model and the jobs to run (no simulation).
 struct Scenario {

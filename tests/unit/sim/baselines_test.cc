@@ -15,6 +15,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "common/status.h"
 #include "common/testing/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -588,6 +589,115 @@ TEST_P(VictimOrderTest, BorrowersOfOtherQueuesGoFirstNewestFirst) {
 INSTANTIATE_TEST_SUITE_P(KueueBaselines, VictimOrderTest,
                          ::testing::Values("first-fit", "kueue-tas"));
 
+// ---- Fair sharing in the shared quota book (Kueue's fairSharing.enable) ----------------------
+//
+// Kueue's own integration test, test/integration/singlecluster/scheduler/fairsharing/
+// fair_sharing_test.go, with one CPU there as one 8-GPU node here.
+
+// Queues of one cohort "all", each with `nominal` nodes' worth of GPUs, on a p5 group of
+// `nodes` nodes; `preempt` sets reclaimWithinCohort Any and withinClusterQueue LowerPriority,
+// else both Never.
+ClusterModel FairCohort(int32_t nodes, const std::vector<std::pair<std::string, int32_t>>& queues,
+                        bool preempt) {
+  ClusterSpec spec;
+  spec.groups.push_back(NodeGroupSpec{"p5", "p5.48xlarge", nodes, "eks", {1, 2, 4}});
+  for (const auto& [name, nominal] : queues) {
+    QueueSpec queue;
+    queue.name = name;
+    queue.cohort = "all";
+    queue.within_cluster_queue = preempt ? "LowerPriority" : "Never";
+    queue.reclaim_within_cohort = preempt ? "Any" : "Never";
+    queue.flavors.push_back(FlavorQuota{
+        "p5", {{"nvidia.com/gpu", int64_t{nominal} * 8}}, std::nullopt, std::nullopt});
+    spec.queues.push_back(queue);
+  }
+  absl::StatusOr<ClusterModel> cluster = BuildCluster(spec);
+  EXPECT_TRUE(cluster.ok()) << cluster.status();
+  return *std::move(cluster);
+}
+
+TraceJob OneNode(const std::string& queue, int i, double submit, double duration) {
+  TraceJob job = testing::Gang(queue + std::to_string(i), 1, 8, submit, duration);
+  job.queue = queue;
+  return job;
+}
+
+absl::StatusOr<RunResult> RunFair(const std::string& policy, const ClusterModel& cluster,
+                                  const std::vector<TraceJob>& jobs, bool fair) {
+  BaselineOptions options;
+  options.fair_sharing = fair;
+  ASSIGN_OR_RETURN(std::unique_ptr<Policy> made, MakeBaseline(policy, options));
+  return Engine(cluster, jobs, {}).Run(*made);
+}
+
+class FairSharingTest : public ::testing::TestWithParam<std::string> {};
+
+// "Preemption is disabled / Admits workloads respecting fair share": a 3, b 1 and shared 4
+// nodes of quota (8 lendable). Ten jobs of a take all 8 nodes; five newer jobs of b wait. When
+// four of a's end, the four free nodes go b, b, a, b (each time the queue whose share with its
+// head admitted is smallest; a's head wins the tie at 2/8 by age): 1 more of a, 3 of b. When two
+// more of a's end, a's last (share 1/8 with it) goes before b's fourth (3/8). Without fair
+// sharing a's older jobs go first both times.
+TEST_P(FairSharingTest, FreedQuotaGoesToTheQueueWithTheSmallestShare) {
+  const ClusterModel cluster = FairCohort(8, {{"a", 3}, {"b", 1}, {"shared", 4}}, false);
+  std::vector<TraceJob> jobs;
+  for (int i = 0; i < 10; ++i) {
+    jobs.push_back(OneNode("a", i, 0, i < 4 ? 1000 : i < 6 ? 2000 : 100000));
+  }
+  for (int i = 0; i < 5; ++i) jobs.push_back(OneNode("b", i, 10, 100000));
+  ASSERT_OK_AND_ASSIGN(RunResult fair, RunFair(GetParam(), cluster, jobs, true));
+  auto start = [](const RunResult& r, int job) { return r.outcomes[job].first_start_s; };
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(start(fair, i), 0) << jobs[i].name;
+  EXPECT_EQ(start(fair, 8), 1000);   // a8: 1 of a when four end ...
+  EXPECT_EQ(start(fair, 10), 1000);  // ... and b0, b1, b2
+  EXPECT_EQ(start(fair, 11), 1000);
+  EXPECT_EQ(start(fair, 12), 1000);
+  EXPECT_EQ(start(fair, 9), 2000);   // a9 (share 1/8) and b3 (3/8) when two more end
+  EXPECT_EQ(start(fair, 13), 2000);
+  EXPECT_GE(start(fair, 14), 100000);  // b4 waits for a long job to end
+  ASSERT_OK_AND_ASSIGN(RunResult plain, RunFair(GetParam(), cluster, jobs, false));
+  EXPECT_EQ(start(plain, 8), 1000);  // priority, then age: a8, a9, b0, b1 ...
+  EXPECT_EQ(start(plain, 9), 1000);
+  EXPECT_EQ(start(plain, 12), 2000);  // ... then b2, b3
+  EXPECT_EQ(start(plain, 13), 2000);
+}
+
+// "Preemption is enabled / Admits workloads respecting fair share": a, b and c 3 nodes each. Ten
+// jobs of a take all 9 nodes (share 6/9). b's five newer jobs reclaim: four of a's go (b's
+// fifth would leave b at 2/9, above a's 1/9 without the victim and equal to a's 2/9 before
+// it: neither strategy allows it). c's job then takes one of a's (share 2/9 against b's 1/9),
+// not b's.
+TEST_P(FairSharingTest, ReclaimStopsAtAFairShareAndTakesFromTheLargestShare) {
+  const ClusterModel cluster = FairCohort(9, {{"a", 3}, {"b", 3}, {"c", 3}}, true);
+  std::vector<TraceJob> jobs;
+  for (int i = 0; i < 10; ++i) jobs.push_back(OneNode("a", i, 0, 100000));
+  for (int i = 0; i < 5; ++i) jobs.push_back(OneNode("b", i, 10, 100000));
+  jobs.push_back(OneNode("c", 0, 20, 100000));
+  ASSERT_OK_AND_ASSIGN(RunResult fair, RunFair(GetParam(), cluster, jobs, true));
+  int32_t a_preempted = 0, b_preempted = 0, b_at_10 = 0;
+  for (int i = 0; i < 10; ++i) a_preempted += fair.outcomes[i].preemptions;
+  for (int i = 10; i < 15; ++i) {
+    b_preempted += fair.outcomes[i].preemptions;
+    b_at_10 += fair.outcomes[i].first_start_s == 10;
+  }
+  EXPECT_EQ(b_at_10, 4);
+  EXPECT_EQ(fair.outcomes[15].first_start_s, 20);
+  EXPECT_EQ(a_preempted, 5);
+  EXPECT_EQ(b_preempted, 0);
+  // Without fair sharing b reclaims only within its nominal 3 (three of a's go), and c, the
+  // only borrower being a, takes one more of a's.
+  ASSERT_OK_AND_ASSIGN(RunResult plain, RunFair(GetParam(), cluster, jobs, false));
+  int32_t plain_b_at_10 = 0, plain_a_preempted = 0;
+  for (int i = 0; i < 10; ++i) plain_a_preempted += plain.outcomes[i].preemptions;
+  for (int i = 10; i < 15; ++i) plain_b_at_10 += plain.outcomes[i].first_start_s == 10;
+  EXPECT_EQ(plain_b_at_10, 3);
+  EXPECT_EQ(plain.outcomes[15].first_start_s, 20);
+  EXPECT_EQ(plain_a_preempted, 4);
+}
+
+INSTANTIATE_TEST_SUITE_P(KueueBaselines, FairSharingTest,
+                         ::testing::Values("first-fit", "kueue-tas"));
+
 // ---- First-fit's shortcuts keep its decisions -------------------------------------------------
 
 // The rule PlaceFirstFit implements, pod by pod over every node of the group with nothing
@@ -714,25 +824,34 @@ TEST(FirstFitPropertyTest, SkippingIdleAttemptsChangesNoDecision) {
 // shortcut: with it off, every pending job is tried in every cycle. Each baseline, on traces
 // that keep a backlog and make it preempt, decides the same either way.
 TEST(BaselinePropertyTest, SkippingRepeatedRefusalsChangesNoDecision) {
-  ClusterModel cluster = testing::SmallCluster(32);
+  // One queue; and three in a cohort with fair sharing, whose share rules the shortcut must
+  // not change either.
+  const ClusterModel single = testing::SmallCluster(32);
+  const ClusterModel cohort = FairCohort(32, {{"a", 12}, {"b", 12}, {"c", 8}}, true);
   for (const std::string& name : BaselineNames()) {
-    int64_t preemptions = 0, skipped = 0;
-    for (uint64_t seed = 1; seed <= 3; ++seed) {
-      std::vector<TraceJob> jobs = GenerateTrace(cluster, {.jobs = 200, .seed = seed, .load = 1.5});
-      RunResult runs[2];
-      for (bool skip : {false, true}) {
-        ASSERT_OK_AND_ASSIGN(std::unique_ptr<Policy> policy,
-                             MakeBaseline(name, {.skip_repeated_refusals = skip,
-                                                 .skipped_refusals = &skipped}));
-        ASSERT_OK_AND_ASSIGN(runs[skip], Engine(cluster, jobs, {.seed = seed}).Run(*policy));
+    for (bool fair : {false, true}) {
+      const ClusterModel& cluster = fair ? cohort : single;
+      int64_t preemptions = 0, skipped = 0;
+      for (uint64_t seed = 1; seed <= 3; ++seed) {
+        std::vector<TraceJob> jobs =
+            GenerateTrace(cluster, {.jobs = 200, .seed = seed, .load = 1.5});
+        RunResult runs[2];
+        for (bool skip : {false, true}) {
+          ASSERT_OK_AND_ASSIGN(std::unique_ptr<Policy> policy,
+                               MakeBaseline(name, {.skip_repeated_refusals = skip,
+                                                   .skipped_refusals = &skipped,
+                                                   .fair_sharing = fair}));
+          ASSERT_OK_AND_ASSIGN(runs[skip], Engine(cluster, jobs, {.seed = seed}).Run(*policy));
+        }
+        ExpectSameDecisions(runs[0], runs[1],
+                            absl::StrCat(name, fair ? " fair" : "", " seed ", seed));
+        preemptions += runs[0].summary.preemptions;
       }
-      ExpectSameDecisions(runs[0], runs[1], absl::StrCat(name, " seed ", seed));
-      preemptions += runs[0].summary.preemptions;
+      std::cout << "[skip] " << name << (fair ? " (fair sharing)" : "") << ": " << skipped
+                << " refusals skipped, " << preemptions << " preemptions\n";
+      EXPECT_GT(skipped, 100) << name << ": the runs should skip refusals, or they compare nothing";
+      EXPECT_GT(preemptions, 0) << name << ": the traces should make it preempt";
     }
-    std::cout << "[skip] " << name << ": " << skipped << " refusals skipped, " << preemptions
-              << " preemptions\n";
-    EXPECT_GT(skipped, 100) << name << ": the runs should skip refusals, or they compare nothing";
-    EXPECT_GT(preemptions, 0) << name << ": the traces should make it preempt";
   }
 }
 
