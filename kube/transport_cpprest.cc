@@ -8,11 +8,16 @@
 
 #include <algorithm>
 #include <boost/asio/ssl.hpp>
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
 #include <chrono>
+#include <cstdlib>
 #include <exception>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 #include <system_error>
 #include <utility>
 #include <vector>
@@ -41,6 +46,12 @@ absl::Status ErrorFromException(const std::exception& e, std::string_view what) 
     return absl::CancelledError(internal::Cat(what, ": cancelled"));
   }
   return absl::UnavailableError(internal::Cat(what, ": ", e.what()));
+}
+
+// Certificates of OpenSSL's default CA file, parsed once (LoadDefaultCaFileOnce); never freed.
+std::vector<X509*>& DefaultCaCerts() {
+  static auto* const certs = new std::vector<X509*>();
+  return *certs;
 }
 
 bool IsIdempotent(std::string_view method) {
@@ -172,6 +183,9 @@ class CpprestTransport : public Transport {
   }
 
   void ConfigureTls(boost::asio::ssl::context& ctx) const {
+    // The default CA file, parsed once by LoadDefaultCaFileOnce (empty without it).
+    X509_STORE* store = SSL_CTX_get_cert_store(ctx.native_handle());
+    for (X509* cert : DefaultCaCerts()) X509_STORE_add_cert(store, cert);
     if (!config_.ca_pem.empty()) {
       ctx.add_certificate_authority(boost::asio::buffer(config_.ca_pem));
     }
@@ -227,6 +241,21 @@ class CpprestTransport : public Transport {
 };
 
 }  // namespace
+
+void LoadDefaultCaFileOnce() {
+  static bool done = false;
+  if (done) return;
+  done = true;
+  const char* env = std::getenv("SSL_CERT_FILE");
+  const std::string path = env != nullptr ? env : X509_get_default_cert_file();
+  std::vector<X509*>& certs = DefaultCaCerts();
+  if (BIO* bio = BIO_new_file(path.c_str(), "r"); bio != nullptr) {
+    while (X509* cert = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr)) certs.push_back(cert);
+    BIO_free(bio);
+  }
+  ERR_clear_error();  // the end of the file reads as an error; a missing file trusts nothing more
+  setenv("SSL_CERT_FILE", "/dev/null", 1);
+}
 
 absl::StatusOr<std::unique_ptr<Transport>> NewCpprestTransport(
     const RestConfig& config, const CpprestTransportOptions& options) {

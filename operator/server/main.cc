@@ -210,6 +210,7 @@ int Run(const OperatorConfig& config) {
 
 int main(int argc, char** argv) {
   using namespace phalanx::operator_server;
+  kube::LoadDefaultCaFileOnce();  // before any thread
   return phalanx::DaemonMain<OperatorConfig>("phalanx-operator", PHALANX_VERSION, argc, argv,
                                              ParseOperatorFlags, OperatorUsage, Run);
 }

@@ -270,6 +270,7 @@ int Run(const SchedulerConfig& config) {
 
 int main(int argc, char** argv) {
   using namespace phalanx::scheduler;
+  kube::LoadDefaultCaFileOnce();  // before any thread
   return phalanx::DaemonMain<SchedulerConfig>("phalanx-scheduler", PHALANX_VERSION, argc, argv,
                                               ParseSchedulerFlags, SchedulerUsage, Run);
 }

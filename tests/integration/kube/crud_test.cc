@@ -14,6 +14,7 @@
 #include "kube/decode.h"
 #include "kube/errors.h"
 #include "kube/json.h"
+#include "kube/transport_cpprest.h"
 #include "tests/integration/kube/cluster.h"
 
 namespace kube::integration {
@@ -34,6 +35,32 @@ std::string Field(const std::string& json, const char* a, const char* b) {
 }
 
 using CrudTest = ClusterTest;
+
+// The daemons parse OpenSSL's default CA file once instead of for every new connection
+// (kube::LoadDefaultCaFileOnce). Verification must stay as strict: the API server is accepted
+// with the cluster's CA, and refused with a certificate that is not its CA and with no CA at all
+// (its certificate is signed by no CA of the default file).
+TEST_F(CrudTest, TlsStillVerifiesTheServerWithTheCaFileLoadedOnce) {
+  LoadDefaultCaFileOnce();  // tests run one at a time: no connection is being opened meanwhile
+  ASSERT_STREQ(std::getenv("SSL_CERT_FILE"), "/dev/null");
+  auto version = [](const RestConfig& config) -> absl::StatusOr<int> {
+    ASSIGN_OR_RETURN(std::unique_ptr<Transport> transport, NewCpprestTransport(config));
+    ASSIGN_OR_RETURN(HttpResponse response, transport->Send(HttpRequest{.path = "/version"}));
+    return response.status;
+  };
+  RestConfig good = cluster().config;
+  ASSERT_FALSE(good.ca_pem.empty()) << "the local control plane's kubeconfig carries its CA";
+  absl::StatusOr<int> accepted = version(good);
+  ASSERT_TRUE(accepted.ok()) << accepted.status();
+  EXPECT_EQ(*accepted, 200);
+  RestConfig wrong = good;
+  wrong.ca_pem = good.client_cert_pem;  // a certificate, but not the one that signed the server
+  ASSERT_FALSE(wrong.ca_pem.empty());
+  EXPECT_FALSE(version(wrong).ok());
+  RestConfig none = good;
+  none.ca_pem.clear();
+  EXPECT_FALSE(version(none).ok());
+}
 
 TEST_F(CrudTest, ConfigMapLifecycle) {
   std::string name = "cm-" + RandomSuffix();
