@@ -243,9 +243,18 @@ CycleStats AdmissionController::RunCycle() {
   std::vector<std::string> to_release;   // admitted but suspended
   std::vector<std::string> suspended;    // not admitted and suspended
   std::vector<admission::PendingDecision> invalid;
+  std::map<std::string, DecodedJob> decoded;  // replaces decoded_jobs_ after the loop
   for (const auto& raw : informers_.jobs.List()) {
     const std::string key = raw->meta.Key();
-    absl::StatusOr<kube::TrainingJob> job = kube::DecodeTrainingJob(raw->json);
+    DecodedJob& entry = decoded[key];
+    if (auto last = decoded_jobs_.find(key);
+        last != decoded_jobs_.end() && last->second.raw == raw) {
+      entry = std::move(last->second);
+    } else {
+      entry.raw = raw;
+      entry.job = kube::DecodeTrainingJob(raw->json);
+    }
+    absl::StatusOr<kube::TrainingJob> job = entry.job;  // a copy: in-flight writes go over it
     if (!job.ok()) {
       spdlog::warn("TrainingJob {}: {}", key, job.status());
       continue;
@@ -287,6 +296,7 @@ CycleStats AdmissionController::RunCycle() {
     }
     jobs.emplace(key, *std::move(job));
   }
+  decoded_jobs_ = std::move(decoded);  // jobs gone from the informer leave the cache
   stats.workloads = static_cast<int>(snapshot.workloads.size());
 
   admission::CycleOptions cycle_options = options_.cycle;
