@@ -8,16 +8,15 @@
 
 #include <algorithm>
 #include <boost/asio/ssl.hpp>
-#include <openssl/err.h>
-#include <openssl/pem.h>
-#include <openssl/x509.h>
 #include <chrono>
 #include <cstdlib>
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
 #include <string>
-#include <vector>
 #include <system_error>
 #include <utility>
 #include <vector>

@@ -942,8 +942,8 @@ class QuotaBook {
   // Kueue's dominant resource share under fair sharing, for the one resource simulated: the
   // GPUs queue q borrows beyond its nominal quota, summed over flavors, over the GPUs its
   // cohort can lend, divided by its weight (weight 0: infinite), with `gpus` more (less, if
-  // negative) charged in flavor g. 0 outside a cohort or without borrowing. The same definition as the admission
-  // core's QuotaTree::Share (operator/admission/quota.cc), which cites Kueue.
+  // negative) charged in flavor g. 0 outside a cohort or without borrowing. The same definition
+  // as the admission core's QuotaTree::Share (operator/admission/quota.cc), which cites Kueue.
   double Share(int32_t q, int32_t g, int64_t gpus) const {
     const Queue& queue = queues_[q];
     if (queue.cohort < 0) return 0;
@@ -1186,7 +1186,9 @@ class BaselinePolicy : public Policy {
       }
       if (best < 0) return;
       ++next[best];
-      if (!TryAdmit(head, view, actions) && quota_.StrictFifo(best)) next[best] = order[best].size();
+      if (!TryAdmit(head, view, actions) && quota_.StrictFifo(best)) {
+        next[best] = order[best].size();  // a StrictFIFO queue stops at its first refusal
+      }
     }
   }
 
@@ -1594,13 +1596,13 @@ class BaselinePolicy : public Policy {
   // Running jobs of flavor g the queue's policy lets job `id` preempt: its own queue's lower
   // priorities (withinClusterQueue), and, when it would stay within its nominal quota, jobs of
   // queues in its cohort that are borrowing (reclaimWithinCohort: Any, or LowerPriority).
-  // With fair sharing the preemptor need not stay within its nominal quota; instead each job
-  // of another queue must pass AllowedByFairSharing.
+  // With fair sharing the preemptor need not stay within its nominal quota; the share rule is
+  // checked as each victim is taken (MayStillTake): taking victims only lowers their queues'
+  // shares, so one that fails before the first victim fails after it too.
   std::vector<Candidate> QuotaCandidates(int32_t id, int32_t g, int64_t gpus) const {
     const TraceJob& job = Spec(id);
     const int32_t q = state_[id].queue;
-    const bool fair = options_.fair_sharing;
-    const bool reclaiming = fair || quota_.WithinNominal(q, g, gpus);
+    const bool reclaiming = options_.fair_sharing || quota_.WithinNominal(q, g, gpus);
     std::vector<Candidate> out;
     const bool any_priority = reclaiming && quota_.ReclaimAny(q);
     for (const auto& [p, ids] : running_[g]) {
@@ -1610,8 +1612,7 @@ class BaselinePolicy : public Policy {
         if (rq == q) {
           if (quota_.WithinCq(q) && p < job.priority) out.push_back({r, false});
         } else if (reclaiming && quota_.SameCohort(q, rq) && quota_.Borrowing(rq, g)) {
-          if ((quota_.ReclaimAny(q) || (quota_.ReclaimLower(q) && p < job.priority)) &&
-              (!fair || AllowedByFairSharing(q, g, gpus, r))) {
+          if (quota_.ReclaimAny(q) || (quota_.ReclaimLower(q) && p < job.priority)) {
             out.push_back({r, true});
           }
         }
@@ -1706,7 +1707,9 @@ class BaselinePolicy : public Policy {
     std::vector<double> share;
     if (options_.fair_sharing) {
       share.resize(quota_.queue_count());
-      for (size_t k = 0; k < share.size(); ++k) share[k] = quota_.Share(static_cast<int32_t>(k), g, 0);
+      for (size_t k = 0; k < share.size(); ++k) {
+        share[k] = quota_.Share(static_cast<int32_t>(k), g, 0);
+      }
     }
     std::sort(candidates.begin(), candidates.end(), [&](const Candidate& a, const Candidate& b) {
       if (a.other_queue != b.other_queue) return a.other_queue;

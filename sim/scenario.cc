@@ -128,7 +128,8 @@ absl::StatusOr<SimulationReport> RunScenario(const Scenario& scenario,
   std::vector<std::string> names = options.policies.empty() ? PolicyNames() : options.policies;
   std::vector<std::unique_ptr<Policy>> policies;
   for (const std::string& name : names) {
-    ASSIGN_OR_RETURN(std::unique_ptr<Policy> policy, MakePolicy(name, options.phalanx, options.baselines));
+    ASSIGN_OR_RETURN(std::unique_ptr<Policy> policy,
+                     MakePolicy(name, options.phalanx, options.baselines));
     policies.push_back(std::move(policy));
   }
   SimulationReport report;
