@@ -1077,20 +1077,7 @@ class BaselinePolicy : public Policy {
       const int32_t rank = pending_book_[id].rank;
       if (rank >= 0) by_priority_[rank].push_back(id);
     }
-    if (options_.fair_sharing) {
-      FairSharingPass(view, actions);
-      return actions;
-    }
-    std::vector<int32_t> blocked_queues;  // StrictFIFO queues whose head is stuck
-    for (auto bucket = by_priority_.rbegin(); bucket != by_priority_.rend(); ++bucket) {
-      for (int32_t id : *bucket) {
-        const int32_t q = pending_book_[id].queue;
-        if (std::find(blocked_queues.begin(), blocked_queues.end(), q) != blocked_queues.end()) {
-          continue;
-        }
-        if (!TryAdmit(id, view, actions) && quota_.StrictFifo(q)) blocked_queues.push_back(q);
-      }
-    }
+    HeadsPass(view, actions);
     return actions;
   }
 
@@ -1154,42 +1141,77 @@ class BaselinePolicy : public Policy {
 
   const TraceJob& Spec(int32_t id) const { return *(*jobs_)[id].spec; }
 
-  // Kueue with fairSharing.enable (pkg/scheduler/fair_sharing_iterator.go): of every queue's
-  // head (priority, then submit order, as without fair sharing), the one whose queue would
-  // hold the smallest share with it admitted goes next (then higher priority, then earlier
-  // submit); shares are taken again after every admission. by_priority_ holds this cycle's
-  // pending jobs.
-  void FairSharingPass(const CycleView& view, std::vector<Action>& actions) {
+  // Admission among the queues' heads (each queue in priority, then submit order; a
+  // StrictFIFO queue stops at its first refusal), the best head first, heads taken again after
+  // every admission:
+  // - Kueue with fairSharing.enable (pkg/scheduler/fair_sharing_iterator.go): the head whose
+  //   queue would hold the smallest share with it admitted, then higher priority, then the
+  //   earlier submit.
+  // - Kueue's classic order (pkg/scheduler/scheduler.go, entryOrdering): heads that fit within
+  //   their queue's nominal quota before heads that need to borrow, then priority, then the
+  //   earlier submit. The admission core's Cycle::Pass has the same two orders.
+  // by_priority_ holds this cycle's pending jobs.
+  void HeadsPass(const CycleView& view, std::vector<Action>& actions) {
     const int32_t queues = quota_.queue_count();
     std::vector<std::vector<int32_t>> order(queues);
     for (auto bucket = by_priority_.rbegin(); bucket != by_priority_.rend(); ++bucket) {
       for (int32_t id : *bucket) order[pending_book_[id].queue].push_back(id);
     }
     std::vector<size_t> next(queues, 0);
+    // Each head's key (share, or 1 for a head that borrows and 0 for one that does not), and
+    // change_ when it was taken: quota moves only with change_, and most attempts are refusals.
+    std::vector<double> keys(queues, 0);
+    std::vector<int64_t> key_change(queues, -1);
     while (true) {
       int32_t best = -1;  // the queue whose head goes next
       int32_t head = -1;
-      double head_share = 0;
+      double head_key = 0;
       for (int32_t q = 0; q < queues; ++q) {
         if (next[q] >= order[q].size()) continue;
         const int32_t id = order[q][next[q]];
-        const double share = HeadShare(id);
+        if (key_change[q] != change_) {
+          keys[q] = options_.fair_sharing ? HeadShare(id) : HeadBorrows(id) ? 1 : 0;
+          key_change[q] = change_;
+        }
+        const double key = keys[q];
         const bool first =
-            head < 0 || share < head_share ||
-            (share == head_share && (state_[id].priority > state_[head].priority ||
-                                     (state_[id].priority == state_[head].priority && id < head)));
+            head < 0 || key < head_key ||
+            (key == head_key && (state_[id].priority > state_[head].priority ||
+                                 (state_[id].priority == state_[head].priority && id < head)));
         if (first) {
           best = q;
           head = id;
-          head_share = share;
+          head_key = key;
         }
       }
       if (best < 0) return;
       ++next[best];
+      key_change[best] = -1;  // a new head
       if (!TryAdmit(head, view, actions) && quota_.StrictFifo(best)) {
         next[best] = order[best].size();  // a StrictFIFO queue stops at its first refusal
       }
     }
+  }
+
+  // Whether job id, admitted as TryAdmitAnew would admit it now (the first flavor whose quota
+  // holds it, at its full size, else its smallest), takes its queue beyond its nominal quota.
+  // A job no flavor's quota holds would borrow in its first flavor if it needed more than the
+  // queue's nominal quota left there (it can then only preempt).
+  bool HeadBorrows(int32_t id) const {
+    const JobBook& b = state_[id];
+    const int32_t counts[] = {b.pods, b.min_pods};
+    const int n_counts = b.min_pods < b.pods ? 2 : 1;
+    int32_t first = -1;
+    for (int32_t g : quota_.Flavors(b.queue)) {
+      if (b.node_group != kAnyGroup && g != b.node_group) continue;
+      if (first < 0) first = g;
+      for (int i = 0; i < n_counts; ++i) {
+        const int64_t gpus = int64_t{counts[i]} * b.gpus_per_pod;
+        if (quota_.Fits(b.queue, g, gpus)) return !quota_.WithinNominal(b.queue, g, gpus);
+      }
+    }
+    return first >= 0 &&
+           !quota_.WithinNominal(b.queue, first, int64_t{b.min_pods} * b.gpus_per_pod);
   }
 
   // The share job id's queue would have with the job admitted in the first flavor whose quota

@@ -637,7 +637,8 @@ class FairSharingTest : public ::testing::TestWithParam<std::string> {};
 // four of a's end, the four free nodes go b, b, a, b (each time the queue whose share with its
 // head admitted is smallest; a's head wins the tie at 2/8 by age): 1 more of a, 3 of b. When two
 // more of a's end, a's last (share 1/8 with it) goes before b's fourth (3/8). Without fair
-// sharing a's older jobs go first both times.
+// sharing (Kueue's classic order, QueueOrderTest below) b0, within b's nominal quota, goes
+// first, then the borrowers by age: a8, a9, b1; b2 and b3 when two more end.
 TEST_P(FairSharingTest, FreedQuotaGoesToTheQueueWithTheSmallestShare) {
   const ClusterModel cluster = FairCohort(8, {{"a", 3}, {"b", 1}, {"shared", 4}}, false);
   std::vector<TraceJob> jobs;
@@ -656,8 +657,10 @@ TEST_P(FairSharingTest, FreedQuotaGoesToTheQueueWithTheSmallestShare) {
   EXPECT_EQ(start(fair, 13), 2000);
   EXPECT_GE(start(fair, 14), 100000);  // b4 waits for a long job to end
   ASSERT_OK_AND_ASSIGN(RunResult plain, RunFair(GetParam(), cluster, jobs, false));
-  EXPECT_EQ(start(plain, 8), 1000);  // priority, then age: a8, a9, b0, b1 ...
+  EXPECT_EQ(start(plain, 10), 1000);  // b0 within nominal, then by age: a8, a9, b1 ...
+  EXPECT_EQ(start(plain, 8), 1000);
   EXPECT_EQ(start(plain, 9), 1000);
+  EXPECT_EQ(start(plain, 11), 1000);
   EXPECT_EQ(start(plain, 12), 2000);  // ... then b2, b3
   EXPECT_EQ(start(plain, 13), 2000);
 }
@@ -697,6 +700,29 @@ TEST_P(FairSharingTest, ReclaimStopsAtAFairShareAndTakesFromTheLargestShare) {
 
 INSTANTIATE_TEST_SUITE_P(KueueBaselines, FairSharingTest,
                          ::testing::Values("first-fit", "kueue-tas"));
+
+// Kueue's classic admission order (pkg/scheduler/scheduler.go, entryOrdering; its
+// TestEntryOrdering in scheduler_test.go): among the queues' heads, those that fit within
+// their queue's nominal quota go before those that must borrow, whatever their age. a and b
+// hold 2 nodes of quota each on 4 nodes; a's four jobs fill the cluster (a borrows 2). a4 is
+// submitted before b0; when one of a's ends, a4 would take a to 4 nodes (borrowing) while b0
+// fits within b's nominal, so b0 takes the free node and a4 waits.
+class QueueOrderTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(QueueOrderTest, HeadsWithinNominalQuotaGoBeforeHeadsThatBorrow) {
+  const ClusterModel cluster = FairCohort(4, {{"a", 2}, {"b", 2}}, false);
+  std::vector<TraceJob> jobs;
+  for (int i = 0; i < 4; ++i) jobs.push_back(OneNode("a", i, 0, i == 3 ? 1000 : 100000));
+  jobs.push_back(OneNode("a", 4, 5, 100000));
+  jobs.push_back(OneNode("b", 0, 10, 100000));
+  ASSERT_OK_AND_ASSIGN(RunResult run, RunFair(GetParam(), cluster, jobs, false));
+  EXPECT_EQ(run.outcomes[5].first_start_s, 1000);  // b0, within b's nominal quota
+  EXPECT_GE(run.outcomes[4].first_start_s, 100000);  // a4 borrows: after b0, for the next node
+}
+
+INSTANTIATE_TEST_SUITE_P(AllBaselines, QueueOrderTest,
+                         ::testing::Values("first-fit", "kueue-tas", "volcano-hypernode",
+                                           "kai-topology"));
 
 // ---- First-fit's shortcuts keep its decisions -------------------------------------------------
 
