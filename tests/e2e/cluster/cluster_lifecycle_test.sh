@@ -26,6 +26,9 @@ PHALANX_KUBECONFIG=$(echo "$out" | tail -1)
 # shellcheck disable=SC1091
 source "$PHALANX_CLUSTER_DIR/env"
 PIDS=$(awk '{print $2}' "$PHALANX_CLUSTER_DIR/pids")
+# "pid starttime" of every process started, so that the check after down.sh cannot mistake a
+# recycled PID (pid_max is 32,768 here and ctest runs other tests beside this one) for ours.
+PID_LINES=$(awk '{print $2, $3}' "$PHALANX_CLUSTER_DIR/pids")
 for c in etcd kube-apiserver kube-controller-manager kwok watchdog; do
   grep -q "^$c " "$PHALANX_CLUSTER_DIR/pids" && pass "pids file records $c" || fail "pids file lacks $c"
 done
@@ -133,11 +136,20 @@ else
 fi
 
 # down.sh stops everything, twice is fine.
+PID_LINES+=$'\n'$(awk '{print $2, $3}' "$PHALANX_CLUSTER_DIR/pids")  # and the restarted ones
 "$H/down.sh" >/dev/null 2>&1 && pass "down.sh" || fail "down.sh failed"
 sleep 1
 left=""
-for p in $PIDS $(pgrep -f "$PHALANX_CLUSTER_DIR/" 2>/dev/null); do
+# shellcheck source=../../../hack/cluster/lib.sh
+source "$H/lib.sh"  # phx_alive: the PID is alive and still the process that was started
+while read -r p st; do
+  [[ -n $p ]] && phx_alive "$p" "$st" && left="$left $p"
+done <<<"$PID_LINES"
+for p in $(pgrep -f "$PHALANX_CLUSTER_DIR/" 2>/dev/null); do
   [[ -d /proc/$p && $(awk '{print $3}' "/proc/$p/stat" 2>/dev/null) != Z ]] && left="$left $p"
+done
+for p in $left; do  # what each one is, so that a failure explains itself
+  echo "left behind: $p $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | cut -c1-160)" >&2
 done
 [[ -z $left ]] && pass "no process left behind" || fail "processes left behind:$left"
 [[ ! -e $PHALANX_CLUSTER_DIR ]] && pass "state dir removed" || fail "state dir $PHALANX_CLUSTER_DIR still there"
