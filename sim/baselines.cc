@@ -5,6 +5,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -1106,6 +1107,43 @@ class BaselinePolicy : public Policy {
     return wake;
   }
 
+  // Between cycles the books hold, beyond the jobs' phases and what they hold: caches stamped
+  // with change_ (moved by every cycle, so stale at the next one), the preemption gates (a bit
+  // each here) and the Idle() stamps (a bit each: whether the job's next attempt is skipped).
+  // The quota books and the free capacity follow from what admitted jobs hold when none runs.
+  std::optional<std::string> RestState(const CycleView& view) const override {
+    for (const std::map<int32_t, std::vector<int32_t>>& group : running_) {
+      for (const auto& [priority, ids] : group) {
+        if (!ids.empty()) return std::nullopt;
+      }
+    }
+    std::string out;
+    auto put = [&out](auto v) { out.append(reinterpret_cast<const char*>(&v), sizeof(v)); };
+    for (int32_t id : view.pending) {
+      put(id);
+      put(static_cast<int8_t>(state_[id].phase));
+      put(pending_book_[id].preempt_epoch == epoch_);
+    }
+    std::vector<int32_t> waiting(waiting_.begin(), waiting_.end());
+    std::sort(waiting.begin(), waiting.end(), [&](int32_t a, int32_t b) {
+      return state_[a].admitted_seq < state_[b].admitted_seq;
+    });
+    put(int32_t{-1});
+    for (int32_t id : waiting) {
+      const JobBook& b = state_[id];
+      put(id);
+      put(b.group);
+      put(b.count);
+      put(b.nodes.size());
+      for (int32_t node : b.nodes) put(node);
+      put(b.permit_deadline > 0 ? b.permit_deadline - view.now : -1.0);
+      put(b.preempted_this_attempt);
+      put(b.pod_preempt_epoch == natural_epoch_);
+      put(StillIdle(b));
+    }
+    return out;
+  }
+
  private:
   enum class Phase { kNone, kAdmitted, kRunning };
   struct JobBook {
@@ -1384,6 +1422,12 @@ class BaselinePolicy : public Policy {
   // Changes count only inside the unit the gang's next pod is confined to (NextPodUnit).
   bool Idle(int32_t id) {
     JobBook& b = state_[id];
+    const bool idle = StillIdle(b);
+    if (!idle) b.idle_seq = -1;
+    if (idle && options_.skipped_attempts != nullptr) ++*options_.skipped_attempts;
+    return idle;
+  }
+  bool StillIdle(const JobBook& b) const {
     if (b.idle_seq < 0 || !options_.skip_idle_attempts) return false;
     bool idle = b.idle_natural_epoch == natural_epoch_;
     if (idle) {
@@ -1398,8 +1442,6 @@ class BaselinePolicy : public Policy {
       // Starts of lower priorities only: their pods are the new victims.
       for (int32_t p = 0; idle && p < b.priority_rank; ++p) idle = unit->started[p] <= b.idle_seq;
     }
-    if (!idle) b.idle_seq = -1;
-    if (idle && options_.skipped_attempts != nullptr) ++*options_.skipped_attempts;
     return idle;
   }
 

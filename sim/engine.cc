@@ -4,9 +4,11 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <queue>
 #include <tuple>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/status.h"
@@ -99,7 +101,7 @@ class Simulation {
           RETURN_IF_ERROR(DoCycle());
           break;
       }
-      if (Stalled()) break;
+      if (Stalled() || repeating_) break;
       if (options_.progress && finished_ / 100 != last_reported) {
         last_reported = finished_ / 100;
         options_.progress(static_cast<double>(finished_) / std::max<size_t>(jobs_.size(), 1));
@@ -168,6 +170,28 @@ class Simulation {
   bool Stalled() const {
     return arrived_ == static_cast<int32_t>(jobs_.size()) && running_.ids().empty() &&
            nodes_down_ == 0 && last_cycle_idle_ && !std::isfinite(next_cycle_);
+  }
+
+  // The policy's livelock, proven: every job has arrived, none runs, every node is up and no
+  // failures are modelled, so only the policy's own wakeups (first-fit's Permit timeouts) bring
+  // cycles, and the policy is a function of its state and of times relative to now. If its
+  // state (Policy::RestState) at this cycle equals its state at an earlier cycle with no start
+  // in between, the same cycles repeat forever and no job starts again: the run ends here, with
+  // the figures it would have at the safety horizon. Times must be whole seconds (they are
+  // then exact, and so are differences between them); otherwise the check stays off.
+  bool Repeating(const CycleView& view) {
+    const bool rest = options_.stop_repeating && arrived_ == static_cast<int32_t>(jobs_.size()) &&
+                      running_.ids().empty() && nodes_down_ == 0 &&
+                      !(cluster_.spec.failures.node_mtbf_hours > 0) &&
+                      now_ == std::floor(now_) && now_ < 0x1p52 &&
+                      cluster_.spec.cycle_seconds == std::floor(cluster_.spec.cycle_seconds);
+    if (!rest || starts_ != rest_starts_ || rest_states_.size() >= kMaxRestStates) {
+      rest_states_.clear();
+      rest_starts_ = starts_;
+      if (!rest) return false;
+    }
+    std::optional<std::string> state = policy_.RestState(view);
+    return state.has_value() && !rest_states_.insert(*std::move(state)).second;
   }
 
   int32_t NodeGpusFor(const TraceJob& spec) const {
@@ -475,6 +499,7 @@ class Simulation {
         }
         CheckGang(id, action.nodes.size());
         CheckTopology(id, action.nodes);
+        ++starts_;
         if (job.first_start_s >= 0) ++result_.outcomes[id].restarts;
         job.nodes = action.nodes;
         SetState(id, JobState::kRunning);
@@ -532,6 +557,11 @@ class Simulation {
     view.node_up = &node_up_;
     view.pending = pending_.ids();
     view.running = running_.ids();
+    if (Repeating(view)) {
+      repeating_ = true;
+      result_.stopped_repeating_at = now_;
+      return absl::OkStatus();
+    }
     ASSIGN_OR_RETURN(std::vector<Action> actions, policy_.Cycle(view));
     for (const Action& action : actions) RETURN_IF_ERROR(Apply(action));
     const double wakeup = policy_.NextWakeup();
@@ -562,6 +592,12 @@ class Simulation {
   double busy_gpu_seconds_ = 0;
   double now_ = 0;
   double horizon_ = 0;  // safety stop for a policy that never stalls cleanly
+  // Repeating(): the policy states seen since the cluster came to rest, and starts_ then.
+  static constexpr size_t kMaxRestStates = 4096;
+  absl::flat_hash_set<std::string> rest_states_;
+  int64_t starts_ = 0;
+  int64_t rest_starts_ = -1;
+  bool repeating_ = false;
   double first_submit_ = 0;
   double last_busy_ = 0;  // the last moment any GPU was in use
   int32_t arrived_ = 0;

@@ -30,6 +30,10 @@ struct EngineOptions {
   double restart_overhead_s = 120;  // checkpoint reload after a preemption or failure
   // Called now and then with the fraction of jobs finished, for progress bars.
   std::function<void(double)> progress;
+  // End a run once the policy provably only repeats itself with nothing running (a livelock,
+  // Policy::RestState) rather than at the safety horizon a year after the last submit. Every
+  // figure is the same either way (EnginePropertyTest); off only to show that.
+  bool stop_repeating = true;
 };
 
 // What happened to one job.
@@ -130,6 +134,9 @@ struct RunResult {
   std::vector<QueueUsage> queue_usage;
   std::vector<double> preemption_times;  // one entry per eviction, in time order
   std::vector<std::string> violations;  // the first few check failures, for debugging
+  // The simulated time at which the run ended because the policy only repeated itself
+  // (EngineOptions::stop_repeating); -1 if it did not.
+  double stopped_repeating_at = -1;
 };
 
 class Engine {

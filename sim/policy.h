@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -68,6 +69,15 @@ class Policy {
   virtual absl::Status NodeChanged(int32_t node, bool up) = 0;
   // A time at which the policy wants a cycle even if nothing else happens (a timeout).
   virtual double NextWakeup() const { return std::numeric_limits<double>::infinity(); }
+  // Asked at the start of a cycle in which no job runs, every job has arrived and every node
+  // is up: everything the policy's decisions from here on depend on, as bytes, with times
+  // relative to view.now (pending jobs, what it holds, its timers). Two equal answers with no
+  // start between them tell the engine the policy only repeats itself and will never start a
+  // job again (a livelock), so the run can end. nullopt: the policy cannot tell.
+  virtual std::optional<std::string> RestState(const CycleView& view) const {
+    (void)view;
+    return std::nullopt;
+  }
 };
 
 }  // namespace phalanx::sim

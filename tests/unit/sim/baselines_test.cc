@@ -881,5 +881,66 @@ TEST(BaselinePropertyTest, SkippingRepeatedRefusalsChangesNoDecision) {
   }
 }
 
+// EngineOptions::stop_repeating: first-fit's gangs that hold nodes at Permit, time out and
+// retry can block each other for good once the trace is done (the coscheduling livelock); the
+// engine ends such a run when the policy's state repeats (Policy::RestState) instead of a year
+// later. Runs that end so, replayed to the safety horizon, give the same figures and decisions.
+TEST(FirstFitPropertyTest, StoppingARunThatOnlyRepeatsChangesNoFigure) {
+  struct Case {
+    ClusterModel cluster;
+    uint64_t seed;
+    double load;
+  };
+  const std::vector<Case> cases = {
+      {testing::SmallCluster(32), 2, 1.0},
+      {testing::Gb200Cluster(72, {1, 1, 4, 18}), 9, 1.5},
+  };
+  for (const Case& c : cases) {
+    const std::string label = absl::StrCat(c.cluster.spec.groups[0].instance_type, " seed ",
+                                           c.seed, " load ", c.load);
+    std::vector<TraceJob> jobs =
+        GenerateTrace(c.cluster, {.jobs = 150, .seed = c.seed, .load = c.load});
+    RunResult runs[2];
+    for (bool stop : {false, true}) {
+      ASSERT_OK_AND_ASSIGN(std::unique_ptr<Policy> policy, MakeBaseline("first-fit", {}));
+      ASSERT_OK_AND_ASSIGN(runs[stop], Engine(c.cluster, jobs, {.seed = c.seed,
+                                                                .stop_repeating = stop})
+                                           .Run(*policy));
+    }
+    const RunResult& full = runs[0];
+    const RunResult& stopped = runs[1];
+    // The case is a livelock: jobs never start, and the run ends long before the horizon.
+    EXPECT_EQ(full.stopped_repeating_at, -1) << label;
+    ASSERT_GE(stopped.stopped_repeating_at, 0) << label;
+    EXPECT_GT(stopped.summary.jobs_never_started, 0) << label;
+    EXPECT_LT(stopped.summary.cycles * 10, full.summary.cycles) << label;
+    ExpectSameDecisions(full, stopped, label);
+    const Summary& a = full.summary;
+    const Summary& b = stopped.summary;
+    EXPECT_EQ(b.jobs_never_started, a.jobs_never_started) << label;
+    EXPECT_EQ(b.jobs_completed, a.jobs_completed) << label;
+    EXPECT_EQ(b.horizon_end_s, a.horizon_end_s) << label;
+    EXPECT_EQ(b.gpu_utilization, a.gpu_utilization) << label;
+    EXPECT_EQ(b.wait_p99_s, a.wait_p99_s) << label;
+    EXPECT_EQ(b.queued_p99_s, a.queued_p99_s) << label;
+    EXPECT_EQ(b.jct_mean_s, a.jct_mean_s) << label;
+    EXPECT_EQ(b.locality_lowest_level, a.locality_lowest_level) << label;
+    EXPECT_EQ(b.preemptions, a.preemptions) << label;
+    EXPECT_EQ(b.violations(), a.violations()) << label;
+  }
+}
+
+// The repeat check is off while failures are modelled: a failure can break a livelock (it moves
+// where the next pod lands), so a run with failures keeps going to the safety horizon.
+TEST(FirstFitPropertyTest, RunsWithNodeFailuresAreNotStoppedForRepeating) {
+  ClusterModel cluster = testing::Gb200Cluster(72, {1, 1, 4, 18});
+  std::vector<TraceJob> jobs = GenerateTrace(cluster, {.jobs = 150, .seed = 9, .load = 1.5});
+  cluster.spec.failures.node_mtbf_hours = 24 * 365;
+  cluster.spec.failures.repair_hours = 1;
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Policy> policy, MakeBaseline("first-fit", {}));
+  ASSERT_OK_AND_ASSIGN(RunResult run, Engine(cluster, jobs, {.seed = 9}).Run(*policy));
+  EXPECT_EQ(run.stopped_repeating_at, -1);
+}
+
 }  // namespace
 }  // namespace phalanx::sim

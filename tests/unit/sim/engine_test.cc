@@ -1,10 +1,13 @@
 #include "sim/engine.h"
 
 #include <cmath>
+#include <functional>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "common/testing/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -356,6 +359,90 @@ TEST(EngineTest, LocalityWaitEndsWithItsOwnCycle) {
   EXPECT_LT(out.first_start_s, 10 + 300 + 60);
   EXPECT_TRUE(out.locality_applicable);
   EXPECT_FALSE(out.locality_ok);  // one free node per block: across two blocks of a layer-2
+}
+
+// A policy that wakes itself once a day and, in every cycle with nothing running, starts the
+// first pending job for which `starts` says so (by the count of such cycles so far). Its
+// RestState is `states(count)`, or nullopt when that is empty.
+class TickingPolicy : public TestPolicy {
+ public:
+  TickingPolicy(std::function<bool(int, int32_t)> starts, std::function<std::string(int)> states)
+      : starts_(std::move(starts)), states_(std::move(states)) {}
+  std::string name() const override { return "ticking"; }
+  absl::StatusOr<std::vector<Action>> Cycle(const CycleView& view) override {
+    now_ = view.now;
+    std::vector<Action> actions;
+    if (!view.running.empty()) return actions;
+    for (int32_t id : view.pending) {
+      if (starts_(count_, id)) {
+        actions.push_back(Action{Action::Kind::kStart, id, {static_cast<int32_t>(id % 2)}});
+        break;
+      }
+    }
+    ++count_;
+    return actions;
+  }
+  double NextWakeup() const override { return now_ + 86400; }
+  std::optional<std::string> RestState(const CycleView&) const override {
+    std::string state = states_(count_);
+    if (state.empty()) return std::nullopt;
+    return state;
+  }
+
+ private:
+  std::function<bool(int, int32_t)> starts_;
+  std::function<std::string(int)> states_;
+  int count_ = 0;
+  double now_ = 0;
+};
+
+// A policy whose state comes back (three states in turn) and which starts nothing: the run
+// ends at the first repeat, the fourth cycle, with the figures of the run to the horizon.
+TEST(EngineRepeatTest, ARunWhoseStateRepeatsEndsThereWithTheSameFigures) {
+  ClusterModel cluster = SmallCluster(2);
+  const std::vector<TraceJob> jobs = {Gang("a", 1, 8, 0, 100)};
+  RunResult runs[2];
+  for (bool stop : {false, true}) {
+    TickingPolicy policy([](int, int32_t) { return false; },
+                         [](int count) { return absl::StrCat("state ", count % 3); });
+    ASSERT_OK_AND_ASSIGN(runs[stop], Engine(cluster, jobs, {.stop_repeating = stop}).Run(policy));
+  }
+  EXPECT_EQ(runs[1].stopped_repeating_at, 3 * 86400);
+  EXPECT_EQ(runs[1].summary.cycles, 4);  // the fourth only asked the policy for its state
+  EXPECT_EQ(runs[0].stopped_repeating_at, -1);
+  EXPECT_GT(runs[0].summary.cycles, 365);  // to the safety horizon, a year after the submit
+  for (const RunResult& run : runs) {
+    EXPECT_EQ(run.summary.jobs_never_started, 1);
+    EXPECT_EQ(run.summary.horizon_end_s, 0);
+  }
+}
+
+// The same state before and after a start is no repeat: the policy may have done something.
+// Here every cycle looks the same to RestState, yet each starts a job that ends before the next.
+TEST(EngineRepeatTest, AStartBetweenEqualStatesIsNoRepeat) {
+  ClusterModel cluster = SmallCluster(2);
+  const std::vector<TraceJob> jobs = {Gang("a", 1, 8, 0, 100), Gang("b", 1, 8, 0, 100),
+                                      Gang("c", 1, 8, 0, 100)};
+  TickingPolicy policy([](int, int32_t) { return true; }, [](int) { return "same"; });
+  ASSERT_OK_AND_ASSIGN(RunResult run, Engine(cluster, jobs, {}).Run(policy));
+  EXPECT_EQ(run.summary.jobs_completed, 3);
+  EXPECT_EQ(run.stopped_repeating_at, -1);
+}
+
+// States that never repeat keep the run going until the policy starts its job on the tenth
+// cycle; a policy that cannot tell (nullopt) runs to the safety horizon.
+TEST(EngineRepeatTest, NewStatesOrNoStateKeepTheRunGoing) {
+  ClusterModel cluster = SmallCluster(2);
+  const std::vector<TraceJob> jobs = {Gang("a", 1, 8, 0, 100)};
+  TickingPolicy late([](int count, int32_t) { return count == 10; },
+                     [](int count) { return absl::StrCat(count); });
+  ASSERT_OK_AND_ASSIGN(RunResult started, Engine(cluster, jobs, {}).Run(late));
+  EXPECT_EQ(started.outcomes[0].first_start_s, 10 * 86400);
+  EXPECT_EQ(started.summary.jobs_completed, 1);
+  TickingPolicy silent([](int, int32_t) { return false; }, [](int) { return ""; });
+  ASSERT_OK_AND_ASSIGN(RunResult never, Engine(cluster, jobs, {}).Run(silent));
+  EXPECT_EQ(never.stopped_repeating_at, -1);
+  EXPECT_GT(never.summary.cycles, 365);
 }
 
 }  // namespace
