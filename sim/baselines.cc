@@ -1067,11 +1067,7 @@ class BaselinePolicy : public Policy {
     ++change_;
     std::vector<Action> actions;
     // Admitted jobs still waiting for nodes (first-fit; preemptors) go first, in admission order.
-    std::vector<int32_t> waiting(waiting_.begin(), waiting_.end());
-    std::sort(waiting.begin(), waiting.end(), [&](int32_t a, int32_t b) {
-      return state_[a].admitted_seq < state_[b].admitted_seq;
-    });
-    for (int32_t id : waiting) TryPlaceAdmitted(id, actions);
+    for (int32_t id : WaitingInAdmissionOrder()) TryPlaceAdmitted(id, actions);
     // Each queue's pending jobs by priority, then submit order (Kueue BestEffortFIFO /
     // StrictFIFO). Few distinct priorities: bucket instead of sorting every cycle.
     for (std::vector<int32_t>& list : pending_lists_) list.clear();
@@ -1126,12 +1122,8 @@ class BaselinePolicy : public Policy {
       put(static_cast<int8_t>(state_[id].phase));
       put(pending_book_[id].preempt_epoch == epoch_);
     }
-    std::vector<int32_t> waiting(waiting_.begin(), waiting_.end());
-    std::sort(waiting.begin(), waiting.end(), [&](int32_t a, int32_t b) {
-      return state_[a].admitted_seq < state_[b].admitted_seq;
-    });
     put(int32_t{-1});
-    for (int32_t id : waiting) {
+    for (int32_t id : WaitingInAdmissionOrder()) {
       const JobBook& b = state_[id];
       put(id);
       put(b.group);
@@ -1180,6 +1172,15 @@ class BaselinePolicy : public Policy {
   static constexpr int32_t kNoGroup = -2;
 
   const TraceJob& Spec(int32_t id) const { return *(*jobs_)[id].spec; }
+
+  // Admitted jobs still waiting for nodes, in admission order (the order they are placed in).
+  std::vector<int32_t> WaitingInAdmissionOrder() const {
+    std::vector<int32_t> waiting(waiting_.begin(), waiting_.end());
+    std::sort(waiting.begin(), waiting.end(), [&](int32_t a, int32_t b) {
+      return state_[a].admitted_seq < state_[b].admitted_seq;
+    });
+    return waiting;
+  }
 
   // Admission among the queues' heads (each queue in priority, then submit order; a
   // StrictFIFO queue stops at its first refusal), the best head first, heads taken again after
@@ -1998,8 +1999,8 @@ class BaselinePolicy : public Policy {
   std::map<std::tuple<int32_t, int32_t, int32_t>, std::pair<int32_t, int64_t>> failed_preemptions_;
   // Per request, stamped with change_, which moves at every cycle, admission and eviction:
   // TryAdmit's refusal (when, and whether a preemption search was part of it) and HeadsPass's
-  // key (JobBook is not read for a head whose request has one). One cache line holds both: the
-  // pass reads them for every pending job.
+  // key (JobBook is not read for a head whose request has one). One 32-byte record holds both:
+  // the pass reads them for every pending job.
   struct RequestBook {
     int64_t refusal_change = -1;
     bool preempt_searched = false;

@@ -32,7 +32,8 @@ struct EngineOptions {
   std::function<void(double)> progress;
   // End a run once the policy provably only repeats itself with nothing running (a livelock,
   // Policy::RestState) rather than at the safety horizon a year after the last submit. Every
-  // figure is the same either way (EnginePropertyTest); off only to show that.
+  // figure is the same either way (FirstFitPropertyTest, EngineRepeatTest); off only to
+  // show that.
   bool stop_repeating = true;
 };
 
