@@ -133,8 +133,10 @@ void Cycle::Setup() {
     std::string fingerprint = Fingerprint();
     if (fingerprint != cache->fingerprint) {
       cache->workloads.clear();
+      cache->hints.clear();
       cache->fingerprint = std::move(fingerprint);
     }
+    cache->hints.resize(snapshot_.workloads.size(), nullptr);
   }
   // Open addressing, sized once: a node-based set allocated per workload per cycle, which was a
   // sixth of a large simulation's time. With a cache, its entries' cycle stamps do this job.
@@ -142,13 +144,18 @@ void Cycle::Setup() {
   if (cache == nullptr) keys.reserve(snapshot_.workloads.size());
   pending_.reserve(snapshot_.workloads.size());
   running_.reserve(snapshot_.workloads.size());
-  for (const Workload& w : snapshot_.workloads) {
+  for (size_t i = 0; i < snapshot_.workloads.size(); ++i) {
+    const Workload& w = snapshot_.workloads[i];
     CachedWorkload* cached = nullptr;
     bool duplicate;
     if (w.key.empty()) {
       duplicate = false;
     } else if (cache != nullptr) {
-      cached = &cache->workloads[w.key];
+      auto*& hint = cache->hints[i];
+      if (hint == nullptr || hint->first != w.key) {
+        hint = &*cache->workloads.try_emplace(w.key).first;
+      }
+      cached = &hint->second;
       duplicate = cached->seen == cache->cycle;
       cached->seen = cache->cycle;
     } else {
@@ -201,6 +208,7 @@ void Cycle::Setup() {
   }
   if (cache != nullptr && cache->workloads.size() > 2 * snapshot_.workloads.size() + 1024) {
     // Forget workloads that are gone, now and then rather than every cycle.
+    cache->hints.clear();
     for (auto it = cache->workloads.begin(); it != cache->workloads.end();) {
       if (it->second.seen != cache->cycle) {
         cache->workloads.erase(it++);

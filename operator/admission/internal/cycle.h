@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/node_hash_map.h"
 #include "operator/admission/admission_cycle.h"
 #include "operator/admission/flavor_assigner.h"
 #include "operator/admission/model.h"
@@ -91,7 +92,13 @@ struct CycleCacheState {
   // What resolutions depend on (queue names and indices, flavor-resource ids, which queues
   // define which, priority classes): a change clears every entry.
   std::string fingerprint;
-  absl::flat_hash_map<std::string, CachedWorkload> workloads;
+  // Node-based, so that an entry's address is stable for `hints`.
+  absl::node_hash_map<std::string, CachedWorkload> workloads;
+  // hints[i]: the entry of the workload at position i of the last snapshot (each points to an
+  // entry seen in that cycle, so erasing entries clears them). Callers keep their list in much
+  // the same order from cycle to cycle, so one key comparison usually replaces hashing the key
+  // and probing the map: 5 % of `phalanx simulate --nodes 4096 --jobs 100000 --policy phalanx`.
+  std::vector<std::pair<const std::string, CachedWorkload>*> hints;
 };
 
 struct RunningEntry {

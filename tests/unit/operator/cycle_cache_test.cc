@@ -1,7 +1,9 @@
 // CycleCache must never change a decision: the same seeded scenarios run with and without it
 // (and with Workload::revision set or not), and every cycle's decisions are compared in full.
 // Between cycles the scenarios also reorder the ClusterQueues, which renumbers every queue and
-// flavor-resource index the cache holds, and change priority-class values.
+// flavor-resource index the cache holds, change priority-class values, rotate the workload list
+// (the cache's hints are by position) and name one workload twice.
+#include <algorithm>
 #include <functional>
 #include <string>
 #include <vector>
@@ -18,6 +20,9 @@ namespace phalanx::admission {
 namespace {
 
 using testing::FakePlacementService;
+using testing::Gpu;
+using testing::GpuQueue;
+using testing::Job;
 using testing::Scenario;
 using testing::World;
 
@@ -87,10 +92,19 @@ std::vector<std::string> RunScenario(uint64_t seed, Mode mode) {
         if (gen.Coin(0.2)) w.priority_class = "batch";
       }
     }
-    for (Workload& w : world.snapshot.workloads) {
+    std::vector<Workload>& workloads = world.snapshot.workloads;
+    if (gen.Coin(0.3)) {
+      std::rotate(workloads.begin(), workloads.begin() + gen.Pick(0, workloads.size() - 1),
+                  workloads.end());
+    }
+    // A copy of one workload, for this cycle only: the later one is refused as a duplicate.
+    const bool duplicate = gen.Coin(0.2);
+    if (duplicate) workloads.push_back(workloads[gen.Pick(0, workloads.size() - 1)]);
+    for (Workload& w : workloads) {
       w.revision = mode == Mode::kCacheWithRevisions ? ContentRevision(w) : 0;
     }
     CycleResult result = world.Cycle(options);
+    if (duplicate) workloads.pop_back();
     world.Apply(result);
     digests.push_back(Digest(result));
     std::erase_if(world.snapshot.workloads, [&](const Workload& w) {
@@ -116,6 +130,46 @@ TEST(CycleCacheTest, DecisionsAreIdenticalWithAndWithoutTheCache) {
     }
   }
   EXPECT_GT(compared, 3000);  // the scenarios decide something, so the comparison means something
+}
+
+// The cache forgets workloads that are gone once it holds many more than the snapshot (1,100
+// gone against 15 here); its positional hints must go with them.
+TEST(CycleCacheTest, ForgettingWorkloadsThatAreGoneChangesNoDecision) {
+  auto run = [](Mode mode) {
+    FakePlacementService fake({{.name = "b1", .gpus = 64}});
+    World world(fake);
+    world.Flavor("h100").Queue(GpuQueue("team-a", "", {{"h100", Gpu(32)}}));
+    CycleCache cache;
+    CycleOptions options;
+    if (mode != Mode::kNoCache) options.cache = &cache;
+    std::vector<std::string> digests;
+    auto cycle = [&] {
+      CycleResult result = world.Cycle(options);
+      world.Apply(result);
+      digests.push_back(Digest(result));
+    };
+    // 1,100 jobs larger than the queue's quota wait; then all but ten are deleted and five
+    // small ones come; then the list is reversed and one more comes.
+    for (int i = 0; i < 1100; ++i) world.Add(Job(absl::StrCat("team-a/old-", i), 1, 40));
+    cycle();
+    std::vector<Workload> kept;
+    for (size_t i = 0; i < world.snapshot.workloads.size(); i += 110) {
+      kept.push_back(world.snapshot.workloads[i]);
+    }
+    world.snapshot.workloads = kept;
+    for (int i = 0; i < 5; ++i) world.Add(Job(absl::StrCat("team-a/new-", i), 1, 4, i, 1));
+    cycle();
+    std::reverse(world.snapshot.workloads.begin(), world.snapshot.workloads.end());
+    world.Add(Job("team-a/last", 2, 4, 0, 2));
+    cycle();
+    return digests;
+  };
+  const std::vector<std::string> plain = run(Mode::kNoCache);
+  const std::vector<std::string> cached = run(Mode::kCache);
+  ASSERT_EQ(plain.size(), 3u);
+  EXPECT_EQ(plain, cached);
+  EXPECT_NE(plain[1].find("admit team-a/new-4"), std::string::npos) << plain[1];
+  EXPECT_NE(plain[2].find("admit team-a/last"), std::string::npos) << plain[2];
 }
 
 }  // namespace
