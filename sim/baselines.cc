@@ -1011,6 +1011,7 @@ class BaselinePolicy : public Policy {
     quota_.Init(cluster);
     state_.assign(jobs.size(), JobBook{});
     pending_book_.assign(jobs.size(), PendingBook{});
+    preempt_epochs_.assign(jobs.size(), -1);
     running_.assign(cluster.groups.size(), {});
     for (const JobStatus& job : jobs) priorities_.push_back(job.spec->priority);
     std::sort(priorities_.begin(), priorities_.end());
@@ -1070,11 +1071,11 @@ class BaselinePolicy : public Policy {
     for (int32_t id : WaitingInAdmissionOrder()) TryPlaceAdmitted(id, actions);
     // Each queue's pending jobs by priority, then submit order (Kueue BestEffortFIFO /
     // StrictFIFO). Few distinct priorities: bucket instead of sorting every cycle.
-    for (std::vector<int32_t>& list : pending_lists_) list.clear();
+    for (std::vector<PendingJob>& list : pending_lists_) list.clear();
     const size_t ranks = priorities_.size();
     for (int32_t id : view.pending) {
       const PendingBook& b = pending_book_[id];
-      if (b.rank >= 0) pending_lists_[b.queue * ranks + b.rank].push_back(id);
+      if (b.rank >= 0) pending_lists_[b.queue * ranks + b.rank].push_back({id, b.request});
     }
     HeadsPass(view, actions);
     return actions;
@@ -1120,7 +1121,7 @@ class BaselinePolicy : public Policy {
     for (int32_t id : view.pending) {
       put(id);
       put(static_cast<int8_t>(state_[id].phase));
-      put(pending_book_[id].preempt_epoch == epoch_);
+      put(preempt_epochs_[id] == epoch_);
     }
     put(int32_t{-1});
     for (int32_t id : WaitingInAdmissionOrder()) {
@@ -1166,7 +1167,6 @@ class BaselinePolicy : public Policy {
     int32_t rank = 0;      // its priority rank while in Phase::kNone, else -1
     int32_t request = -1;  // jobs asking for the same (queue, group, shape, priority, sizes)
     int32_t queue = -1;
-    int64_t preempt_epoch = -1;  // epoch_ of the last preemption attempt that found nothing
   };
   static constexpr int32_t kAnyGroup = -1;
   static constexpr int32_t kNoGroup = -2;
@@ -1192,12 +1192,13 @@ class BaselinePolicy : public Policy {
   //   their queue's nominal quota before heads that need to borrow, then priority, then the
   //   earlier submit. The admission core's Cycle::Pass has the same two orders.
   // pending_lists_ holds this cycle's pending jobs.
-  // The pass reads only PendingBook per job (ranks order as priorities do), and JobBook only
-  // for a head's key, once per request and change of the books: most pending jobs of a busy
-  // cluster are refused from request_books_ without their JobBook (reading it for every head made
-  // the pass twice as slow on `simulate --nodes 4096 --jobs 100000`). Each head's place in the
-  // order is one number, so the choice between heads is a minimum without branches to
-  // mispredict (queues' heads interleave by submit order).
+  // The pass reads per job only its list entry (id and request; ranks order as priorities do)
+  // and preempt_epochs_, and JobBook only for a head's key, once per request and change of the
+  // books: most pending jobs of a busy cluster are refused from request_books_ without their
+  // JobBook (reading it for every head made the pass twice as slow on `simulate --nodes 4096
+  // --jobs 100000`; reading PendingBook for every head cost first-fit a tenth of that run).
+  // Each head's place in the order is one number, so the choice between heads is a minimum
+  // without branches to mispredict (queues' heads interleave by submit order).
   void HeadsPass(const CycleView& view, std::vector<Action>& actions) {
     if (options_.fair_sharing) {
       HeadsPassFor<true>(view, actions);
@@ -1217,13 +1218,14 @@ class BaselinePolicy : public Policy {
       int32_t rank = -1;  // the priority rank of the list the head is in; -1: none left
       size_t next = 0;    // the head's place in that list
       int32_t head = -1;
+      int32_t request = -1;  // the head's
     };
     std::vector<Cursor> cursors(queues);
     std::vector<Place> places(queues, kDone);
     // The head's key: its share, or 1 for a head that borrows and 0 for one that does not.
     auto place = [&](const Cursor& c) {
       if (c.head < 0) return kDone;
-      RequestBook& k = request_books_[pending_book_[c.head].request];  // one per change_
+      RequestBook& k = request_books_[c.request];  // one per change_
       if (k.key_change != change_) {
         k.key = kFair ? HeadShare(c.head) : HeadBorrows(c.head) ? 1 : 0;
         k.key_change = change_;
@@ -1243,9 +1245,10 @@ class BaselinePolicy : public Policy {
       Cursor& c = cursors[q];
       c.head = -1;
       for (; c.rank >= 0; --c.rank, c.next = 0) {
-        const std::vector<int32_t>& list = pending_lists_[q * ranks + c.rank];
+        const std::vector<PendingJob>& list = pending_lists_[q * ranks + c.rank];
         if (c.next < list.size()) {
-          c.head = list[c.next];
+          c.head = list[c.next].id;
+          c.request = list[c.next].request;
           break;
         }
       }
@@ -1261,13 +1264,20 @@ class BaselinePolicy : public Policy {
         for (int32_t q = 0; q < queues; ++q) places[q] = place(cursors[q]);
         placed_at = change_;
       }
-      const int32_t best =
-          static_cast<int32_t>(std::min_element(places.begin(), places.end()) - places.begin());
-      if (places[best] == kDone) return;
+      // The first smallest place, without a branch to mispredict (which queue's head goes next
+      // is close to random): a conditional move per queue.
+      int32_t best = 0;
+      Place least = places[0];
+      for (int32_t q = 1; q < queues; ++q) {
+        const bool less = places[q] < least;
+        least = less ? places[q] : least;
+        best = less ? q : best;
+      }
+      if (least == kDone) return;
       Cursor& c = cursors[best];
       const int32_t head = c.head;
       ++c.next;
-      if (!TryAdmit(head, view, actions) && quota_.StrictFifo(best)) {
+      if (!TryAdmit(head, c.request, view, actions) && quota_.StrictFifo(best)) {
         c.rank = -1;  // a StrictFIFO queue stops at its first refusal
       }
       take_head(best);
@@ -1637,22 +1647,31 @@ class BaselinePolicy : public Policy {
     Start(id, actions);
   }
 
+  // A request identical to one refused since the last change is refused again (the same quota
+  // checks, the same placement and preemption searches on the same state). Most pending jobs of
+  // a busy cluster end here, in every cycle. Records what the job's own refused preemption
+  // search would have recorded.
+  bool RefusedAgain(int32_t id, int32_t request) {
+    const RequestBook& refusal = request_books_[request];
+    if (!options_.skip_repeated_refusals || refusal.refusal_change != change_) return false;
+    int64_t& preempt_epoch = preempt_epochs_[id];
+    if (!refusal.preempt_searched && preempt_epoch != epoch_) return false;
+    preempt_epoch = epoch_;
+    if (options_.skipped_refusals != nullptr) ++*options_.skipped_refusals;
+    return true;
+  }
+
   // Admission of one pending job. Quota only for first-fit (Kueue without TAS; placement happens
   // later in kube-scheduler); quota plus placement for the topology-aware schedulers.
-  bool TryAdmit(int32_t id, const CycleView& view, std::vector<Action>& actions) {
-    PendingBook& b = pending_book_[id];
-    // A request identical to one refused since the last change is refused again (the same
-    // quota checks, the same placement and preemption searches on the same state). Most
-    // pending jobs of a busy cluster end here, in every cycle.
-    RequestBook& refusal = request_books_[b.request];
-    if (options_.skip_repeated_refusals && refusal.refusal_change == change_ &&
-        (refusal.preempt_searched || b.preempt_epoch == epoch_)) {
-      b.preempt_epoch = epoch_;  // what its own refused preemption search would have recorded
-      if (options_.skipped_refusals != nullptr) ++*options_.skipped_refusals;
-      return false;
-    }
+  // `request` is pending_book_[id].request, which the caller has at hand: most calls end at
+  // request_books_ and only write the job's own book.
+  bool TryAdmit(int32_t id, int32_t request, const CycleView& view,
+                std::vector<Action>& actions) {
+    if (RefusedAgain(id, request)) return false;
+    int64_t& preempt_epoch = preempt_epochs_[id];
+    RequestBook& refusal = request_books_[request];
     const int64_t change = change_;
-    const bool gated = b.preempt_epoch == epoch_;  // its own search already failed this epoch
+    const bool gated = preempt_epoch == epoch_;  // its own search already failed this epoch
     const bool admitted = TryAdmitAnew(id, view, actions);
     if (admitted) {
       ++change_;
@@ -1690,9 +1709,9 @@ class BaselinePolicy : public Policy {
       }
     }
     // Preemption is retried only when something changed since the last failed attempt.
-    if (pending_book_[id].preempt_epoch == epoch_) return false;
+    if (preempt_epochs_[id] == epoch_) return false;
     const bool done = Preempt(id, view, actions);
-    if (!done) pending_book_[id].preempt_epoch = epoch_;
+    if (!done) preempt_epochs_[id] = epoch_;
     return done;
   }
 
@@ -1990,6 +2009,9 @@ class BaselinePolicy : public Policy {
   QuotaBook quota_;
   std::vector<JobBook> state_;
   std::vector<PendingBook> pending_book_;
+  // Per job, epoch_ of its last preemption attempt that found nothing. Apart from PendingBook:
+  // the heads pass writes it for nearly every pending job and reads nothing else of the book.
+  std::vector<int64_t> preempt_epochs_;
   std::set<int32_t> waiting_;
   // Per node group, per priority (ascending): its running jobs, ids ascending.
   std::vector<std::map<int32_t, std::vector<int32_t>>> running_;
@@ -2017,7 +2039,11 @@ class BaselinePolicy : public Policy {
   int64_t seq_ = 0;  // counts releases of capacity and starts, for Idle()
   std::vector<int32_t> priorities_;  // the trace's distinct priorities, ascending
   // Cycle's pending jobs, per queue and priority rank (queue * ranks + rank), in submit order
-  std::vector<std::vector<int32_t>> pending_lists_;
+  struct PendingJob {
+    int32_t id;
+    int32_t request;  // pending_book_[id].request, so that the pass need not read the book
+  };
+  std::vector<std::vector<PendingJob>> pending_lists_;
   std::vector<UnitStamps> group_stamps_, domain_stamps_, node_stamps_;
 };
 
