@@ -706,13 +706,17 @@ absl::Status DecodePod(value& root, Context& cx, Pod* pod) {
     if (Is(key, "metadata")) return ReadMeta(item, cx, &pod->meta);
     if (Is(key, "spec")) return DecodePodSpec(item, cx, pod);
     if (Is(key, "status")) {
-      bool seen_phase = false, seen_conditions = false;
+      bool seen_phase = false, seen_conditions = false, seen_ip = false;
       return ForEachField(
           item, "status",
           [&](const raw_json_string& k, value& field) {
             if (Is(k, "phase")) {
               seen_phase = true;
               return ReadString(field, "status.phase", cx, &pod->phase);
+            }
+            if (Is(k, "podIP")) {
+              seen_ip = true;
+              return ReadString(field, "status.podIP", &pod->pod_ip);
             }
             if (Is(k, "conditions")) {
               seen_conditions = true;
@@ -723,7 +727,9 @@ absl::Status DecodePod(value& root, Context& cx, Pod* pod) {
             }
             return absl::OkStatus();
           },
-          [&] { return seen_phase && seen_conditions; });
+          // podIP follows phase and conditions in the API server's field order; a pod without
+          // one (not started yet) is read to the end of its status.
+          [&] { return seen_phase && seen_conditions && seen_ip; });
     }
     return absl::OkStatus();
   });

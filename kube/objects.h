@@ -150,6 +150,8 @@ struct Pod {
   InternedString phase;  // Pending, Running, Succeeded, Failed, Unknown
   InternedString priority_class_name;
   int32_t priority = 0;
+  // status.podIP: empty until the kubelet gives the pod its sandbox's address.
+  std::string pod_ip;
   // The Ready condition is True.
   bool ready = false;
   // The PodScheduled condition is False (reason Unschedulable), as kube-scheduler reports.

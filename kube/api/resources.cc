@@ -43,5 +43,12 @@ const Resource& Services() {
       new Resource{.group = "", .version = "v1", .plural = "services", .kind = "Service"};
   return *r;
 }
+const Resource& EndpointSlices() {
+  static const Resource* const r = new Resource{.group = "discovery.k8s.io",
+                                                .version = "v1",
+                                                .plural = "endpointslices",
+                                                .kind = "EndpointSlice"};
+  return *r;
+}
 
 }  // namespace kube

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <utility>
 
 #include "absl/strings/numbers.h"
@@ -445,10 +446,7 @@ absl::StatusOr<std::string> BuildHeadlessService(const kube::TrainingJob& job,
 
   Value spec(rapidjson::kObjectType);
   spec.AddMember("clusterIP", "None", alloc);
-  Value selector(rapidjson::kObjectType);
-  selector.AddMember(kube::JsonString(kJobLabel, alloc), kube::JsonString(job.meta.name, alloc),
-                     alloc);
-  spec.AddMember("selector", selector, alloc);
+  // No selector: the operator writes the Service's EndpointSlices (BuildEndpointSlices).
   spec.AddMember("publishNotReadyAddresses", true, alloc);
   Value port(rapidjson::kObjectType);
   port.AddMember("name", "master", alloc);
@@ -460,6 +458,90 @@ absl::StatusOr<std::string> BuildHeadlessService(const kube::TrainingJob& job,
   spec.AddMember("ports", ports, alloc);
   service.AddMember("spec", spec, alloc);
   return kube::ToJson(service);
+}
+
+absl::StatusOr<std::vector<EndpointSliceBody>> BuildEndpointSlices(const kube::TrainingJob& job,
+                                                                   std::vector<RankAddress> ranks,
+                                                                   int32_t master_port) {
+  RETURN_IF_ERROR(CheckIdentity(job));
+  RETURN_IF_ERROR(CheckPort(master_port));
+  std::sort(ranks.begin(), ranks.end(),
+            [](const RankAddress& a, const RankAddress& b) { return a.rank < b.rank; });
+  for (size_t i = 1; i < ranks.size(); ++i) {
+    if (ranks[i].rank == ranks[i - 1].rank) {
+      return Invalid("ranks", fmt::format("rank {} is given twice", ranks[i].rank));
+    }
+  }
+  // The uid's first letters and digits tell this job's slices from a same-named predecessor's.
+  std::string uid_prefix;
+  for (char c : job.meta.uid) {
+    if (uid_prefix.size() == 8) break;
+    if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) uid_prefix.push_back(c);
+  }
+  // (address type, slice index) -> ranks, in rank order.
+  std::map<std::pair<std::string_view, int32_t>, std::vector<const RankAddress*>> groups;
+  for (const RankAddress& r : ranks) {
+    if (r.ip.empty()) continue;
+    const std::string_view family = r.ip.find(':') == std::string::npos ? "IPv4" : "IPv6";
+    groups[{family, r.rank / kRanksPerEndpointSlice}].push_back(&r);
+  }
+  std::vector<EndpointSliceBody> slices;
+  for (const auto& [group, members] : groups) {
+    const auto& [family, index] = group;
+    std::string name = fmt::format("{}-{}-{}-{}", job.meta.name, uid_prefix,
+                                   family == "IPv4" ? "ipv4" : "ipv6", index);
+    rapidjson::Document slice =
+        kube::NewApiObject("discovery.k8s.io/v1", "EndpointSlice", name, job.meta.namespace_);
+    Alloc& alloc = slice.GetAllocator();
+    Value& meta = slice["metadata"];
+    SetOwnership(job, meta, alloc);
+    Value& labels = kube::ObjectMember(meta, "labels", alloc);
+    kube::SetMember(labels, "kubernetes.io/service-name", kube::JsonString(job.meta.name, alloc),
+                    alloc);
+    kube::SetMember(labels, "endpointslice.kubernetes.io/managed-by",
+                    kube::JsonString(kEndpointSliceManagedBy, alloc), alloc);
+    slice.AddMember("addressType", kube::JsonString(family, alloc), alloc);
+    Value port(rapidjson::kObjectType);
+    port.AddMember("name", "master", alloc);
+    port.AddMember("protocol", "TCP", alloc);
+    port.AddMember("port", master_port, alloc);
+    Value ports(rapidjson::kArrayType);
+    ports.PushBack(port, alloc);
+    slice.AddMember("ports", ports, alloc);
+    Value endpoints(rapidjson::kArrayType);
+    for (const RankAddress* r : members) {
+      Value endpoint(rapidjson::kObjectType);
+      Value addresses(rapidjson::kArrayType);
+      addresses.PushBack(kube::JsonString(r->ip, alloc), alloc);
+      endpoint.AddMember("addresses", addresses, alloc);
+      // publishNotReadyAddresses: kube-controller-manager marks every such address ready.
+      Value conditions(rapidjson::kObjectType);
+      conditions.AddMember("ready", true, alloc);
+      conditions.AddMember("serving", true, alloc);
+      conditions.AddMember("terminating", false, alloc);
+      endpoint.AddMember("conditions", conditions, alloc);
+      // The pod's spec.hostname (BuildPod): the name DNS gives the rank under the Service.
+      endpoint.AddMember(
+          "hostname", kube::JsonString(fmt::format("{}-{}", job.meta.name, r->rank), alloc), alloc);
+      if (!r->node.empty()) endpoint.AddMember("nodeName", kube::JsonString(r->node, alloc), alloc);
+      Value target(rapidjson::kObjectType);
+      target.AddMember("kind", "Pod", alloc);
+      target.AddMember("namespace", kube::JsonString(job.meta.namespace_, alloc), alloc);
+      target.AddMember("name", kube::JsonString(r->pod, alloc), alloc);
+      if (!r->uid.empty()) target.AddMember("uid", kube::JsonString(r->uid, alloc), alloc);
+      endpoint.AddMember("targetRef", target, alloc);
+      endpoints.PushBack(endpoint, alloc);
+    }
+    slice.AddMember("endpoints", endpoints, alloc);
+    // FNV-1a over the slice as written so far: name, owner, labels and every endpoint.
+    uint64_t h = 14695981039346656037ull;
+    for (unsigned char c : kube::ToJson(slice)) h = (h ^ c) * 1099511628211ull;
+    std::string hash = fmt::format("{:016x}", h);
+    Value& annotations = kube::ObjectMember(meta, "annotations", alloc);
+    kube::SetMember(annotations, kEndpointsHashAnnotation, kube::JsonString(hash, alloc), alloc);
+    slices.push_back({.name = std::move(name), .json = kube::ToJson(slice), .hash = std::move(hash)});
+  }
+  return slices;
 }
 
 }  // namespace phalanx::controller

@@ -1,4 +1,4 @@
-// The pods and the headless Service of an admitted TrainingJob, as the JSON the operator sends to
+// The pods, the headless Service and its EndpointSlices of an admitted TrainingJob, as the JSON the operator sends to
 // the API server. Pure: no I/O, no clock; the job controller decides when to create what, these
 // functions only say what it is.
 //
@@ -9,6 +9,8 @@
 //   for (int rank = 0; rank < ctx.world_size; ++rank) {
 //     ASSIGN_OR_RETURN(std::string pod, BuildPod(job, ctx, rank));   // POST .../pods
 //   }
+//
+//   ASSIGN_OR_RETURN(auto slices, BuildEndpointSlices(job, addresses));  // once pods have IPs
 //
 // Pod `<job>-<rank>` is spec.template with: labels phalanx.dev/job, phalanx.dev/rank and
 // phalanx.dev/restart; an owner reference to the job; schedulerName "phalanx"; hostname
@@ -70,11 +72,50 @@ struct PodContext {
 absl::StatusOr<std::string> BuildPod(const kube::TrainingJob& job, const PodContext& ctx,
                                      int rank);
 
-// The headless Service `<job>` that gives every rank a DNS name: clusterIP None, selector
-// phalanx.dev/job=<job>, publishNotReadyAddresses (rank 0 must resolve before it is Ready: the
-// other ranks connect to it while it starts), port `master_port`, owned by the job.
-// InvalidArgument for a job without name, namespace or uid, or a port outside 1..65535.
+// The headless Service `<job>` that gives every rank a DNS name: clusterIP None, no selector,
+// publishNotReadyAddresses, port `master_port`, owned by the job. Without a selector
+// kube-controller-manager's endpoint controllers leave it alone; the operator publishes its
+// addresses itself (BuildEndpointSlices). InvalidArgument for a job without name, namespace or
+// uid, or a port outside 1..65535.
 absl::StatusOr<std::string> BuildHeadlessService(const kube::TrainingJob& job,
                                                  int32_t master_port = kDefaultMasterPort);
+
+// A rank's pod as the job's EndpointSlices list it.
+struct RankAddress {
+  int32_t rank = 0;
+  std::string pod;   // metadata.name
+  std::string uid;   // metadata.uid, for the endpoint's targetRef
+  std::string ip;    // status.podIP
+  std::string node;  // spec.nodeName; may be empty
+};
+
+// One EndpointSlice of a job, ready for a server-side apply.
+struct EndpointSliceBody {
+  std::string name;
+  std::string json;
+  // A hash of everything the slice says, also its annotation kEndpointsHashAnnotation: equal
+  // hashes, equal slices, so a slice already written is not written again.
+  std::string hash;
+};
+
+// The API allows 1,000 endpoints in one EndpointSlice; ranks [1000k, 1000k + 999] go in slice k.
+inline constexpr int32_t kRanksPerEndpointSlice = 1000;
+// Label endpointslice.kubernetes.io/managed-by of the operator's slices (kube-controller-manager
+// writes "endpointslice-controller.k8s.io" on its own).
+inline constexpr std::string_view kEndpointSliceManagedBy = "phalanx-operator.phalanx.dev";
+inline constexpr std::string_view kEndpointsHashAnnotation = "phalanx.dev/endpoints-hash";
+
+// The EndpointSlices of the job's headless Service `<job>`, what kube-controller-manager would
+// write for a Service selecting the ranks' pods with publishNotReadyAddresses: every address
+// ready and serving, hostname `<job>-<rank>` (so `<job>-<rank>.<job>.<namespace>.svc` resolves),
+// the pod's node and a targetRef to it; port `master` = master_port. Labelled
+// kubernetes.io/service-name=<job>, endpointslice.kubernetes.io/managed-by=kEndpointSliceManagedBy
+// and phalanx.dev/job, owned by the job. Named `<job>-<uid prefix>-<ipv4|ipv6>-<k>`: a job
+// deleted and applied again under the same name never shares a slice with its predecessor.
+// Ranks without an IP are left out; no ranks, no slices. InvalidArgument for a job without
+// name, namespace or uid, a bad port, or a rank given twice.
+absl::StatusOr<std::vector<EndpointSliceBody>> BuildEndpointSlices(
+    const kube::TrainingJob& job, std::vector<RankAddress> ranks,
+    int32_t master_port = kDefaultMasterPort);
 
 }  // namespace phalanx::controller

@@ -111,10 +111,44 @@ absl::Status JobController::LoadServices() {
   return absl::OkStatus();
 }
 
+absl::Status JobController::LoadEndpointSlices() {
+  ASSIGN_OR_RETURN(
+      kube::ListResult list,
+      client_.List(kube::EndpointSlices(), "",
+                   {.label_selector = "endpointslice.kubernetes.io/managed-by=" +
+                                      std::string(controller::kEndpointSliceManagedBy)}));
+  std::map<std::string, WrittenSlices> found;
+  for (const std::string& item : list.items) {
+    ASSIGN_OR_RETURN(kube::RawObject slice, kube::Decode<kube::RawObject>(item));
+    const std::string* job = slice.meta.labels.Find(std::string(kJobLabel));
+    const std::string* hash =
+        slice.meta.annotations.Find(std::string(controller::kEndpointsHashAnnotation));
+    const kube::OwnerReference* owner = slice.meta.ControllerRef();
+    if (job == nullptr || owner == nullptr) continue;
+    WrittenSlices& written = found[slice.meta.namespace_ + "/" + *job];
+    // Slices of two jobs of one name (the older one's not collected yet): whichever is kept,
+    // the job's reconcile applies its own if the uid is not its (SyncEndpoints).
+    if (!written.uid.empty() && written.uid != owner->uid.str()) continue;
+    written.uid = owner->uid.str();
+    written.hashes[slice.meta.name] = hash == nullptr ? std::string() : *hash;
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    for (auto& [key, written] : found) slices_.try_emplace(key, std::move(written));
+  }
+  spdlog::info("{} TrainingJob EndpointSlices exist, of {} jobs", list.items.size(), found.size());
+  return absl::OkStatus();
+}
+
 void JobController::Run(const kube::Cancellation& stop, int workers) {
   if (absl::Status loaded = LoadServices(); !loaded.ok()) {
     spdlog::warn("listing Services: {}; each admitted job's Service is created again (409 if it "
                  "exists; the operator's RBAC needs list on services)",
+                 loaded);
+  }
+  if (absl::Status loaded = LoadEndpointSlices(); !loaded.ok()) {
+    spdlog::warn("listing EndpointSlices: {}; each admitted job's slices are applied again (the "
+                 "operator's RBAC needs list on endpointslices.discovery.k8s.io)",
                  loaded);
   }
   int id = stop.OnCancel([this] { queue_.ShutDown(); });
@@ -181,9 +215,72 @@ absl::Status JobController::CheckExistingService(const kube::ObjectMeta& job) {
   return status;
 }
 
+absl::Status JobController::SyncEndpoints(const kube::TrainingJob& job,
+                                          std::vector<controller::RankAddress> ranks) {
+  const std::string key = job.meta.Key();
+  std::map<std::string, std::string> written;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = slices_.find(key);
+    // Another uid: an earlier job of this name, whose slices go with it (owner references).
+    if (it != slices_.end() && it->second.uid == job.meta.uid) written = it->second.hashes;
+  }
+  if (ranks.empty() && written.empty()) return absl::OkStatus();
+  ASSIGN_OR_RETURN(std::vector<controller::EndpointSliceBody> wanted,
+                   controller::BuildEndpointSlices(job, std::move(ranks)));
+  std::map<std::string, std::string> now;  // what exists once this step is done
+  absl::Status first_error;
+  auto count = [&](std::string_view op, const absl::Status& s) {
+    metrics_.endpoint_slice_writes_total.WithLabels({std::string(op), s.ok() ? "ok" : "error"})
+        .Inc();
+    if (!s.ok() && first_error.ok()) first_error = s;
+  };
+  for (controller::EndpointSliceBody& slice : wanted) {
+    auto it = written.find(slice.name);
+    if (it != written.end() && it->second == slice.hash) {
+      now.insert(*it);
+      continue;
+    }
+    absl::Status s = client_
+                         .Patch(kube::EndpointSlices(), job.meta.namespace_, slice.name,
+                                kube::PatchType::kApply, slice.json,
+                                {.field_manager = std::string(kJobFieldManager), .force = true})
+                         .status();
+    count("apply", s);
+    if (s.ok()) {
+      now[slice.name] = slice.hash;
+    } else {
+      RecordFailedCreate(job.meta, "EndpointSlice", slice.name, s);
+      if (it != written.end()) now.insert(*it);  // unchanged, as far as we know
+    }
+  }
+  for (const auto& [name, hash] : written) {
+    if (now.count(name) != 0) continue;
+    bool still_wanted = false;
+    for (const controller::EndpointSliceBody& slice : wanted) still_wanted |= slice.name == name;
+    if (still_wanted) continue;  // its apply failed above; retried with the job
+    absl::Status s = client_.Delete(kube::EndpointSlices(), job.meta.namespace_, name);
+    if (absl::IsNotFound(s)) s = absl::OkStatus();
+    count("delete", s);
+    if (!s.ok()) now[name] = hash;  // still there: deleted on the next try
+  }
+  absl::MutexLock lock(&mu_);
+  if (now.empty()) {
+    slices_.erase(key);
+  } else {
+    slices_[key] = {.uid = job.meta.uid, .hashes = std::move(now)};
+  }
+  return first_error;
+}
+
 absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std::string& key) {
   std::shared_ptr<const kube::RawObject> raw = informers_.jobs.Get(key);
-  if (raw == nullptr) return std::nullopt;  // gone; its pods and Service are garbage-collected
+  if (raw == nullptr) {
+    // Gone; its pods, Service and EndpointSlices are garbage-collected.
+    absl::MutexLock lock(&mu_);
+    slices_.erase(key);
+    return std::nullopt;
+  }
   ASSIGN_OR_RETURN(kube::TrainingJob job, kube::DecodeTrainingJob(raw->json));
   const kube::ObjectMeta& meta = job.meta;
   const absl::Time now_time = absl::Now();
@@ -269,6 +366,7 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
   // --- finished: nothing runs; ttl ------------------------------------------------------------
   if (Finished(job.status.phase)) {
     RETURN_IF_ERROR(delete_pods([](const kube::Pod& p) { return !Terminal(p); }));
+    RETURN_IF_ERROR(SyncEndpoints(job, {}));
     if (!job.ttl_seconds_after_finished) return std::nullopt;
     int64_t done = ParseUnixSeconds(current.completion_time);
     absl::Time expiry = absl::FromUnixSeconds(done) + absl::Seconds(*job.ttl_seconds_after_finished);
@@ -295,6 +393,7 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
                              "the gang is not admitted: its pods were deleted"));
     }
     RETURN_IF_ERROR(write());
+    RETURN_IF_ERROR(SyncEndpoints(job, {}));
     return std::nullopt;
   }
 
@@ -527,6 +626,17 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
     }
   }
   RETURN_IF_ERROR(write());
+  // After the status: a slice the API server refuses must not hold back the job's phase.
+  std::vector<controller::RankAddress> addresses;
+  for (const auto& [rank, pod] : ranks) {
+    if (pod->pod_ip.empty() || Terminal(*pod)) continue;
+    addresses.push_back({.rank = rank,
+                         .pod = pod->meta.name,
+                         .uid = pod->meta.uid,
+                         .ip = pod->pod_ip,
+                         .node = pod->node_name.str()});
+  }
+  RETURN_IF_ERROR(SyncEndpoints(job, std::move(addresses)));
   return recheck;
 }
 

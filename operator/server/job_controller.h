@@ -1,4 +1,5 @@
-// The lifecycle of an admitted TrainingJob: its headless Service and one pod per rank built by
+// The lifecycle of an admitted TrainingJob: its headless Service, the Service's EndpointSlices
+// (the ranks' addresses) and one pod per rank built by
 // operator/controller/pod_builder.h, phases from the pods, gang restarts after a failed pod up to
 // spec.failurePolicy.maxRestarts, success by spec.successPolicy (All | RankZero), the pods of a
 // suspended, evicted or finished job deleted, ttlSecondsAfterFinished, and the finalizer that
@@ -11,10 +12,12 @@
 // admission controller's: this controller only reads it.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
@@ -23,6 +26,7 @@
 #include "kube/event_recorder.h"
 #include "kube/workqueue.h"
 #include "kube/write_gate.h"
+#include "operator/controller/pod_builder.h"
 #include "operator/server/create_expectations.h"
 #include "operator/server/informers.h"
 #include "operator/server/operator_metrics.h"
@@ -56,6 +60,12 @@ class JobController {
   // each). Best effort: on an error every Service is created again (409 is harmless).
   absl::Status LoadServices();
 
+  // Lists the EndpointSlices this operator wrote (label endpointslice.kubernetes.io/managed-by)
+  // and remembers each job's by name and content hash, so that after a restart a slice that is
+  // current is not written again and one no longer wanted is deleted. Best effort: on an error
+  // every admitted job's slices are applied again (the same content; harmless).
+  absl::Status LoadEndpointSlices();
+
   // One step for the job `namespace/name`. Returns when to look again (nullopt: on the next
   // event); an error is retried with backoff.
   absl::StatusOr<std::optional<absl::Duration>> Reconcile(const std::string& key);
@@ -69,6 +79,12 @@ class JobController {
   // the job is retried with backoff. An earlier job of the same name whose Service the garbage
   // collector has not removed yet, or a user's Service, must not stand in for the job's own.
   absl::Status CheckExistingService(const kube::ObjectMeta& job);
+
+  // Brings the job's EndpointSlices to `ranks` (controller::BuildEndpointSlices): applies the
+  // slices whose content differs from what this controller last wrote, deletes the ones no
+  // longer wanted. No ranks and nothing written: no request at all.
+  absl::Status SyncEndpoints(const kube::TrainingJob& job,
+                             std::vector<controller::RankAddress> ranks);
 
   // A Warning event FailedCreate on the job naming the object and the API server's answer.
   void RecordFailedCreate(const kube::ObjectMeta& job, std::string_view kind,
@@ -86,6 +102,12 @@ class JobController {
   kube::WorkQueue queue_;
   absl::Mutex mu_;
   std::set<std::string> services_;  // job uids whose Service exists
+  // The EndpointSlices written for each job (by key): the job's uid, then slice name -> hash.
+  struct WrittenSlices {
+    std::string uid;
+    std::map<std::string, std::string> hashes;
+  };
+  std::map<std::string, WrittenSlices> slices_;
   // Pods created whose informer event has not arrived: not created twice (create_expectations.h).
   CreateExpectations expected_pods_;
 };

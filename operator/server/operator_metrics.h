@@ -103,7 +103,12 @@ struct OperatorMetrics {
         status_writes_total(r.AddCounter(
             "phalanx_status_writes_total",
             "Status and metadata writes to the API server, by object kind and result.",
-            {"kind", "result"})) {
+            {"kind", "result"})),
+        endpoint_slice_writes_total(r.AddCounter(
+            "phalanx_endpoint_slice_writes_total",
+            "Writes of the TrainingJobs' EndpointSlices (the ranks' addresses under each job's "
+            "headless Service), by operation (apply, delete) and result (ok, error).",
+            {"op", "result"})) {
     r.AddCallbackGaugeFamily(
         "phalanx_oldest_pending_workload_timestamp_seconds",
         "Unix time since which the longest-waiting pending TrainingJob of each ClusterTrainingQueue has "
@@ -133,6 +138,7 @@ struct OperatorMetrics {
   metrics::Family<metrics::Counter>& node_failures_total;
   metrics::Family<metrics::Counter>& node_replacements_total;
   metrics::Family<metrics::Counter>& status_writes_total;
+  metrics::Family<metrics::Counter>& endpoint_slice_writes_total;
   OldestPending oldest_pending;
 };
 

@@ -86,6 +86,10 @@ $OP_SA create pods -n team-llm
 $OP_SA patch trainingjobs.phalanx.dev --subresource=status -n team-llm
 $OP_SA list services -A
 $OP_SA get services -n team-llm
+$OP_SA list endpointslices.discovery.k8s.io -A
+$OP_SA patch endpointslices.discovery.k8s.io -n team-llm
+$OP_SA create endpointslices.discovery.k8s.io -n team-llm
+$OP_SA delete endpointslices.discovery.k8s.io -n team-llm
 $SCHED_SA create pods --subresource=binding -n team-llm
 PROBES
 notes_yaml=$(helm_ get notes phalanx | sed -n "/^kubectl apply -f - <<'YAML'/,/^YAML$/p" | sed '1d;$d')

@@ -3,7 +3,8 @@
 # p5.48xlarge nodes, a real kube-scheduler calling phalanx-scheduler's extender, and
 # phalanx-operator from build/), on a private cluster. What issue #11 promises a user:
 #   1. the example 64-GPU TrainingJob lands all 8 pods in one layer-3 block in rank order,
-#      Running, with the torchrun environment right on every pod and its headless Service;
+#      Running, with the torchrun environment right on every pod and its headless Service, whose
+#      EndpointSlices (written by the operator) list every rank's hostname and IP;
 #   2. two gangs that cannot both fit: one runs whole, the other waits whole with a reason, and
 #      starts when the first finishes;
 #   3. a failed pod restarts the gang; after maxRestarts the job fails and frees its nodes;
@@ -49,6 +50,27 @@ done
   fail "pods span layer-3 blocks: ${blocks[*]}"
 [[ $(kc -n $NS get service $J -o jsonpath='{.spec.clusterIP}') == None ]] && pass "headless Service $J exists" ||
   fail "no headless Service $J"
+# The Service has no selector; the operator publishes the ranks' addresses in its EndpointSlices
+# (what DNS reads for <job>-<rank>.<job>.<ns>.svc): hostname <job>-<rank> -> that pod's IP.
+slice_addresses() {  # ns job -> sorted "hostname ip" of the Service's EndpointSlices
+  kc -n "$1" get endpointslices -l "kubernetes.io/service-name=$2" -o json |
+    jq -r '.items[].endpoints[]? | "\(.hostname) \(.addresses[0])"' | sort
+}
+pod_addresses() {  # ns job -> sorted "pod ip" of its pods that have an IP and still run
+  pods_of "$1" "$2" | jq -r '.items[] | select(.status.podIP and .metadata.deletionTimestamp == null and
+    (.status.phase == "Running" or .status.phase == "Pending")) | "\(.metadata.name) \(.status.podIP)"' | sort
+}
+slices_match() {  # ns job count: the slices list exactly the count running pods, by hostname and IP
+  local want got
+  want=$(pod_addresses "$1" "$2") got=$(slice_addresses "$1" "$2")
+  [[ $(grep -c . <<<"$want") == "$3" && "$got" == "$want" ]]
+}
+eventually 30 slices_match $NS $J 8 && pass "the EndpointSlices of $J list its 8 ranks: $(slice_addresses $NS $J | head -2 | tr '\n' ';')..." ||
+  fail "EndpointSlices of $J: '$(slice_addresses $NS $J | tr '\n' ';')' against pods '$(pod_addresses $NS $J | tr '\n' ';')'"
+[[ $(kc -n $NS get service $J -o jsonpath='{.spec.selector}') == "" ]] &&
+  [[ $(kc -n $NS get endpointslices -l "kubernetes.io/service-name=$J" -o jsonpath='{.items[*].metadata.labels.endpointslice\.kubernetes\.io/managed-by}') == phalanx-operator.phalanx.dev ]] &&
+  pass "the Service has no selector and its only EndpointSlice is the operator's (kube-controller-manager writes none)" ||
+  fail "Service selector '$(kc -n $NS get service $J -o jsonpath='{.spec.selector}')', slices managed by '$(kc -n $NS get endpointslices -l "kubernetes.io/service-name=$J" -o jsonpath='{.items[*].metadata.labels}')'"
 [[ $(cond $NS $J Admitted) == "True Admitted:"* ]] && pass "Admitted condition: $(cond $NS $J Admitted)" ||
   fail "Admitted condition: '$(cond $NS $J Admitted)'"
 kc -n $NS get events --field-selector involvedObject.name=$J -o jsonpath='{.items[*].reason}' | grep -qw Admitted &&
@@ -81,11 +103,15 @@ eventually 60 bash -c "[[ \$(kubectl --kubeconfig=$PHALANX_KUBECONFIG -n ${secon
   pass "a failed pod restarted the gang (status.restarts 1)" || fail "no restart after a failed pod"
 restarted() { [[ $(pods_of "${second[@]}" | jq '[.items[] | select(.metadata.labels["phalanx.dev/restart"]=="1" and .status.phase=="Running")] | length') == 8 ]]; }
 eventually 90 restarted && pass "the new gang (restart label 1) is Running on 8 pods" || fail "the restarted gang is not Running"
+eventually 30 slices_match "${second[@]}" 8 && pass "the EndpointSlices follow the restarted gang's new pods and IPs" ||
+  fail "EndpointSlices after the restart: '$(slice_addresses "${second[@]}" | tr '\n' ';')' against '$(pod_addresses "${second[@]}" | tr '\n' ';')'"
 set_pod_phase "${second[0]}" "${second[1]}-5" Failed
 eventually 60 phase_is "${second[@]}" Failed && pass "after maxRestarts the job Failed: $(cond "${second[@]}" Failed)" ||
   fail "phase '$(phase "${second[@]}")' after a failure past maxRestarts"
 eventually 60 bash -c "[[ \$(kubectl --kubeconfig=$PHALANX_KUBECONFIG -n ${second[0]} get pods -l phalanx.dev/job=${second[1]} -o json | jq '[.items[] | select(.status.phase==\"Running\" or .status.phase==\"Pending\")] | length') == 0 ]]" &&
   pass "no pod of the failed job still runs" || fail "pods of the failed job still run"
+eventually 30 bash -c "[[ -z \$(kubectl --kubeconfig=$PHALANX_KUBECONFIG -n ${second[0]} get endpointslices -l kubernetes.io/service-name=${second[1]} -o name) ]]" &&
+  pass "the failed job's EndpointSlices are deleted" || fail "EndpointSlices of the failed job remain: $(slice_addresses "${second[@]}" | tr '\n' ';')"
 
 # --- 4. bad input ------------------------------------------------------------------------
 kc -n team-llm apply -f - >/dev/null <<YAML
@@ -117,6 +143,8 @@ eventually 90 phase_is team-vision after-bad Running && pass "a good job is stil
 kc -n team-vision patch trainingjob after-bad --type=merge -p '{"spec":{"suspend":true}}' >/dev/null
 eventually 60 phase_is team-vision after-bad Suspended && eventually 60 npods_is team-vision after-bad 0 &&
   pass "suspend: phase Suspended, pods deleted" || fail "suspend: phase '$(phase team-vision after-bad)', $(npods team-vision after-bad) pods"
+eventually 30 bash -c "[[ -z \$(kubectl --kubeconfig=$PHALANX_KUBECONFIG -n team-vision get endpointslices -l kubernetes.io/service-name=after-bad -o name) ]]" &&
+  pass "suspend: the EndpointSlices are deleted with the pods" || fail "suspended job's EndpointSlices remain: $(slice_addresses team-vision after-bad | tr '\n' ';')"
 [[ $(jq_job team-vision after-bad '.status.admission // "none"') == none ]] && pass "suspend cleared status.admission" ||
   fail "suspended job still admitted"
 kc -n team-vision patch trainingjob after-bad --type=merge -p '{"spec":{"suspend":false}}' >/dev/null
@@ -158,6 +186,11 @@ for i in 1 2 3 4; do
   eventually 90 phase_is team-vision burst-$i Running || fail "burst-$i not Running after the restart: $(cond team-vision burst-$i Queued)"
 done
 pass "all 4 jobs applied around the crash are Running"
+for i in 1 2 3 4; do
+  eventually 30 slices_match team-vision burst-$i 1 ||
+    fail "burst-$i's EndpointSlice after the restart: '$(slice_addresses team-vision burst-$i)' against '$(pod_addresses team-vision burst-$i)'"
+done
+pass "their EndpointSlices list each job's pod and IP"
 out=$(check_invariants) && pass "invariants hold: every admitted job has exactly its pods on its nodes, no node over-committed" ||
   fail "invariants broken: $out"
 grep -q "acquired lease" "$OPLOG" && pass "the restarted operator acquired the Lease" || fail "no lease acquisition in $OPLOG"
@@ -166,6 +199,9 @@ grep -q "acquired lease" "$OPLOG" && pass "the restarted operator acquired the L
 loaded=$(grep -o '[0-9]* TrainingJob Services exist' "$OPLOG" | tail -1)
 [[ ${loaded%% *} -gt 0 ]] && pass "the restarted operator read the Services that exist: '$loaded'" ||
   fail "no 'TrainingJob Services exist' line with a count > 0 in $OPLOG: '$loaded'"
+loaded_slices=$(grep -o '[0-9]* TrainingJob EndpointSlices exist' "$OPLOG" | tail -1)
+[[ ${loaded_slices%% *} -gt 0 ]] && pass "the restarted operator read the EndpointSlices it wrote: '$loaded_slices'" ||
+  fail "no 'TrainingJob EndpointSlices exist' line with a count > 0 in $OPLOG: '$loaded_slices'"
 conflicts=$(($(service_conflicts) - conflicts_before))
 [[ $conflicts == 0 ]] && pass "no Service was created twice across the restart (0 more POST services answered 409; $conflicts_before before it, from 5b)" ||
   fail "$conflicts Service creates answered 409 Conflict across the restart"

@@ -45,6 +45,7 @@ TEST(DecodePodTest, KeepsSchedulingFieldsAndSkipsManagedFields) {
   EXPECT_EQ(pod.priority_class_name, "training-high");
   EXPECT_TRUE(pod.ready);
   EXPECT_FALSE(pod.unschedulable);
+  EXPECT_EQ(pod.pod_ip, "10.1.77.203");
   EXPECT_EQ(*pod.node_selector.Find("node.kubernetes.io/instance-type"), "p5.48xlarge");
   ASSERT_EQ(pod.tolerations.size(), 2u);
   EXPECT_EQ(pod.tolerations[0].key, "nvidia.com/gpu");
@@ -80,6 +81,18 @@ TEST(DecodePodTest, UnschedulableCondition) {
   ASSERT_EQ(list.items.size(), 2u);
   EXPECT_TRUE(list.items[0].unschedulable);
   EXPECT_FALSE(list.items[1].unschedulable);
+}
+
+TEST(DecodePodTest, PodIpWhereverItComesAndEmptyBeforeIt) {
+  ASSERT_OK_AND_ASSIGN(Pod first, Decode<Pod>(R"({"metadata":{"name":"a"},"status":{
+      "podIP":"10.0.0.7","phase":"Running","conditions":[{"type":"Ready","status":"True"}]}})"));
+  EXPECT_EQ(first.pod_ip, "10.0.0.7");
+  EXPECT_TRUE(first.ready);
+  ASSERT_OK_AND_ASSIGN(Pod pending, Decode<Pod>(R"({"metadata":{"name":"b"},"status":{
+      "phase":"Pending","conditions":[{"type":"PodScheduled","status":"True"}],
+      "qosClass":"BestEffort"}})"));
+  EXPECT_EQ(pending.pod_ip, "");
+  EXPECT_EQ(pending.phase, "Pending");
 }
 
 TEST(DecodePodTest, BadQuantityNamesTheField) {

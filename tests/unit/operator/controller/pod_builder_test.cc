@@ -26,6 +26,10 @@ namespace {
 using ::phalanx::testing::IsOk;
 using ::phalanx::testing::StatusIs;
 using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::MatchesRegex;
+using ::testing::Pair;
+using ::testing::UnorderedElementsAre;
 using rapidjson::Value;
 using Alloc = rapidjson::Document::AllocatorType;
 using EnvList = std::vector<std::pair<std::string, std::string>>;
@@ -518,24 +522,133 @@ TEST(BuildHeadlessServiceTest, ServiceGivesEveryRankADnsName) {
     },
     "spec": {
       "clusterIP": "None",
-      "selector": {"phalanx.dev/job": "llama-pretrain-64"},
       "publishNotReadyAddresses": true,
       "ports": [{"name": "master", "protocol": "TCP", "port": 29400, "targetPort": 29400}]
     }
   })");
   EXPECT_TRUE(service == want) << kube::ToJson(service);
-  // The pods' subdomain is the Service's name and their labels match its selector.
+  // The pods' subdomain is the Service's name; no selector, so kube-controller-manager's
+  // endpoint controllers leave the Service to the operator's EndpointSlices.
   rapidjson::Document pod = Parse(BuildPod(job, P5(8), 0));
   EXPECT_EQ(std::string(pod["spec"]["subdomain"].GetString()),
             service["metadata"]["name"].GetString());
-  EXPECT_EQ(std::string(pod["metadata"]["labels"]["phalanx.dev/job"].GetString()),
-            service["spec"]["selector"]["phalanx.dev/job"].GetString());
+  EXPECT_FALSE(service["spec"].HasMember("selector"));
 
   EXPECT_THAT(BuildHeadlessService(job, 0),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("master port")));
   job.meta.namespace_.clear();
   EXPECT_THAT(BuildHeadlessService(job),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("metadata.namespace")));
+}
+
+RankAddress Rank(int32_t rank, std::string ip, std::string node = "p5-0001") {
+  return {.rank = rank,
+          .pod = absl::StrCat("llama-pretrain-64-", rank),
+          .uid = absl::StrCat("pod-uid-", rank),
+          .ip = std::move(ip),
+          .node = std::move(node)};
+}
+
+// What kube-controller-manager writes for a headless Service with publishNotReadyAddresses, as
+// the DNS server reads it: every address ready, the pod's hostname, node and targetRef.
+TEST(BuildEndpointSlicesTest, OneSliceListsEveryRankWithAnAddress) {
+  kube::TrainingJob job = ExampleJob("10-trainingjob-pretrain-64gpu.yaml");
+  ASSERT_OK_AND_ASSIGN(
+      std::vector<EndpointSliceBody> slices,
+      BuildEndpointSlices(job, {Rank(1, "10.0.0.8"), Rank(0, "10.0.0.7", "p5-0000"), Rank(2, "")},
+                          29400));
+  ASSERT_EQ(slices.size(), 1u);
+  EXPECT_EQ(slices[0].name, "llama-pretrain-64-0b8e6a52-ipv4-0");
+  EXPECT_THAT(slices[0].hash, MatchesRegex("[0-9a-f]{16}"));
+  rapidjson::Document slice;
+  slice.Parse(slices[0].json.c_str());
+  rapidjson::Document want;
+  want.Parse(absl::StrCat(R"({
+    "apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+    "metadata": {
+      "name": "llama-pretrain-64-0b8e6a52-ipv4-0", "namespace": "team-llm",
+      "labels": {"phalanx.dev/job": "llama-pretrain-64",
+                 "kubernetes.io/service-name": "llama-pretrain-64",
+                 "endpointslice.kubernetes.io/managed-by": "phalanx-operator.phalanx.dev"},
+      "ownerReferences": [{"apiVersion": "phalanx.dev/v1alpha1", "kind": "TrainingJob",
+                           "name": "llama-pretrain-64", "uid": "0b8e6a52-uid",
+                           "controller": true, "blockOwnerDeletion": true}],
+      "annotations": {"phalanx.dev/endpoints-hash": ")", slices[0].hash, R"("}
+    },
+    "addressType": "IPv4",
+    "ports": [{"name": "master", "protocol": "TCP", "port": 29400}],
+    "endpoints": [
+      {"addresses": ["10.0.0.7"], "conditions": {"ready": true, "serving": true, "terminating": false},
+       "hostname": "llama-pretrain-64-0", "nodeName": "p5-0000",
+       "targetRef": {"kind": "Pod", "namespace": "team-llm", "name": "llama-pretrain-64-0",
+                     "uid": "pod-uid-0"}},
+      {"addresses": ["10.0.0.8"], "conditions": {"ready": true, "serving": true, "terminating": false},
+       "hostname": "llama-pretrain-64-1", "nodeName": "p5-0001",
+       "targetRef": {"kind": "Pod", "namespace": "team-llm", "name": "llama-pretrain-64-1",
+                     "uid": "pod-uid-1"}}
+    ]
+  })").c_str());
+  ASSERT_FALSE(want.HasParseError());
+  EXPECT_TRUE(slice == want) << slices[0].json;
+  // The hostname is the pod's own spec.hostname, and the slice names the pod's Service.
+  rapidjson::Document pod = Parse(BuildPod(job, P5(8), 1));
+  EXPECT_EQ(std::string(pod["spec"]["hostname"].GetString()),
+            slice["endpoints"][1]["hostname"].GetString());
+  rapidjson::Document service = Parse(BuildHeadlessService(job, 29400));
+  EXPECT_EQ(std::string(service["metadata"]["name"].GetString()),
+            slice["metadata"]["labels"]["kubernetes.io/service-name"].GetString());
+}
+
+TEST(BuildEndpointSlicesTest, HashChangesWithAnyAddressAndOnlyThen) {
+  kube::TrainingJob job = ExampleJob("10-trainingjob-pretrain-64gpu.yaml");
+  auto hash = [&](std::vector<RankAddress> ranks) {
+    absl::StatusOr<std::vector<EndpointSliceBody>> slices = BuildEndpointSlices(job, ranks);
+    EXPECT_THAT(slices, IsOk());
+    return slices.ok() && slices->size() == 1 ? (*slices)[0].hash : std::string("none");
+  };
+  const std::string base = hash({Rank(0, "10.0.0.7"), Rank(1, "10.0.0.8")});
+  EXPECT_EQ(hash({Rank(1, "10.0.0.8"), Rank(0, "10.0.0.7")}), base);  // order given is not content
+  EXPECT_NE(hash({Rank(0, "10.0.0.7"), Rank(1, "10.0.0.9")}), base);  // a rank's new pod
+  EXPECT_NE(hash({Rank(0, "10.0.0.7")}), base);                       // a rank gone
+  EXPECT_NE(hash({Rank(0, "10.0.0.7"), Rank(1, "10.0.0.8", "p5-0009")}), base);
+  // A job of the same name applied again: other slices, not the old job's rewritten.
+  kube::TrainingJob again = job;
+  again.meta.uid = "7c1d2e3f-other";
+  ASSERT_OK_AND_ASSIGN(std::vector<EndpointSliceBody> slices,
+                       BuildEndpointSlices(again, {Rank(0, "10.0.0.7")}));
+  ASSERT_EQ(slices.size(), 1u);
+  EXPECT_EQ(slices[0].name, "llama-pretrain-64-7c1d2e3f-ipv4-0");
+}
+
+TEST(BuildEndpointSlicesTest, ThousandRanksPerSliceAndOneSlicePerAddressFamily) {
+  kube::TrainingJob job = ExampleJob("10-trainingjob-pretrain-64gpu.yaml");
+  std::vector<RankAddress> ranks;
+  for (int32_t rank = 0; rank < 2500; ++rank) {
+    ranks.push_back(Rank(rank, absl::StrCat("10.", rank / 250, ".", rank % 250, ".1")));
+  }
+  ranks[1700].ip = "fd00::1700";  // one rank of another family
+  ranks[2100].ip.clear();         // one without an address yet
+  ASSERT_OK_AND_ASSIGN(std::vector<EndpointSliceBody> slices, BuildEndpointSlices(job, ranks));
+  std::vector<std::pair<std::string, size_t>> got;
+  for (const EndpointSliceBody& s : slices) {
+    rapidjson::Document doc;
+    doc.Parse(s.json.c_str());
+    got.emplace_back(s.name, doc["endpoints"].Size());
+    EXPECT_LE(doc["endpoints"].Size(), 1000u);
+  }
+  EXPECT_THAT(got, UnorderedElementsAre(Pair("llama-pretrain-64-0b8e6a52-ipv4-0", 1000u),
+                                        Pair("llama-pretrain-64-0b8e6a52-ipv4-1", 999u),
+                                        Pair("llama-pretrain-64-0b8e6a52-ipv6-1", 1u),
+                                        Pair("llama-pretrain-64-0b8e6a52-ipv4-2", 499u)));
+  ASSERT_OK_AND_ASSIGN(std::vector<EndpointSliceBody> none, BuildEndpointSlices(job, {}));
+  EXPECT_THAT(none, IsEmpty());
+  EXPECT_THAT(BuildEndpointSlices(job, {Rank(3, "10.0.0.1"), Rank(3, "10.0.0.2")}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("rank 3 is given twice")));
+  EXPECT_THAT(BuildEndpointSlices(job, {Rank(0, "10.0.0.1")}, 70000),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("master port")));
+  job.meta.uid.clear();
+  EXPECT_THAT(BuildEndpointSlices(job, {Rank(0, "10.0.0.1")}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("metadata.uid")));
 }
 
 }  // namespace
