@@ -7,6 +7,7 @@
 
 #include "absl/strings/numbers.h"
 #include "common/api_labels.h"
+#include "common/fnv.h"
 #include "common/quantity.h"
 #include "common/status.h"
 #include "fmt/format.h"
@@ -533,10 +534,8 @@ absl::StatusOr<std::vector<EndpointSliceBody>> BuildEndpointSlices(const kube::T
       endpoints.PushBack(endpoint, alloc);
     }
     slice.AddMember("endpoints", endpoints, alloc);
-    // FNV-1a over the slice as written so far: name, owner, labels and every endpoint.
-    uint64_t h = 14695981039346656037ull;
-    for (unsigned char c : kube::ToJson(slice)) h = (h ^ c) * 1099511628211ull;
-    std::string hash = fmt::format("{:016x}", h);
+    // Over the slice as written so far: name, owner, labels and every endpoint.
+    std::string hash = fmt::format("{:016x}", Fnv1a64(kube::ToJson(slice)));
     Value& annotations = kube::ObjectMember(meta, "annotations", alloc);
     kube::SetMember(annotations, kEndpointsHashAnnotation, kube::JsonString(hash, alloc), alloc);
     slices.push_back({.name = std::move(name), .json = kube::ToJson(slice), .hash = std::move(hash)});

@@ -1,6 +1,6 @@
-// The pods, the headless Service and its EndpointSlices of an admitted TrainingJob, as the JSON the operator sends to
-// the API server. Pure: no I/O, no clock; the job controller decides when to create what, these
-// functions only say what it is.
+// The pods, the headless Service and its EndpointSlices of an admitted TrainingJob, as the JSON
+// the operator sends to the API server. Pure: no I/O, no clock; the job controller decides when
+// to create what, these functions only say what it is.
 //
 //   PodContext ctx{.world_size = job.status.admission->replicas,
 //                  .node_labels = flavor.node_labels, .tolerations = flavor.tolerations,

@@ -254,11 +254,10 @@ absl::Status JobController::SyncEndpoints(const kube::TrainingJob& job,
       if (it != written.end()) now.insert(*it);  // unchanged, as far as we know
     }
   }
+  // Every written slice still wanted is in `now` (kept, applied, or its failed apply retried with
+  // the job); the rest go.
   for (const auto& [name, hash] : written) {
     if (now.count(name) != 0) continue;
-    bool still_wanted = false;
-    for (const controller::EndpointSliceBody& slice : wanted) still_wanted |= slice.name == name;
-    if (still_wanted) continue;  // its apply failed above; retried with the job
     absl::Status s = client_.Delete(kube::EndpointSlices(), job.meta.namespace_, name);
     if (absl::IsNotFound(s)) s = absl::OkStatus();
     count("delete", s);

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
+#include "common/fnv.h"
 #include "common/quantity.h"
 #include "common/resources.h"
 #include "common/status.h"
@@ -308,8 +309,7 @@ uint64_t Revision(std::string_view resource_version) {
   const char* end = resource_version.data() + resource_version.size();
   auto [ptr, error] = std::from_chars(resource_version.data(), end, value);
   if (error == std::errc() && ptr == end && value != 0) return value;
-  uint64_t hash = 14695981039346656037ull;
-  for (unsigned char c : resource_version) hash = (hash ^ c) * 1099511628211ull;
+  const uint64_t hash = Fnv1a64(resource_version);
   return hash == 0 ? 1 : hash;
 }
 
