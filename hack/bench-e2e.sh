@@ -42,7 +42,7 @@
 #      -> the watch shows the operator's last pod; phalanx.pod_bound_p50_s/p99_s: per pod, first
 #      seen -> bound (kube-scheduler, the extender's filter and bind). plain.apiserver_writes and
 #      phalanx.apiserver_writes: kube-apiserver's own apiserver_request_total for write verbs
-#      over each phase, from every client, with the 12 largest (resource, verb) counts.
+#      over each phase, from every client, with every (resource, verb) written at least 10 times.
 #   c. burst: B 1-pod TrainingJobs on a second ClusterTrainingQueue held with stopPolicy Hold;
 #      once the operator has marked every one Queued, the queue's stopPolicy is set to None;
 #      admitted_per_s = B / (release -> the watch event of the last status.admission);
