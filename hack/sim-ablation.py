@@ -4,13 +4,22 @@ simulate --json`: for each scenario and seed, the four baselines and Phalanx wit
 the locality wait switched on and off, all on the same trace and cluster.
 
   hack/sim-ablation.py [--phalanx build/cli/phalanx] [--scenario default] [--seeds 1-5]
-                       [--variants all|default|fair]
+                       [--variants all|default|fair|wait] [--wins]
 
 Prints Markdown: a table of "utilization / p99 wait / locality" cells per seed with the mean,
 then locality by gang size summed over the seeds (jobs placed inside one domain of the lowest
 level that could hold them / jobs judged), then p99 wait against p99 queued time per seed.
 `--variants fair` compares the default with `--fair-sharing on` (Kueue's fair sharing), which
 switches it for every policy: the baselines appear twice, without and with it.
+`--variants wait` runs the default with the locality wait at 240, 270, 330 and 360 s beside
+300 s: how far the per-seed figures move for a change that should not matter.
+
+`--wins` prints, instead of the tables, how often each policy wins over the seeds: the seeds
+where its p99 wait (and, separately, its p99 queued time) is at most that of every one of four
+others — a Phalanx row against the four baselines, a baseline against the other three and
+default Phalanx — and, for each Phalanx row, the seeds where each part of issue 13's goal holds
+(the rule of tests/unit/sim/goal_test.cc) and where all of it does. Rows with fair sharing
+are judged only against rows with it.
 """
 import argparse
 import json
@@ -25,6 +34,8 @@ VARIANTS = [
     ("phalanx: backfill + wait 300 (default)", []),
     ("phalanx: default + fair sharing", ["--fair-sharing", "on"]),
 ]
+WAITS = [("phalanx: wait %d" % w, ["--locality-wait", str(w)]) for w in (240, 270, 330, 360)]
+DEFAULT = VARIANTS[3][0]
 
 
 def simulate(phalanx, scenario, seed, args):
@@ -43,11 +54,12 @@ def main():
     ap.add_argument("--phalanx", default="build/cli/phalanx")
     ap.add_argument("--scenario", default="default")
     ap.add_argument("--seeds", default="1-5")
-    ap.add_argument("--variants", choices=["all", "default", "fair"], default="all")
+    ap.add_argument("--variants", choices=["all", "default", "fair", "wait"], default="all")
+    ap.add_argument("--wins", action="store_true")
     a = ap.parse_args()
     seeds = seeds_of(a.seeds)
     variants = {"all": VARIANTS[:4], "default": [VARIANTS[1], VARIANTS[3]],
-                "fair": [VARIANTS[3], VARIANTS[4]]}[a.variants]
+                "fair": [VARIANTS[3], VARIANTS[4]], "wait": [VARIANTS[3]] + WAITS}[a.variants]
     rows = {}  # name -> [summary per seed]
     for seed in seeds:
         base = simulate(a.phalanx, a.scenario, seed, ["--policy", ",".join(BASELINES)])
@@ -61,6 +73,9 @@ def main():
         for name, args in variants:
             rows.setdefault(name, []).append(
                 simulate(a.phalanx, a.scenario, seed, ["--policy", "phalanx"] + args)["phalanx"])
+
+    if a.wins:
+        return print_wins(rows, seeds)
 
     def cell(s):
         return "%.2f %% / %.1f h / %.1f %%" % (100 * s["gpu_utilization"], s["wait_p99_s"] / 3600,
@@ -99,6 +114,70 @@ def main():
             name, " | ".join(pair(s["wait_p99_s"], s["queued_p99_s"]) for s in per_seed),
             pair(sum(s["wait_p99_s"] for s in per_seed) / n,
                  sum(s["queued_p99_s"] for s in per_seed) / n)))
+    return 0
+
+
+def goal_misses(phalanx, baselines):
+    """The axes of issue 13's goal that `phalanx` misses against `baselines` (goal_test.cc)."""
+    misses = set()
+    if phalanx["gpu_utilization"] < max(b["gpu_utilization"] for b in baselines) - 0.005:
+        misses.add("utilization")
+    if phalanx["wait_p99_s"] > min(b["wait_p99_s"] for b in baselines):
+        misses.add("p99")
+    for b in baselines:
+        for mine, theirs in zip(phalanx["locality_by_size"], b["locality_by_size"]):
+            if mine["jobs"] < 10 or theirs["jobs"] < 10:
+                continue
+            if mine["local"] * theirs["jobs"] < theirs["local"] * mine["jobs"]:
+                misses.add("locality")
+    return misses
+
+
+def print_wins(rows, seeds):
+    n = len(seeds)
+    fair = lambda name: name.endswith(" + fair sharing")
+    # Like against like: rows with fair sharing against the baselines with it, the others
+    # against the baselines without it.
+    def baselines_for(name):
+        suffix = " + fair sharing" if fair(name) else ""
+        return [b + suffix for b in BASELINES if b + suffix in rows]
+    def phalanx_for(name):
+        return "phalanx: default + fair sharing" if fair(name) else DEFAULT
+    def others(name):
+        field = baselines_for(name)
+        if name not in field:
+            return field
+        return [b for b in field if b != name] + [phalanx_for(name)]
+    is_baseline = lambda name: name in BASELINES or name in [b + " + fair sharing" for b in BASELINES]
+    print("%d seed%s. A row wins a seed when its figure is at most each of four others' (a "
+          "Phalanx row: the four baselines; a baseline: the other three and default Phalanx; "
+          "with fair sharing, all of them with it)." % (n, "" if n == 1 else "s"))
+    print()
+    print("| policy | p99 wait: seeds won | p99 queued: seeds won | mean p99 wait | "
+          "mean p99 queued |")
+    print("|---|---|---|---|---|")
+    for name, per_seed in rows.items():
+        field = others(name)
+        if any(o not in rows for o in field):
+            continue  # a baseline without the Phalanx row it would be compared with
+        won = {k: sum(per_seed[i][k] <= min(rows[o][i][k] for o in field) for i in range(n))
+               for k in ("wait_p99_s", "queued_p99_s")}
+        print("| %s | %d of %d | %d of %d | %.1f h | %.1f h |" % (
+            name, won["wait_p99_s"], n, won["queued_p99_s"], n,
+            sum(s["wait_p99_s"] for s in per_seed) / n / 3600,
+            sum(s["queued_p99_s"] for s in per_seed) / n / 3600))
+    print()
+    print("| Phalanx row | goal met: utilization | p99 wait | locality | all of it |")
+    print("|---|---|---|---|---|")
+    for name, per_seed in rows.items():
+        if is_baseline(name):
+            continue
+        misses = [goal_misses(per_seed[i], [rows[b][i] for b in baselines_for(name)])
+                  for i in range(n)]
+        met = lambda axis: sum(axis not in m for m in misses)
+        print("| %s | %d of %d | %d of %d | %d of %d | %d of %d |" % (
+            name, met("utilization"), n, met("p99"), n, met("locality"), n,
+            sum(not m for m in misses), n))
     return 0
 
 
