@@ -36,6 +36,7 @@ VARIANTS = [
 ]
 WAITS = [("phalanx: wait %d" % w, ["--locality-wait", str(w)]) for w in (240, 270, 330, 360)]
 DEFAULT = VARIANTS[3][0]
+FAIR = " + fair sharing"  # the suffix of every row run with --fair-sharing on
 
 
 def simulate(phalanx, scenario, seed, args):
@@ -69,7 +70,7 @@ def main():
             fair = simulate(a.phalanx, a.scenario, seed,
                             ["--policy", ",".join(BASELINES), "--fair-sharing", "on"])
             for b in BASELINES:
-                rows.setdefault(b + " + fair sharing", []).append(fair[b])
+                rows.setdefault(b + FAIR, []).append(fair[b])
         for name, args in variants:
             rows.setdefault(name, []).append(
                 simulate(a.phalanx, a.scenario, seed, ["--policy", "phalanx"] + args)["phalanx"])
@@ -135,20 +136,18 @@ def goal_misses(phalanx, baselines):
 
 def print_wins(rows, seeds):
     n = len(seeds)
-    fair = lambda name: name.endswith(" + fair sharing")
     # Like against like: rows with fair sharing against the baselines with it, the others
     # against the baselines without it.
     def baselines_for(name):
-        suffix = " + fair sharing" if fair(name) else ""
+        suffix = FAIR if name.endswith(FAIR) else ""
         return [b + suffix for b in BASELINES if b + suffix in rows]
-    def phalanx_for(name):
-        return "phalanx: default + fair sharing" if fair(name) else DEFAULT
     def others(name):
         field = baselines_for(name)
         if name not in field:
             return field
-        return [b for b in field if b != name] + [phalanx_for(name)]
-    is_baseline = lambda name: name in BASELINES or name in [b + " + fair sharing" for b in BASELINES]
+        phalanx = VARIANTS[4][0] if name.endswith(FAIR) else DEFAULT
+        return [b for b in field if b != name] + [phalanx]
+    is_baseline = lambda name: name.removesuffix(FAIR) in BASELINES
     print("%d seed%s. A row wins a seed when its figure is at most each of four others' (a "
           "Phalanx row: the four baselines; a baseline: the other three and default Phalanx; "
           "with fair sharing, all of them with it)." % (n, "" if n == 1 else "s"))
@@ -158,8 +157,6 @@ def print_wins(rows, seeds):
     print("|---|---|---|---|---|")
     for name, per_seed in rows.items():
         field = others(name)
-        if any(o not in rows for o in field):
-            continue  # a baseline without the Phalanx row it would be compared with
         won = {k: sum(per_seed[i][k] <= min(rows[o][i][k] for o in field) for i in range(n))
                for k in ("wait_p99_s", "queued_p99_s")}
         print("| %s | %d of %d | %d of %d | %.1f h | %.1f h |" % (
