@@ -12,6 +12,7 @@
 #include "cli/command.h"
 #include "cli/flags.h"
 #include "common/text_input.h"
+#include "sim/baselines.h"
 #include "sim/report.h"
 #include "sim/scenario.h"
 
@@ -23,7 +24,7 @@ constexpr char kUsage[] =
                         [--jobs N] [--seed S] [--load X] [--policy NAME]... [--json]
                         [--report FILE] [--jobs-out FILE] [--allow-unplaceable]
                         [--backfill on|off] [--locality-wait SECONDS]
-                        [--fair-sharing on|off]
+                        [--fair-sharing on|off] [--baseline-preemption NAME]
 
 Runs every policy on the same job trace and cluster with a simulated clock and compares them:
 GPU utilization (over the first submit to the last GPU released), wait times, job completion
@@ -57,6 +58,10 @@ With no files: a built-in cluster (--scenario, three teams' queues) and a genera
                    every policy admits and preempts across a cohort by weighted share:
                    Kueue's fairSharing.enable, the operator's --fair-sharing for Phalanx,
                    the shared quota book's for the baselines (default off, as in Kueue)
+  --baseline-preemption NAME
+                   an ablation: kueue-tas, volcano-hypernode and kai-topology all preempt
+                   by NAME's rule (one of the three), keeping their own placement and
+                   admission; first-fit and Phalanx are unchanged (default: each its own)
   --json           print JSON instead of the table
   --report FILE    also write a self-contained HTML report with charts
   --jobs-out FILE  also write one CSV row per job and policy (submit, start, end, wait, pods,
@@ -99,6 +104,7 @@ int RunSimulate(const std::vector<std::string>& args) {
       .Double({"--load"}, &options.load, 0, 10, /*min_exclusive=*/true)
       .String({"--backfill"}, &backfill)
       .String({"--fair-sharing"}, &fair_sharing)
+      .String({"--baseline-preemption"}, &options.baselines.preemption_rule)
       .Int({"--locality-wait"}, &locality_wait, 0, 86'400)
       .Bool({"--json"}, &json)
       .Bool({"--allow-unplaceable"}, &options.allow_unplaceable);
@@ -133,6 +139,9 @@ int RunSimulate(const std::vector<std::string>& args) {
     return BadInput(kCommand,
                     "--jobs and --load shape the generated trace; they cannot be combined with "
                     "--trace");
+  }
+  if (absl::Status known = sim::MakeBaseline("kueue-tas", options.baselines).status(); !known.ok()) {
+    return BadInput(kCommand, absl::StrCat("--baseline-preemption: ", known.message()));
   }
   for (const std::string& name : options.policies) {
     if (absl::Status known = sim::MakePolicy(name).status(); !known.ok()) {

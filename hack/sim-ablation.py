@@ -4,7 +4,7 @@ simulate --json`: for each scenario and seed, the four baselines and Phalanx wit
 the locality wait switched on and off, all on the same trace and cluster.
 
   hack/sim-ablation.py [--phalanx build/cli/phalanx] [--scenario default] [--seeds 1-5]
-                       [--variants all|default|fair|wait] [--wins]
+                       [--variants all|default|fair|wait|preemption] [--wins]
 
 Prints Markdown: a table of "utilization / p99 wait / locality" cells per seed with the mean,
 then locality by gang size summed over the seeds (jobs placed inside one domain of the lowest
@@ -13,13 +13,17 @@ level that could hold them / jobs judged), then p99 wait against p99 queued time
 switches it for every policy: the baselines appear twice, without and with it.
 `--variants wait` runs the default with the locality wait at 240, 270, 330 and 360 s beside
 300 s: how far the per-seed figures move for a change that should not matter.
+`--variants preemption` runs kueue-tas, volcano-hypernode and kai-topology a second and third
+time with each other's preemption rule (`--baseline-preemption`), placement and admission
+their own: which part of a baseline's figures its preemption rule makes.
 
 `--wins` prints, instead of the tables, how often each policy wins over the seeds: the seeds
 where its p99 wait (and, separately, its p99 queued time) is at most that of every one of four
 others — a Phalanx row against the four baselines, a baseline against the other three and
 default Phalanx — and, for each Phalanx row, the seeds where each part of issue 13's goal holds
 (the rule of tests/unit/sim/goal_test.cc) and where all of it does. Rows with fair sharing
-are judged only against rows with it.
+are judged only against rows with it; a baseline with another's preemption rule against the
+other three (their own rules) and default Phalanx, as the baseline itself is.
 """
 import argparse
 import json
@@ -37,6 +41,8 @@ VARIANTS = [
 WAITS = [("phalanx: wait %d" % w, ["--locality-wait", str(w)]) for w in (240, 270, 330, 360)]
 DEFAULT = VARIANTS[3][0]
 FAIR = " + fair sharing"  # the suffix of every row run with --fair-sharing on
+SWAPPED = " + %s's preemption"  # a baseline run with --baseline-preemption RULE
+TOPOLOGY_AWARE = BASELINES[1:]  # the baselines --baseline-preemption applies to
 
 
 def simulate(phalanx, scenario, seed, args):
@@ -55,12 +61,13 @@ def main():
     ap.add_argument("--phalanx", default="build/cli/phalanx")
     ap.add_argument("--scenario", default="default")
     ap.add_argument("--seeds", default="1-5")
-    ap.add_argument("--variants", choices=["all", "default", "fair", "wait"], default="all")
+    ap.add_argument("--variants", choices=["all", "default", "fair", "wait", "preemption"], default="all")
     ap.add_argument("--wins", action="store_true")
     a = ap.parse_args()
     seeds = seeds_of(a.seeds)
     variants = {"all": VARIANTS[:4], "default": [VARIANTS[1], VARIANTS[3]],
-                "fair": [VARIANTS[3], VARIANTS[4]], "wait": [VARIANTS[3]] + WAITS}[a.variants]
+                "fair": [VARIANTS[3], VARIANTS[4]], "wait": [VARIANTS[3]] + WAITS,
+                "preemption": [VARIANTS[3]]}[a.variants]
     rows = {}  # name -> [summary per seed]
     for seed in seeds:
         base = simulate(a.phalanx, a.scenario, seed, ["--policy", ",".join(BASELINES)])
@@ -71,6 +78,14 @@ def main():
                             ["--policy", ",".join(BASELINES), "--fair-sharing", "on"])
             for b in BASELINES:
                 rows.setdefault(b + FAIR, []).append(fair[b])
+        if a.variants == "preemption":
+            for rule in TOPOLOGY_AWARE:
+                swapped = simulate(a.phalanx, a.scenario, seed,
+                                   ["--policy", ",".join(TOPOLOGY_AWARE),
+                                    "--baseline-preemption", rule])
+                for b in TOPOLOGY_AWARE:
+                    if b != rule:
+                        rows.setdefault(b + SWAPPED % rule, []).append(swapped[b])
         for name, args in variants:
             rows.setdefault(name, []).append(
                 simulate(a.phalanx, a.scenario, seed, ["--policy", "phalanx"] + args)["phalanx"])
@@ -141,13 +156,14 @@ def print_wins(rows, seeds):
     def baselines_for(name):
         suffix = FAIR if name.endswith(FAIR) else ""
         return [b + suffix for b in BASELINES if b + suffix in rows]
+    base_of = lambda name: name.split(" + ")[0]  # "kueue-tas + fair sharing" -> "kueue-tas"
+    is_baseline = lambda name: base_of(name) in BASELINES
     def others(name):
         field = baselines_for(name)
-        if name not in field:
+        if not is_baseline(name):
             return field
         phalanx = VARIANTS[4][0] if name.endswith(FAIR) else DEFAULT
-        return [b for b in field if b != name] + [phalanx]
-    is_baseline = lambda name: name.removesuffix(FAIR) in BASELINES
+        return [b for b in field if base_of(b) != base_of(name)] + [phalanx]
     print("%d seed%s. A row wins a seed when its figure is at most each of four others' (a "
           "Phalanx row: the four baselines; a baseline: the other three and default Phalanx; "
           "with fair sharing, all of them with it)." % (n, "" if n == 1 else "s"))

@@ -998,8 +998,8 @@ void EraseSorted(std::vector<int32_t>& ids, int32_t id) {
 
 class BaselinePolicy : public Policy {
  public:
-  BaselinePolicy(Kind kind, std::string name, const BaselineOptions& options)
-      : kind_(kind), name_(std::move(name)), options_(options) {}
+  BaselinePolicy(Kind kind, Kind preempt_kind, std::string name, const BaselineOptions& options)
+      : kind_(kind), preempt_kind_(preempt_kind), name_(std::move(name)), options_(options) {}
 
   std::string name() const override { return name_; }
 
@@ -1795,7 +1795,7 @@ class BaselinePolicy : public Policy {
         continue;
       }
       bool done = false;
-      switch (kind_) {
+      switch (preempt_kind_) {
         case Kind::kFirstFit:
           done = PreemptKueue(id, g, count, /*topology=*/false, actions);
           break;
@@ -2001,6 +2001,7 @@ class BaselinePolicy : public Policy {
   }
 
   Kind kind_;
+  Kind preempt_kind_;  // whose preemption rule (BaselineOptions::preemption_rule)
   std::string name_;
   BaselineOptions options_;
   const ClusterModel* cluster_ = nullptr;
@@ -2055,11 +2056,25 @@ std::vector<std::string> BaselineNames() {
 
 absl::StatusOr<std::unique_ptr<Policy>> MakeBaseline(std::string_view name,
                                                      const BaselineOptions& options) {
-  for (auto [kind, known] : {std::pair{Kind::kFirstFit, "first-fit"},
-                             std::pair{Kind::kKueueTas, "kueue-tas"},
-                             std::pair{Kind::kVolcano, "volcano-hypernode"},
-                             std::pair{Kind::kKai, "kai-topology"}}) {
-    if (name == known) return std::make_unique<BaselinePolicy>(kind, known, options);
+  constexpr std::array kKinds = {std::pair{Kind::kFirstFit, "first-fit"},
+                                 std::pair{Kind::kKueueTas, "kueue-tas"},
+                                 std::pair{Kind::kVolcano, "volcano-hypernode"},
+                                 std::pair{Kind::kKai, "kai-topology"}};
+  std::optional<Kind> rule;
+  if (!options.preemption_rule.empty()) {
+    for (size_t i = 1; i < kKinds.size(); ++i) {
+      if (options.preemption_rule == kKinds[i].second) rule = kKinds[i].first;
+    }
+    if (!rule) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unknown preemption rule \"", options.preemption_rule,
+          "\" (known: kueue-tas, volcano-hypernode, kai-topology)"));
+    }
+  }
+  for (auto [kind, known] : kKinds) {
+    if (name != known) continue;
+    const Kind preempt = rule && kind != Kind::kFirstFit ? *rule : kind;
+    return std::make_unique<BaselinePolicy>(kind, preempt, known, options);
   }
   return absl::InvalidArgumentError(absl::StrCat("unknown policy \"", std::string(name),
                                                  "\" (known: phalanx, ",

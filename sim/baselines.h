@@ -55,6 +55,11 @@ struct BaselineOptions {
   // pending jobs go by their queue's share, and a job may take another queue's job when the
   // share rules allow it, within its nominal quota or not. Off, as Kueue's default.
   bool fair_sharing = false;
+  // Empty: each baseline preempts by its own peer's rule (docs/baselines.md "Preemption").
+  // "kueue-tas", "volcano-hypernode" or "kai-topology": the three topology-aware baselines all
+  // preempt by that peer's rule and keep their own placement and admission; first-fit keeps
+  // Kueue's rule without TAS. An ablation, to tell what a peer's figures owe to its preemption.
+  std::string preemption_rule;
 };
 absl::StatusOr<std::unique_ptr<Policy>> MakeBaseline(std::string_view name,
                                                      const BaselineOptions& options = {});

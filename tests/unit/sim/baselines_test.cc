@@ -473,10 +473,8 @@ struct PreemptionCase {
   double p_start;                  // when P starts
 };
 
-class PlacementAwarePreemptionTest : public ::testing::TestWithParam<PreemptionCase> {};
-
-TEST_P(PlacementAwarePreemptionTest, EvictsWhatLetsThePreemptorFit) {
-  const PreemptionCase& c = GetParam();
+absl::StatusOr<RunResult> RunPreemptionCase(const std::string& policy,
+                                            const BaselineOptions& options = {}) {
   ClusterModel cluster = Cluster(8, {1, 2, 4});
   std::vector<TraceJob> jobs;
   auto add = [&](const char* name, int32_t pods, int32_t priority, double submit) {
@@ -491,10 +489,17 @@ TEST_P(PlacementAwarePreemptionTest, EvictsWhatLetsThePreemptorFit) {
   add("P", 4, 100, 100);
   jobs.back().required_level = testing::kLayer3;
   jobs.back().duration_s = 1000;
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Policy> policy, MakeBaseline(c.policy));
-  ASSERT_OK_AND_ASSIGN(RunResult result, Engine(cluster, jobs, {}).Run(*policy));
+  ASSIGN_OR_RETURN(std::unique_ptr<Policy> made, MakeBaseline(policy, options));
+  return Engine(cluster, jobs, {}).Run(*made);
+}
+
+class PlacementAwarePreemptionTest : public ::testing::TestWithParam<PreemptionCase> {};
+
+TEST_P(PlacementAwarePreemptionTest, EvictsWhatLetsThePreemptorFit) {
+  const PreemptionCase& c = GetParam();
+  ASSERT_OK_AND_ASSIGN(RunResult result, RunPreemptionCase(c.policy));
   for (int i = 0; i < 4; ++i) {
-    EXPECT_EQ(result.outcomes[i].preemptions, c.preempted[i]) << jobs[i].name;
+    EXPECT_EQ(result.outcomes[i].preemptions, c.preempted[i]) << "ADCH"[i];
   }
   EXPECT_EQ(result.outcomes[4].first_start_s, c.p_start);
   EXPECT_EQ(result.summary.partial_gang_events + result.summary.overcommit_events, 0);
@@ -511,6 +516,48 @@ INSTANTIATE_TEST_SUITE_P(
       std::replace(name.begin(), name.end(), '-', '_');
       return name;
     });
+
+// BaselineOptions::preemption_rule (simulate --baseline-preemption): the same case with the
+// topology-aware baselines' rules swapped. kai-topology's rule gives kueue-tas and
+// volcano-hypernode its pipelined C; kueue-tas's rule takes kai-topology's away. first-fit
+// keeps Kueue's rule without TAS whatever the option says.
+TEST(PreemptionRuleOptionTest, TopologyAwareBaselinesPreemptByTheChosenRule) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"kueue-tas", "kai-topology"},      {"volcano-hypernode", "kai-topology"},
+      {"kai-topology", "kueue-tas"},      {"kai-topology", "volcano-hypernode"},
+      {"kueue-tas", "volcano-hypernode"}, {"first-fit", "kai-topology"}};
+  for (const auto& [policy, rule] : cases) {
+    BaselineOptions options;
+    options.preemption_rule = rule;
+    ASSERT_OK_AND_ASSIGN(RunResult swapped, RunPreemptionCase(policy, options));
+    const std::string same = policy == "first-fit" ? policy : rule;
+    ASSERT_OK_AND_ASSIGN(RunResult reference, RunPreemptionCase(same));
+    for (int i = 0; i < 5; ++i) {
+      EXPECT_EQ(swapped.outcomes[i].preemptions, reference.outcomes[i].preemptions)
+          << policy << " with " << rule << "'s rule, job " << i;
+      EXPECT_EQ(swapped.outcomes[i].first_start_s, reference.outcomes[i].first_start_s)
+          << policy << " with " << rule << "'s rule, job " << i;
+    }
+  }
+  // The swap is visible: kai-topology's own rule pipelines C, kueue-tas's does not.
+  BaselineOptions kueue_rule;
+  kueue_rule.preemption_rule = "kueue-tas";
+  ASSERT_OK_AND_ASSIGN(RunResult kai_as_kueue, RunPreemptionCase("kai-topology", kueue_rule));
+  ASSERT_OK_AND_ASSIGN(RunResult kai_own, RunPreemptionCase("kai-topology"));
+  EXPECT_EQ(kai_as_kueue.outcomes[2].preemptions, 0);
+  EXPECT_EQ(kai_own.outcomes[2].preemptions, 1);
+}
+
+TEST(PreemptionRuleOptionTest, UnknownRuleIsRefusedByName) {
+  BaselineOptions options;
+  for (const char* rule : {"first-fit", "volcano", "phalanx"}) {
+    options.preemption_rule = rule;
+    absl::StatusOr<std::unique_ptr<Policy>> made = MakeBaseline("kueue-tas", options);
+    ASSERT_FALSE(made.ok()) << rule;
+    EXPECT_THAT(made.status().message(),
+                ::testing::HasSubstr(absl::StrCat("unknown preemption rule \"", rule, "\"")));
+  }
+}
 
 // Cohort borrowing bounded by the lender's lendingLimit and the borrower's borrowingLimit
 // (Kueue ClusterQueue .spec.resourceGroups[].flavors[].resources[]): a (nominal 32, lends at

@@ -114,6 +114,28 @@ TEST(CliTest, SimulateFairSharingChangesEveryPolicy) {
   EXPECT_THAT(bad.output, HasSubstr("--fair-sharing: want on or off, got \"maybe\""));
 }
 
+// --baseline-preemption swaps the topology-aware baselines' preemption rule and leaves
+// Phalanx alone; a rule that is not one of the three is bad input.
+TEST(CliTest, BaselinePreemptionSwapsTheBaselinesRuleOnly) {
+  const std::string run =
+      "simulate --nodes 32 --jobs 300 --load 1.5 --policy phalanx,kueue-tas --json";
+  CliRun own = Phalanx(run);
+  CliRun swapped = Phalanx(run + " --baseline-preemption kai-topology");
+  ASSERT_EQ(own.code, 0) << own.output;
+  ASSERT_EQ(swapped.code, 0) << swapped.output;
+  const size_t own_kueue = own.output.find("{\"policy\":\"kueue-tas\"");
+  const size_t swapped_kueue = swapped.output.find("{\"policy\":\"kueue-tas\"");
+  ASSERT_NE(own_kueue, std::string::npos) << own.output;
+  ASSERT_NE(swapped_kueue, std::string::npos) << swapped.output;
+  EXPECT_EQ(own.output.substr(0, own_kueue), swapped.output.substr(0, swapped_kueue));
+  EXPECT_NE(own.output.substr(own_kueue), swapped.output.substr(swapped_kueue));
+  CliRun bad = Phalanx("simulate --baseline-preemption first-fit");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_THAT(bad.output, HasSubstr("--baseline-preemption: unknown preemption rule "
+                                    "\"first-fit\" (known: kueue-tas, volcano-hypernode, "
+                                    "kai-topology)"));
+}
+
 TEST(CliTest, HelpIsAvailableEverywhere) {
   EXPECT_EQ(Phalanx("simulate --help").code, 0);
   CliRun plan = Phalanx("plan --help");
