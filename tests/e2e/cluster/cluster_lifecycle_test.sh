@@ -138,18 +138,32 @@ fi
 # down.sh stops everything, twice is fine.
 PID_LINES+=$'\n'$(awk '{print $2, $3}' "$PHALANX_CLUSTER_DIR/pids")  # and the restarted ones
 "$H/down.sh" >/dev/null 2>&1 && pass "down.sh" || fail "down.sh failed"
-sleep 1
-left=""
 # shellcheck source=../../../hack/cluster/lib.sh
 source "$H/lib.sh"  # phx_alive: the PID is alive and still the process that was started
-while read -r p st; do
-  [[ -n $p ]] && phx_alive "$p" "$st" && left="$left $p"
-done <<<"$PID_LINES"
-for p in $(pgrep -f "$PHALANX_CLUSTER_DIR/" 2>/dev/null); do
-  [[ -d /proc/$p && $(awk '{print $3}' "/proc/$p/stat" 2>/dev/null) != Z ]] && left="$left $p"
-done
-for p in $left; do  # what each one is, so that a failure explains itself
-  echo "left behind: $p $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | cut -c1-160)" >&2
+# Our processes still running: the recorded PIDs, and anything whose command line names the
+# state dir (every component's does). Each one's command line is kept when it is found, so
+# that a failure explains itself even if the process is gone by the time it is printed.
+declare -A what
+find_left() {
+  left=""
+  local p st
+  while read -r p st; do
+    [[ -n $p ]] && phx_alive "$p" "$st" && left="$left $p"
+  done <<<"$PID_LINES"
+  for p in $(pgrep -f "$PHALANX_CLUSTER_DIR/" 2>/dev/null); do
+    [[ -d /proc/$p && $(awk '{print $3}' "/proc/$p/stat" 2>/dev/null) != Z ]] && left="$left $p"
+  done
+  for p in $left; do what[$p]=$(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | cut -c1-160); done
+}
+# A process caught in the middle of its exit is not left behind: one seen right after down.sh
+# gets up to 10 s to be gone (it was seen once as alive and gone a moment later).
+find_left
+first=$left
+deadline=$((SECONDS + 10))
+while [[ -n $left ]] && ((SECONDS < deadline)); do sleep 0.5; find_left; done
+for p in $first; do
+  [[ " $left " == *" $p "* ]] && state="still running after 10 s" || state="exited within 10 s of down.sh"
+  echo "after down.sh: $p ($state) ${what[$p]:-}" >&2
 done
 [[ -z $left ]] && pass "no process left behind" || fail "processes left behind:$left"
 [[ ! -e $PHALANX_CLUSTER_DIR ]] && pass "state dir removed" || fail "state dir $PHALANX_CLUSTER_DIR still there"
