@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/types/span.h"
 #include "common/status.h"
 
 namespace phalanx::sim {
@@ -2060,15 +2061,18 @@ absl::StatusOr<std::unique_ptr<Policy>> MakeBaseline(std::string_view name,
                                  std::pair{Kind::kKueueTas, "kueue-tas"},
                                  std::pair{Kind::kVolcano, "volcano-hypernode"},
                                  std::pair{Kind::kKai, "kai-topology"}};
+  // A preemption rule is one of the topology-aware baselines' (all but first-fit).
+  const auto rules = absl::MakeConstSpan(kKinds).subspan(1);
   std::optional<Kind> rule;
   if (!options.preemption_rule.empty()) {
-    for (size_t i = 1; i < kKinds.size(); ++i) {
-      if (options.preemption_rule == kKinds[i].second) rule = kKinds[i].first;
+    for (const auto& [kind, known] : rules) {
+      if (options.preemption_rule == known) rule = kind;
     }
     if (!rule) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "unknown preemption rule \"", options.preemption_rule,
-          "\" (known: kueue-tas, volcano-hypernode, kai-topology)"));
+          "unknown preemption rule \"", options.preemption_rule, "\" (known: ",
+          absl::StrJoin(rules, ", ", [](std::string* out, const auto& r) { out->append(r.second); }),
+          ")"));
     }
   }
   for (auto [kind, known] : kKinds) {
