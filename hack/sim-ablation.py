@@ -80,12 +80,11 @@ def main():
                 rows.setdefault(b + FAIR, []).append(fair[b])
         if a.variants == "preemption":
             for rule in TOPOLOGY_AWARE:
+                hosts = [b for b in TOPOLOGY_AWARE if b != rule]  # rule's own ran in `base`
                 swapped = simulate(a.phalanx, a.scenario, seed,
-                                   ["--policy", ",".join(TOPOLOGY_AWARE),
-                                    "--baseline-preemption", rule])
-                for b in TOPOLOGY_AWARE:
-                    if b != rule:
-                        rows.setdefault(b + SWAPPED % rule, []).append(swapped[b])
+                                   ["--policy", ",".join(hosts), "--baseline-preemption", rule])
+                for b in hosts:
+                    rows.setdefault(b + SWAPPED % rule, []).append(swapped[b])
         for name, args in variants:
             rows.setdefault(name, []).append(
                 simulate(a.phalanx, a.scenario, seed, ["--policy", "phalanx"] + args)["phalanx"])
