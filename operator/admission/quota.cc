@@ -128,16 +128,41 @@ double QuotaTree::Share(int cq, const Demand& demand, int sign) const {
   return dominant / weight;
 }
 
+int64_t QuotaTree::Maximum(int cq, FrId fr) const {
+  const QuotaCell& cell = Cell(cq, fr);
+  if (!cell.defined) return 0;
+  int cohort = model_.cqs[cq].cohort;
+  if (cohort < 0) return cell.nominal;
+  int64_t from_pool = pools_[cohort * num_fr_ + fr].lendable;
+  if (cell.borrowing_limit.has_value()) {
+    from_pool = std::min(from_pool, cell.nominal - cell.guaranteed + *cell.borrowing_limit);
+  }
+  return cell.guaranteed + from_pool;
+}
+
 std::string QuotaTree::Describe(int cq, FrId fr, int64_t need) const {
   const QuotaCell& cell = Cell(cq, fr);
   const auto& [flavor, resource] = model_.frs[fr];
   auto amount = [&](int64_t v) { return FormatQuantity(resource, v); };
-  std::string text = absl::StrCat("flavor ", model_.flavors[flavor]->name, ": needs ",
-                                  amount(need), " ", resource, ", ",
-                                  amount(std::max<int64_t>(0, Available(cq, fr))),
-                                  " available (nominal ", amount(cell.nominal), ", ",
-                                  amount(cell.usage), " in use");
   int cohort = model_.cqs[cq].cohort;
+  std::string text = absl::StrCat("flavor ", model_.flavors[flavor]->name, ": needs ",
+                                  amount(need), " ", resource);
+  if (const int64_t most = Maximum(cq, fr); need > most) {
+    absl::StrAppend(&text, ", more than the queue can ever use (", amount(most), ": nominal ",
+                    amount(cell.nominal));
+    if (cohort < 0) return text + ", no cohort to borrow from)";
+    if (most == cell.nominal) {
+      return absl::StrCat(text, ", cohort ", model_.cohorts[cohort], " lends it nothing)");
+    }
+    if (cell.borrowing_limit.has_value() && most == cell.nominal + *cell.borrowing_limit) {
+      return absl::StrCat(text, " + borrowing limit ", amount(*cell.borrowing_limit), ")");
+    }
+    return absl::StrCat(text, " + ", amount(most - cell.nominal), " the cohort ",
+                        model_.cohorts[cohort], " can lend)");
+  }
+  absl::StrAppend(&text, ", ", amount(std::max<int64_t>(0, Available(cq, fr))),
+                  " available (nominal ", amount(cell.nominal), ", ", amount(cell.usage),
+                  " in use");
   if (cohort >= 0) {
     absl::StrAppend(&text, ", cohort ", model_.cohorts[cohort], " has ",
                     amount(std::max<int64_t>(0, PoolFree(cohort, fr))), " unused");

@@ -63,8 +63,15 @@ class QuotaTree {
   // for weight 0 while borrowing.
   double Share(int cq, const Demand& demand, int sign) const;
 
+  // The most of `fr` the queue could hold with nothing else running: its nominal quota
+  // without a cohort; in one, its guaranteed part plus everything the cohort can lend (its
+  // own lendable part included), capped by its borrowing limit. 0 when it has no quota there.
+  int64_t Maximum(int cq, FrId fr) const;
+
   // "flavor h100: needs 64 nvidia.com/gpu, 16 available (nominal 64, 48 in use, cohort
-  // research has 0 unused)", for pending messages.
+  // research has 0 unused)", for pending messages; when `need` exceeds Maximum, says that it
+  // never fits instead: "flavor h100: needs 800 nvidia.com/gpu, more than the queue can ever
+  // use (512: nominal 128 + 384 the cohort research can lend)".
   std::string Describe(int cq, FrId fr, int64_t need) const;
 
  private:

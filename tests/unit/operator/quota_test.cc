@@ -129,9 +129,41 @@ TEST(QuotaTest, DescribeSaysWhatIsLeftAndWhy) {
   QuotaTree quota(model);
   FrId cpu = model.fr_ids.at({0, "cpu"});
   quota.Add(0, {{cpu, 4000}}, +1);
-  EXPECT_THAT(quota.Describe(0, cpu, 64000),
-              HasSubstr("flavor default-flavor: needs 64 cpu, 6 available (nominal 9, 4 in use, "
+  EXPECT_THAT(quota.Describe(0, cpu, 8000),
+              HasSubstr("flavor default-flavor: needs 8 cpu, 6 available (nominal 9, 4 in use, "
                         "cohort team-ab has 17 unused, borrowing limit 1)"));
+}
+
+// Kueue says "request > maximum capacity" for a workload no amount of waiting admits; the
+// message says the same, with where the maximum comes from.
+TEST(QuotaTest, DescribeSaysWhenANeedCanNeverFit) {
+  Snapshot snapshot = CpuSnapshot({{"a", 9000, 1000, {}, 0},
+                                   {"b", 12000, {}, {}, 0},
+                                   {"c", 5000, {}, {}, 0, ""},
+                                   {"d", 4000, {}, {}, 0, "solo"}});
+  Model model = CompileModel(snapshot);
+  ASSERT_TRUE(model.errors.empty()) << model.errors[0].message;
+  QuotaTree quota(model);
+  FrId cpu = model.fr_ids.at({0, "cpu"});
+  quota.Add(1, {{cpu, 20000}}, +1);  // usage does not change what could ever fit
+  EXPECT_EQ(quota.Maximum(0, cpu), 10000);
+  EXPECT_EQ(quota.Maximum(1, cpu), 21000);
+  EXPECT_EQ(quota.Maximum(2, cpu), 5000);
+  EXPECT_EQ(quota.Maximum(3, cpu), 4000);
+  EXPECT_EQ(quota.Describe(0, cpu, 11000),
+            "flavor default-flavor: needs 11 cpu, more than the queue can ever "
+            "use (10: nominal 9 + borrowing limit 1)");
+  EXPECT_EQ(quota.Describe(1, cpu, 64000),
+            "flavor default-flavor: needs 64 cpu, more than the queue can ever use "
+            "(21: nominal 12 + 9 the cohort team-ab can lend)");
+  EXPECT_EQ(quota.Describe(2, cpu, 6000),
+            "flavor default-flavor: needs 6 cpu, more than the queue can ever use "
+            "(5: nominal 5, no cohort to borrow from)");
+  EXPECT_EQ(quota.Describe(3, cpu, 6000),
+            "flavor default-flavor: needs 6 cpu, more than the queue can ever use "
+            "(4: nominal 4, cohort solo lends it nothing)");
+  // Exactly the maximum can fit once the others are done: the usual message.
+  EXPECT_THAT(quota.Describe(1, cpu, 21000), HasSubstr("needs 21 cpu, 1 available (nominal 12"));
 }
 
 }  // namespace
