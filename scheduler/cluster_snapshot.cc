@@ -410,6 +410,10 @@ absl::Status ClusterSnapshot::RemovePod(std::string_view key) {
   auto it = pods_.find(std::string(key));
   if (it == pods_.end()) return absl::NotFoundError(absl::StrCat("pod ", Quote(key), " is not bound"));
   const Pod& pod = it->second;
+  if (pod.released) {  // already uncharged when its slot was given up
+    pods_.erase(it);
+    return absl::OkStatus();
+  }
   ResourceVector delta = pod.requests;
   if (pod.slot >= 0) {
     auto reservation = reservations_.find(pod.job);
@@ -584,7 +588,11 @@ void ClusterSnapshot::FreeSlot(const Reservation& reservation, const ReservedRan
   if (rank.pod.empty()) {
     ChangeUsage(rank.node, reservation.per_pod, -1);
   } else if (auto pod = pods_.find(rank.pod); pod != pods_.end()) {
-    pod->second.slot = -1;  // the bound pod stays and now counts on its own
+    // The pod took the slot, so the node was charged its requests: its owner is deleting it,
+    // and the room goes back now rather than when the pod is gone.
+    pod->second.slot = -1;
+    pod->second.released = true;
+    ChangeUsage(rank.node, pod->second.requests, -1);
   }
 }
 
@@ -745,7 +753,7 @@ std::vector<std::pair<int, ResourceVector>> ClusterSnapshot::DroppedRankPods(
   if (reservation == nullptr) return out;
   const auto size = static_cast<int32_t>(reservation->ranks.size());
   for (const auto& [key, pod] : pods_) {
-    if (pod.slot < 0 && pod.rank >= size && pod.job == job) {
+    if (pod.slot < 0 && !pod.released && pod.rank >= size && pod.job == job) {
       out.emplace_back(pod.node, pod.requests);
     }
   }
@@ -861,6 +869,12 @@ absl::Status ClusterSnapshot::CheckConsistency() const {
   const int n = resources_.size();
   std::vector<ResourceVector> used(nodes_.size());
   for (const auto& [key, pod] : pods_) {
+    if (pod.released) {
+      if (pod.slot >= 0) {
+        return absl::InternalError(absl::StrCat("released pod ", key, " holds a slot"));
+      }
+      continue;
+    }
     used[pod.node].Add(pod.requests, n);
     if (pod.slot < 0) continue;
     const Reservation* reservation = FindReservation(pod.job);

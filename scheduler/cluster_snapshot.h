@@ -129,6 +129,12 @@ class ClusterSnapshot {
   // Pod changes. A pod of a reserved job bound to a node holding one of the job's free slots
   // takes that slot (preferring its own rank): the reservation turns into real usage instead of
   // being counted twice. Removing it gives the slot back to the reservation.
+  //
+  // When the gang gives up a slot its pod holds (Release, Resize down, ReplaceNodes), the pod
+  // stops counting as used at once, though it stays bound until its owner has deleted it: the
+  // room is promised to whoever reserves it next — in particular the preemptor reserved in the
+  // cycle that released its victims — and kube-scheduler itself binds nothing there until the
+  // pod is gone. A pod that never took a slot counts as used until it is removed.
   absl::Status AddPod(const PodInfo& pod);
   absl::Status RemovePod(std::string_view key);
 
@@ -161,7 +167,8 @@ class ClusterSnapshot {
   ResourceVector RankUsage(const Reservation& reservation, size_t rank) const;
   size_t pod_count() const { return pods_.size(); }
   // (node, requests) of every bound pod of `job` whose rank is at or above the size of its
-  // reservation: ranks a shrink dropped, whose pods their owner is deleting. O(pods).
+  // reservation and that still counts as used (one bound after the shrink; the pods of the
+  // ranks a shrink dropped no longer count): their owner is deleting them. O(pods).
   std::vector<std::pair<int, ResourceVector>> DroppedRankPods(std::string_view job) const;
   // Free resources of a live node: max(0, allocatable - used) for every resource it advertises
   // or uses (zeros included).
@@ -221,6 +228,9 @@ class ClusterSnapshot {
     std::string job;
     int32_t rank = -1;
     int32_t slot = -1;  // the reservation rank this pod took, -1 if none
+    // Its gang gave the slot up (Release, a shrink, a rank moved off a failed node): the owner
+    // is deleting the pod, so it no longer counts as used (see AddPod's comment).
+    bool released = false;
   };
 
   absl::StatusOr<ResourceVector> NodeAllocatable(const NodeInfo& node);
@@ -236,9 +246,9 @@ class ClusterSnapshot {
   void Contribute(int index, int sign);
   // used += delta (sign +1) or used -= delta (sign -1), keeping the aggregates right.
   void ChangeUsage(int index, const ResourceVector& delta, int sign);
-  // Gives back the slots ranks[from..] of `reservation` (bound pods keep their real usage).
+  // Gives back the slots ranks[from..] of `reservation`.
   void ReleaseRanks(Reservation& reservation, size_t from);
-  // Gives back one slot: uncharges it, or lets the pod that took it count on its own.
+  // Gives back one slot: uncharges it, and the pod that took it, if any, as released.
   void FreeSlot(const Reservation& reservation, const ReservedRank& rank);
   // Adds a reservation for already chosen nodes (one per rank) and charges them.
   void Hold(const GangRequest& request, const ResourceVector& per_pod,

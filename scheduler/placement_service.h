@@ -42,13 +42,17 @@ class PlacementService {
   virtual std::vector<absl::StatusOr<PlacementResult>> ReserveBatch(
       const std::vector<GangRequest>& requests) = 0;
 
-  // Frees a job's reservation. InvalidArgument for an empty job; NotFound if it holds none.
+  // Frees a job's reservation. Pods bound to its slots stop counting at once (their owner is
+  // deleting them; kube-scheduler binds nothing in their room until they are gone), so a gang
+  // reserved right after can take it. InvalidArgument for an empty job; NotFound if it holds
+  // none.
   virtual absl::Status Release(std::string_view job) = 0;
 
   // Grows (near existing ranks) or shrinks (from the highest ranks) a reservation to
-  // `new_count` pods; all or nothing. The result's placement lists every rank after the change.
-  // An elastic reservation may grow past the elastic.max it was reserved with (that bounded the
-  // first placement only) but never shrink below elastic.min. InvalidArgument for an empty job
+  // `new_count` pods; all or nothing. The dropped ranks' pods stop counting, as for Release.
+  // The result's placement lists every rank after the change. An elastic reservation may grow
+  // past the elastic.max it was reserved with (that bounded the first placement only) but never
+  // shrink below elastic.min. InvalidArgument for an empty job
   // or a new_count below 1 (checked before the job is looked up); NotFound if it holds none.
   virtual absl::StatusOr<PlacementResult> Resize(std::string_view job, int32_t new_count) = 0;
 

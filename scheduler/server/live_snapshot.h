@@ -17,7 +17,9 @@
 //
 // Rules (DESIGN.md §4, docs/scheduler.md):
 //   * every bound pod that has not finished counts as used capacity, whoever bound it
-//     (DaemonSets, other schedulers); a gang pod takes its gang's reserved slot instead;
+//     (DaemonSets, other schedulers); a gang pod takes its gang's reserved slot instead, and
+//     stops counting when the gang gives that slot up through the Placement API (the
+//     operator is deleting it; ClusterSnapshot::AddPod);
 //   * a pod bound to a node the snapshot does not know yet waits for that node;
 //   * a job with status.admission and status.placement that has not finished holds a
 //     reservation on exactly those nodes; a job that cannot be restored (a node is gone or

@@ -1,5 +1,6 @@
 #include "scheduler/cluster_snapshot.h"
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/unit/scheduler/test_cluster.h"
@@ -10,6 +11,7 @@ namespace {
 using ::phalanx::testing::IsOk;
 using ::phalanx::testing::StatusIs;
 using ::testing::HasSubstr;
+using ::testing::UnorderedElementsAreArray;
 using namespace ::phalanx::placement::testing;  // NOLINT
 
 int64_t FreeGpus(const ClusterSnapshot& snapshot, const std::string& node) {
@@ -67,15 +69,47 @@ TEST(ClusterSnapshotTest, BoundPodOfAReservedJobTakesItsSlotInsteadOfDoubleCount
   ASSERT_OK(snapshot.RemovePod("ns/j-0"));
   EXPECT_EQ(Root(snapshot).free[kGpuIndex], 0);
   EXPECT_EQ(snapshot.FindReservation("ns/j")->ranks[0].pod, "");
-  // Bound again, then the job is released while the pod still runs: the pod keeps its GPUs.
+  // Bound again, then the job is released while the pod still runs (its owner is deleting it):
+  // the room is free for the next reservation at once, and the pod's removal changes nothing.
   ASSERT_OK(snapshot.AddPod({"ns/j-0b", result.placement.nodes[0], {{"nvidia.com/gpu", 8}},
                              "ns/j", 0}));
   ASSERT_OK(snapshot.Release("ns/j"));
-  EXPECT_EQ(FreeGpus(snapshot, result.placement.nodes[0]), 0);
+  EXPECT_EQ(FreeGpus(snapshot, result.placement.nodes[0]), 8);
   EXPECT_EQ(FreeGpus(snapshot, result.placement.nodes[1]), 8);
   EXPECT_OK(snapshot.CheckConsistency());
   ASSERT_OK(snapshot.RemovePod("ns/j-0b"));
   EXPECT_EQ(Root(snapshot).free[kGpuIndex], 16);
+  EXPECT_OK(snapshot.CheckConsistency());
+}
+
+// A preemptor is reserved in the cycle that releases its victims, while their pods still run:
+// it gets their nodes, and the victims' pods going away later neither frees nor charges
+// anything twice.
+TEST(ClusterSnapshotTest, APreemptorIsReservedOnItsVictimsNodesBeforeTheirPodsAreGone) {
+  ClusterSnapshot snapshot(Eks());
+  AddNodes(snapshot, {"a", "b", "c"}, "n", 2);
+  ASSERT_OK_AND_ASSIGN(PlacementResult victim, snapshot.Reserve(Gang("ns/low", 2, 8)));
+  ASSERT_TRUE(victim.placed);
+  for (int r = 0; r < 2; ++r) {
+    ASSERT_OK(snapshot.AddPod({absl::StrCat("ns/low-", r), victim.placement.nodes[r],
+                               {{"nvidia.com/gpu", 8}}, "ns/low", r}));
+  }
+  ASSERT_OK_AND_ASSIGN(PlacementResult full, snapshot.Place(Gang("ns/high", 2, 8)));
+  EXPECT_FALSE(full.placed);
+  ASSERT_OK(snapshot.Release("ns/low"));
+  ASSERT_OK_AND_ASSIGN(PlacementResult high, snapshot.Reserve(Gang("ns/high", 2, 8)));
+  ASSERT_TRUE(high.placed) << high.explanation.summary;
+  EXPECT_THAT(high.placement.nodes, UnorderedElementsAreArray(victim.placement.nodes));
+  EXPECT_EQ(Root(snapshot).free[kGpuIndex], 0);
+  EXPECT_OK(snapshot.CheckConsistency());
+  ASSERT_OK(snapshot.RemovePod("ns/low-0"));
+  ASSERT_OK(snapshot.RemovePod("ns/low-1"));
+  EXPECT_EQ(Root(snapshot).free[kGpuIndex], 0);
+  for (int r = 0; r < 2; ++r) {
+    ASSERT_OK(snapshot.AddPod({absl::StrCat("ns/high-", r), high.placement.nodes[r],
+                               {{"nvidia.com/gpu", 8}}, "ns/high", r}));
+  }
+  EXPECT_EQ(Root(snapshot).free[kGpuIndex], 0);
   EXPECT_OK(snapshot.CheckConsistency());
 }
 

@@ -149,7 +149,7 @@ TEST(NodeReplacementTest, ADeletedNodeIsReplacedToo) {
   EXPECT_OK(snapshot.CheckConsistency());
 }
 
-TEST(NodeReplacementTest, ABoundPodCountsOnItsOwnUntilDeletedAndTheNewPodTakesTheSlot) {
+TEST(NodeReplacementTest, AMovedRanksOldPodStopsCountingAndTheNewPodTakesTheSlot) {
   ClusterSnapshot snapshot(Eks());
   AddNodes(snapshot, {"a", "b", "c1"}, "x", 3);
   ASSERT_OK_AND_ASSIGN(PlacementResult placed, snapshot.Reserve(Gang("ns/j", 2, 8, kLayer3)));
@@ -160,7 +160,8 @@ TEST(NodeReplacementTest, ABoundPodCountsOnItsOwnUntilDeletedAndTheNewPodTakesTh
   ASSERT_TRUE(r.placed);
   EXPECT_EQ(r.placement.nodes[1], "x2");
   EXPECT_OK(snapshot.CheckConsistency());
-  EXPECT_EQ(snapshot.nodes()[snapshot.FindNode("x1")].used[kGpuIndex], 8);  // the old pod
+  // The old pod is being deleted by its owner: x1 holds nothing for the snapshot any more.
+  EXPECT_EQ(snapshot.nodes()[snapshot.FindNode("x1")].used[kGpuIndex], 0);
   ASSERT_OK(snapshot.RemovePod("ns/j-1"));
   EXPECT_EQ(snapshot.nodes()[snapshot.FindNode("x1")].used[kGpuIndex], 0);
   ASSERT_OK(snapshot.AddPod({"ns/j-1", "x2", {{"nvidia.com/gpu", 8}}, "ns/j", 1}));

@@ -86,7 +86,7 @@ TEST(ReservationTest, GrowThatDoesNotFitChangesNothing) {
   EXPECT_EQ(snapshot.FindReservation("ns/e")->ranks.size(), 2u);
 }
 
-TEST(ReservationTest, ShrinkDropsTheHighestRanksAndKeepsBoundPodsCounted) {
+TEST(ReservationTest, ShrinkDropsTheHighestRanksAndTheirBoundPodsStopCounting) {
   ClusterSnapshot snapshot(Eks());
   AddNodes(snapshot, {"a", "b", "c"}, "n", 4);
   GangRequest request = Gang("ns/e", 0, 8);
@@ -98,7 +98,11 @@ TEST(ReservationTest, ShrinkDropsTheHighestRanksAndKeepsBoundPodsCounted) {
   ASSERT_OK_AND_ASSIGN(result, snapshot.Resize("ns/e", 2));
   EXPECT_THAT(result.placement.nodes, ElementsAre(nodes[0], nodes[1]));
   EXPECT_EQ(snapshot.NodeFree(nodes[2])->at("nvidia.com/gpu"), 8);
-  EXPECT_EQ(snapshot.NodeFree(nodes[3])->at("nvidia.com/gpu"), 0);  // its pod still runs
+  // Rank 3's pod still runs while its owner deletes it; its room is already free.
+  EXPECT_EQ(snapshot.NodeFree(nodes[3])->at("nvidia.com/gpu"), 8);
+  EXPECT_OK(snapshot.CheckConsistency());
+  ASSERT_OK(snapshot.RemovePod("ns/e-3"));
+  EXPECT_EQ(snapshot.NodeFree(nodes[3])->at("nvidia.com/gpu"), 8);
   EXPECT_OK(snapshot.CheckConsistency());
 }
 
