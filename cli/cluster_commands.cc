@@ -21,10 +21,11 @@
 #include "cli/command.h"
 #include "cli/flags.h"
 #include "cli/invariants.h"
-#include "common/text_input.h"
+#include "cli/scheduler_client.h"
 #include "cli/topology_view.h"
 #include "common/logging.h"
 #include "common/status.h"
+#include "common/text_input.h"
 #include "kube/api/resources.h"
 #include "kube/api/training_job.h"
 #include "kube/config.h"
@@ -85,6 +86,7 @@ fit; nothing is reserved).
   --server HOST:PORT    phalanx-scheduler's gRPC address (default $PHALANX_SCHEDULER_GRPC)
   --events N            latest events shown (default 10)
 )usage",
+    kSchedulerTlsUsage, "\n",
     kCommonFlags, "\n\n", kExitCodes);
 
 const std::string kTopologyUsage = absl::StrCat(
@@ -103,6 +105,7 @@ own code.
   --topology NAME       the levels of phalanx.dev NetworkTopology NAME instead of a preset
   --server HOST:PORT    phalanx-scheduler's gRPC address (default $PHALANX_SCHEDULER_GRPC)
 )usage",
+    kSchedulerTlsUsage, "\n",
     kCommonFlags, "\n\n", kExitCodes);
 
 const std::string kCheckUsage = absl::StrCat(
@@ -130,6 +133,7 @@ still broken on the same object at every read for S seconds (a read a second).
   --expect-jobs FILE    "namespace/name" of every job that was created, one per line
   --settle S            seconds a violation must persist to count (default 0: one read)
 )usage",
+    kSchedulerTlsUsage, "\n",
     kCommonFlags,
     "\n\nExit codes: 0 no violation, 3 violations (listed on stdout), 1 the cluster or scheduler "
     "could not be read, 2 bad flags or file.");
@@ -142,8 +146,10 @@ struct Flags {
   bool json = false;
   int request_timeout_seconds = 30;
   std::vector<std::string> positional;
-  // explain, topology
+  // explain, topology, check
   std::string server;
+  SchedulerTls tls;
+  placement::GrpcClientOptions scheduler;  // deadline and TLS, from the flags
   int events = 10;
   // topology
   std::string topology_preset = "eks";
@@ -183,7 +189,11 @@ absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args, const Acc
       .Bool({"--json"}, &flags.json)
       .Int({"--request-timeout"}, &flags.request_timeout_seconds, 1, 86'400);
   if (accepts.all_namespaces) set.Bool({"-A", "--all-namespaces"}, &flags.all_namespaces);
-  if (accepts.server) set.String({"--server"}, &flags.server);
+  if (accepts.server) {
+    flags.tls = SchedulerTlsFromEnvironment();
+    set.String({"--server"}, &flags.server);
+    AddSchedulerTlsFlags(set, &flags.tls);
+  }
   if (accepts.events) set.Int({"--events"}, &flags.events, 0, 10'000);
   if (accepts.topology) {
     set.Bool({"--nodes"}, &flags.nodes)
@@ -203,6 +213,11 @@ absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args, const Acc
         .Int({"--settle"}, &flags.settle_seconds, 0, 86'400);
   }
   RETURN_IF_ERROR(set.Parse(args, &flags.positional));
+  if (accepts.server) {
+    ASSIGN_OR_RETURN(flags.scheduler,
+                     SchedulerClientOptions(flags.tls,
+                                            std::chrono::seconds(flags.request_timeout_seconds)));
+  }
   if (flags.positional.size() != accepts.positional) {
     return absl::InvalidArgumentError(
         accepts.positional == 0
@@ -355,8 +370,7 @@ int RunJobs(const std::vector<std::string>& args) {
 }
 
 placement::GrpcPlacementService Scheduler(const Flags& flags) {
-  return placement::GrpcPlacementService(
-      flags.server, {.deadline = std::chrono::seconds(flags.request_timeout_seconds)});
+  return placement::GrpcPlacementService(flags.server, flags.scheduler);
 }
 
 absl::StatusOr<std::string> Explain(const Flags& flags) {

@@ -11,6 +11,7 @@
 #include "absl/strings/str_split.h"
 #include "cli/command.h"
 #include "cli/flags.h"
+#include "cli/scheduler_client.h"
 #include "common/text_input.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
@@ -53,7 +54,8 @@ constexpr char kExitCodes[] =
 
 std::string Usage(absl::string_view synopsis, absl::string_view what, absl::string_view flags) {
   return absl::StrCat("Usage: phalanx placement ", synopsis, "\n\n", what, "\n", kAbout,
-                      "\n\n", flags, "\n", kServerFlags, "\n\n", kExitCodes);
+                      "\n\n", flags, "\n", kServerFlags, "\n", kSchedulerTlsUsage, "\n\n",
+                      kExitCodes);
 }
 
 int Failed(const std::string& command, const absl::Status& status) {
@@ -154,7 +156,9 @@ int RunPlacement(const std::string& verb, const std::vector<std::string>& args) 
   int32_t timeout_ms = 10000;
   int32_t gpus = 8;
   std::vector<std::string> selectors;
+  SchedulerTls tls = SchedulerTlsFromEnvironment();
   FlagSet flags;
+  AddSchedulerTlsFlags(flags, &tls);
   flags.String({"--server"}, &server)
       .Int({"--timeout-ms"}, &timeout_ms, 1, 3'600'000)
       .Bool({"--json"}, &json);
@@ -199,8 +203,10 @@ int RunPlacement(const std::string& verb, const std::vector<std::string>& args) 
   if (counted && !flags.Seen("--count") && !request.elastic) {
     return BadInput(command, "--count is required");
   }
-  placement::GrpcPlacementService service(
-      server, {.deadline = std::chrono::milliseconds(timeout_ms)});
+  absl::StatusOr<placement::GrpcClientOptions> options =
+      SchedulerClientOptions(tls, std::chrono::milliseconds(timeout_ms));
+  if (!options.ok()) return BadInput(command, options.status());
+  placement::GrpcPlacementService service(server, *options);
   if (verb == "snapshot") {
     absl::StatusOr<placement::SnapshotSummary> summary =
         service.Snapshot({.max_level = max_level, .max_domains = 1000});

@@ -19,7 +19,9 @@
 #                      phalanx-system) instead of applying crds/, and run the three binaries as
 #                      the chart's pods would: each with its chart ServiceAccount's token
 #                      (hack/cluster/sa-kubeconfig.sh), with the flags of the chart's Deployments
-#                      (addresses replaced by local ports) and kube-scheduler with the chart's
+#                      (addresses replaced by local ports; the chart's TLS Secrets written to
+#                      $PHALANX_CLUSTER_DIR/tls/ in place of their mounts, so the Placement API
+#                      runs with the chart's mutual TLS) and kube-scheduler with the chart's
 #                      KubeSchedulerConfiguration. The chart's own pods stay Pending (their
 #                      default-scheduler does not run), so only these processes act.
 #   --chart-values F   a values file for --chart (repeatable; implies --chart)
@@ -32,7 +34,8 @@
 # The admin kubeconfig path is printed as the LAST line of stdout. Stop with
 # hack/phalanx-down.sh. Ports are free ones picked at start and written to
 # $PHALANX_CLUSTER_DIR/env (PHALANX_SCHEDULER_GRPC, PHALANX_EXTENDER_URL,
-# PHALANX_SCHEDULER_HEALTH_PORT, PHALANX_OPERATOR_HEALTH_PORT). The operator's start script is
+# PHALANX_SCHEDULER_HEALTH_PORT, PHALANX_OPERATOR_HEALTH_PORT; with --chart's TLS also
+# PHALANX_SCHEDULER_TLS_CA/_CERT/_KEY/_SERVER_NAME, which the CLI's --server commands read). The operator's start script is
 # $PHALANX_CLUSTER_DIR/run/phalanx-operator.sh (hack/cluster/restart.sh phalanx-operator).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -99,9 +102,37 @@ if [[ $CHART == 1 ]]; then
       jq -r --arg c "$2" '.spec.template.spec.containers[] | select(.name == $c) | .args[]' |
       grep -Ev '^--(extender-address|grpc-address|health-address|placement-address|identity)='
   }
-  mapfile -t SCHED_FLAGS < <(chart_args "$CHART_RELEASE-scheduler" phalanx-scheduler)
-  mapfile -t OP_FLAGS < <(chart_args "$CHART_RELEASE-operator" phalanx-operator)
+  # The Secret a Deployment mounts at /etc/phalanx/tls (the Placement API's mutual TLS), written
+  # to $DIR/tls/<component>/, whose path then replaces /etc/phalanx/tls in the flags.
+  chart_tls() { # deployment component
+    local secret key
+    secret=$(kubectl -n "$CHART_NS" get deployment "$1" -o json |
+      jq -r '.spec.template.spec.volumes[]? | select(.name == "placement-tls") | .secret.secretName')
+    [[ -n $secret ]] || return 0
+    mkdir -p "$DIR/tls/$2"
+    for key in ca.crt tls.crt tls.key; do
+      kubectl -n "$CHART_NS" get secret "$secret" -o json | jq -r --arg k "$key" '.data[$k] // empty' |
+        base64 -d >"$DIR/tls/$2/$key"
+      [[ -s $DIR/tls/$2/$key ]] || { echo "[phalanx-up] FAILED: Secret $CHART_NS/$secret has no $key" >&2; exit 1; }
+    done
+    chmod 600 "$DIR/tls/$2/tls.key"
+  }
+  chart_tls "$CHART_RELEASE-scheduler" scheduler
+  chart_tls "$CHART_RELEASE-operator" operator
+  mapfile -t SCHED_FLAGS < <(chart_args "$CHART_RELEASE-scheduler" phalanx-scheduler | sed "s|/etc/phalanx/tls/|$DIR/tls/scheduler/|")
+  mapfile -t OP_FLAGS < <(chart_args "$CHART_RELEASE-operator" phalanx-operator | sed "s|/etc/phalanx/tls/|$DIR/tls/operator/|")
   [[ ${#SCHED_FLAGS[@]} -gt 0 && ${#OP_FLAGS[@]} -gt 0 ]] || { echo "[phalanx-up] FAILED: no container args in the chart's Deployments" >&2; exit 1; }
+  if [[ -s $DIR/tls/operator/ca.crt ]]; then
+    # The operator calls 127.0.0.1 here, not the Service: the certificate names the Service.
+    TLS_NAME="$CHART_RELEASE-scheduler.$CHART_NS.svc"
+    OP_FLAGS+=("--placement-tls-server-name=$TLS_NAME")
+    cat >>"$DIR/env" <<ENV
+PHALANX_SCHEDULER_TLS_CA=$DIR/tls/operator/ca.crt
+PHALANX_SCHEDULER_TLS_CERT=$DIR/tls/operator/tls.crt
+PHALANX_SCHEDULER_TLS_KEY=$DIR/tls/operator/tls.key
+PHALANX_SCHEDULER_TLS_SERVER_NAME=$TLS_NAME
+ENV
+  fi
   cat >>"$DIR/env" <<ENV
 PHALANX_CHART_RELEASE=$CHART_RELEASE
 PHALANX_CHART_NAMESPACE=$CHART_NS

@@ -52,6 +52,15 @@ std::string DefaultIdentity() {
 }
 
 int Run(const OperatorConfig& config) {
+  // The TLS files first: a wrong path fails at once, before any API call.
+  absl::StatusOr<std::optional<placement::TlsPem>> placement_tls = placement::LoadClientTls(
+      {.cert = config.placement_tls_cert, .key = config.placement_tls_key,
+       .ca = config.placement_tls_ca},
+      {"--placement-tls-cert", "--placement-tls-key", "--placement-tls-ca"});
+  if (!placement_tls.ok()) {
+    spdlog::critical("{}", std::string(placement_tls.status().message()));
+    return kExitBadInput;
+  }
   kube::Cancellation stop;
   SignalWaiter signals([&stop] { stop.Cancel(); });
 
@@ -96,7 +105,9 @@ int Run(const OperatorConfig& config) {
 
   placement::GrpcPlacementService placement(
       config.placement_address,
-      {.deadline = std::chrono::milliseconds(config.placement_deadline_ms)});
+      {.deadline = std::chrono::milliseconds(config.placement_deadline_ms),
+       .tls = *placement_tls,
+       .tls_server_name = config.placement_tls_server_name});
   kube::WriteGate admission_writes;
   const absl::Duration admission_first = absl::Milliseconds(config.admission_writes_first_ms);
   // What the job controller and the Event writers yield to; null (0 ms) = nobody yields.
@@ -156,10 +167,13 @@ int Run(const OperatorConfig& config) {
       return;
     }
     spdlog::info("informers synced: {} TrainingJobs, {} ClusterTrainingQueues, {} TrainingQueues, "
-                 "{} pods, {} nodes; Placement service at {}",
+                 "{} pods, {} nodes; Placement service at {} ({})",
                  informers.jobs.size(), informers.cluster_queues.size(),
                  informers.local_queues.size(), informers.pods.size(), informers.nodes.size(),
-                 config.placement_address);
+                 config.placement_address,
+                 !placement_tls->has_value()      ? "plain text"
+                 : (*placement_tls)->cert.empty() ? "TLS"
+                                                  : "mutual TLS");
     std::thread admission_thread([&] { admission.Run(lost); });
     std::thread job_thread([&] { jobs.Run(lost, config.workers); });
     ready.store(true);

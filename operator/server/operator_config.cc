@@ -12,6 +12,10 @@ absl::StatusOr<OperatorConfig> ParseOperatorFlags(const std::vector<std::string>
       .String("context", &config.context)
       .Address("placementAddress", &config.placement_address)
       .Int("placementDeadlineMs", &config.placement_deadline_ms, 100, 600000)
+      .String("placementTlsCa", &config.placement_tls_ca)
+      .String("placementTlsCert", &config.placement_tls_cert)
+      .String("placementTlsKey", &config.placement_tls_key)
+      .String("placementTlsServerName", &config.placement_tls_server_name)
       .Address("healthAddress", &config.health_address)
       .Bool("leaderElect", &config.leader_elect)
       .String("leaseNamespace", &config.lease_namespace)
@@ -50,6 +54,13 @@ Flags (each also a key of the --config file, written without dashes in camelCase
   --context NAME               kubeconfig context (default: current-context)
   --placement-address H:P      phalanx-scheduler's Placement gRPC address (default 127.0.0.1:9443)
   --placement-deadline-ms N    deadline of each Placement call (default 10000)
+  --placement-tls-ca FILE      call phalanx-scheduler over TLS, trusting the CAs of this PEM
+                               bundle (default: plain text)
+  --placement-tls-cert FILE    this client's PEM certificate and private key, for a scheduler
+  --placement-tls-key FILE     that requires one (both or neither; need --placement-tls-ca)
+  --placement-tls-server-name NAME
+                               the name the scheduler's certificate must carry, when it is not
+                               the host of --placement-address (e.g. the Service's DNS name)
   --health-address H:P         address of /healthz, /readyz and /metrics (default 127.0.0.1:8081)
   --leader-elect true|false    take a coordination.k8s.io Lease before acting (default true);
                                standbys serve /healthz and wait

@@ -15,6 +15,13 @@ struct OperatorConfig {
   // phalanx-scheduler's phalanx.v1alpha1.Placement gRPC target.
   std::string placement_address = "127.0.0.1:9443";
   int placement_deadline_ms = 10000;
+  // TLS to phalanx-scheduler (PEM files; scheduler/grpc/tls.h): the CA its certificate must
+  // chain to, this client's certificate and key (for a scheduler that requires one), and the
+  // name its certificate must carry when that is not the address's host.
+  std::string placement_tls_ca;
+  std::string placement_tls_cert;
+  std::string placement_tls_key;
+  std::string placement_tls_server_name;
   std::string health_address = "127.0.0.1:8081";
   bool leader_elect = true;
   std::string lease_namespace = "kube-system";

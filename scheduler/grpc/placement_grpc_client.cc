@@ -16,7 +16,10 @@ std::shared_ptr<::grpc::Channel> MakeChannel(const std::string& target,
   ::grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(options.max_message_bytes);
   args.SetMaxSendMessageSize(options.max_message_bytes);
-  return ::grpc::CreateCustomChannel(target, ::grpc::InsecureChannelCredentials(), args);
+  if (options.tls && !options.tls_server_name.empty()) {
+    args.SetSslTargetNameOverride(options.tls_server_name);
+  }
+  return ::grpc::CreateCustomChannel(target, ChannelCredentials(options.tls), args);
 }
 
 bool FromService(const ::grpc::ClientContext& context) {

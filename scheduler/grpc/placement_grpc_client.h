@@ -12,13 +12,14 @@
 // RPC fails as a whole (server down, deadline, a batch over the limit), every result of a
 // ReserveBatch carries that error. The channel connects lazily and reconnects by itself; calls
 // fail fast (UNAVAILABLE) while the server is unreachable instead of waiting for the deadline.
-// Insecure transport for now: in-cluster TLS arrives with the Helm chart.
+// Plain text unless GrpcClientOptions::tls is set (tls.h).
 //
 // Thread-safe: gRPC stubs may be shared by concurrent callers.
 #pragma once
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,6 +28,7 @@
 #include "grpcpp/channel.h"
 #include "phalanx/v1alpha1/placement.grpc.pb.h"
 #include "scheduler/grpc/proto_convert.h"
+#include "scheduler/grpc/tls.h"
 #include "scheduler/placement_service.h"
 #include "scheduler/snapshot_summary.h"
 
@@ -37,6 +39,11 @@ struct GrpcClientOptions {
   std::chrono::milliseconds deadline = std::chrono::seconds(10);
   // Largest message sent or received.
   int max_message_bytes = kDefaultMaxMessageBytes;
+  // TLS (tls.h, LoadClientTls); nullopt = plain text.
+  std::optional<TlsPem> tls;
+  // With TLS, the name the server's certificate must carry when it is not the target's host,
+  // e.g. the Service's DNS name when the target is a port-forward on 127.0.0.1.
+  std::string tls_server_name;
 };
 
 class GrpcPlacementService : public PlacementService {

@@ -156,14 +156,16 @@ absl::StatusOr<RunningPlacementServer> StartPlacementServer(
   // gRPC sets SO_REUSEPORT by default: a second scheduler on the same port would then share it
   // silently instead of failing to start.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-  builder.AddListeningPort(options.address, ::grpc::InsecureServerCredentials(), &running.port);
+  builder.AddListeningPort(options.address, ServerCredentials(options.tls), &running.port);
   builder.SetMaxReceiveMessageSize(options.max_receive_message_bytes);
   builder.RegisterService(&service);
   running.server = builder.BuildAndStart();
   if (running.server == nullptr || running.port == 0) {
     return absl::UnavailableError(absl::StrCat(
         "cannot serve the Placement API on ", options.address,
-        " (address malformed, or the port is in use)"));
+        options.tls ? " (address malformed, the port in use, or the TLS key does not match the "
+                      "certificate)"
+                    : " (address malformed, or the port is in use)"));
   }
   return running;
 }

@@ -18,8 +18,9 @@
 //
 // Requests are decoded with the wire limits of proto_convert.h; errors come back as gRPC statuses
 // with the core's code and message unchanged, marked as the service's own (see
-// kErrorOriginTrailer) so the client can tell them from transport failures. Insecure transport
-// for now: in-cluster TLS arrives with the Helm chart.
+// kErrorOriginTrailer) so the client can tell them from transport failures. Plain text unless
+// PlacementServerOptions::tls is set (tls.h; the Helm chart sets it, with client certificates
+// required).
 //
 // Thread-safety: gRPC calls the handlers from its own thread pool, so the PlacementService, the
 // summary callback and the observer must be safe to call concurrently.
@@ -27,6 +28,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -34,6 +36,7 @@
 #include "grpcpp/server.h"
 #include "phalanx/v1alpha1/placement.grpc.pb.h"
 #include "scheduler/grpc/proto_convert.h"
+#include "scheduler/grpc/tls.h"
 #include "scheduler/placement_service.h"
 #include "scheduler/snapshot_summary.h"
 
@@ -89,6 +92,8 @@ struct PlacementServerOptions {
   std::string address = "127.0.0.1:0";
   // Largest request accepted; larger ones fail with RESOURCE_EXHAUSTED before any decoding.
   int max_receive_message_bytes = kDefaultMaxMessageBytes;
+  // TLS (tls.h, LoadServerTls); nullopt = plain text.
+  std::optional<TlsPem> tls;
 };
 
 struct RunningPlacementServer {

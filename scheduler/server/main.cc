@@ -60,6 +60,12 @@ double Since(std::chrono::steady_clock::time_point start) {
 }
 
 int Run(const SchedulerConfig& config) {
+  // The TLS files first: a wrong path fails at once, not after the informers have synced.
+  absl::StatusOr<std::optional<placement::TlsPem>> grpc_tls = LoadGrpcTls(config);
+  if (!grpc_tls.ok()) {
+    spdlog::critical("{}", std::string(grpc_tls.status().message()));
+    return kExitBadInput;
+  }
   kube::Cancellation stop;
   SignalWaiter signals([&stop] { stop.Cancel(); });
 
@@ -241,7 +247,7 @@ int Run(const SchedulerConfig& config) {
       },
       std::move(grpc_observer));
   absl::StatusOr<placement::RunningPlacementServer> grpc_server =
-      StartGrpcServer(config, grpc_service);
+      StartGrpcServer(config, *grpc_tls, grpc_service);
   if (!grpc_server.ok()) {
     spdlog::critical("Placement gRPC server on {}: {}", config.grpc_address, grpc_server.status());
     webhook->Stop();
@@ -249,7 +255,10 @@ int Run(const SchedulerConfig& config) {
     health->Stop();
     return kExitFailure;
   }
-  spdlog::info("Placement gRPC API on {} (port {})", config.grpc_address, grpc_server->port);
+  spdlog::info("Placement gRPC API on {} (port {}, {})", config.grpc_address, grpc_server->port,
+               !grpc_tls->has_value()          ? "plain text"
+               : (*grpc_tls)->ca.empty()       ? "TLS"
+                                               : "mutual TLS: client certificates required");
   ready.store(true);
   spdlog::info("phalanx-scheduler {} ready", PHALANX_VERSION);
 

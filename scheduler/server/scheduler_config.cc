@@ -32,6 +32,9 @@ ConfigFlags Options(SchedulerConfig& config) {
       .Int("httpThreads", &config.http_threads, 1, 256)
       .Int("extenderMaxBodyBytes", &config.extender_max_body_bytes, 4096, 1 << 30)
       .Int("grpcMaxMessageBytes", &config.grpc_max_message_bytes, 4096, 1 << 30)
+      .String("grpcTlsCert", &config.grpc_tls_cert)
+      .String("grpcTlsKey", &config.grpc_tls_key)
+      .String("grpcTlsClientCa", &config.grpc_tls_client_ca)
       .Int("httpReadTimeoutSeconds", &config.http_read_timeout_seconds, 1, 3600)
       .Int("httpMaxConnections", &config.http_max_connections, 1, 65536)
       .Int("syncTimeoutSeconds", &config.sync_timeout_seconds, 1, 86400);
@@ -77,6 +80,11 @@ Flags (each also a key of the --config file, written without dashes in camelCase
                               decoding (default 8388608 = 8 MiB, 4096..1073741824)
   --grpc-max-message-bytes N  largest Placement gRPC request; larger ones fail with
                               RESOURCE_EXHAUSTED (default 67108864 = 64 MiB, 4096..1073741824)
+  --grpc-tls-cert FILE        serve the Placement gRPC API over TLS with this PEM certificate
+  --grpc-tls-key FILE         and its PEM private key (both or neither; default: plain text)
+  --grpc-tls-client-ca FILE   require every client to present a certificate signed by a CA in
+                              this PEM bundle (mutual TLS; needs the two above). The files are
+                              read at start: restart to take a new certificate
   --http-read-timeout-seconds N
                               close an HTTP connection (extender and health) whose request has
                               not fully arrived N s after the previous answer or the connect,

@@ -16,6 +16,9 @@
 //   logLevel: info
 //   extenderMaxBodyBytes: 8388608         # larger extender requests get 413
 //   grpcMaxMessageBytes: 67108864         # larger Placement requests get RESOURCE_EXHAUSTED
+//   grpcTlsCert: /etc/phalanx/tls/tls.crt # Placement gRPC over TLS (empty: plain text)
+//   grpcTlsKey: /etc/phalanx/tls/tls.key
+//   grpcTlsClientCa: /etc/phalanx/tls/ca.crt  # clients must present a certificate it signed
 //   httpReadTimeoutSeconds: 60            # a request not received by then: connection closed
 //   httpMaxConnections: 512               # per HTTP server; one more gets 503
 #pragma once
@@ -46,6 +49,11 @@ struct SchedulerConfig {
   // Request limits of the serving endpoints (docs/extender.md "Limits", docs/placement-api.md).
   int extender_max_body_bytes = 8 << 20;
   int grpc_max_message_bytes = 64 << 20;  // placement::kDefaultMaxMessageBytes
+  // TLS of the Placement gRPC service (PEM files; scheduler/grpc/tls.h): certificate and key,
+  // and the CA client certificates must chain to (given: clients must present one).
+  std::string grpc_tls_cert;
+  std::string grpc_tls_key;
+  std::string grpc_tls_client_ca;
   int http_read_timeout_seconds = 60;
   int http_max_connections = 512;
   // How long to wait for the first full sync of the informers before giving up (exit 1).

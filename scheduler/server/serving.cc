@@ -93,11 +93,19 @@ placement::PlacementGrpcService::RpcObserver GrpcMetrics(metrics::Registry& regi
   };
 }
 
+absl::StatusOr<std::optional<placement::TlsPem>> LoadGrpcTls(const SchedulerConfig& config) {
+  return placement::LoadServerTls(
+      {.cert = config.grpc_tls_cert, .key = config.grpc_tls_key, .ca = config.grpc_tls_client_ca},
+      {"--grpc-tls-cert", "--grpc-tls-key", "--grpc-tls-client-ca"});
+}
+
 absl::StatusOr<placement::RunningPlacementServer> StartGrpcServer(
-    const SchedulerConfig& config, placement::PlacementGrpcService& service) {
+    const SchedulerConfig& config, const std::optional<placement::TlsPem>& tls,
+    placement::PlacementGrpcService& service) {
   return placement::StartPlacementServer(
       service, {.address = config.grpc_address,
-                .max_receive_message_bytes = config.grpc_max_message_bytes});
+                .max_receive_message_bytes = config.grpc_max_message_bytes,
+                .tls = tls});
 }
 
 }  // namespace phalanx::scheduler

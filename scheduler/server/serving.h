@@ -12,6 +12,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -42,8 +43,14 @@ std::unique_ptr<http::HttpServer> NewExtenderServer(const SchedulerConfig& confi
 // observer that feeds them.
 placement::PlacementGrpcService::RpcObserver GrpcMetrics(metrics::Registry& registry);
 
-// Starts the Placement gRPC server on config.grpc_address with config.grpc_max_message_bytes.
+// The Placement gRPC server's TLS from config.grpc_tls_*: nullopt for plain text;
+// InvalidArgument naming the flag when a file is missing, unreadable or not the PEM it should be.
+absl::StatusOr<std::optional<placement::TlsPem>> LoadGrpcTls(const SchedulerConfig& config);
+
+// Starts the Placement gRPC server on config.grpc_address with config.grpc_max_message_bytes
+// and `tls` (LoadGrpcTls).
 absl::StatusOr<placement::RunningPlacementServer> StartGrpcServer(
-    const SchedulerConfig& config, placement::PlacementGrpcService& service);
+    const SchedulerConfig& config, const std::optional<placement::TlsPem>& tls,
+    placement::PlacementGrpcService& service);
 
 }  // namespace phalanx::scheduler

@@ -103,3 +103,11 @@ podAntiAffinity:
 {{- end }}
 {{- end }}
 {{- end }}
+
+{{/* The Secrets of the Placement API's TLS: given, or the ones tls-secrets.yaml makes. */}}
+{{- define "phalanx.schedulerTlsSecret" -}}
+{{- .Values.tls.schedulerSecret | default (printf "%s-scheduler-tls" (include "phalanx.fullname" .)) }}
+{{- end }}
+{{- define "phalanx.operatorTlsSecret" -}}
+{{- .Values.tls.operatorSecret | default (printf "%s-operator-tls" (include "phalanx.fullname" .)) }}
+{{- end }}

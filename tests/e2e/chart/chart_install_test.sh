@@ -17,9 +17,13 @@
 #   4. `helm upgrade` to a chart whose TrainingJob CRD changed, with a changed value, updates the
 #      CRD in place and restores the role, and the blocked jobs then run;
 #      the running job's pods keep their UIDs and nodes, also across restarts of both binaries;
-#   5. `helm uninstall` leaves the CRDs, the TrainingJobs and their pods.
+#   5. `helm uninstall` leaves the CRDs, the TrainingJobs and their pods;
+#   and the Placement API runs with the chart's mutual TLS: the operator reserves over it, a
+#   plain-text client and a client without a certificate are refused, the CLI with the
+#   operator's certificate is served, and helm upgrade keeps the generated certificates.
 # The operator -> scheduler gRPC through the chart's Service is not exercised (no pod networking
-# on kwok); the out-of-cluster operator calls phalanx-scheduler on 127.0.0.1.
+# on kwok); the out-of-cluster operator calls phalanx-scheduler on 127.0.0.1, expecting the
+# Service's name in its certificate (--placement-tls-server-name).
 # Needs hack/cluster/build.sh binaries (helm included) and build/ (phalanx-scheduler,
 # phalanx-operator).
 source "$(dirname "${BASH_SOURCE[0]}")/../operator/lib.sh"
@@ -118,6 +122,26 @@ all_running $JNS $J 8 && pass "8 pods Running (kwok)" || fail "not all 8 pods Ru
 grep -q '"pinned"\|pinned' <(curl -sf "http://127.0.0.1:$PHALANX_SCHEDULER_HEALTH_PORT/metrics" | grep '^phalanx_extender_requests_total{verb="bind"') &&
   pass "phalanx-scheduler bound them (pods/binding as the scheduler ServiceAccount): $(curl -sf "http://127.0.0.1:$PHALANX_SCHEDULER_HEALTH_PORT/metrics" | grep '^phalanx_extender_requests_total{verb="bind",outcome="pinned"}')" ||
   fail "no pinned bind in phalanx-scheduler's metrics"
+# The Placement API's mutual TLS, with the chart's generated Secrets (phalanx-up.sh writes them
+# where the pods would mount them): the gang above was reserved over it.
+grep -q 'mutual TLS: client certificates required' "$SCHEDLOG" &&
+  pass "phalanx-scheduler serves the Placement API over mutual TLS: $(grep -o 'Placement gRPC API on .*' "$SCHEDLOG" | tail -1)" ||
+  fail "phalanx-scheduler does not say it requires client certificates: $(grep 'Placement gRPC API' "$SCHEDLOG" | tail -1)"
+grep -q 'Placement service at .*(mutual TLS)' "$OPLOG" && pass "phalanx-operator calls it with its client certificate" ||
+  fail "phalanx-operator does not call over mutual TLS: $(grep 'Placement service at' "$OPLOG" | tail -1)"
+PHX="$BUILD/cli/phalanx"
+tls_ca=(--tls-ca "$PHALANX_SCHEDULER_TLS_CA" --tls-server-name "$PHALANX_SCHEDULER_TLS_SERVER_NAME")
+out=$("$PHX" placement snapshot --server "$PHALANX_SCHEDULER_GRPC" 2>&1) && fail "a plain-text client was served: $out" ||
+  { grep -q UNAVAILABLE <<<"$out" && pass "a plain-text client is refused: $(cut -c1-200 <<<"$out")" || fail "plain text: $out"; }
+out=$("$PHX" placement snapshot --server "$PHALANX_SCHEDULER_GRPC" "${tls_ca[@]}" 2>&1) &&
+  fail "a TLS client without a certificate was served: $out" ||
+  { grep -q UNAVAILABLE <<<"$out" && pass "a TLS client without a client certificate is refused" || fail "no client certificate: $out"; }
+out=$("$PHX" placement snapshot --server "$PHALANX_SCHEDULER_GRPC" "${tls_ca[@]}" \
+      --tls-cert "$PHALANX_SCHEDULER_TLS_CERT" --tls-key "$PHALANX_SCHEDULER_TLS_KEY" 2>&1) &&
+  pass "with the operator's client certificate the CLI reads the snapshot: $(head -1 <<<"$out")" ||
+  fail "the CLI with the client certificate: $out"
+sched_cert=$(kc -n $NS get secret phalanx-scheduler-tls -o jsonpath='{.data.tls\.crt}')
+
 # Forbidden requests a binary tolerates (a retried list, an optional feature) would show here.
 # Not RBAC, and retried: OwnerReferencesPermissionEnforcement refuses blockOwnerDeletion until
 # the API server's own REST mapping has caught up with CRDs installed seconds before.
@@ -182,6 +206,9 @@ kc get crd trainingjobs.phalanx.dev -o json | jq -e '.spec.versions[0].additiona
   pass "helm upgrade updated the TrainingJob CRD (its new printer column is served)" || fail "the CRD lacks the upgraded printer column"
 kc -n $NS get deployment phalanx-operator -o jsonpath='{.spec.template.spec.containers[0].args}' | grep -q -- '--log-level=debug' &&
   pass "the operator Deployment carries the new value" || fail "the operator Deployment lacks --log-level=debug"
+[[ -n $sched_cert && $(kc -n $NS get secret phalanx-scheduler-tls -o jsonpath='{.data.tls\.crt}') == "$sched_cert" ]] &&
+  pass "helm upgrade kept the generated TLS certificates (the running pods' files stay valid)" ||
+  fail "helm upgrade replaced the scheduler's TLS certificate"
 eventually 30 bash -c "[[ \$(kubectl --kubeconfig=$PHALANX_KUBECONFIG auth can-i --as=$OP_SA create pods -n team-vision) == yes ]]" &&
   pass "helm upgrade restored the operator's pod creation" || fail "the operator still may not create pods after helm upgrade"
 kc -n team-vision annotate trainingjob rbac-probe phalanx.test/nudge=1 --overwrite >/dev/null   # skip the retry backoff

@@ -11,8 +11,12 @@
 #      the `phalanx` profile, its extender on 127.0.0.1), each preset's topology levels,
 #      Services with a `metrics` port, non-root read-only containers with requests and probes;
 #   5. NOTES.txt renders for each preset with NodeFlavor YAML that parses;
+#      mutual TLS on the Placement gRPC API: the generated server certificate names the
+#      scheduler Service and both certificates chain to the one CA (openssl verify), each
+#      binary gets its TLS flags and its Secret mounted;
 #   6. bad values fail the render with a message (two operators without leader election,
-#      an unknown anti-affinity mode).
+#      an unknown anti-affinity mode, one TLS Secret given without the other); tls.enabled=false
+#      renders no TLS flag or Secret.
 # Needs helm from hack/cluster/build.sh.
 source "$(dirname "${BASH_SOURCE[0]}")/../cluster/lib.sh"
 source "$REPO_ROOT/hack/cluster/lib.sh"
@@ -180,6 +184,46 @@ if np and sch:
     if not {"grpc", "metrics", "https"} <= ports:
         err("the NetworkPolicy's named ports are not all container ports: %s" % sorted(ports))
 
+# Mutual TLS of the Placement API: generated Secrets, flags, mounts; the certificates are checked
+# with openssl (SANs, chain to the one CA, key usage).
+import base64, subprocess, tempfile
+tls = {}
+for who in ("scheduler", "operator"):
+    s = one("Secret", "phalanx-%s-tls" % who)
+    if s:
+        tls[who] = {k: base64.b64decode(v) for k, v in s["data"].items()}
+        if set(tls[who]) != {"ca.crt", "tls.crt", "tls.key"}: err("Secret phalanx-%s-tls keys %s" % (who, sorted(tls[who])))
+if set(tls) == {"scheduler", "operator"} and tls["scheduler"].get("ca.crt") == tls["operator"].get("ca.crt"):
+    with tempfile.TemporaryDirectory() as d:
+        for who in tls:
+            for k, v in tls[who].items():
+                open(os.path.join(d, "%s-%s" % (who, k)), "wb").write(v)
+        for who in tls:
+            r = subprocess.run(["openssl", "verify", "-CAfile", os.path.join(d, "scheduler-ca.crt"), os.path.join(d, "%s-tls.crt" % who)], capture_output=True, text=True)
+            if r.returncode != 0: err("the %s certificate does not chain to the CA: %s" % (who, r.stdout + r.stderr))
+            cert = subprocess.run(["openssl", "x509", "-in", os.path.join(d, "%s-tls.crt" % who), "-noout", "-modulus"], capture_output=True, text=True).stdout
+            key = subprocess.run(["openssl", "rsa", "-in", os.path.join(d, "%s-tls.key" % who), "-noout", "-modulus"], capture_output=True, text=True).stdout
+            if not cert or cert != key: err("the %s key does not match its certificate" % who)
+        text = subprocess.run(["openssl", "x509", "-in", os.path.join(d, "scheduler-tls.crt"), "-noout", "-text"], capture_output=True, text=True).stdout
+        for name in ("phalanx-scheduler.phalanx-system.svc", "phalanx-scheduler.phalanx-system.svc.cluster.local"):
+            if "DNS:" + name not in text: err("the scheduler certificate does not name %s" % name)
+elif tls:
+    err("the two TLS Secrets do not share one CA")
+want_flags = {"phalanx-scheduler": ["--grpc-tls-cert=/etc/phalanx/tls/tls.crt", "--grpc-tls-key=/etc/phalanx/tls/tls.key", "--grpc-tls-client-ca=/etc/phalanx/tls/ca.crt"],
+              "phalanx-operator": ["--placement-tls-ca=/etc/phalanx/tls/ca.crt", "--placement-tls-cert=/etc/phalanx/tls/tls.crt", "--placement-tls-key=/etc/phalanx/tls/tls.key"]}
+for dep in by_kind.get("Deployment", []):
+    ps = dep["spec"]["template"]["spec"]
+    c = ps["containers"][0]
+    for a in want_flags.get(c["name"], []):
+        if a not in c["args"]: err("%s args lack %s" % (c["name"], a))
+    mounts = {m["name"]: m["mountPath"] for m in c.get("volumeMounts", [])}
+    vols = {v["name"]: v.get("secret", {}).get("secretName") for v in ps.get("volumes", [])}
+    want_secret = "%s-tls" % dep["metadata"]["name"]
+    if mounts.get("placement-tls") != "/etc/phalanx/tls" or vols.get("placement-tls") != want_secret:
+        err("%s: Secret %s not mounted at /etc/phalanx/tls: %s %s" % (dep["metadata"]["name"], want_secret, mounts, vols))
+    if (ps.get("securityContext") or {}).get("fsGroup") is None:
+        err("%s: no fsGroup to read the 0440 TLS Secret" % dep["metadata"]["name"])
+
 # Every pod: non-root, seccomp; every container: read-only, no caps, requests, probes.
 for dep in by_kind.get("Deployment", []):
     ps = dep["spec"]["template"]["spec"]
@@ -234,6 +278,15 @@ sys.exit(0 if "--topology=fleet" in args and not any(a.startswith("--topology-pr
          rule == [{"apiGroups": ["phalanx.dev"], "resources": ["networktopologies"], "resourceNames": ["fleet"], "verbs": ["get"]}] else 1)
 ' <<<"$out" 2>&1); then pass "scheduler.topology=fleet: --topology=fleet and get on networktopologies/fleet only"
 else fail "scheduler.topology=fleet: $check"; fi
+out=$("$HELM" template phalanx "$CHART" --set tls.schedulerSecret=mine 2>&1) &&
+  fail "tls.schedulerSecret without tls.operatorSecret rendered" ||
+  { grep -q 'tls.schedulerSecret and tls.operatorSecret go together' <<<"$out" && pass "one TLS Secret without the other is refused" || fail "unexpected error: $out"; }
+out=$("$HELM" template phalanx "$CHART" -n phalanx-system --set tls.enabled=false 2>&1) &&
+  ! grep -qE -- '--(grpc|placement)-tls-|kind: Secret|placement-tls' <<<"$out" &&
+  pass "tls.enabled=false: no TLS flag, Secret or mount" || fail "tls.enabled=false: $(grep -E -- 'tls|Secret' <<<"$out" | head -5)"
+out=$("$HELM" template phalanx "$CHART" -n phalanx-system --set tls.schedulerSecret=s,tls.operatorSecret=o 2>&1) &&
+  ! grep -q 'kind: Secret' <<<"$out" && grep -q 'secretName: s$' <<<"$out" && grep -q 'secretName: o$' <<<"$out" &&
+  pass "given TLS Secrets are mounted and none is generated" || fail "given TLS Secrets: $(grep -E 'secretName|kind: Secret' <<<"$out")"
 out=$("$HELM" template phalanx "$CHART" --set operator.podAntiAffinity=sometimes 2>&1) &&
   fail "podAntiAffinity=sometimes rendered" ||
   { grep -q 'must be soft, hard or none' <<<"$out" && pass "an unknown podAntiAffinity is refused" || fail "unexpected error: $out"; }

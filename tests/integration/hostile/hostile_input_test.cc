@@ -120,7 +120,7 @@ class HostileInputTest : public ::testing::Test {
           return summary;
         },
         GrpcMetrics(registry_));
-    ASSERT_OK_AND_ASSIGN(grpc_, StartGrpcServer(config_, *grpc_service_));
+    ASSERT_OK_AND_ASSIGN(grpc_, StartGrpcServer(config_, std::nullopt, *grpc_service_));
     channel_ = ::grpc::CreateChannel(absl::StrCat("127.0.0.1:", grpc_.port),
                                      ::grpc::InsecureChannelCredentials());
     stub_ = pb::Placement::NewStub(channel_);

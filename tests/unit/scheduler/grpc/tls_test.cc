@@ -1,0 +1,174 @@
+// The Placement API over TLS on 127.0.0.1: mutual TLS works; a client without a certificate,
+// with one from another CA, in plain text, or trusting another CA is refused at the handshake;
+// a certificate whose names do not match the target is refused unless the expected name is
+// given; and every way a file can be wrong is an error naming the option.
+#include "scheduler/grpc/tls.h"
+
+#include <fstream>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "common/testing/status_matchers.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "scheduler/grpc/placement_grpc_client.h"
+#include "scheduler/grpc/placement_grpc_server.h"
+#include "scheduler/in_process_placement_service.h"
+#include "tests/unit/scheduler/test_cluster.h"
+
+namespace phalanx::placement {
+namespace {
+
+using ::phalanx::testing::StatusIs;
+using ::testing::HasSubstr;
+using namespace ::phalanx::placement::testing;  // NOLINT: the test cluster vocabulary
+
+ClusterSnapshot EightNodes() {
+  ClusterSnapshot snapshot(Eks());
+  AddNodes(snapshot, {"a", "b", "nn-1"}, "n", 8);
+  return snapshot;
+}
+
+std::string Data(const std::string& name) {
+  return absl::StrCat(PHALANX_TLS_TESTDATA, "/", name);
+}
+
+const TlsOptionNames kServerNames{"--grpc-tls-cert", "--grpc-tls-key", "--grpc-tls-client-ca"};
+const TlsOptionNames kClientNames{"--tls-cert", "--tls-key", "--tls-ca"};
+
+std::optional<TlsPem> Server(const std::string& client_ca = "ca.pem") {
+  absl::StatusOr<std::optional<TlsPem>> tls = LoadServerTls(
+      {.cert = Data("server.pem"), .key = Data("server.key"),
+       .ca = client_ca.empty() ? "" : Data(client_ca)},
+      kServerNames);
+  EXPECT_TRUE(tls.ok()) << tls.status();
+  return tls.ok() ? *tls : std::nullopt;
+}
+
+std::optional<TlsPem> Client(const std::string& ca, const std::string& cert) {
+  absl::StatusOr<std::optional<TlsPem>> tls = LoadClientTls(
+      {.cert = cert.empty() ? "" : Data(cert + ".pem"),
+       .key = cert.empty() ? "" : Data(cert + ".key"), .ca = Data(ca)},
+      kClientNames);
+  EXPECT_TRUE(tls.ok()) << tls.status();
+  return tls.ok() ? *tls : std::nullopt;
+}
+
+class TlsServer : public ::testing::Test {
+ protected:
+  void Start(std::optional<TlsPem> tls) {
+    absl::StatusOr<RunningPlacementServer> running =
+        StartPlacementServer(service_, {.tls = std::move(tls)});
+    ASSERT_TRUE(running.ok()) << running.status();
+    server_ = *std::move(running);
+  }
+  std::string Target(const std::string& host = "127.0.0.1") const {
+    return absl::StrCat(host, ":", server_.port);
+  }
+  // A call that needs the whole path: a dry-run placement of one 4-GPU pod.
+  static absl::StatusOr<PlacementResult> Call(const GrpcPlacementService& client) {
+    return client.Place(Gang("t/a", 1, 8));
+  }
+
+  InProcessPlacementService backend_{EightNodes()};
+  PlacementGrpcService service_{backend_, nullptr};
+  RunningPlacementServer server_;
+};
+
+TEST_F(TlsServer, MutualTlsWorks) {
+  Start(Server());
+  GrpcPlacementService client(Target(), {.tls = Client("ca.pem", "client")});
+  absl::StatusOr<PlacementResult> result = Call(client);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_TRUE(result->placed);
+}
+
+TEST_F(TlsServer, ClientsWithoutAGoodCertificateAreRefusedAtTheHandshake) {
+  Start(Server());
+  GrpcPlacementService plain(Target());
+  EXPECT_THAT(Call(plain), StatusIs(absl::StatusCode::kUnavailable, HasSubstr(Target())));
+  GrpcPlacementService no_cert(Target(), {.tls = Client("ca.pem", "")});
+  EXPECT_THAT(Call(no_cert), StatusIs(absl::StatusCode::kUnavailable));
+  GrpcPlacementService other_ca(Target(), {.tls = Client("ca.pem", "other-client")});
+  EXPECT_THAT(Call(other_ca), StatusIs(absl::StatusCode::kUnavailable));
+  // The client does not trust the server's CA.
+  GrpcPlacementService distrust(Target(), {.tls = Client("other-ca.pem", "client")});
+  EXPECT_THAT(Call(distrust), StatusIs(absl::StatusCode::kUnavailable));
+  // The refused calls never reached the service; a good client still gets through.
+  GrpcPlacementService good(Target(), {.tls = Client("ca.pem", "client")});
+  EXPECT_TRUE(Call(good).ok());
+}
+
+TEST_F(TlsServer, WithoutAClientCaAnyTlsClientIsServed) {
+  Start(Server(""));
+  GrpcPlacementService no_cert(Target(), {.tls = Client("ca.pem", "")});
+  EXPECT_TRUE(Call(no_cert).ok());
+  GrpcPlacementService plain(Target());
+  EXPECT_THAT(Call(plain), StatusIs(absl::StatusCode::kUnavailable));
+}
+
+TEST_F(TlsServer, TheServersNameIsChecked) {
+  Start(Server());
+  // "localhost" is in the certificate, as is 127.0.0.1 (used above).
+  GrpcPlacementService by_name(Target("localhost"), {.tls = Client("ca.pem", "client")});
+  EXPECT_TRUE(Call(by_name).ok());
+  // Connecting to 127.0.0.1 but expecting a name the certificate does not carry fails...
+  GrpcPlacementService wrong(Target(), {.tls = Client("ca.pem", "client"),
+                                        .tls_server_name = "phalanx-scheduler.elsewhere.svc"});
+  EXPECT_THAT(Call(wrong), StatusIs(absl::StatusCode::kUnavailable));
+  // ... and the Service's name, as through a port-forward, works.
+  GrpcPlacementService forwarded(
+      Target(), {.tls = Client("ca.pem", "client"),
+                 .tls_server_name = "phalanx-scheduler.phalanx-system.svc"});
+  EXPECT_TRUE(Call(forwarded).ok());
+}
+
+TEST(TlsFiles, NothingGivenIsPlainText) {
+  absl::StatusOr<std::optional<TlsPem>> server = LoadServerTls({}, kServerNames);
+  absl::StatusOr<std::optional<TlsPem>> client = LoadClientTls({}, kClientNames);
+  ASSERT_TRUE(server.ok() && client.ok());
+  EXPECT_FALSE(server->has_value());
+  EXPECT_FALSE(client->has_value());
+}
+
+TEST(TlsFiles, EveryMistakeNamesTheOption) {
+  const std::string cert = Data("server.pem"), key = Data("server.key"), ca = Data("ca.pem");
+  auto server = [](TlsFiles files) { return LoadServerTls(files, kServerNames).status(); };
+  auto client = [](TlsFiles files) { return LoadClientTls(files, kClientNames).status(); };
+  EXPECT_THAT(server({.cert = cert}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "--grpc-tls-cert and --grpc-tls-key go together: give both or neither "
+                       "(--grpc-tls-cert given alone)"));
+  EXPECT_THAT(server({.ca = ca}), StatusIs(absl::StatusCode::kInvalidArgument,
+                                           HasSubstr("--grpc-tls-client-ca needs --grpc-tls-cert")));
+  EXPECT_THAT(client({.cert = cert, .key = key}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("--tls-cert needs --tls-ca")));
+  EXPECT_THAT(server({.cert = "/nonexistent/cert.pem", .key = key}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "--grpc-tls-cert: /nonexistent/cert.pem: no such file or directory"));
+  EXPECT_THAT(server({.cert = PHALANX_TLS_TESTDATA, .key = key}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("is a directory")));
+  // A key where the certificate belongs, and the other way round.
+  EXPECT_THAT(server({.cert = key, .key = key}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("--grpc-tls-cert: " + key + ": no PEM certificate")));
+  EXPECT_THAT(server({.cert = cert, .key = cert}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("--grpc-tls-key: " + cert + ": no PEM private key")));
+  EXPECT_THAT(client({.ca = key}), StatusIs(absl::StatusCode::kInvalidArgument,
+                                            HasSubstr("--tls-ca: " + key + ": no PEM CA")));
+}
+
+TEST(TlsFiles, AKeyThatDoesNotMatchTheCertificateFailsTheServerStart) {
+  absl::StatusOr<std::optional<TlsPem>> tls = LoadServerTls(
+      {.cert = Data("server.pem"), .key = Data("client.key")}, kServerNames);
+  ASSERT_TRUE(tls.ok()) << tls.status();
+  InProcessPlacementService backend(EightNodes());
+  PlacementGrpcService service(backend, nullptr);
+  EXPECT_THAT(StartPlacementServer(service, {.tls = *tls}),
+              StatusIs(absl::StatusCode::kUnavailable,
+                       HasSubstr("the TLS key does not match the certificate")));
+}
+
+}  // namespace
+}  // namespace phalanx::placement
