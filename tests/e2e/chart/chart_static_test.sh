@@ -155,6 +155,8 @@ cm = one("ConfigMap", "phalanx-kube-scheduler")
 if cm:
     cfg = yaml.safe_load(cm["data"]["kube-scheduler-config.yaml"])
     if [p["schedulerName"] for p in cfg["profiles"]] != ["phalanx"]: err("kube-scheduler profiles %s" % cfg["profiles"])
+    elif cfg["profiles"][0].get("plugins", {}).get("postFilter", {}).get("disabled") != [{"name": "DefaultPreemption"}]:
+        err("the phalanx profile must not preempt (postFilter DefaultPreemption disabled): %s" % cfg["profiles"][0])
     ext = cfg["extenders"][0]
     if ext["urlPrefix"] != "http://127.0.0.1:8888/scheduler" or ext["bindVerb"] != "bind" or ext["ignorable"] is not False:
         err("kube-scheduler extender %s" % ext)
