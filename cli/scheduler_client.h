@@ -36,7 +36,8 @@ inline constexpr char kSchedulerTlsUsage[] =
                         PEM client certificate and key, for a scheduler that requires one
                         (defaults $PHALANX_SCHEDULER_TLS_CERT, $PHALANX_SCHEDULER_TLS_KEY)
   --tls-server-name N   the name the scheduler's certificate carries, when it is not the
-                        --server host (a port-forward); default $PHALANX_SCHEDULER_TLS_SERVER_NAME)";
+                        --server host (a port-forward);
+                        default $PHALANX_SCHEDULER_TLS_SERVER_NAME)";
 
 // Reads the files (scheduler/grpc/tls.h LoadClientTls); InvalidArgument names the flag.
 absl::StatusOr<placement::GrpcClientOptions> SchedulerClientOptions(

@@ -1,5 +1,10 @@
 #include "scheduler/grpc/tls.h"
 
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
@@ -15,35 +20,39 @@ constexpr size_t kMaxPemBytes = size_t{1} << 20;
 // ("CERTIFICATE"; "PRIVATE KEY", "EC PRIVATE KEY", "RSA PRIVATE KEY").
 absl::StatusOr<std::string> ReadPem(const std::string& path, const std::string& name,
                                     absl::string_view what,
-                                    std::initializer_list<absl::string_view> kinds) {
+                                    const std::vector<absl::string_view>& kinds) {
   absl::StatusOr<std::string> text = ReadInputFile(path, RealFiles(), kMaxPemBytes);
-  if (!text.ok()) return absl::InvalidArgumentError(absl::StrCat(name, ": ", text.status().message()));
+  if (!text.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(name, ": ", text.status().message()));
+  }
   for (absl::string_view kind : kinds) {
     if (absl::StrContains(*text, absl::StrCat("-----BEGIN ", kind, "-----"))) return text;
   }
   return absl::InvalidArgumentError(absl::StrCat(name, ": ", Printable(path), ": no PEM ", what,
-                                                 " (want a -----BEGIN ", *kinds.begin(),
+                                                 " (want a -----BEGIN ", kinds.front(),
                                                  "----- block)"));
 }
 
 absl::StatusOr<std::optional<TlsPem>> ReadAll(const TlsFiles& files,
                                               const TlsOptionNames& names) {
   TlsPem pem;
-  if (!files.cert.empty()) {
-    auto cert = ReadPem(files.cert, names.cert, "certificate", {"CERTIFICATE"});
-    if (!cert.ok()) return cert.status();
-    pem.cert = *std::move(cert);
-  }
-  if (!files.key.empty()) {
-    auto key = ReadPem(files.key, names.key, "private key",
-                       {"PRIVATE KEY", "EC PRIVATE KEY", "RSA PRIVATE KEY"});
-    if (!key.ok()) return key.status();
-    pem.key = *std::move(key);
-  }
-  if (!files.ca.empty()) {
-    auto ca = ReadPem(files.ca, names.ca, "CA certificate", {"CERTIFICATE"});
-    if (!ca.ok()) return ca.status();
-    pem.ca = *std::move(ca);
+  const struct {
+    const std::string& path;
+    const std::string& name;
+    absl::string_view what;
+    std::vector<absl::string_view> kinds;
+    std::string& out;
+  } parts[] = {
+      {files.cert, names.cert, "certificate", {"CERTIFICATE"}, pem.cert},
+      {files.key, names.key, "private key", {"PRIVATE KEY", "EC PRIVATE KEY", "RSA PRIVATE KEY"},
+       pem.key},
+      {files.ca, names.ca, "CA certificate", {"CERTIFICATE"}, pem.ca},
+  };
+  for (const auto& part : parts) {
+    if (part.path.empty()) continue;
+    absl::StatusOr<std::string> text = ReadPem(part.path, part.name, part.what, part.kinds);
+    if (!text.ok()) return text.status();
+    part.out = *std::move(text);
   }
   return pem;
 }

@@ -9,7 +9,7 @@
 //   StartPlacementServer(service, {.address = "0.0.0.0:9443", .tls = tls});
 //
 //   ASSIGN_OR_RETURN(std::optional<TlsPem> tls, LoadClientTls({...}, {...}));
-//   GrpcPlacementService placement(target, {.tls = tls, .tls_server_name = "phalanx-scheduler..."});
+//   GrpcPlacementService placement(target, {.tls = tls, .tls_server_name = service_dns_name});
 //
 // A server with a certificate and a client CA requires every client to present a certificate
 // that chains to that CA (mutual TLS): the Placement API can release any reservation, so in a

@@ -139,8 +139,9 @@ TEST(TlsFiles, EveryMistakeNamesTheOption) {
               StatusIs(absl::StatusCode::kInvalidArgument,
                        "--grpc-tls-cert and --grpc-tls-key go together: give both or neither "
                        "(--grpc-tls-cert given alone)"));
-  EXPECT_THAT(server({.ca = ca}), StatusIs(absl::StatusCode::kInvalidArgument,
-                                           HasSubstr("--grpc-tls-client-ca needs --grpc-tls-cert")));
+  EXPECT_THAT(server({.ca = ca}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("--grpc-tls-client-ca needs --grpc-tls-cert")));
   EXPECT_THAT(client({.cert = cert, .key = key}),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("--tls-cert needs --tls-ca")));
   EXPECT_THAT(server({.cert = "/nonexistent/cert.pem", .key = key}),
