@@ -723,6 +723,7 @@ absl::Status DecodePod(value& root, Context& cx, Pod* pod) {
               return ForEachCondition(field, [&](std::string_view type, std::string_view status) {
                 if (type == "Ready") pod->ready = status == "True";
                 if (type == "PodScheduled") pod->unschedulable = status == "False";
+                if (type == "DisruptionTarget") pod->disruption_target = status == "True";
               });
             }
             return absl::OkStatus();

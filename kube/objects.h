@@ -156,6 +156,10 @@ struct Pod {
   bool ready = false;
   // The PodScheduled condition is False (reason Unschedulable), as kube-scheduler reports.
   bool unschedulable = false;
+  // The DisruptionTarget condition is True: Kubernetes is stopping the pod for a reason outside
+  // it (a NoExecute taint such as an unreachable node, node shutdown, node-pressure eviction,
+  // garbage collection on a deleted node, preemption).
+  bool disruption_target = false;
   SharedList<Toleration> tolerations;
   StringMap node_selector;
   // Effective requests as kube-scheduler computes them: the sum over containers plus sidecars

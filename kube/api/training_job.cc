@@ -175,6 +175,8 @@ absl::StatusOr<TrainingJob> DecodeTrainingJob(std::string_view json) {
   if (const Value* status = Member(doc, "status"); status != nullptr) {
     RETURN_IF_ERROR(ReadString(*status, "phase", "status.phase", &job.status.phase));
     RETURN_IF_ERROR(ReadInt32(*status, "restarts", "status.restarts", &job.status.restarts));
+    RETURN_IF_ERROR(ReadInt32(*status, "nodeFaultRestarts", "status.nodeFaultRestarts",
+                              &job.status.node_fault_restarts));
     RETURN_IF_ERROR(ReadAdmission(*status, &job.status));
     RETURN_IF_ERROR(ReadPlacement(*status, &job.status));
   }

@@ -59,6 +59,9 @@ struct TrainingJobStatus {
   std::optional<TrainingJobAdmission> admission;
   std::optional<TrainingJobPlacement> placement;
   int32_t restarts = 0;
+  // Of those, the restarts after a rank failed because of its node (not counted against
+  // maxRestarts).
+  int32_t node_fault_restarts = 0;
 };
 
 struct TrainingJob {

@@ -13,6 +13,7 @@
 #include "operator/controller/pod_builder.h"
 #include "operator/server/job_events.h"
 #include "operator/server/job_status.h"
+#include "operator/server/node_faults.h"
 #include "operator/server/parallel.h"
 #include "operator/server/queue_objects.h"
 #include "spdlog/spdlog.h"
@@ -341,6 +342,7 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
   std::vector<Condition> all_conditions = ReadConditions(raw->json);
   LifecycleStatus current{.phase = job.status.phase,
                           .restarts = job.status.restarts,
+                          .node_fault_restarts = job.status.node_fault_restarts,
                           .start_time = ReadStatusString(raw->json, "startTime"),
                           .completion_time = ReadStatusString(raw->json, "completionTime"),
                           .conditions = Owned(all_conditions)};
@@ -476,26 +478,57 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
     return absl::Seconds(*job.ttl_seconds_after_finished);
   };
 
-  // A failed rank restarts the whole gang, or fails the job.
+  // A failed rank restarts the whole gang, or fails the job. A failure its node caused is not
+  // the job's: it restarts the gang without counting against maxRestarts (a Job's
+  // podFailurePolicy can ignore DisruptionTarget the same way).
+  auto node_cause = [&](const kube::Pod& p) -> std::string {
+    if (p.disruption_target) return "Kubernetes stopped it (condition DisruptionTarget)";
+    if (p.node_name.empty()) return "";
+    std::shared_ptr<const kube::Node> node = informers_.nodes.Get(p.node_name.str());
+    std::optional<NodeFault> fault = DetectNodeFault(p.node_name.str(), node.get(), {});
+    // A taint is a fault only for the gang's tolerations, which are not at hand here.
+    if (!fault || fault->kind == NodeFaultKind::kTainted) return "";
+    return fault->detail;
+  };
+  const int32_t counted = job.status.restarts - job.status.node_fault_restarts;
   for (const auto& [rank, pod] : ranks) {
     if (pod->phase != "Failed") continue;
-    if (job.status.restarts < job.max_restarts) {
+    const std::string cause = node_cause(*pod);
+    if (!cause.empty() || counted < job.max_restarts) {
       wanted.restarts = job.status.restarts + 1;
+      std::string message;
+      std::string_view reason = "PodFailed";
+      if (!cause.empty()) {
+        reason = kReasonNodeFailure;
+        wanted.node_fault_restarts = job.status.node_fault_restarts + 1;
+        message = absl::StrCat("pod ", pod->meta.name, " (rank ", rank, ") failed: ", cause,
+                               "; restarting the gang (restart ", wanted.restarts,
+                               ", not counted against maxRestarts: ", counted, " of at most ",
+                               job.max_restarts, " counted)");
+      } else {
+        message = absl::StrCat("pod ", pod->meta.name, " (rank ", rank,
+                               ") failed; restarting the gang (restart ", counted + 1,
+                               " of at most ", job.max_restarts, ")");
+        if (job.status.node_fault_restarts > 0) {
+          absl::StrAppend(&message, "; ", job.status.node_fault_restarts,
+                          " earlier restarts after node failures not counted");
+        }
+      }
       wanted.phase = "Restarting";
-      std::string message = absl::StrCat("pod ", pod->meta.name, " (rank ", rank,
-                                         ") failed; restarting the gang (restart ",
-                                         wanted.restarts, " of at most ", job.max_restarts, ")");
-      updates.push_back(Cond(kConditionRestarting, true, "PodFailed", message));
-      updates.push_back(Cond(kConditionRunning, false, "PodFailed", message));
+      updates.push_back(Cond(kConditionRestarting, true, reason, message));
+      updates.push_back(Cond(kConditionRunning, false, reason, message));
       RETURN_IF_ERROR(write());
-      metrics_.job_restarts_total.WithLabels({"PodFailed"}).Inc();
+      metrics_.job_restarts_total.WithLabels({std::string(reason)}).Inc();
       (void)events_.Record(JobReference(meta), kube::EventType::kWarning, "Restarting", message);
       return std::nullopt;
     }
     return finish(false, "MaxRestartsExceeded",
                   absl::StrCat("pod ", pod->meta.name, " (rank ", rank, ") failed after ",
-                               job.status.restarts, " restarts (maxRestarts ", job.max_restarts,
-                               ")"));
+                               counted, " restarts (maxRestarts ", job.max_restarts, ")",
+                               job.status.node_fault_restarts > 0
+                                   ? absl::StrCat(" and ", job.status.node_fault_restarts,
+                                                  " after node failures, not counted")
+                                   : ""));
   }
 
   // Success by policy.

@@ -100,6 +100,7 @@ bool GangResizing(bool elastic, int32_t world, const std::vector<int>& present, 
 struct LifecycleStatus {
   std::string phase;
   int32_t restarts = 0;
+  int32_t node_fault_restarts = 0;  // written once above 0 (it never goes down)
   std::string start_time;       // "" = unset
   std::string completion_time;  // "" = unset
   std::vector<Condition> conditions;  // Running, Restarting, Resizing, Succeeded, Failed

@@ -7,7 +7,9 @@
 #      EndpointSlices (written by the operator) list every rank's hostname and IP;
 #   2. two gangs that cannot both fit: one runs whole, the other waits whole with a reason, and
 #      starts when the first finishes;
-#   3. a failed pod restarts the gang; after maxRestarts the job fails and frees its nodes;
+#   3. a failed pod restarts the gang; a pod that fails on a NotReady node restarts it without
+#      counting against maxRestarts (status.nodeFaultRestarts, reason NodeFailure); after
+#      maxRestarts counted restarts the job fails and frees its nodes;
 #   4. bad input (missing TrainingQueue, a job larger than the cluster, an unknown topology level)
 #      gets a Queued condition and an event naming the problem, and admission goes on;
 #   5. suspend releases and deletes the pods, resume admits again; delete releases through the
@@ -105,9 +107,31 @@ restarted() { [[ $(pods_of "${second[@]}" | jq '[.items[] | select(.metadata.lab
 eventually 90 restarted && pass "the new gang (restart label 1) is Running on 8 pods" || fail "the restarted gang is not Running"
 eventually 30 slices_match "${second[@]}" 8 && pass "the EndpointSlices follow the restarted gang's new pods and IPs" ||
   fail "EndpointSlices after the restart: '$(slice_addresses "${second[@]}" | tr '\n' ';')' against '$(pod_addresses "${second[@]}" | tr '\n' ';')'"
+# A rank fails while its node is NotReady (kwok stops managing it, as if its kubelet died): the
+# node's doing, not the job's; maxRestarts (1, used up) is not charged.
+status_of() { jq_job "${second[@]}" ".status.$1 // 0"; }
+lost=$(kc -n "${second[0]}" get pod "${second[1]}-2" -o jsonpath='{.spec.nodeName}')
+kwok_owner=$(kc get node "$lost" -o jsonpath='{.metadata.annotations.kwok\.x-k8s\.io/node}')
+kc annotate node "$lost" kwok.x-k8s.io/node- >/dev/null &&
+  kc patch node "$lost" --subresource=status --type=strategic \
+    -p '{"status":{"conditions":[{"type":"Ready","status":"False","reason":"KubeletDown","message":"e2e: kubelet stopped"}]}}' >/dev/null ||
+  fail "cannot make $lost NotReady"
+set_pod_phase "${second[0]}" "${second[1]}-2" Failed
+eventually 60 bash -c "[[ \$(kubectl --kubeconfig=$PHALANX_KUBECONFIG -n ${second[0]} get trainingjob ${second[1]} -o jsonpath='{.status.restarts}/{.status.nodeFaultRestarts}') == 2/1 ]]" &&
+  [[ $(cond "${second[@]}" Restarting) == "True NodeFailure:"* ]] &&
+  pass "a pod failed on NotReady $lost: restarted, not counted ($(cond "${second[@]}" Restarting))" ||
+  fail "after a failure on a NotReady node: restarts $(status_of restarts), nodeFaultRestarts $(status_of nodeFaultRestarts), phase $(phase "${second[@]}"), $(cond "${second[@]}" Restarting)"
+[[ $(phase "${second[@]}") != Failed ]] && pass "maxRestarts 1 was not charged: the job is $(phase "${second[@]}")" ||
+  fail "the job Failed after a node failure: $(cond "${second[@]}" Failed)"
+kc annotate node "$lost" "kwok.x-k8s.io/node=${kwok_owner:-fake}" >/dev/null || fail "cannot hand $lost back to kwok"
+restarted2() { [[ $(pods_of "${second[@]}" | jq '[.items[] | select(.metadata.labels["phalanx.dev/restart"]=="2" and .status.phase=="Running")] | length') == 8 ]]; }
+eventually 120 restarted2 && pass "the gang runs again (restart label 2, 8 pods)" ||
+  fail "the gang is not Running after the node-fault restart: $(phase "${second[@]}")"
 set_pod_phase "${second[0]}" "${second[1]}-5" Failed
 eventually 60 phase_is "${second[@]}" Failed && pass "after maxRestarts the job Failed: $(cond "${second[@]}" Failed)" ||
   fail "phase '$(phase "${second[@]}")' after a failure past maxRestarts"
+[[ $(cond "${second[@]}" Failed) == *"after 1 restarts (maxRestarts 1) and 1 after node failures, not counted"* ]] &&
+  pass "the Failed condition counts both kinds of restart" || fail "Failed condition: $(cond "${second[@]}" Failed)"
 eventually 60 bash -c "[[ \$(kubectl --kubeconfig=$PHALANX_KUBECONFIG -n ${second[0]} get pods -l phalanx.dev/job=${second[1]} -o json | jq '[.items[] | select(.status.phase==\"Running\" or .status.phase==\"Pending\")] | length') == 0 ]]" &&
   pass "no pod of the failed job still runs" || fail "pods of the failed job still run"
 eventually 30 bash -c "[[ -z \$(kubectl --kubeconfig=$PHALANX_KUBECONFIG -n ${second[0]} get endpointslices -l kubernetes.io/service-name=${second[1]} -o name) ]]" &&

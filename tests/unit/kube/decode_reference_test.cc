@@ -158,6 +158,7 @@ void ExpectPod(const Pod& pod, const Value& p) {
   EXPECT_EQ(pod.phase, Str(status, "phase"));
   EXPECT_EQ(pod.ready, Condition(status, "Ready") == "True");
   EXPECT_EQ(pod.unschedulable, Condition(status, "PodScheduled") == "False");
+  EXPECT_EQ(pod.disruption_target, Condition(status, "DisruptionTarget") == "True");
   StringPairs selector(pod.node_selector.begin(), pod.node_selector.end());
   EXPECT_EQ(selector, Pairs(Member(spec, "nodeSelector")));
   const Value* tolerations = Member(spec, "tolerations");

@@ -93,6 +93,20 @@ TEST(DecodePodTest, PodIpWhereverItComesAndEmptyBeforeIt) {
       "qosClass":"BestEffort"}})"));
   EXPECT_EQ(pending.pod_ip, "");
   EXPECT_EQ(pending.phase, "Pending");
+  EXPECT_FALSE(pending.disruption_target);
+}
+
+// What the taint manager writes when it evicts a pod from an unreachable node.
+TEST(DecodePodTest, DisruptionTargetCondition) {
+  ASSERT_OK_AND_ASSIGN(Pod evicted, Decode<Pod>(R"({"metadata":{"name":"a"},"status":{
+      "phase":"Failed","conditions":[{"type":"DisruptionTarget","status":"True",
+      "reason":"DeletionByTaintManager","message":"Taint manager: deleting due to NoExecute taint"},
+      {"type":"Ready","status":"False"}]}})"));
+  EXPECT_TRUE(evicted.disruption_target);
+  EXPECT_EQ(evicted.phase, "Failed");
+  ASSERT_OK_AND_ASSIGN(Pod kept, Decode<Pod>(R"({"metadata":{"name":"b"},"status":{
+      "phase":"Running","conditions":[{"type":"DisruptionTarget","status":"False"}]}})"));
+  EXPECT_FALSE(kept.disruption_target);
 }
 
 TEST(DecodePodTest, BadQuantityNamesTheField) {

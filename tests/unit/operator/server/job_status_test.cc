@@ -144,6 +144,13 @@ TEST(LifecycleStatusApply, CarriesPhaseRestartsAndTimes) {
   EXPECT_STREQ(s["startTime"].GetString(), "2026-11-23T19:00:00Z");
   EXPECT_FALSE(s.HasMember("completionTime"));
   EXPECT_FALSE(s.HasMember("admission"));  // the admission controller's
+  EXPECT_FALSE(s.HasMember("nodeFaultRestarts"));  // absent until the first
+  status.restarts = 3;
+  status.node_fault_restarts = 2;
+  auto faults = kube::ParseJson(LifecycleStatusApply(Meta(), status));
+  ASSERT_TRUE(faults.ok());
+  EXPECT_EQ((*faults)["status"]["restarts"].GetInt(), 3);
+  EXPECT_EQ((*faults)["status"]["nodeFaultRestarts"].GetInt(), 2);
 }
 
 TEST(FinalizerApply, AddsOrDropsOurFinalizerWithUidPrecondition) {

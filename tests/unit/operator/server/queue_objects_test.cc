@@ -485,6 +485,17 @@ TEST(WorkloadFromJobTest, AdmittedJobChargesEveryResourceInItsFlavor) {
                           Pair("pods", "p5"), Pair("vpc.amazonaws.com/efa", "p5")));
 }
 
+TEST(DecodeTrainingJobTest, RestartCountersComeFromTheStatus) {
+  kube::TrainingJob job =
+      ExampleJob("10-trainingjob-pretrain-64gpu.yaml",
+                 R"({"phase":"Running","restarts":4,"nodeFaultRestarts":3})");
+  EXPECT_EQ(job.status.restarts, 4);
+  EXPECT_EQ(job.status.node_fault_restarts, 3);
+  EXPECT_EQ(ExampleJob("10-trainingjob-pretrain-64gpu.yaml", R"({"restarts":1})")
+                .status.node_fault_restarts,
+            0);
+}
+
 TEST(WorkloadFromJobTest, ExplicitPriorityWinsOverTheClass) {
   kube::TrainingJob job = ExampleJob("10-trainingjob-pretrain-64gpu.yaml");
   job.priority = 5;
