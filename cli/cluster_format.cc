@@ -706,6 +706,7 @@ absl::StatusOr<std::string> FormatExplain(std::string_view job_json,
                        Strings(w, "nodes", p.nodes);
                      });
       Number(w, "restarts", row.restarts);
+      Number(w, "node_fault_restarts", job.status.node_fault_restarts);
       OptionalString(w, "reason", row.reason);
       ObjectArray(w, "conditions", conditions, [&](const Condition& c) {
         String(w, "type", c.type);
@@ -752,7 +753,14 @@ absl::StatusOr<std::string> FormatExplain(std::string_view job_json,
              ? absl::StrCat(DomainText(job.status.placement->level, job.status.placement->domain),
                             " on ", NodeList(job.status.placement->nodes))
              : std::string(kAbsent));
-    line("Restarts", absl::StrCat(row.restarts, " of ", job.max_restarts, " allowed"));
+    // maxRestarts bounds the restarts the job's own failures caused; those after node failures
+    // (status.nodeFaultRestarts) are not counted.
+    const int32_t node_faults = job.status.node_fault_restarts;
+    line("Restarts",
+         absl::StrCat(row.restarts - node_faults, " of ", job.max_restarts, " allowed",
+                      node_faults > 0 ? absl::StrCat(", and ", node_faults,
+                                                     " after node failures (not counted)")
+                                      : ""));
   }
   line("Age", Age(row.created, options.now));
 

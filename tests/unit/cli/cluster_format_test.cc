@@ -264,6 +264,21 @@ TEST(FormatExplain, PlacedJobIsNotAskedAgain) {
   EXPECT_THAT(out, HasSubstr("Scheduler:   not asked: the gang holds the nodes under Placement\n"));
 }
 
+// maxRestarts bounds the job's own failures; restarts after node failures are shown apart.
+TEST(FormatExplain, RestartsAfterNodeFailuresAreNotCountedAgainstMaxRestarts) {
+  ASSERT_OK_AND_ASSIGN(rapidjson::Document doc, kube::ParseJson(Job("llama-pretrain-64")));
+  auto& alloc = doc.GetAllocator();
+  kube::SetMember(doc["status"], "restarts", rapidjson::Value(3), alloc);
+  kube::SetMember(doc["status"], "nodeFaultRestarts", rapidjson::Value(2), alloc);
+  const std::string job = kube::ToJson(doc);
+  ASSERT_OK_AND_ASSIGN(std::string out, FormatExplain(job, {}, std::nullopt, 10, {.now = Now()}));
+  EXPECT_THAT(out,
+              HasSubstr("Restarts:    1 of 5 allowed, and 2 after node failures (not counted)\n"));
+  ASSERT_OK_AND_ASSIGN(std::string json,
+                       FormatExplain(job, {}, std::nullopt, 10, {.json = true, .now = Now()}));
+  EXPECT_THAT(json, HasSubstr(R"("restarts":3,"node_fault_restarts":2)"));
+}
+
 TEST(FormatExplain, JobWithoutStatusAndNoScheduler) {
   ASSERT_OK_AND_ASSIGN(std::string out,
                        FormatExplain(Job("moe-gb200-tp16"), {}, std::nullopt, 10, {.now = Now()}));
