@@ -706,7 +706,7 @@ absl::StatusOr<std::string> FormatExplain(std::string_view job_json,
                        Strings(w, "nodes", p.nodes);
                      });
       Number(w, "restarts", row.restarts);
-      Number(w, "node_fault_restarts", job.status.node_fault_restarts);
+      Number(w, "nodeFaultRestarts", job.status.node_fault_restarts);
       OptionalString(w, "reason", row.reason);
       ObjectArray(w, "conditions", conditions, [&](const Condition& c) {
         String(w, "type", c.type);

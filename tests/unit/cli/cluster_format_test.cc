@@ -276,7 +276,7 @@ TEST(FormatExplain, RestartsAfterNodeFailuresAreNotCountedAgainstMaxRestarts) {
               HasSubstr("Restarts:    1 of 5 allowed, and 2 after node failures (not counted)\n"));
   ASSERT_OK_AND_ASSIGN(std::string json,
                        FormatExplain(job, {}, std::nullopt, 10, {.json = true, .now = Now()}));
-  EXPECT_THAT(json, HasSubstr(R"("restarts":3,"node_fault_restarts":2)"));
+  EXPECT_THAT(json, HasSubstr(R"("restarts":3,"nodeFaultRestarts":2)"));
 }
 
 TEST(FormatExplain, JobWithoutStatusAndNoScheduler) {
