@@ -35,8 +35,9 @@
 # hack/phalanx-down.sh. Ports are free ones picked at start and written to
 # $PHALANX_CLUSTER_DIR/env (PHALANX_SCHEDULER_GRPC, PHALANX_EXTENDER_URL,
 # PHALANX_SCHEDULER_HEALTH_PORT, PHALANX_OPERATOR_HEALTH_PORT; with --chart's TLS also
-# PHALANX_SCHEDULER_TLS_CA/_CERT/_KEY/_SERVER_NAME, which the CLI's --server commands read). The operator's start script is
-# $PHALANX_CLUSTER_DIR/run/phalanx-operator.sh (hack/cluster/restart.sh phalanx-operator).
+# PHALANX_SCHEDULER_TLS_CA/_CERT/_KEY/_SERVER_NAME, which the CLI's --server commands read).
+# The operator's start script is $PHALANX_CLUSTER_DIR/run/phalanx-operator.sh
+# (hack/cluster/restart.sh phalanx-operator).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$ROOT/hack/cluster/lib.sh"
@@ -105,14 +106,14 @@ if [[ $CHART == 1 ]]; then
   # The Secret a Deployment mounts at /etc/phalanx/tls (the Placement API's mutual TLS), written
   # to $DIR/tls/<component>/, whose path then replaces /etc/phalanx/tls in the flags.
   chart_tls() { # deployment component
-    local secret key
+    local secret data key
     secret=$(kubectl -n "$CHART_NS" get deployment "$1" -o json |
       jq -r '.spec.template.spec.volumes[]? | select(.name == "placement-tls") | .secret.secretName')
     [[ -n $secret ]] || return 0
+    data=$(kubectl -n "$CHART_NS" get secret "$secret" -o json)
     mkdir -p "$DIR/tls/$2"
     for key in ca.crt tls.crt tls.key; do
-      kubectl -n "$CHART_NS" get secret "$secret" -o json | jq -r --arg k "$key" '.data[$k] // empty' |
-        base64 -d >"$DIR/tls/$2/$key"
+      jq -r --arg k "$key" '.data[$k] // empty' <<<"$data" | base64 -d >"$DIR/tls/$2/$key"
       [[ -s $DIR/tls/$2/$key ]] || { echo "[phalanx-up] FAILED: Secret $CHART_NS/$secret has no $key" >&2; exit 1; }
     done
     chmod 600 "$DIR/tls/$2/tls.key"
