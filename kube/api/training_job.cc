@@ -160,6 +160,12 @@ absl::StatusOr<TrainingJob> DecodeTrainingJob(std::string_view json) {
                               &ttl));
     job.ttl_seconds_after_finished = ttl;
   }
+  if (Member(*spec, "activeDeadlineSeconds") != nullptr) {
+    int64_t deadline = 0;
+    RETURN_IF_ERROR(ReadInt64(*spec, "activeDeadlineSeconds", "spec.activeDeadlineSeconds",
+                              &deadline));
+    job.active_deadline_seconds = deadline;
+  }
   const Value* tmpl = Member(*spec, "template");
   if (tmpl == nullptr || !tmpl->IsObject()) {
     return absl::InvalidArgumentError("spec.template: missing or not an object");

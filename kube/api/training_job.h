@@ -76,6 +76,9 @@ struct TrainingJob {
   std::string success_policy = "All";
   bool suspend = false;
   std::optional<int32_t> ttl_seconds_after_finished;
+  // spec.activeDeadlineSeconds: how long the gang may run from its admission; also its expected
+  // run time for backfill. Unset: no limit, no estimate.
+  std::optional<int64_t> active_deadline_seconds;
   // spec.template decoded as a pod: its labels, node selector, tolerations, schedulerName and
   // effective per-pod requests (containers, sidecars, init containers, overhead), with requests
   // defaulted to limits as the API server does for pods (a template is not defaulted).

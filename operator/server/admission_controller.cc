@@ -253,6 +253,7 @@ CycleStats AdmissionController::RunCycle() {
     } else {
       entry.raw = raw;
       entry.job = kube::DecodeTrainingJob(raw->json);
+      entry.admitted_since = AdmittedSince(ReadConditions(raw->json));
     }
     absl::StatusOr<kube::TrainingJob> job = entry.job;  // a copy: in-flight writes go over it
     if (!job.ok()) {
@@ -285,9 +286,11 @@ CycleStats AdmissionController::RunCycle() {
     if (std::optional<FaultDecision> fault = faults_.Respond(*job, now_time)) {
       if (!ApplyFault(*raw, *job, *fault, now, stats)) continue;
     }
-    absl::StatusOr<admission::Workload> workload = WorkloadFromJob(
-        *job, job->status.admission ? ParseUnixSeconds(std::string(job->meta.creation_timestamp))
-                                    : 0);
+    // Admitted since its Admitted condition turned True; admitted by this operator and not
+    // yet seen with that condition (a write the informer has not caught up with): just now.
+    const int64_t admitted_at =
+        !job->status.admission ? 0 : entry.admitted_since > 0 ? entry.admitted_since : snapshot.now;
+    absl::StatusOr<admission::Workload> workload = WorkloadFromJob(*job, admitted_at);
     if (!workload.ok()) {
       invalid.push_back({key, "", admission::PendingReason::kInvalid,
                          std::string(workload.status().message())});

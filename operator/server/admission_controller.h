@@ -133,6 +133,8 @@ class AdmissionController {
   struct DecodedJob {
     std::shared_ptr<const kube::RawObject> raw;
     absl::StatusOr<kube::TrainingJob> job;
+    // Unix seconds of the lastTransitionTime of its Admitted=True condition; 0 without one.
+    int64_t admitted_since = 0;
   };
   std::map<std::string, DecodedJob> decoded_jobs_;
   // Configuration errors reported so far ("Kind name" -> message): each is logged and recorded

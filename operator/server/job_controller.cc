@@ -1,5 +1,6 @@
 #include "operator/server/job_controller.h"
 
+#include <algorithm>
 #include <map>
 #include <thread>
 #include <vector>
@@ -490,6 +491,24 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
     if (!fault || fault->kind == NodeFaultKind::kTainted) return "";
     return fault->detail;
   };
+  // Success by policy (checked after failures: a failed rank restarts the gang first).
+  int succeeded = 0;
+  for (const auto& [rank, pod] : ranks) succeeded += pod->phase == "Succeeded" ? 1 : 0;
+  const bool rank_zero_done = ranks.count(0) != 0 && ranks[0]->phase == "Succeeded";
+  const bool success = (job.success_policy == "RankZero" && rank_zero_done) ||
+                       (job.success_policy != "RankZero" && succeeded == world);
+
+  // spec.activeDeadlineSeconds, counted from the admission: past it the job fails whatever its
+  // pods are doing (as a Job's deadline wins over its backoffLimit), unless it already succeeded.
+  const std::optional<absl::Time> deadline = ActiveDeadline(job, all_conditions);
+  if (deadline && now_time >= *deadline && !success) {
+    return finish(false, "DeadlineExceeded",
+                  absl::StrCat("the gang ran past spec.activeDeadlineSeconds (",
+                               *job.active_deadline_seconds, " s since it was admitted at ",
+                               Rfc3339(*deadline - absl::Seconds(*job.active_deadline_seconds)),
+                               ")"));
+  }
+
   const int32_t counted = job.status.restarts - job.status.node_fault_restarts;
   for (const auto& [rank, pod] : ranks) {
     if (pod->phase != "Failed") continue;
@@ -531,12 +550,7 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
                                    : ""));
   }
 
-  // Success by policy.
-  int succeeded = 0;
-  for (const auto& [rank, pod] : ranks) succeeded += pod->phase == "Succeeded" ? 1 : 0;
-  const bool rank_zero_done = ranks.count(0) != 0 && ranks[0]->phase == "Succeeded";
-  if ((job.success_policy == "RankZero" && rank_zero_done) ||
-      (job.success_policy != "RankZero" && succeeded == world)) {
+  if (success) {
     std::string message =
         job.success_policy == "RankZero"
             ? std::string("rank 0 succeeded (successPolicy RankZero)")
@@ -669,6 +683,11 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
                          .node = pod->node_name.str()});
   }
   RETURN_IF_ERROR(SyncEndpoints(job, std::move(addresses)));
+  // Look again when the deadline passes (a second late: the check above is `>=`).
+  if (deadline) {
+    const absl::Duration left = *deadline - now_time + absl::Seconds(1);
+    recheck = recheck ? std::min(*recheck, left) : left;
+  }
   return recheck;
 }
 

@@ -69,6 +69,20 @@ int64_t QueuedSince(const std::vector<Condition>& conditions, std::string_view c
   return std::max(created, ParseUnixSeconds(queued->last_transition_time));
 }
 
+int64_t AdmittedSince(const std::vector<Condition>& conditions) {
+  const Condition* admitted = FindCondition(conditions, kConditionAdmitted);
+  if (admitted == nullptr || admitted->status != "True") return 0;
+  return ParseUnixSeconds(admitted->last_transition_time);
+}
+
+std::optional<absl::Time> ActiveDeadline(const kube::TrainingJob& job,
+                                         const std::vector<Condition>& conditions) {
+  if (!job.active_deadline_seconds || !job.status.admission) return std::nullopt;
+  const int64_t since = AdmittedSince(conditions);
+  if (since <= 0) return std::nullopt;
+  return absl::FromUnixSeconds(since) + absl::Seconds(*job.active_deadline_seconds);
+}
+
 std::vector<Condition> ReadConditions(std::string_view object_json) {
   std::vector<Condition> out;
   absl::StatusOr<rapidjson::Document> doc = kube::ParseJson(object_json);

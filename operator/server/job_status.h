@@ -66,6 +66,15 @@ const Condition* FindCondition(const std::vector<Condition>& conditions, std::st
 int64_t QueuedSince(const std::vector<Condition>& conditions, std::string_view creation_timestamp,
                     int64_t now);
 
+// Unix seconds since which a job has been admitted: the lastTransitionTime of its Admitted=True
+// condition (it stays True through restarts, node replacements and resizes, and turns False on
+// an eviction or a suspension); 0 when the job is not admitted or the time is missing.
+int64_t AdmittedSince(const std::vector<Condition>& conditions);
+// When an admitted job with spec.activeDeadlineSeconds runs out of time: its admission plus the
+// deadline. nullopt without a deadline, an admission or an Admitted=True condition.
+std::optional<absl::Time> ActiveDeadline(const kube::TrainingJob& job,
+                                         const std::vector<Condition>& conditions);
+
 // The conditions of one manager after an update: every condition of `owned` types in `current`,
 // with `updates` set over them. A condition whose status does not change keeps its
 // lastTransitionTime; one that does gets `now`. Ordered as `owned`.

@@ -415,6 +415,9 @@ absl::StatusOr<admission::Workload> WorkloadFromJob(const kube::TrainingJob& job
     }
     w.creation_time = absl::ToUnixSeconds(created);
   }
+  // Enforced by the job controller, so backfill may trust it as an upper bound (docs/admission.md
+  // "What the estimate uses").
+  w.expected_runtime_seconds = job.active_deadline_seconds;
   w.required_level = job.topology.required;
   w.preferred_level = job.topology.preferred;
   w.group_size = job.topology.group_size;

@@ -25,6 +25,7 @@ spec:
   replicas: 8
   elastic: {minReplicas: 4, maxReplicas: 16, step: 4}
   topology: {required: topology.k8s.aws/network-node-layer-2, groupSize: 4, groupLevel: nvidia.com/gpu.clique}
+  activeDeadlineSeconds: 86400
   template:
     spec:
       containers: [{name: trainer, image: busybox, resources: {limits: {nvidia.com/gpu: 8}}}]
@@ -106,13 +107,27 @@ if valid_tj tj-queue | kc apply --server-side --field-manager=phalanx-e2e -f - >
   kc -n "$NS" patch tj tj-queue --subresource=status --type=merge \
     -p '{"status":{"admission":{"clusterQueue":"team-a","flavor":"p5","replicas":8}}}' >/dev/null 2>&1 ||
     fail "could not set status.admission"
-  if out=$(kc -n "$NS" patch tj tj-queue --type=merge -p '{"spec":{"queueName":"training"}}' 2>&1); then
-    fail "TrainingJob spec.queueName changed while admitted"
-  elif [[ $out == *"spec.queueName cannot change while the job is admitted"* ]]; then
-    pass "TrainingJob spec.queueName is fixed while admitted"
-  else
-    fail "TrainingJob spec.queueName update rejected with unexpected message: $out"
-  fi
+  # An update of admitted tj-queue the API server must refuse with MESSAGE.
+  refused_while_admitted() { # what message patch-args...
+    local what=$1 message=$2 out
+    shift 2
+    if out=$(kc -n "$NS" patch tj tj-queue "$@" 2>&1); then
+      fail "TrainingJob: $what was accepted while admitted"
+    elif [[ $out == *"$message"* ]]; then
+      pass "TrainingJob: $what is refused while admitted"
+    else
+      fail "TrainingJob: $what refused with an unexpected message: $out"
+    fi
+  }
+  refused_while_admitted "a change of spec.queueName" "spec.queueName cannot change while the job is admitted" \
+    --type=merge -p '{"spec":{"queueName":"training"}}'
+  # Backfill trusts it as the run-time limit (docs/admission.md).
+  refused_while_admitted "a change of spec.activeDeadlineSeconds" \
+    "spec.activeDeadlineSeconds cannot change while the job is admitted" \
+    --type=merge -p '{"spec":{"activeDeadlineSeconds":90000}}'
+  refused_while_admitted "removing spec.activeDeadlineSeconds" \
+    "spec.activeDeadlineSeconds cannot change while the job is admitted" \
+    --type=json -p '[{"op":"remove","path":"/spec/activeDeadlineSeconds"}]'
   if out=$(kc -n "$NS" patch tj tj-queue --type=merge -p '{"spec":{"suspend":true}}' 2>&1); then
     pass "admitted TrainingJob can still be suspended"
   else

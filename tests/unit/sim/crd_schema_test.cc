@@ -50,7 +50,8 @@ TEST(TrainingJobCrdTest, EveryCelRuleIsExercisedByAnInvalidManifest) {
     EXPECT_TRUE(named) << "no invalid manifest expects \"" << rule.message << "\"";
     ++checked;
   }
-  EXPECT_EQ(transition, 1);  // spec.queueName cannot change while the job is admitted
+  // spec.queueName and spec.activeDeadlineSeconds cannot change while the job is admitted
+  EXPECT_EQ(transition, 2);
   EXPECT_EQ(checked, 10);
 }
 

@@ -67,6 +67,41 @@ TEST(MergeConditions, FlippedStatusGetsNow) {
   EXPECT_EQ(merged[0].last_transition_time, "2026-11-23T19:00:00Z");
 }
 
+TEST(AdmittedSince, TheAdmittedConditionsLastTurnToTrue) {
+  EXPECT_EQ(AdmittedSince({}), 0);
+  EXPECT_EQ(AdmittedSince({{.type = "Queued", .status = "True",
+                            .last_transition_time = "2026-11-23T19:00:00Z"}}),
+            0);
+  EXPECT_EQ(AdmittedSince({{.type = "Admitted", .status = "True", .reason = "Admitted",
+                            .last_transition_time = "2026-11-23T19:00:00Z"}}),
+            1795460400);
+  // Evicted or suspended: not admitted, whatever the time.
+  EXPECT_EQ(AdmittedSince({{.type = "Admitted", .status = "False", .reason = "Preempted",
+                            .last_transition_time = "2026-11-23T19:00:00Z"}}),
+            0);
+  EXPECT_EQ(AdmittedSince({{.type = "Admitted", .status = "True", .last_transition_time = ""}}),
+            0);
+}
+
+TEST(ActiveDeadline, CountsFromTheCurrentAdmission) {
+  kube::TrainingJob job;
+  const std::vector<Condition> admitted = {
+      {.type = "Admitted", .status = "True", .last_transition_time = "2026-11-23T19:00:00Z"}};
+  job.status.admission = kube::TrainingJobAdmission{"llm", "p5", 4};
+  EXPECT_EQ(ActiveDeadline(job, admitted), std::nullopt);  // no deadline set
+  job.active_deadline_seconds = 3600;
+  EXPECT_EQ(ActiveDeadline(job, admitted), absl::FromUnixSeconds(1795460400 + 3600));
+  // Re-admitted after an eviction: the clock starts again (a resumed Job's startTime is reset).
+  EXPECT_EQ(ActiveDeadline(job, {{.type = "Admitted", .status = "True",
+                                  .last_transition_time = "2026-11-23T21:30:00Z"}}),
+            absl::FromUnixSeconds(1795460400 + 9000 + 3600));
+  // Queued again, or admitted by a write the informer has not shown yet: no deadline yet.
+  EXPECT_EQ(ActiveDeadline(job, {{.type = "Admitted", .status = "False"}}), std::nullopt);
+  EXPECT_EQ(ActiveDeadline(job, {}), std::nullopt);
+  job.status.admission.reset();
+  EXPECT_EQ(ActiveDeadline(job, admitted), std::nullopt);
+}
+
 TEST(QueuedSince, WaitStartsAtTheLastTimeTheJobWasQueued) {
   const std::string created = "2026-11-23T19:00:00Z";  // 1795460400
   const int64_t now = 1795460400 + 7200;

@@ -485,6 +485,26 @@ TEST(WorkloadFromJobTest, AdmittedJobChargesEveryResourceInItsFlavor) {
                           Pair("pods", "p5"), Pair("vpc.amazonaws.com/efa", "p5")));
 }
 
+TEST(WorkloadFromJobTest, ActiveDeadlineIsTheExpectedRunTime) {
+  kube::TrainingJob job = ExampleJob("10-trainingjob-pretrain-64gpu.yaml");
+  EXPECT_EQ(job.active_deadline_seconds, std::nullopt);
+  EXPECT_EQ(Decoded(WorkloadFromJob(job)).expected_runtime_seconds, std::nullopt);
+  job.active_deadline_seconds = 7200;
+  EXPECT_EQ(Decoded(WorkloadFromJob(job)).expected_runtime_seconds, 7200);
+}
+
+TEST(DecodeTrainingJobTest, ActiveDeadlineSeconds) {
+  rapidjson::Document doc = std::move(ExampleDocuments("10-trainingjob-pretrain-64gpu.yaml").at(0));
+  kube::SetMember(doc["spec"], "activeDeadlineSeconds", rapidjson::Value(int64_t{86400 * 30}),
+                  doc.GetAllocator());
+  EXPECT_EQ(Decoded(kube::DecodeTrainingJob(kube::ToJson(doc))).active_deadline_seconds,
+            86400 * 30);
+  kube::SetMember(doc["spec"], "activeDeadlineSeconds", rapidjson::Value("1h"),
+                  doc.GetAllocator());
+  EXPECT_THAT(kube::DecodeTrainingJob(kube::ToJson(doc)),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("spec.activeDeadlineSeconds")));
+}
+
 TEST(DecodeTrainingJobTest, RestartCountersComeFromTheStatus) {
   kube::TrainingJob job =
       ExampleJob("10-trainingjob-pretrain-64gpu.yaml",
