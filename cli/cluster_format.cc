@@ -668,6 +668,17 @@ absl::StatusOr<std::string> FormatExplain(std::string_view job_json,
   const JobRow row = JobFrom(doc);
   const std::vector<Condition> conditions = Conditions(doc);
   ASSIGN_OR_RETURN(std::vector<EventRow> latest, LatestEvents(events, max_events));
+  // When spec.activeDeadlineSeconds runs out: counted from the Admitted=True condition, as the
+  // operator counts it (docs/operator.md); none while the job is not admitted or has finished.
+  std::optional<absl::Time> deadline;
+  if (job.active_deadline_seconds && job.status.admission && row.phase != "Succeeded" &&
+      row.phase != "Failed") {
+    for (const Condition& c : conditions) {
+      if (c.type == "Admitted" && c.status == "True" && c.since) {
+        deadline = *c.since + absl::Seconds(*job.active_deadline_seconds);
+      }
+    }
+  }
 
   if (options.json) {
     return JsonDocument([&](JsonWriter& w) {
@@ -707,6 +718,10 @@ absl::StatusOr<std::string> FormatExplain(std::string_view job_json,
                      });
       Number(w, "restarts", row.restarts);
       Number(w, "nodeFaultRestarts", job.status.node_fault_restarts);
+      if (job.active_deadline_seconds) {
+        Number(w, "activeDeadlineSeconds", *job.active_deadline_seconds);
+      }
+      OptionalString(w, "deadline", Rfc3339(deadline));
       OptionalString(w, "reason", row.reason);
       ObjectArray(w, "conditions", conditions, [&](const Condition& c) {
         String(w, "type", c.type);
@@ -761,6 +776,16 @@ absl::StatusOr<std::string> FormatExplain(std::string_view job_json,
                       node_faults > 0 ? absl::StrCat(", and ", node_faults,
                                                      " after node failures (not counted)")
                                       : ""));
+  }
+  if (job.active_deadline_seconds) {
+    std::string text = absl::StrCat(*job.active_deadline_seconds, "s from admission");
+    if (deadline) {
+      absl::StrAppend(&text, ": ends by ", Rfc3339(deadline),
+                      *deadline > options.now
+                          ? absl::StrCat(" (in ", HumanAge(*deadline - options.now), ")")
+                          : std::string(" (passed)"));
+    }
+    line("Deadline", text);
   }
   line("Age", Age(row.created, options.now));
 

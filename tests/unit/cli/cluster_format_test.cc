@@ -279,6 +279,31 @@ TEST(FormatExplain, RestartsAfterNodeFailuresAreNotCountedAgainstMaxRestarts) {
   EXPECT_THAT(json, HasSubstr(R"("restarts":3,"nodeFaultRestarts":2)"));
 }
 
+// spec.activeDeadlineSeconds: counted from the Admitted condition (19:22:41Z here, 4m51s ago).
+TEST(FormatExplain, ShowsWhenTheActiveDeadlineRunsOut) {
+  ASSERT_OK_AND_ASSIGN(std::string plain, FormatExplain(Job("llama-pretrain-64"), {}, std::nullopt,
+                                                        10, {.now = Now()}));
+  EXPECT_THAT(plain, Not(HasSubstr("Deadline:")));
+  ASSERT_OK_AND_ASSIGN(rapidjson::Document doc, kube::ParseJson(Job("llama-pretrain-64")));
+  kube::SetMember(doc["spec"], "activeDeadlineSeconds", rapidjson::Value(3600),
+                  doc.GetAllocator());
+  std::string job = kube::ToJson(doc);
+  ASSERT_OK_AND_ASSIGN(std::string out, FormatExplain(job, {}, std::nullopt, 10, {.now = Now()}));
+  EXPECT_THAT(out, HasSubstr("Deadline:    3600s from admission: ends by 2026-11-23T20:22:41Z "
+                             "(in 55m)\n"));
+  ASSERT_OK_AND_ASSIGN(std::string json,
+                       FormatExplain(job, {}, std::nullopt, 10, {.json = true, .now = Now()}));
+  EXPECT_THAT(json,
+              HasSubstr(R"("activeDeadlineSeconds":3600,"deadline":"2026-11-23T20:22:41Z")"));
+  // Not admitted: only the limit.
+  ASSERT_OK_AND_ASSIGN(rapidjson::Document queued, kube::ParseJson(Job("mistral-finetune")));
+  kube::SetMember(queued["spec"], "activeDeadlineSeconds", rapidjson::Value(600),
+                  queued.GetAllocator());
+  ASSERT_OK_AND_ASSIGN(out, FormatExplain(kube::ToJson(queued), {}, std::nullopt, 10,
+                                          {.now = Now()}));
+  EXPECT_THAT(out, HasSubstr("Deadline:    600s from admission\n"));
+}
+
 TEST(FormatExplain, JobWithoutStatusAndNoScheduler) {
   ASSERT_OK_AND_ASSIGN(std::string out,
                        FormatExplain(Job("moe-gb200-tp16"), {}, std::nullopt, 10, {.now = Now()}));
