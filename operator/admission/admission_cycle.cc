@@ -536,9 +536,14 @@ bool Cycle::Pass(bool last) {
         const bool yields = j > h && Before(batch[h].entry, batch[j].entry);
         if (yields) behind.push_back(j);
         const Workload& w = *pending_[batch[j].entry].workload;
-        if (j != h && results[j].ok() && results[j]->placed && w.expected_runtime_seconds) {
-          (yields ? ends_behind : ends_ahead)
-              .emplace_back(snapshot_.now + *w.expected_runtime_seconds, w.key);
+        if (j == h || !results[j].ok() || !results[j]->placed) continue;
+        // Every gang placed behind it is given back, whether or not its run time is known
+        // (until 2026-11-29 only those with one counted as gone: one without kept the nodes
+        // the holder needed, so no estimate fitted and no reservation was made).
+        if (yields) {
+          ends_behind.emplace_back(snapshot_.now, w.key);
+        } else if (w.expected_runtime_seconds) {
+          ends_ahead.emplace_back(snapshot_.now + *w.expected_runtime_seconds, w.key);
         }
       }
       BackfillOutcome outcome = PlanBackfill(batch[h].entry, batch[h].assignment, batch[h].count,

@@ -66,7 +66,9 @@ Cycle::BackfillOutcome Cycle::PlanBackfill(
   std::vector<ExpectedEnd> ends = ExpectedEnds();
   ends.insert(ends.end(), ahead.begin(), ahead.end());
   std::sort(ends.begin(), ends.end());
-  if (ends.empty() && behind.empty()) return BackfillOutcome::kNone;  // no estimates at all
+  // Nothing with an expected end: the gangs behind it were placed after it was refused, so
+  // giving them back alone cannot make it fit (and a cluster without estimates makes no call).
+  if (ends.empty()) return BackfillOutcome::kNone;
   // Its smallest size, at its required level (during a locality wait Request asks for the
   // preferred one).
   placement::GangRequest loose = Request(entry, assignment, count);

@@ -157,8 +157,9 @@ class Cycle {
       const placement::GangRequest& request,
       const std::vector<ExpectedEnd>& ends);
   // After a pass's ReserveBatch refused pending entry `index` (placed in the batch before it and
-  // kept: `ahead`; after it, yielding to it: `behind`; each with its expected end, as far as
-  // known): if its start can be estimated, calls
+  // kept: `ahead`, with their expected ends, as far as known; after it, yielding to it:
+  // `behind`, every one, since all are given back; their ends are not read): if its start can
+  // be estimated, calls
   // `give_back` (which releases those gangs), then reserves nodes and a start for it, or ends
   // its locality wait when no preferred domain is expected to free before the wait would end.
   enum class BackfillOutcome { kNone, kReserved, kWaitDropped };

@@ -282,6 +282,40 @@ TEST(RealPlacementTest, BackfillHoldsTheHeadsNodesForItsExpectedStart) {
   }
 }
 
+// The holder needs every node, four of them running a job with an estimate: a gang behind it with
+// no estimate may not take the free ones. Until 2026-11-29 only gangs behind the holder that had
+// an estimate were counted as given back, so this one kept the nodes the holder needed, no start
+// could be estimated, and it was admitted (found by tests/e2e/operator/backfill_test.sh).
+TEST(RealPlacementTest, BackfillHoldsFreeNodesAgainstAGangWithoutEstimate) {
+  auto service = EmptyCluster(8);
+  World world(*service);
+  world.Flavor("p5").Queue(GpuQueue("team-a", "", {{"p5", Gpu(256)}}));
+  Workload running = Job("team-a/long", 4, 8, 0, 0);
+  running.required_level = kSpine;
+  running.expected_runtime_seconds = 900;
+  world.Add(running);
+  CycleResult setup = world.Cycle();
+  ASSERT_EQ(setup.admissions.size(), 1u);
+  world.Apply(setup);
+  Workload big = Job("team-a/big", 8, 8, 0, 5);
+  big.required_level = kSpine;
+  world.Add(big);
+  CycleResult first = world.Cycle();
+  EXPECT_TRUE(first.admissions.empty());
+  world.Apply(first);
+  Workload unknown = Job("team-a/unknown", 2, 8, 0, 6);
+  unknown.required_level = kSpine;
+  world.Add(unknown);
+  CycleResult result = world.Cycle();
+  EXPECT_THAT(AdmittedKeys(result), ::testing::IsEmpty());
+  const PendingDecision* held = PendingFor(result, "team-a/unknown");
+  ASSERT_NE(held, nullptr);
+  EXPECT_THAT(held->message, HasSubstr("ReservedForBackfill"));
+  const PendingDecision* holder = PendingFor(result, "team-a/big");
+  ASSERT_NE(holder, nullptr);
+  EXPECT_THAT(holder->message, HasSubstr("backfill: 8 nodes"));
+}
+
 TEST(RealPlacementTest, BackfillOffOrWithoutEstimatesAdmitsInQueueOrder) {
   for (bool estimates : {true, false}) {
     BackfillWorld w(estimates);
