@@ -23,7 +23,7 @@ constexpr char kUsage[] =
     R"(Usage: phalanx simulate [--cluster FILE | --scenario NAME] [--trace FILE] [--nodes N]
                         [--jobs N] [--seed S] [--load X] [--policy NAME]... [--json]
                         [--report FILE] [--jobs-out FILE] [--allow-unplaceable]
-                        [--backfill on|off] [--locality-wait SECONDS]
+                        [--backfill on|off] [--time-limit-factor F] [--locality-wait SECONDS]
                         [--fair-sharing on|off] [--baseline-preemption NAME]
 
 Runs every policy on the same job trace and cluster with a simulated clock and compares them:
@@ -51,6 +51,9 @@ With no files: a built-in cluster (--scenario, three teams' queues) and a genera
   --backfill on|off
                    Phalanx's backfill with start-time reservations (docs/admission.md);
                    each job's trace duration is its expected run time (default on)
+  --time-limit-factor F
+                   Phalanx's backfill plans with time limits F times each job's real run
+                   time, 1 to 100, like users' over-long limits (default 1: exact)
   --locality-wait SECONDS
                    Phalanx's locality wait for every queue, 0 to 86400, overriding the
                    cluster spec's localityWaitSeconds (default: the spec's, else 300)
@@ -102,6 +105,7 @@ int RunSimulate(const std::vector<std::string>& args) {
       .Int({"--jobs"}, &options.jobs, 1, 10'000'000)
       .Uint({"--seed"}, &options.seed)
       .Double({"--load"}, &options.load, 0, 10, /*min_exclusive=*/true)
+      .Double({"--time-limit-factor"}, &options.phalanx.time_limit_factor, 1, 100)
       .String({"--backfill"}, &backfill)
       .String({"--fair-sharing"}, &fair_sharing)
       .String({"--baseline-preemption"}, &options.baselines.preemption_rule)

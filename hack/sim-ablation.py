@@ -4,7 +4,7 @@ simulate --json`: for each scenario and seed, the four baselines and Phalanx wit
 the locality wait switched on and off, all on the same trace and cluster.
 
   hack/sim-ablation.py [--phalanx build/cli/phalanx] [--scenario default] [--seeds 1-5]
-                       [--variants all|default|fair|wait|preemption] [--wins]
+                       [--variants all|default|fair|wait|preemption|limits] [--wins]
 
 Prints Markdown: a table of "utilization / p99 wait / locality" cells per seed with the mean,
 then locality by gang size summed over the seeds (jobs placed inside one domain of the lowest
@@ -16,6 +16,9 @@ switches it for every policy: the baselines appear twice, without and with it.
 `--variants preemption` runs kueue-tas, volcano-hypernode and kai-topology a second and third
 time with each other's preemption rule (`--baseline-preemption`), placement and admission
 their own: which part of a baseline's figures its preemption rule makes.
+`--variants limits` runs the default with backfill planning on time limits 1.5, 2 and 4 times
+the real run times (`--time-limit-factor`) beside exact ones, and without backfill: what
+backfill's figures owe to exact estimates.
 
 `--wins` prints, instead of the tables, how often each policy wins over the seeds: the seeds
 where its p99 wait (and, separately, its p99 queued time) is at most that of every one of four
@@ -39,6 +42,7 @@ VARIANTS = [
     ("phalanx: default + fair sharing", ["--fair-sharing", "on"]),
 ]
 WAITS = [("phalanx: wait %d" % w, ["--locality-wait", str(w)]) for w in (240, 270, 330, 360)]
+LIMITS = [("phalanx: time limits x%s" % f, ["--time-limit-factor", f]) for f in ("1.5", "2", "4")]
 DEFAULT = VARIANTS[3][0]
 FAIR = " + fair sharing"  # the suffix of every row run with --fair-sharing on
 SWAPPED = " + %s's preemption"  # a baseline run with --baseline-preemption RULE
@@ -61,13 +65,15 @@ def main():
     ap.add_argument("--phalanx", default="build/cli/phalanx")
     ap.add_argument("--scenario", default="default")
     ap.add_argument("--seeds", default="1-5")
-    ap.add_argument("--variants", choices=["all", "default", "fair", "wait", "preemption"], default="all")
+    ap.add_argument("--variants", choices=["all", "default", "fair", "wait", "preemption", "limits"],
+                    default="all")
     ap.add_argument("--wins", action="store_true")
     a = ap.parse_args()
     seeds = seeds_of(a.seeds)
     variants = {"all": VARIANTS[:4], "default": [VARIANTS[1], VARIANTS[3]],
                 "fair": [VARIANTS[3], VARIANTS[4]], "wait": [VARIANTS[3]] + WAITS,
-                "preemption": [VARIANTS[3]]}[a.variants]
+                "preemption": [VARIANTS[3]],
+                "limits": [VARIANTS[3]] + LIMITS + [VARIANTS[1]]}[a.variants]
     rows = {}  # name -> [summary per seed]
     for seed in seeds:
         base = simulate(a.phalanx, a.scenario, seed, ["--policy", ",".join(BASELINES)])
@@ -179,17 +185,19 @@ def print_wins(rows, seeds):
             sum(s["wait_p99_s"] for s in per_seed) / n / 3600,
             sum(s["queued_p99_s"] for s in per_seed) / n / 3600))
     print()
-    print("| Phalanx row | goal met: utilization | p99 wait | locality | all of it |")
-    print("|---|---|---|---|---|")
+    print("| Phalanx row | goal met: utilization | p99 wait | locality | all of it | "
+          "mean utilization |")
+    print("|---|---|---|---|---|---|")
     for name, per_seed in rows.items():
         if is_baseline(name):
             continue
         misses = [goal_misses(per_seed[i], [rows[b][i] for b in baselines_for(name)])
                   for i in range(n)]
         met = lambda axis: sum(axis not in m for m in misses)
-        print("| %s | %d of %d | %d of %d | %d of %d | %d of %d |" % (
+        print("| %s | %d of %d | %d of %d | %d of %d | %d of %d | %.2f %% |" % (
             name, met("utilization"), n, met("p99"), n, met("locality"), n,
-            sum(not m for m in misses), n))
+            sum(not m for m in misses), n,
+            100 * sum(s["gpu_utilization"] for s in per_seed) / n))
     return 0
 
 

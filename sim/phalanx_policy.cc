@@ -129,9 +129,10 @@ class PhalanxPolicy : public Policy {
       w.group_size = spec.group_size;
       w.group_level = spec.group_level;
       // Its run time as the trace gives it, at its smallest size (linear scaling, as the engine
-      // models it): what a user's time limit would say if it were exact.
-      w.expected_runtime_seconds = std::llround(std::ceil(
-          spec.duration_s * static_cast<double>(spec.pods) / static_cast<double>(spec.min_pods())));
+      // models it), times the factor: what a user's time limit would say (exact at 1).
+      w.expected_runtime_seconds = std::llround(
+          std::ceil(options_.time_limit_factor * spec.duration_s * static_cast<double>(spec.pods) /
+                    static_cast<double>(spec.min_pods())));
       if (!spec.node_group.empty()) w.node_selector[std::string(kNodeGroupLabel)] = spec.node_group;
       if (!by_key_.emplace(w.key, job.id).second) {
         return absl::InvalidArgumentError(absl::StrCat(spec.origin, ": duplicate job name \"",

@@ -29,6 +29,11 @@ struct PhalanxPolicyOptions {
   // Backfill with start-time reservations (docs/admission.md "Backfill"). The simulator gives
   // every workload its trace duration as its expected run time (at its smallest size).
   bool backfill = true;
+  // Each workload's expected run time is this many times its real run time at its smallest
+  // size: 1 is an exact time limit; users' limits are longer (Slurm sites see requested times
+  // several times the real ones), which makes reservations later and backfill looser. At least
+  // 1: the operator enforces limits (spec.activeDeadlineSeconds), so no job outlives its own.
+  double time_limit_factor = 1.0;
   // Overrides every queue's localityWaitSeconds when set.
   std::optional<int64_t> locality_wait_s;
   // Kueue's fairSharing.enable, the operator's --fair-sharing: order admissions and preempt

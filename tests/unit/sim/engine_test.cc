@@ -303,6 +303,35 @@ TEST(EngineTest, ElasticJobsRunLongerWhenSmallerAndKeepTheirWork) {
   EXPECT_LT(result.outcomes[1].finish_s, 4000);
 }
 
+// Backfill plans with time limits, not run times (--time-limit-factor): with exact limits a
+// 2-node job whose limit would end 10 s after the blocked 4-node gang's expected start waits;
+// with limits twice the run times it is backfilled, and the gang starts 10 s late because the
+// job really ran past the gang's estimated start (which came from a doubled limit too).
+TEST(EngineTest, BackfillPlansWithTimeLimitsNotRunTimes) {
+  // One layer-3 block of 4 nodes, quota beyond it: the gang waits for nodes, not quota.
+  ClusterSpec spec = SmallCluster(4).spec;
+  spec.queues[0].flavors[0] =
+      FlavorQuota{"p5", {{"nvidia.com/gpu", 1024}}, std::nullopt, std::nullopt};
+  ASSERT_OK_AND_ASSIGN(ClusterModel cluster, BuildCluster(spec));
+  TraceJob a = Gang("a", 2, 8, 0, 1000);
+  TraceJob gang = Gang("gang", 4, 8, 10, 1000);
+  TraceJob c = Gang("c", 2, 8, 20, 990);
+  for (double factor : {1.0, 2.0}) {
+    PhalanxPolicyOptions options;
+    options.time_limit_factor = factor;
+    std::unique_ptr<Policy> policy = MakePhalanxPolicy(options);
+    ASSERT_OK_AND_ASSIGN(RunResult result, Engine(cluster, {a, gang, c}, {}).Run(*policy));
+    ExpectConservation({a, gang, c}, result);
+    if (factor == 1.0) {
+      EXPECT_EQ(result.outcomes[1].first_start_s, 1000);  // when a ends
+      EXPECT_EQ(result.outcomes[2].first_start_s, 2000);  // after the gang
+    } else {
+      EXPECT_EQ(result.outcomes[2].first_start_s, 20);    // limit 1980 s: ends by 2000
+      EXPECT_EQ(result.outcomes[1].first_start_s, 1010);  // when c really ends
+    }
+  }
+}
+
 // A job that never starts (its queue has no quota) is counted as such under every policy and is
 // left out of the wait, locality and JCT figures instead of reading as "waited 0 s, local".
 class NeverStartedTest : public ::testing::TestWithParam<std::string> {};
