@@ -470,7 +470,7 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
     RETURN_IF_ERROR(write());
     RETURN_IF_ERROR(release());
     RETURN_IF_ERROR(delete_pods([](const kube::Pod& p) { return !Terminal(p); }));
-    metrics_.jobs_finished_total.WithLabels({wanted.phase}).Inc();
+    metrics_.jobs_finished_total.WithLabels({wanted.phase, std::string(reason)}).Inc();
     (void)events_.Record(JobReference(meta),
                          succeeded ? kube::EventType::kNormal : kube::EventType::kWarning,
                          std::string(reason), message);

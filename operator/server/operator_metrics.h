@@ -79,7 +79,9 @@ struct OperatorMetrics {
         job_restarts_total(r.AddCounter("phalanx_job_restarts_total",
                                         "Gang restarts after a failed pod.", {"reason"})),
         jobs_finished_total(r.AddCounter("phalanx_jobs_finished_total",
-                                         "TrainingJobs finished, by phase.", {"phase"})),
+                                         "TrainingJobs finished, by phase and the reason of "
+                                         "their Succeeded or Failed condition.",
+                                         {"phase", "reason"})),
         resize_events_total(r.AddCounter("phalanx_resize_events_total",
                                          "Elastic resizes, by direction (grow, shrink).",
                                          {"direction"})),

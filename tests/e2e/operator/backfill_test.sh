@@ -86,6 +86,13 @@ ran=$(($(date -d "$done_at" +%s) - $(date -d "$admitted_at" +%s)))
 has_event $NS short DeadlineExceeded && pass "a DeadlineExceeded event on short" || fail "no DeadlineExceeded event on short"
 eventually 60 npods_is $NS short 0 && pass "short's pods were deleted" || fail "short still has $(npods $NS short) pods"
 [[ $(phase $NS long) == Running ]] && pass "long (deadline 900 s) keeps running" || fail "long is $(phase $NS long)"
+metrics=$(curl -sf "http://127.0.0.1:$PHALANX_OPERATOR_HEALTH_PORT/metrics")
+want='phalanx_jobs_finished_total{phase="Failed",reason="DeadlineExceeded"} 1'
+grep -qF "$want" <<<"$metrics" && pass "/metrics: $want" ||
+  fail "/metrics lacks '$want': $(grep -E 'phalanx_jobs_finished_total|phalanx_placement_calls_total' <<<"$metrics" | tr '\n' ';')"
+grep -qE '^phalanx_placement_calls_total[{]method="EstimateStart"[}] [1-9]' <<<"$metrics" &&
+  pass "/metrics: the cycles asked phalanx-scheduler for start estimates" ||
+  fail "/metrics: no EstimateStart calls counted"
 
 # --- 4. the holder starts when the room is there ---------------------------------------------
 for r in 0 1 2 3; do set_pod_phase $NS long-$r Succeeded; done
