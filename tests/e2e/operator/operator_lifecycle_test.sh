@@ -188,9 +188,19 @@ old_uid=$(jq_job team-vision reborn .metadata.uid)
 kc -n team-vision delete trainingjob reborn --wait=true --timeout=60s >/dev/null || fail "delete of reborn did not finish"
 job team-vision reborn 1
 new_uid=$(jq_job team-vision reborn .metadata.uid)
+# What to look at when the re-applied job does not run (seen once in CI, 2026-11-29, with no
+# Queued condition and no Service 120 s after the apply; not reproduced since).
+reborn_diagnostics() {
+  echo "--- reborn (uid '$new_uid', was '$old_uid'): $(kc -n team-vision get trainingjob reborn -o json 2>&1 |
+    jq -c '{uid: .metadata.uid, finalizers: .metadata.finalizers, status}' 2>&1)"
+  echo "--- its events: $(kc -n team-vision get events --field-selector involvedObject.name=reborn \
+    -o jsonpath='{range .items[*]}{.reason}: {.message}{"\n"}{end}' 2>&1)"
+  echo "--- phalanx-operator log:"; grep -F 'reborn' "$OPLOG" | tail -20
+  echo "--- phalanx-scheduler log:"; grep -F 'reborn' "$PHALANX_CLUSTER_DIR/logs/phalanx-scheduler.log" | tail -10
+}
 eventually 90 phase_is team-vision reborn Running && [[ $new_uid != "$old_uid" ]] &&
   pass "reborn, deleted and applied again at once, is Running again (uid $old_uid -> $new_uid)" ||
-  fail "the re-applied reborn is not Running: $(cond team-vision reborn Queued)"
+  { fail "the re-applied reborn is not Running: $(cond team-vision reborn Queued)"; reborn_diagnostics; }
 eventually 30 svc_owner_is team-vision reborn "$new_uid" &&
   pass "its Service is the new job's (owner uid $new_uid), not the deleted one's" ||
   fail "Service team-vision/reborn is owned by '$(kc -n team-vision get service reborn -o jsonpath='{.metadata.ownerReferences[0].uid}' 2>&1)', not $new_uid"
