@@ -531,7 +531,8 @@ bool Cycle::Pass(bool last) {
       const PendingEntry& entry = pending_[batch[h].entry];
       if (!results[h].ok() || results[h]->placed || never_local(entry, *results[h])) continue;
       std::vector<size_t> behind;
-      std::vector<ExpectedEnd> ends_ahead, ends_behind;
+      std::vector<ExpectedEnd> ends_ahead;
+      std::vector<std::string_view> placed_behind;
       for (size_t j = 0; j < batch.size(); ++j) {
         const bool yields = j > h && Before(batch[h].entry, batch[j].entry);
         if (yields) behind.push_back(j);
@@ -541,13 +542,13 @@ bool Cycle::Pass(bool last) {
         // (until 2026-11-29 only those with one counted as gone: one without kept the nodes
         // the holder needed, so no estimate fitted and no reservation was made).
         if (yields) {
-          ends_behind.emplace_back(snapshot_.now, w.key);
+          placed_behind.push_back(w.key);
         } else if (w.expected_runtime_seconds) {
           ends_ahead.emplace_back(snapshot_.now + *w.expected_runtime_seconds, w.key);
         }
       }
       BackfillOutcome outcome = PlanBackfill(batch[h].entry, batch[h].assignment, batch[h].count,
-                                             ends_ahead, ends_behind, [&]() {
+                                             ends_ahead, placed_behind, [&]() {
         for (size_t j : behind) {
           again[j] = true;
           if (results[j].ok() && results[j]->placed) {

@@ -52,7 +52,7 @@ std::optional<BackfillReservation> Cycle::EarliestStart(
 Cycle::BackfillOutcome Cycle::PlanBackfill(
     int index, const Assignment& assignment, int32_t count,
     const std::vector<ExpectedEnd>& ahead,
-    const std::vector<ExpectedEnd>& behind,
+    const std::vector<std::string_view>& behind,
     const std::function<void()>& give_back) {
   PendingEntry& entry = pending_[index];
   const Workload& w = *entry.workload;
@@ -81,7 +81,7 @@ Cycle::BackfillOutcome Cycle::PlanBackfill(
   // given back below): those count as ended now. Only if some start can be estimated at all
   // are they given back.
   std::vector<ExpectedEnd> with_behind = ends;
-  for (const auto& [end, key] : behind) with_behind.emplace_back(snapshot_.now - 1, key);
+  for (std::string_view key : behind) with_behind.emplace_back(snapshot_.now - 1, key);
   std::optional<BackfillReservation> wide = EarliestStart(loose, with_behind);
   if (!wide.has_value()) return BackfillOutcome::kNone;
   give_back();

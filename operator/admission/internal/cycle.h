@@ -156,16 +156,16 @@ class Cycle {
   std::optional<BackfillReservation> EarliestStart(
       const placement::GangRequest& request,
       const std::vector<ExpectedEnd>& ends);
-  // After a pass's ReserveBatch refused pending entry `index` (placed in the batch before it and
-  // kept: `ahead`, with their expected ends, as far as known; after it, yielding to it:
-  // `behind`, every one, since all are given back; their ends are not read): if its start can
-  // be estimated, calls
+  // After a pass's ReserveBatch refused pending entry `index` (the gangs placed in the batch
+  // before it and kept: `ahead`, with their expected ends, as far as known; the keys of those
+  // placed after it that yield to it: `behind`, all given back, so all count as ended now): if
+  // its start can be estimated, calls
   // `give_back` (which releases those gangs), then reserves nodes and a start for it, or ends
   // its locality wait when no preferred domain is expected to free before the wait would end.
   enum class BackfillOutcome { kNone, kReserved, kWaitDropped };
   BackfillOutcome PlanBackfill(int index, const Assignment& assignment, int32_t count,
                                const std::vector<ExpectedEnd>& ahead,
-                               const std::vector<ExpectedEnd>& behind,
+                               const std::vector<std::string_view>& behind,
                                const std::function<void()>& give_back);
 
   // preemption.cc
