@@ -260,22 +260,7 @@ CycleStats AdmissionController::RunCycle() {
       spdlog::warn("TrainingJob {}: {}", key, job.status());
       continue;
     }
-    auto written = in_flight_.find(key);
-    if (written != in_flight_.end()) {
-      const bool caught_up =
-          written->second.admission.has_value() == job->status.admission.has_value() &&
-          (!written->second.admission ||
-           written->second.admission->replicas == job->status.admission->replicas) &&
-          (!written->second.placement ||
-           (job->status.placement &&
-            written->second.placement->nodes == job->status.placement->nodes));
-      if (caught_up) {
-        in_flight_.erase(written);
-      } else {
-        job->status.admission = written->second.admission;
-        job->status.placement = written->second.placement;
-      }
-    }
+    in_flight_.Apply(key, *job);
     if (!job->meta.deletion_timestamp.empty() || Finished(job->status.phase)) continue;
     objects[key] = raw;
     if (job->suspend) {
@@ -300,6 +285,7 @@ CycleStats AdmissionController::RunCycle() {
     jobs.emplace(key, *std::move(job));
   }
   decoded_jobs_ = std::move(decoded);  // jobs gone from the informer leave the cache
+  in_flight_.Retain(decoded_jobs_);
   stats.workloads = static_cast<int>(snapshot.workloads.size());
 
   admission::CycleOptions cycle_options = options_.cycle;
@@ -356,7 +342,8 @@ CycleStats AdmissionController::RunCycle() {
       Trigger();
       continue;
     }
-    in_flight_[a.workload] = {written[i].status.admission, written[i].status.placement};
+    in_flight_.Record(a.workload, job.meta.uid,
+                      {written[i].status.admission, written[i].status.placement});
     ++stats.admitted;
     metrics_.admitted_workloads_total.WithLabels({a.cluster_queue}).Inc();
     metrics_.admission_wait_time_seconds.WithLabels({a.cluster_queue})
@@ -394,7 +381,7 @@ CycleStats AdmissionController::RunCycle() {
     const bool ok = ApplyJobStatus(*objects[p.victim], AdmissionStatusApply(job.meta, status));
     // Even if the write failed the reservation is gone: treat the job as the decision left it,
     // and write again next cycle (the Trigger) from the overlay.
-    in_flight_[p.victim] = {status.admission, status.placement};
+    in_flight_.Record(p.victim, job.meta.uid, {status.admission, status.placement});
     if (!ok) {
       ++stats.write_errors;
       Trigger();
@@ -424,7 +411,7 @@ CycleStats AdmissionController::RunCycle() {
       (void)placement_.Resize(g.workload, g.old_count);
       continue;
     }
-    in_flight_[g.workload] = {status.admission, status.placement};
+    in_flight_.Record(g.workload, job.meta.uid, {status.admission, status.placement});
     ++stats.resized;
     metrics_.resize_events_total.WithLabels({"grow"}).Inc();
     (void)events_.Record(
@@ -455,7 +442,7 @@ CycleStats AdmissionController::RunCycle() {
       ++stats.write_errors;
       Trigger();
     }
-    in_flight_[key] = {};
+    in_flight_.Record(key, job.meta.uid, {});
     ++stats.released;
     metrics_.evicted_workloads_total.WithLabels({job.status.admission->cluster_queue, "Suspended"})
         .Inc();
@@ -594,7 +581,7 @@ bool AdmissionController::ApplyFault(const kube::RawObject& raw, kube::TrainingJ
     Trigger();
     return !evicted;
   }
-  in_flight_[key] = {fault.admission, fault.placement};
+  in_flight_.Record(key, job.meta.uid, {fault.admission, fault.placement});
   const std::string action(ActionName(fault.action));
   metrics_.node_failures_total.WithLabels({action, reason}).Inc();
   for (const auto& [node_reason, count] : fault.nodes_replaced) {

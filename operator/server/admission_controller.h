@@ -31,6 +31,7 @@
 #include "operator/server/informers.h"
 #include "operator/server/job_status.h"
 #include "operator/server/node_faults.h"
+#include "operator/server/status_overlay.h"
 #include "operator/server/operator_metrics.h"
 #include "scheduler/placement_service.h"
 
@@ -85,11 +86,6 @@ class AdmissionController {
   CycleStats RunCycle();
 
  private:
-  struct Written {
-    std::optional<kube::TrainingJobAdmission> admission;  // nullopt = written as not admitted
-    std::optional<kube::TrainingJobPlacement> placement;
-  };
-
   void ReleaseOrphans();
   void ReportObjectErrors(const std::vector<admission::ObjectError>& errors);
   // Writes what the fault responder did to `job` and lays it over `job`'s status for the rest
@@ -123,9 +119,8 @@ class AdmissionController {
   kube::WorkQueue queue_;
   admission::CycleCache cache_;
   NodeFaultResponder faults_;
-  // Admission writes the informer has not shown yet, by job key: the next cycle must see what
-  // was decided, not the stale cache, or it would reserve a job twice.
-  std::map<std::string, Written> in_flight_;
+  // Admission writes the informer has not shown yet (status_overlay.h).
+  StatusOverlay in_flight_;
   // Every TrainingJob as the last cycle decoded it, by key, with the informer object it came
   // from: a cycle decodes only the jobs whose object changed since (informer objects are
   // immutable; a new version is a new object). Decoding all of them in every cycle was 20 % of
