@@ -1,5 +1,6 @@
 #include "scheduler/grpc/tls.h"
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -9,6 +10,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "common/text_input.h"
+#include "grpcpp/security/tls_certificate_provider.h"
+#include "grpcpp/security/tls_credentials_options.h"
+#include "openssl/bio.h"
+#include "openssl/pem.h"
+#include "openssl/x509.h"
 
 namespace phalanx::placement {
 namespace {
@@ -33,9 +39,43 @@ absl::StatusOr<std::string> ReadPem(const std::string& path, const std::string& 
                                                  "----- block)"));
 }
 
+// Whether the first certificate of `cert_pem` (the leaf) is the public half of `key_pem`.
+// Checked at start, so that a wrong pair is an error naming the options rather than a server
+// whose every handshake fails.
+absl::Status KeyMatchesCertificate(const TlsPem& pem, const TlsOptionNames& names) {
+  if (pem.cert.empty() || pem.key.empty()) return absl::OkStatus();
+  auto bio = [](const std::string& text) {
+    return std::unique_ptr<BIO, decltype(&BIO_free)>(
+        BIO_new_mem_buf(text.data(), static_cast<int>(text.size())), &BIO_free);
+  };
+  auto cert_bio = bio(pem.cert);
+  auto key_bio = bio(pem.key);
+  std::unique_ptr<X509, decltype(&X509_free)> cert(
+      PEM_read_bio_X509(cert_bio.get(), nullptr, nullptr, nullptr), &X509_free);
+  std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)> key(
+      PEM_read_bio_PrivateKey(key_bio.get(), nullptr, nullptr, nullptr), &EVP_PKEY_free);
+  if (cert == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(names.cert, ": ", Printable(pem.files.cert),
+                                                   ": the certificate cannot be parsed"));
+  }
+  if (key == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        names.key, ": ", Printable(pem.files.key),
+        ": the private key cannot be parsed (encrypted keys are not supported)"));
+  }
+  if (X509_check_private_key(cert.get(), key.get()) != 1) {
+    return absl::InvalidArgumentError(absl::StrCat(names.key, ": ", Printable(pem.files.key),
+                                                   ": does not match the certificate of ",
+                                                   names.cert, " (", Printable(pem.files.cert),
+                                                   ")"));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::optional<TlsPem>> ReadAll(const TlsFiles& files,
                                               const TlsOptionNames& names) {
   TlsPem pem;
+  pem.files = files;
   const struct {
     const std::string& path;
     const std::string& name;
@@ -54,6 +94,7 @@ absl::StatusOr<std::optional<TlsPem>> ReadAll(const TlsFiles& files,
     if (!text.ok()) return text.status();
     part.out = *std::move(text);
   }
+  if (absl::Status s = KeyMatchesCertificate(pem, names); !s.ok()) return s;
   return pem;
 }
 
@@ -93,21 +134,29 @@ absl::StatusOr<std::optional<TlsPem>> LoadClientTls(const TlsFiles& files,
 
 std::shared_ptr<::grpc::ServerCredentials> ServerCredentials(const std::optional<TlsPem>& tls) {
   if (!tls) return ::grpc::InsecureServerCredentials();
-  ::grpc::SslServerCredentialsOptions options(
-      tls->ca.empty() ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
-                      : GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
-  options.pem_root_certs = tls->ca;
-  options.pem_key_cert_pairs.push_back({tls->key, tls->cert});
-  return ::grpc::SslServerCredentials(options);
+  const bool client_certs = !tls->ca.empty();
+  auto provider = std::make_shared<::grpc::experimental::FileWatcherCertificateProvider>(
+      tls->files.key, tls->files.cert, tls->files.ca, tls->reload_seconds);
+  ::grpc::experimental::TlsServerCredentialsOptions options(provider);
+  options.watch_identity_key_cert_pairs();
+  if (client_certs) {
+    options.watch_root_certs();
+    options.set_cert_request_type(GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
+  }
+  return ::grpc::experimental::TlsServerCredentials(options);
 }
 
 std::shared_ptr<::grpc::ChannelCredentials> ChannelCredentials(const std::optional<TlsPem>& tls) {
   if (!tls) return ::grpc::InsecureChannelCredentials();
-  ::grpc::SslCredentialsOptions options;
-  options.pem_root_certs = tls->ca;
-  options.pem_private_key = tls->key;
-  options.pem_cert_chain = tls->cert;
-  return ::grpc::SslCredentials(options);
+  const bool identity = !tls->files.cert.empty();
+  auto provider = std::make_shared<::grpc::experimental::FileWatcherCertificateProvider>(
+      tls->files.key, tls->files.cert, tls->files.ca, tls->reload_seconds);
+  ::grpc::experimental::TlsChannelCredentialsOptions options;
+  options.set_certificate_provider(provider);
+  options.watch_root_certs();
+  if (identity) options.watch_identity_key_cert_pairs();
+  options.set_verify_server_certs(true);
+  return ::grpc::experimental::TlsCredentials(options);
 }
 
 }  // namespace phalanx::placement

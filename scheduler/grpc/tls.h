@@ -1,7 +1,11 @@
 // TLS for the phalanx.v1alpha1.Placement gRPC API (docs/placement-api.md "Security"): the PEM
-// files each side is given, read and checked once at start, and the gRPC credentials made from
-// them. Certificates are not watched: a rotated certificate takes effect when the process
-// restarts (the Helm chart restarts both Deployments when its TLS Secret changes).
+// files each side is given, read and checked at start, and the gRPC credentials made from them.
+// The credentials watch the files: every `reload_seconds` gRPC reads them again, and new
+// connections use what they hold then: a rotated Secret (e.g. cert-manager's) takes effect
+// without a restart. Connections already open keep the certificates of their handshake. A key
+// and certificate that do not match are refused at start; replaced later one file at a time
+// (not how the kubelet updates a mounted Secret: it swaps all its files at once), new
+// handshakes fail until both are in place.
 //
 //   ASSIGN_OR_RETURN(std::optional<TlsPem> tls,
 //                    LoadServerTls({.cert = cert, .key = key, .ca = client_ca},
@@ -40,11 +44,15 @@ struct TlsOptionNames {
   std::string ca;
 };
 
-// The files' contents.
+// The files' contents as read at start (checked there), and the files the credentials watch.
 struct TlsPem {
   std::string cert;
   std::string key;
   std::string ca;
+  TlsFiles files;
+  // How often the credentials read the files again. Kubernetes updates a mounted Secret within
+  // about a minute of its change (the kubelet's sync period).
+  unsigned int reload_seconds = 60;
 };
 
 // Server side: nullopt when no file is given (plain text). Otherwise cert and key are both
@@ -58,7 +66,7 @@ absl::StatusOr<std::optional<TlsPem>> LoadServerTls(const TlsFiles& files,
 absl::StatusOr<std::optional<TlsPem>> LoadClientTls(const TlsFiles& files,
                                                     const TlsOptionNames& names);
 
-// Plain text for nullopt.
+// Plain text for nullopt; otherwise credentials that watch tls->files.
 std::shared_ptr<::grpc::ServerCredentials> ServerCredentials(const std::optional<TlsPem>& tls);
 std::shared_ptr<::grpc::ChannelCredentials> ChannelCredentials(const std::optional<TlsPem>& tls);
 

@@ -4,10 +4,14 @@
 // given; and every way a file can be wrong is an error naming the option.
 #include "scheduler/grpc/tls.h"
 
+#include <filesystem>
 #include <fstream>
+#include <functional>
+#include <map>
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "common/testing/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -20,6 +24,7 @@ namespace phalanx::placement {
 namespace {
 
 using ::phalanx::testing::StatusIs;
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 using namespace ::phalanx::placement::testing;  // NOLINT: the test cluster vocabulary
 
@@ -161,15 +166,92 @@ TEST(TlsFiles, EveryMistakeNamesTheOption) {
                                             HasSubstr("--tls-ca: " + key + ": no PEM CA")));
 }
 
-TEST(TlsFiles, AKeyThatDoesNotMatchTheCertificateFailsTheServerStart) {
-  absl::StatusOr<std::optional<TlsPem>> tls = LoadServerTls(
-      {.cert = Data("server.pem"), .key = Data("client.key")}, kServerNames);
-  ASSERT_TRUE(tls.ok()) << tls.status();
-  InProcessPlacementService backend(EightNodes());
-  PlacementGrpcService service(backend, nullptr);
-  EXPECT_THAT(StartPlacementServer(service, {.tls = *tls}),
-              StatusIs(absl::StatusCode::kUnavailable,
-                       HasSubstr("the TLS key does not match the certificate")));
+TEST(TlsFiles, AKeyThatDoesNotMatchTheCertificateIsRefusedAtStart) {
+  EXPECT_THAT(LoadServerTls({.cert = Data("server.pem"), .key = Data("client.key")}, kServerNames),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("--grpc-tls-key: "), HasSubstr("client.key"),
+                             HasSubstr("does not match the certificate of --grpc-tls-cert"))));
+  EXPECT_THAT(LoadClientTls({.cert = Data("client.pem"), .key = Data("server.key"),
+                             .ca = Data("ca.pem")},
+                            kClientNames),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("--tls-key: ")));
+}
+
+// Rotation, as the kubelet does it for a mounted Secret: the files are symbolic links through
+// `..data` to a directory of one version, and an update writes a new directory and swaps the
+// `..data` link, so every file changes at once. Each side's credentials read the files again
+// every reload_seconds, and new connections use the new certificates without a restart.
+class TlsRotation : public TlsServer {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/phalanx-tls-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override {
+    server_ = {};
+    std::filesystem::remove_all(dir_);
+  }
+  std::string Path(const std::string& name) const { return dir_ + "/" + name; }
+  // Publishes a version of the Secret: file name -> test file it holds.
+  void Publish(const std::map<std::string, std::string>& files) {
+    namespace fs = std::filesystem;
+    const std::string version = absl::StrCat("..v", ++versions_);
+    fs::create_directory(Path(version));
+    for (const auto& [name, from] : files) {
+      fs::copy_file(Data(from), Path(version + "/" + name));
+      if (!fs::is_symlink(Path(name))) fs::create_symlink("..data/" + name, Path(name));
+    }
+    fs::create_symlink(version, Path("..data_tmp"));
+    fs::rename(Path("..data_tmp"), Path("..data"));  // the atomic swap
+  }
+  static TlsPem Load(absl::StatusOr<std::optional<TlsPem>> tls) {
+    EXPECT_TRUE(tls.ok()) << tls.status();
+    TlsPem pem = tls.ok() && *tls ? **tls : TlsPem{};
+    pem.reload_seconds = 1;
+    return pem;
+  }
+  // A client of its own (fresh credentials, fresh connection) trusting the test CA `ca`.
+  absl::Status FreshCall(const std::string& ca) {
+    GrpcPlacementService client(Target(), {.tls = Client(ca, "client")});
+    return Call(client).status();
+  }
+  // Calls until one succeeds, for at most 20 reload intervals; the last status.
+  static absl::Status Eventually(const std::function<absl::Status()>& call) {
+    absl::Status s;
+    for (int i = 0; i < 80 && !(s = call()).ok(); ++i) absl::SleepFor(absl::Milliseconds(250));
+    return s;
+  }
+
+  std::string dir_;
+  int versions_ = 0;
+};
+
+TEST_F(TlsRotation, TheServerServesARotatedCertificateWithoutARestart) {
+  Publish({{"tls.crt", "server.pem"}, {"tls.key", "server.key"}, {"ca.crt", "ca.pem"}});
+  Start(Load(LoadServerTls({.cert = Path("tls.crt"), .key = Path("tls.key"), .ca = Path("ca.crt")},
+                           kServerNames)));
+  ASSERT_TRUE(FreshCall("ca.pem").ok());
+  EXPECT_THAT(FreshCall("rotated-ca.pem"), StatusIs(absl::StatusCode::kUnavailable));
+  // A certificate from another CA (the client CA stays): new connections get it, and a client
+  // trusting only the old CA no longer connects.
+  Publish({{"tls.crt", "rotated-server.pem"}, {"tls.key", "rotated-server.key"},
+           {"ca.crt", "ca.pem"}});
+  EXPECT_TRUE(Eventually([&] { return FreshCall("rotated-ca.pem"); }).ok());
+  EXPECT_THAT(FreshCall("ca.pem"), StatusIs(absl::StatusCode::kUnavailable));
+}
+
+TEST_F(TlsRotation, TheClientTrustsARotatedCaWithoutARestart) {
+  Start(Server());  // serves server.pem, signed by ca.pem
+  Publish({{"tls.crt", "client.pem"}, {"tls.key", "client.key"}, {"ca.crt", "rotated-ca.pem"}});
+  GrpcPlacementService client(
+      Target(), {.tls = Load(LoadClientTls(
+                     {.cert = Path("tls.crt"), .key = Path("tls.key"), .ca = Path("ca.crt")},
+                     kClientNames))});
+  EXPECT_THAT(Call(client), StatusIs(absl::StatusCode::kUnavailable));  // distrusts the server
+  Publish({{"tls.crt", "client.pem"}, {"tls.key", "client.key"}, {"ca.crt", "ca.pem"}});
+  EXPECT_TRUE(Eventually([&] { return Call(client).status(); }).ok());  // the same client
 }
 
 }  // namespace
