@@ -35,7 +35,9 @@
 # hack/phalanx-down.sh. Ports are free ones picked at start and written to
 # $PHALANX_CLUSTER_DIR/env (PHALANX_SCHEDULER_GRPC, PHALANX_EXTENDER_URL,
 # PHALANX_SCHEDULER_HEALTH_PORT, PHALANX_OPERATOR_HEALTH_PORT; with --chart's TLS also
-# PHALANX_SCHEDULER_TLS_CA/_CERT/_KEY/_SERVER_NAME, which the CLI's --server commands read).
+# PHALANX_SCHEDULER_TLS_CA/_CERT/_KEY/_SERVER_NAME, which the CLI's --server commands read: the
+# chart's read-only viewer certificate when it made one; the operator's, which may also change
+# reservations, is PHALANX_OPERATOR_TLS_CERT/_KEY).
 # The operator's start script is $PHALANX_CLUSTER_DIR/run/phalanx-operator.sh
 # (hack/cluster/restart.sh phalanx-operator).
 set -euo pipefail
@@ -106,10 +108,14 @@ if [[ $CHART == 1 ]]; then
   # The Secret a Deployment mounts at /etc/phalanx/tls (the Placement API's mutual TLS), written
   # to $DIR/tls/<component>/, whose path then replaces /etc/phalanx/tls in the flags.
   chart_tls() { # deployment component
-    local secret data key
+    local secret
     secret=$(kubectl -n "$CHART_NS" get deployment "$1" -o json |
       jq -r '.spec.template.spec.volumes[]? | select(.name == "placement-tls") | .secret.secretName')
     [[ -n $secret ]] || return 0
+    secret_files "$secret" "$2"
+  }
+  secret_files() { # secret dir: its ca.crt, tls.crt and tls.key in $DIR/tls/<dir>/
+    local secret=$1 data key
     data=$(kubectl -n "$CHART_NS" get secret "$secret" -o json)
     mkdir -p "$DIR/tls/$2"
     for key in ca.crt tls.crt tls.key; do
@@ -120,6 +126,13 @@ if [[ $CHART == 1 ]]; then
   }
   chart_tls "$CHART_RELEASE-scheduler" scheduler
   chart_tls "$CHART_RELEASE-operator" operator
+  # The chart's read-only client certificate, for the CLI: it may read the scheduler's state but
+  # not change reservations (--grpc-tls-writers names only the operator's certificate).
+  cli_tls=operator
+  if kubectl -n "$CHART_NS" get secret "$CHART_RELEASE-viewer-tls" >/dev/null 2>&1; then
+    secret_files "$CHART_RELEASE-viewer-tls" viewer
+    cli_tls=viewer
+  fi
   mapfile -t SCHED_FLAGS < <(chart_args "$CHART_RELEASE-scheduler" phalanx-scheduler | sed "s|/etc/phalanx/tls/|$DIR/tls/scheduler/|")
   mapfile -t OP_FLAGS < <(chart_args "$CHART_RELEASE-operator" phalanx-operator | sed "s|/etc/phalanx/tls/|$DIR/tls/operator/|")
   [[ ${#SCHED_FLAGS[@]} -gt 0 && ${#OP_FLAGS[@]} -gt 0 ]] || { echo "[phalanx-up] FAILED: no container args in the chart's Deployments" >&2; exit 1; }
@@ -129,8 +142,10 @@ if [[ $CHART == 1 ]]; then
     OP_FLAGS+=("--placement-tls-server-name=$TLS_NAME")
     cat >>"$DIR/env" <<ENV
 PHALANX_SCHEDULER_TLS_CA=$DIR/tls/operator/ca.crt
-PHALANX_SCHEDULER_TLS_CERT=$DIR/tls/operator/tls.crt
-PHALANX_SCHEDULER_TLS_KEY=$DIR/tls/operator/tls.key
+PHALANX_SCHEDULER_TLS_CERT=$DIR/tls/$cli_tls/tls.crt
+PHALANX_SCHEDULER_TLS_KEY=$DIR/tls/$cli_tls/tls.key
+PHALANX_OPERATOR_TLS_CERT=$DIR/tls/operator/tls.crt
+PHALANX_OPERATOR_TLS_KEY=$DIR/tls/operator/tls.key
 PHALANX_SCHEDULER_TLS_SERVER_NAME=$TLS_NAME
 ENV
   fi

@@ -5,7 +5,11 @@
 #include <utility>
 #include <vector>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "grpc/grpc_security_constants.h"
+#include "grpcpp/security/auth_context.h"
 #include "common/status.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server_builder.h"
@@ -16,13 +20,40 @@ PlacementGrpcService::PlacementGrpcService(PlacementService& service, SummaryFun
                                            RpcObserver observer)
     : service_(service), summary_(std::move(summary)), observer_(std::move(observer)) {}
 
-::grpc::Status PlacementGrpcService::Serve(std::string_view method,
+void PlacementGrpcService::RequireWriters(std::vector<std::string> writers) {
+  writers_ = std::move(writers);
+}
+
+absl::Status PlacementGrpcService::Authorize(std::string_view method,
+                                             const ::grpc::ServerContext& context) const {
+  std::vector<std::string> names;
+  if (std::shared_ptr<const ::grpc::AuthContext> auth = context.auth_context()) {
+    for (const char* property : {GRPC_X509_CN_PROPERTY_NAME, GRPC_X509_SAN_PROPERTY_NAME}) {
+      for (const ::grpc::string_ref& value : auth->FindPropertyValues(property)) {
+        std::string name(value.data(), value.size());
+        if (absl::c_linear_search(writers_, name)) return absl::OkStatus();
+        if (!absl::c_linear_search(names, name)) names.push_back(std::move(name));
+      }
+    }
+  }
+  return absl::PermissionDeniedError(absl::StrCat(
+      "Placement.", std::string(method),
+      " changes reservations and is served only to a client certificate "
+      "naming one of --grpc-tls-writers (", absl::StrJoin(writers_, ", "), "); this client ",
+      names.empty() ? "presented none"
+                    : absl::StrCat("presented one naming ", absl::StrJoin(names, ", ")),
+      ". It may still read: Snapshot, Explain, PlanPreemption, EstimateStart"));
+}
+
+::grpc::Status PlacementGrpcService::Serve(std::string_view method, Access access,
                                            ::grpc::ServerContext* context,
                                            const std::function<absl::Status()>& handler) {
   const auto start = std::chrono::steady_clock::now();
   absl::Status status;
   try {
-    status = handler();
+    status = access == Access::kWrite && !writers_.empty() ? Authorize(method, *context)
+                                                            : absl::OkStatus();
+    if (status.ok()) status = handler();
   } catch (const std::exception& e) {
     status = absl::InternalError(absl::StrCat("Placement.", std::string(method), ": ", e.what()));
   } catch (...) {
@@ -42,7 +73,7 @@ PlacementGrpcService::PlacementGrpcService(PlacementService& service, SummaryFun
 ::grpc::Status PlacementGrpcService::ReserveBatch(::grpc::ServerContext* context,
                                                   const pb::ReserveBatchRequest* in,
                                                   pb::ReserveBatchResponse* out) {
-  return Serve("ReserveBatch", context, [&]() -> absl::Status {
+  return Serve("ReserveBatch", Access::kWrite, context, [&]() -> absl::Status {
     ASSIGN_OR_RETURN(std::vector<absl::StatusOr<GangRequest>> decoded, DecodeReserveBatch(*in));
     // Requests refused by the wire limits hold nothing, so leaving them out of the batch keeps
     // the order semantics of the rest; their errors are put back in place below.
@@ -72,7 +103,7 @@ PlacementGrpcService::PlacementGrpcService(PlacementService& service, SummaryFun
 ::grpc::Status PlacementGrpcService::Release(::grpc::ServerContext* context,
                                              const pb::ReleaseRequest* in,
                                              pb::ReleaseResponse* /*out*/) {
-  return Serve("Release", context, [&]() -> absl::Status {
+  return Serve("Release", Access::kWrite, context, [&]() -> absl::Status {
     ASSIGN_OR_RETURN(std::string job, DecodeRelease(*in));
     return service_.Release(job);
   });
@@ -81,7 +112,7 @@ PlacementGrpcService::PlacementGrpcService(PlacementService& service, SummaryFun
 ::grpc::Status PlacementGrpcService::Resize(::grpc::ServerContext* context,
                                             const pb::ResizeRequest* in,
                                             pb::PlacementResult* out) {
-  return Serve("Resize", context, [&]() -> absl::Status {
+  return Serve("Resize", Access::kWrite, context, [&]() -> absl::Status {
     ASSIGN_OR_RETURN(ResizeArgs args, DecodeResize(*in));
     ASSIGN_OR_RETURN(PlacementResult result, service_.Resize(args.job, args.new_count));
     ToProto(result, out);
@@ -92,7 +123,7 @@ PlacementGrpcService::PlacementGrpcService(PlacementService& service, SummaryFun
 ::grpc::Status PlacementGrpcService::ReplaceNodes(::grpc::ServerContext* context,
                                                   const pb::ReplaceNodesRequest* in,
                                                   pb::PlacementResult* out) {
-  return Serve("ReplaceNodes", context, [&]() -> absl::Status {
+  return Serve("ReplaceNodes", Access::kWrite, context, [&]() -> absl::Status {
     ASSIGN_OR_RETURN(ReplaceNodesArgs args, DecodeReplaceNodes(*in));
     ASSIGN_OR_RETURN(PlacementResult result, service_.ReplaceNodes(args.job, args.nodes));
     ToProto(result, out);
@@ -103,7 +134,7 @@ PlacementGrpcService::PlacementGrpcService(PlacementService& service, SummaryFun
 ::grpc::Status PlacementGrpcService::PlanPreemption(::grpc::ServerContext* context,
                                                     const pb::PlanPreemptionRequest* in,
                                                     pb::PreemptionPlan* out) {
-  return Serve("PlanPreemption", context, [&]() -> absl::Status {
+  return Serve("PlanPreemption", Access::kRead, context, [&]() -> absl::Status {
     ASSIGN_OR_RETURN(PreemptionQuery query, DecodePlanPreemption(*in));
     ASSIGN_OR_RETURN(PreemptionPlan plan, service_.PlanPreemption(query.request, query.candidates));
     ToProto(plan, out);
@@ -114,7 +145,7 @@ PlacementGrpcService::PlacementGrpcService(PlacementService& service, SummaryFun
 ::grpc::Status PlacementGrpcService::Explain(::grpc::ServerContext* context,
                                              const pb::GangRequest* in,
                                              pb::PlacementResult* out) {
-  return Serve("Explain", context, [&]() -> absl::Status {
+  return Serve("Explain", Access::kRead, context, [&]() -> absl::Status {
     ASSIGN_OR_RETURN(GangRequest request, DecodeGangRequest(*in, "request"));
     ASSIGN_OR_RETURN(PlacementResult result, service_.Place(request));
     ToProto(result, out);
@@ -125,7 +156,7 @@ PlacementGrpcService::PlacementGrpcService(PlacementService& service, SummaryFun
 ::grpc::Status PlacementGrpcService::EstimateStart(::grpc::ServerContext* context,
                                                    const pb::EstimateStartRequest* in,
                                                    pb::StartEstimate* out) {
-  return Serve("EstimateStart", context, [&]() -> absl::Status {
+  return Serve("EstimateStart", Access::kRead, context, [&]() -> absl::Status {
     ASSIGN_OR_RETURN(StartQuery query, DecodeEstimateStart(*in));
     ASSIGN_OR_RETURN(StartEstimate estimate, service_.EstimateStart(query.request, query.ends));
     ToProto(estimate, out);
@@ -136,7 +167,7 @@ PlacementGrpcService::PlacementGrpcService(PlacementService& service, SummaryFun
 ::grpc::Status PlacementGrpcService::Snapshot(::grpc::ServerContext* context,
                                               const pb::SnapshotRequest* in,
                                               pb::SnapshotSummary* out) {
-  return Serve("Snapshot", context, [&]() -> absl::Status {
+  return Serve("Snapshot", Access::kRead, context, [&]() -> absl::Status {
     if (!summary_) return absl::UnimplementedError("this server has no snapshot summary");
     ASSIGN_OR_RETURN(SummaryOptions options, DecodeSummaryOptions(*in));
     ToProto(summary_(options), out);

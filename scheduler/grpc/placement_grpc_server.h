@@ -31,6 +31,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "grpcpp/server.h"
@@ -75,15 +76,28 @@ class PlacementGrpcService final : public pb::Placement::Service {
   ::grpc::Status Snapshot(::grpc::ServerContext* context, const pb::SnapshotRequest* in,
                           pb::SnapshotSummary* out) override;
 
+  // Authorization: after this, the calls that change reservations (ReserveBatch, Release,
+  // Resize, ReplaceNodes) are served only to clients whose TLS certificate names one of
+  // `writers` (its subject common name or a subject alternative name); any other client gets
+  // PERMISSION_DENIED and may still read (Snapshot, Explain, PlanPreemption, EstimateStart).
+  // Meant for a server that requires client certificates (mutual TLS): without one, no client
+  // names anything and every change is refused. Call before the server starts; empty (the
+  // default) lets every client that gets through the handshake make every call.
+  void RequireWriters(std::vector<std::string> writers);
+
  private:
   // Runs `handler`, turning its status (or an escaping exception, as Internal) into the RPC's,
   // marking errors as ours and reporting to the observer.
-  ::grpc::Status Serve(std::string_view method, ::grpc::ServerContext* context,
+  enum class Access { kRead, kWrite };
+  ::grpc::Status Serve(std::string_view method, Access access, ::grpc::ServerContext* context,
                        const std::function<absl::Status()>& handler);
+  // OK, or PERMISSION_DENIED naming what the client's certificate names.
+  absl::Status Authorize(std::string_view method, const ::grpc::ServerContext& context) const;
 
   PlacementService& service_;
   SummaryFunction summary_;
   RpcObserver observer_;
+  std::vector<std::string> writers_;
 };
 
 struct PlacementServerOptions {

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "common/api_labels.h"
 #include "common/daemon/daemon_main.h"
@@ -246,6 +247,7 @@ int Run(const SchedulerConfig& config) {
         return summary;
       },
       std::move(grpc_observer));
+  grpc_service.RequireWriters(config.grpc_tls_writers);
   absl::StatusOr<placement::RunningPlacementServer> grpc_server =
       StartGrpcServer(config, *grpc_tls, grpc_service);
   if (!grpc_server.ok()) {
@@ -255,10 +257,14 @@ int Run(const SchedulerConfig& config) {
     health->Stop();
     return kExitFailure;
   }
-  spdlog::info("Placement gRPC API on {} (port {}, {})", config.grpc_address, grpc_server->port,
+  spdlog::info("Placement gRPC API on {} (port {}, {}{})", config.grpc_address, grpc_server->port,
                !grpc_tls->has_value()          ? "plain text"
                : (*grpc_tls)->ca.empty()       ? "TLS"
-                                               : "mutual TLS: client certificates required");
+                                               : "mutual TLS: client certificates required",
+               config.grpc_tls_writers.empty()
+                   ? ""
+                   : absl::StrCat("; reservations changed only by ",
+                                  absl::StrJoin(config.grpc_tls_writers, ", ")));
   ready.store(true);
   spdlog::info("phalanx-scheduler {} ready", PHALANX_VERSION);
 

@@ -2,6 +2,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "common/status.h"
 #include "scheduler/topology.h"
 
@@ -35,6 +37,14 @@ ConfigFlags Options(SchedulerConfig& config) {
       .String("grpcTlsCert", &config.grpc_tls_cert)
       .String("grpcTlsKey", &config.grpc_tls_key)
       .String("grpcTlsClientCa", &config.grpc_tls_client_ca)
+      .Add("grpcTlsWriters",
+           [&config](const std::string& v) -> absl::Status {
+             config.grpc_tls_writers.clear();
+             for (absl::string_view name : absl::StrSplit(v, ',', absl::SkipWhitespace())) {
+               config.grpc_tls_writers.emplace_back(absl::StripAsciiWhitespace(name));
+             }
+             return absl::OkStatus();
+           })
       .Int("httpReadTimeoutSeconds", &config.http_read_timeout_seconds, 1, 3600)
       .Int("httpMaxConnections", &config.http_max_connections, 1, 65536)
       .Int("syncTimeoutSeconds", &config.sync_timeout_seconds, 1, 86400);
@@ -83,8 +93,12 @@ Flags (each also a key of the --config file, written without dashes in camelCase
   --grpc-tls-cert FILE        serve the Placement gRPC API over TLS with this PEM certificate
   --grpc-tls-key FILE         and its PEM private key (both or neither; default: plain text)
   --grpc-tls-client-ca FILE   require every client to present a certificate signed by a CA in
-                              this PEM bundle (mutual TLS; needs the two above). The files are
-                              read at start: restart to take a new certificate
+                              this PEM bundle (mutual TLS; needs the two above). The three files
+                              are read again every 60 s: a rotated certificate needs no restart
+  --grpc-tls-writers NAMES    comma-separated certificate names (subject common name or
+                              alternative name) of the clients that may change reservations
+                              (ReserveBatch, Release, Resize, ReplaceNodes): any other client
+                              may only read (needs --grpc-tls-client-ca; default: every client)
   --http-read-timeout-seconds N
                               close an HTTP connection (extender and health) whose request has
                               not fully arrived N s after the previous answer or the connect,

@@ -54,6 +54,10 @@ struct SchedulerConfig {
   std::string grpc_tls_cert;
   std::string grpc_tls_key;
   std::string grpc_tls_client_ca;
+  // Names (certificate common name or subject alternative name) of the clients that may change
+  // reservations; empty: every client. Needs grpc_tls_client_ca (PlacementGrpcService::
+  // RequireWriters).
+  std::vector<std::string> grpc_tls_writers;
   int http_read_timeout_seconds = 60;
   int http_max_connections = 512;
   // How long to wait for the first full sync of the informers before giving up (exit 1).

@@ -94,6 +94,11 @@ placement::PlacementGrpcService::RpcObserver GrpcMetrics(metrics::Registry& regi
 }
 
 absl::StatusOr<std::optional<placement::TlsPem>> LoadGrpcTls(const SchedulerConfig& config) {
+  if (!config.grpc_tls_writers.empty() && config.grpc_tls_client_ca.empty()) {
+    return absl::InvalidArgumentError(
+        "--grpc-tls-writers needs --grpc-tls-client-ca: without client certificates no client "
+        "can be told from another");
+  }
   return placement::LoadServerTls(
       {.cert = config.grpc_tls_cert, .key = config.grpc_tls_key, .ca = config.grpc_tls_client_ca},
       {"--grpc-tls-cert", "--grpc-tls-key", "--grpc-tls-client-ca"});

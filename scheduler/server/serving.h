@@ -44,7 +44,8 @@ std::unique_ptr<http::HttpServer> NewExtenderServer(const SchedulerConfig& confi
 placement::PlacementGrpcService::RpcObserver GrpcMetrics(metrics::Registry& registry);
 
 // The Placement gRPC server's TLS from config.grpc_tls_*: nullopt for plain text;
-// InvalidArgument naming the flag when a file is missing, unreadable or not the PEM it should be.
+// InvalidArgument naming the flag when a file is missing, unreadable or not the PEM it should be,
+// or when --grpc-tls-writers is given without --grpc-tls-client-ca.
 absl::StatusOr<std::optional<placement::TlsPem>> LoadGrpcTls(const SchedulerConfig& config);
 
 // Starts the Placement gRPC server on config.grpc_address with config.grpc_max_message_bytes

@@ -111,3 +111,13 @@ podAntiAffinity:
 {{- define "phalanx.operatorTlsSecret" -}}
 {{- .Values.tls.operatorSecret | default (printf "%s-operator-tls" (include "phalanx.fullname" .)) }}
 {{- end }}
+
+{{/* Who may change reservations (--grpc-tls-writers): tls.writers, else the generated
+operator certificate's name when the chart makes the certificates, else "" (every client). */}}
+{{- define "phalanx.tlsWriters" -}}
+{{- if .Values.tls.writers }}
+{{- join "," .Values.tls.writers }}
+{{- else if not .Values.tls.operatorSecret }}
+{{- printf "%s-operator" (include "phalanx.fullname" .) }}
+{{- end }}
+{{- end }}

@@ -124,7 +124,7 @@ grep -q '"pinned"\|pinned' <(curl -sf "http://127.0.0.1:$PHALANX_SCHEDULER_HEALT
   fail "no pinned bind in phalanx-scheduler's metrics"
 # The Placement API's mutual TLS, with the chart's generated Secrets (phalanx-up.sh writes them
 # where the pods would mount them): the gang above was reserved over it.
-grep -q 'mutual TLS: client certificates required' "$SCHEDLOG" &&
+grep -q 'mutual TLS: client certificates required; reservations changed only by phalanx-operator' "$SCHEDLOG" &&
   pass "phalanx-scheduler serves the Placement API over mutual TLS: $(grep -o 'Placement gRPC API on .*' "$SCHEDLOG" | tail -1)" ||
   fail "phalanx-scheduler does not say it requires client certificates: $(grep 'Placement gRPC API' "$SCHEDLOG" | tail -1)"
 grep -q 'Placement service at .*(mutual TLS)' "$OPLOG" && pass "phalanx-operator calls it with its client certificate" ||
@@ -136,10 +136,25 @@ out=$("$PHX" placement snapshot --server "$PHALANX_SCHEDULER_GRPC" 2>&1) && fail
 out=$("$PHX" placement snapshot --server "$PHALANX_SCHEDULER_GRPC" "${tls_ca[@]}" 2>&1) &&
   fail "a TLS client without a certificate was served: $out" ||
   { grep -q UNAVAILABLE <<<"$out" && pass "a TLS client without a client certificate is refused" || fail "no client certificate: $out"; }
+[[ $PHALANX_SCHEDULER_TLS_CERT == */tls/viewer/tls.crt ]] &&
+  pass "phalanx-up.sh gives the CLI the chart's read-only viewer certificate" ||
+  fail "the CLI's certificate is $PHALANX_SCHEDULER_TLS_CERT, not the viewer's"
+viewer=(--tls-cert "$PHALANX_SCHEDULER_TLS_CERT" --tls-key "$PHALANX_SCHEDULER_TLS_KEY")
+out=$("$PHX" placement snapshot --server "$PHALANX_SCHEDULER_GRPC" "${tls_ca[@]}" "${viewer[@]}" 2>&1) &&
+  pass "with the viewer's client certificate the CLI reads the snapshot: $(head -1 <<<"$out")" ||
+  fail "the CLI with the viewer certificate: $out"
+# ... but may not change a reservation: the running gang keeps its own.
+out=$("$PHX" placement release --server "$PHALANX_SCHEDULER_GRPC" "${tls_ca[@]}" "${viewer[@]}" \
+      --job "$JNS/$J" 2>&1) && fail "the viewer certificate released $JNS/$J: $out" ||
+  { grep -q 'PERMISSION_DENIED' <<<"$out" && grep -q 'phalanx-viewer' <<<"$out" &&
+      pass "the viewer certificate may not release a reservation: $(cut -c1-240 <<<"$out")" ||
+      fail "release with the viewer certificate: $out"; }
+out=$("$PHX" placement snapshot --server "$PHALANX_SCHEDULER_GRPC" "${tls_ca[@]}" "${viewer[@]}" --json 2>&1)
+[[ $(jq -r '.reservations | length' <<<"$out" 2>/dev/null) == 1 ]] &&
+  pass "the refused release changed nothing: 1 reservation" || fail "after the refused release: $(cut -c1-300 <<<"$out")"
 out=$("$PHX" placement snapshot --server "$PHALANX_SCHEDULER_GRPC" "${tls_ca[@]}" \
-      --tls-cert "$PHALANX_SCHEDULER_TLS_CERT" --tls-key "$PHALANX_SCHEDULER_TLS_KEY" 2>&1) &&
-  pass "with the operator's client certificate the CLI reads the snapshot: $(head -1 <<<"$out")" ||
-  fail "the CLI with the client certificate: $out"
+      --tls-cert "$PHALANX_OPERATOR_TLS_CERT" --tls-key "$PHALANX_OPERATOR_TLS_KEY" 2>&1) &&
+  pass "the operator's certificate reads it too" || fail "the CLI with the operator certificate: $out"
 sched_cert=$(kc -n $NS get secret phalanx-scheduler-tls -o jsonpath='{.data.tls\.crt}')
 
 # Forbidden requests a binary tolerates (a retried list, an optional feature) would show here.

@@ -254,5 +254,54 @@ TEST_F(TlsRotation, TheClientTrustsARotatedCaWithoutARestart) {
   EXPECT_TRUE(Eventually([&] { return Call(client).status(); }).ok());  // the same client
 }
 
+// Authorization: with writers named, only their certificates may change reservations; every
+// client the CA signed may still read.
+class TlsWriters : public TlsServer {
+ protected:
+  void SetUp() override {
+    service_.RequireWriters({"phalanx-operator", "phalanx-operator.example"});
+    absl::StatusOr<std::optional<TlsPem>> tls = LoadServerTls(
+        {.cert = Data("authz-server.pem"), .key = Data("authz-server.key"),
+         .ca = Data("authz-ca.pem")},
+        kServerNames);
+    ASSERT_TRUE(tls.ok()) << tls.status();
+    Start(*tls);
+  }
+  GrpcPlacementService As(const std::string& cert) {
+    return GrpcPlacementService(Target(), {.tls = Client("authz-ca.pem", cert)});
+  }
+};
+
+TEST_F(TlsWriters, OnlyAWriterChangesReservations) {
+  GrpcPlacementService writer = As("authz-writer");  // CN phalanx-operator
+  absl::StatusOr<PlacementResult> reserved = writer.Reserve(Gang("t/a", 1, 8));
+  ASSERT_TRUE(reserved.ok()) << reserved.status();
+  EXPECT_TRUE(reserved->placed);
+
+  GrpcPlacementService reader = As("authz-reader");  // CN phalanx-viewer
+  EXPECT_THAT(reader.Release("t/a"),
+              StatusIs(absl::StatusCode::kPermissionDenied,
+                       AllOf(HasSubstr("Placement.Release changes reservations"),
+                             HasSubstr("phalanx-operator, phalanx-operator.example"),
+                             HasSubstr("this client presented one naming phalanx-viewer"))));
+  EXPECT_THAT(reader.Reserve(Gang("t/b", 1, 8)),
+              StatusIs(absl::StatusCode::kPermissionDenied));
+  EXPECT_THAT(reader.Resize("t/a", 2), StatusIs(absl::StatusCode::kPermissionDenied));
+  EXPECT_THAT(reader.ReplaceNodes("t/a", {"n-0"}), StatusIs(absl::StatusCode::kPermissionDenied));
+  EXPECT_TRUE(Call(reader).ok());  // the reader still reads (a dry run)
+  // A subject alternative name counts as well as the common name.
+  // The refused calls changed nothing: t/a is still reserved, t/b never was.
+  GrpcPlacementService by_san = As("authz-san-writer");
+  EXPECT_TRUE(by_san.Release("t/a").ok());
+  EXPECT_THAT(by_san.Release("t/b"), StatusIs(absl::StatusCode::kNotFound));
+}
+
+TEST_F(TlsServer, WithoutWritersEveryClientMayChangeReservations) {
+  Start(Server());
+  GrpcPlacementService client(Target(), {.tls = Client("ca.pem", "client")});
+  ASSERT_TRUE(client.Reserve(Gang("t/a", 1, 8)).ok());
+  EXPECT_TRUE(client.Release("t/a").ok());
+}
+
 }  // namespace
 }  // namespace phalanx::placement

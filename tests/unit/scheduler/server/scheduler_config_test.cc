@@ -1,6 +1,7 @@
 // phalanx-scheduler's flags and config file: what an operator of the binary sees when a value is
 // wrong, and which source wins.
 #include "scheduler/server/scheduler_config.h"
+#include "scheduler/server/serving.h"
 
 #include <cstdio>
 #include <fstream>
@@ -81,9 +82,27 @@ TEST(SchedulerConfigTest, HelpAndVersion) {
                            "--topology ", "--log-level", "--http-threads",
                            "--sync-timeout-seconds", "--extender-max-body-bytes",
                            "--grpc-max-message-bytes", "--http-read-timeout-seconds",
-                           "--http-max-connections"}) {
+                           "--http-max-connections", "--grpc-tls-writers"}) {
     EXPECT_THAT(SchedulerUsage(), HasSubstr(flag));
   }
+}
+
+TEST(SchedulerConfigTest, WritersAreACommaSeparatedList) {
+  ASSERT_OK_AND_ASSIGN(SchedulerConfig c, ParseSchedulerFlags({}));
+  EXPECT_TRUE(c.grpc_tls_writers.empty());
+  ASSERT_OK_AND_ASSIGN(
+      c, ParseSchedulerFlags({"--grpc-tls-writers", "phalanx-operator, ops.example,"}));
+  EXPECT_EQ(c.grpc_tls_writers, (std::vector<std::string>{"phalanx-operator", "ops.example"}));
+  std::string path = WriteTemp("grpcTlsWriters: a,b\n");
+  ASSERT_OK_AND_ASSIGN(c, ParseSchedulerFlags({"--config", path}));
+  EXPECT_EQ(c.grpc_tls_writers, (std::vector<std::string>{"a", "b"}));
+}
+
+TEST(SchedulerConfigTest, WritersNeedClientCertificates) {
+  ASSERT_OK_AND_ASSIGN(SchedulerConfig c, ParseSchedulerFlags({"--grpc-tls-writers=op"}));
+  EXPECT_THAT(LoadGrpcTls(c),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("--grpc-tls-writers needs --grpc-tls-client-ca")));
 }
 
 TEST(SchedulerConfigTest, RequestLimitsHaveDefaultsAndRefuseNonsense) {
