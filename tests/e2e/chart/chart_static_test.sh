@@ -12,11 +12,13 @@
 #      Services with a `metrics` port, non-root read-only containers with requests and probes;
 #   5. NOTES.txt renders for each preset with NodeFlavor YAML that parses;
 #      mutual TLS on the Placement gRPC API: the generated server certificate names the
-#      scheduler Service and both certificates chain to the one CA (openssl verify), each
-#      binary gets its TLS flags and its Secret mounted;
+#      scheduler Service and the three certificates (scheduler, operator, read-only viewer)
+#      chain to the one CA (openssl verify), each binary gets its TLS flags and its Secret
+#      mounted, and only the operator's certificate may change reservations
+#      (--grpc-tls-writers);
 #   6. bad values fail the render with a message (two operators without leader election,
 #      an unknown anti-affinity mode, one TLS Secret given without the other); tls.enabled=false
-#      renders no TLS flag or Secret.
+#      renders no TLS flag or Secret; given Secrets get --grpc-tls-writers only from tls.writers.
 # Needs helm from hack/cluster/build.sh.
 source "$(dirname "${BASH_SOURCE[0]}")/../cluster/lib.sh"
 source "$REPO_ROOT/hack/cluster/lib.sh"
@@ -190,12 +192,14 @@ if np and sch:
 # with openssl (SANs, chain to the one CA, key usage).
 import base64, subprocess, tempfile
 tls = {}
-for who in ("scheduler", "operator"):
+for who in ("scheduler", "operator", "viewer"):
     s = one("Secret", "phalanx-%s-tls" % who)
     if s:
         tls[who] = {k: base64.b64decode(v) for k, v in s["data"].items()}
         if set(tls[who]) != {"ca.crt", "tls.crt", "tls.key"}: err("Secret phalanx-%s-tls keys %s" % (who, sorted(tls[who])))
-if set(tls) == {"scheduler", "operator"} and tls["scheduler"].get("ca.crt") == tls["operator"].get("ca.crt"):
+if set(tls) >= {"scheduler", "operator"} and "viewer" not in tls:
+    err("the chart generated the TLS Secrets but no read-only phalanx-viewer-tls")
+if set(tls) >= {"scheduler", "operator"} and all(t.get("ca.crt") == tls["scheduler"].get("ca.crt") for t in tls.values()):
     with tempfile.TemporaryDirectory() as d:
         for who in tls:
             for k, v in tls[who].items():
@@ -206,12 +210,16 @@ if set(tls) == {"scheduler", "operator"} and tls["scheduler"].get("ca.crt") == t
             cert = subprocess.run(["openssl", "x509", "-in", os.path.join(d, "%s-tls.crt" % who), "-noout", "-modulus"], capture_output=True, text=True).stdout
             key = subprocess.run(["openssl", "rsa", "-in", os.path.join(d, "%s-tls.key" % who), "-noout", "-modulus"], capture_output=True, text=True).stdout
             if not cert or cert != key: err("the %s key does not match its certificate" % who)
+        for who, cn in (("operator", "phalanx-operator"), ("viewer", "phalanx-viewer")):
+            subject = subprocess.run(["openssl", "x509", "-in", os.path.join(d, "%s-tls.crt" % who), "-noout", "-subject"], capture_output=True, text=True).stdout
+            if "CN = %s" % cn not in subject and "CN=%s" % cn not in subject: err("the %s certificate's subject is %s, not CN %s" % (who, subject.strip(), cn))
         text = subprocess.run(["openssl", "x509", "-in", os.path.join(d, "scheduler-tls.crt"), "-noout", "-text"], capture_output=True, text=True).stdout
         for name in ("phalanx-scheduler.phalanx-system.svc", "phalanx-scheduler.phalanx-system.svc.cluster.local"):
             if "DNS:" + name not in text: err("the scheduler certificate does not name %s" % name)
 elif tls:
-    err("the two TLS Secrets do not share one CA")
-want_flags = {"phalanx-scheduler": ["--grpc-tls-cert=/etc/phalanx/tls/tls.crt", "--grpc-tls-key=/etc/phalanx/tls/tls.key", "--grpc-tls-client-ca=/etc/phalanx/tls/ca.crt"],
+    err("the TLS Secrets do not share one CA")
+# Only the operator's certificate may change reservations; the viewer's may read.
+want_flags = {"phalanx-scheduler": ["--grpc-tls-cert=/etc/phalanx/tls/tls.crt", "--grpc-tls-key=/etc/phalanx/tls/tls.key", "--grpc-tls-client-ca=/etc/phalanx/tls/ca.crt", "--grpc-tls-writers=phalanx-operator"],
               "phalanx-operator": ["--placement-tls-ca=/etc/phalanx/tls/ca.crt", "--placement-tls-cert=/etc/phalanx/tls/tls.crt", "--placement-tls-key=/etc/phalanx/tls/tls.key"]}
 for dep in by_kind.get("Deployment", []):
     ps = dep["spec"]["template"]["spec"]
@@ -289,6 +297,13 @@ out=$("$HELM" template phalanx "$CHART" -n phalanx-system --set tls.enabled=fals
 out=$("$HELM" template phalanx "$CHART" -n phalanx-system --set tls.schedulerSecret=s,tls.operatorSecret=o 2>&1) &&
   ! grep -q 'kind: Secret' <<<"$out" && grep -q 'secretName: s$' <<<"$out" && grep -q 'secretName: o$' <<<"$out" &&
   pass "given TLS Secrets are mounted and none is generated" || fail "given TLS Secrets: $(grep -E 'secretName|kind: Secret' <<<"$out")"
+! grep -q -- '--grpc-tls-writers' <<<"$out" &&
+  pass "given TLS Secrets without tls.writers: every client may change reservations, as before" ||
+  fail "given TLS Secrets: $(grep -- '--grpc-tls-writers' <<<"$out")"
+out=$("$HELM" template phalanx "$CHART" -n phalanx-system --set tls.schedulerSecret=s,tls.operatorSecret=o \
+      --set 'tls.writers={op.example,ops}' 2>&1) && grep -q -- '--grpc-tls-writers=op.example,ops$' <<<"$out" &&
+  pass "tls.writers names who may change reservations: $(grep -o -- '--grpc-tls-writers=.*' <<<"$out")" ||
+  fail "tls.writers: $(grep -- 'grpc-tls' <<<"$out" | head -5)"
 out=$("$HELM" template phalanx "$CHART" --set operator.podAntiAffinity=sometimes 2>&1) &&
   fail "podAntiAffinity=sometimes rendered" ||
   { grep -q 'must be soft, hard or none' <<<"$out" && pass "an unknown podAntiAffinity is refused" || fail "unexpected error: $out"; }
