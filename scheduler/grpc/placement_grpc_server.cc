@@ -8,9 +8,9 @@
 #include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/status.h"
 #include "grpc/grpc_security_constants.h"
 #include "grpcpp/security/auth_context.h"
-#include "common/status.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server_builder.h"
 

@@ -86,9 +86,11 @@ class PlacementGrpcService final : public pb::Placement::Service {
   void RequireWriters(std::vector<std::string> writers);
 
  private:
-  // Runs `handler`, turning its status (or an escaping exception, as Internal) into the RPC's,
-  // marking errors as ours and reporting to the observer.
+  // Whether a call changes reservations (RequireWriters).
   enum class Access { kRead, kWrite };
+  // Runs `handler` (a kWrite one only for an authorized client), turning its status (or an
+  // escaping exception, as Internal) into the RPC's, marking errors as ours and reporting to the
+  // observer.
   ::grpc::Status Serve(std::string_view method, Access access, ::grpc::ServerContext* context,
                        const std::function<absl::Status()>& handler);
   // OK, or PERMISSION_DENIED naming what the client's certificate names.

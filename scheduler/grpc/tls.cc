@@ -39,8 +39,8 @@ absl::StatusOr<std::string> ReadPem(const std::string& path, const std::string& 
                                                  "----- block)"));
 }
 
-// Whether the first certificate of `cert_pem` (the leaf) is the public half of `key_pem`.
-// Checked at start, so that a wrong pair is an error naming the options rather than a server
+// Whether the first certificate of pem.cert (the leaf) is the public half of pem.key. Checked
+// at start, so that a wrong pair is an error naming the options rather than a server
 // whose every handshake fails.
 absl::Status KeyMatchesCertificate(const TlsPem& pem, const TlsOptionNames& names) {
   if (pem.cert.empty() || pem.key.empty()) return absl::OkStatus();
@@ -107,6 +107,14 @@ absl::Status CertAndKeyTogether(const TlsFiles& files, const TlsOptionNames& nam
   return absl::OkStatus();
 }
 
+// What both ends' credentials read their certificates from: the files, again every
+// reload_seconds ("" for a file not given).
+std::shared_ptr<::grpc::experimental::FileWatcherCertificateProvider> WatchFiles(
+    const TlsPem& tls) {
+  return std::make_shared<::grpc::experimental::FileWatcherCertificateProvider>(
+      tls.files.key, tls.files.cert, tls.files.ca, tls.reload_seconds);
+}
+
 }  // namespace
 
 absl::StatusOr<std::optional<TlsPem>> LoadServerTls(const TlsFiles& files,
@@ -134,12 +142,9 @@ absl::StatusOr<std::optional<TlsPem>> LoadClientTls(const TlsFiles& files,
 
 std::shared_ptr<::grpc::ServerCredentials> ServerCredentials(const std::optional<TlsPem>& tls) {
   if (!tls) return ::grpc::InsecureServerCredentials();
-  const bool client_certs = !tls->ca.empty();
-  auto provider = std::make_shared<::grpc::experimental::FileWatcherCertificateProvider>(
-      tls->files.key, tls->files.cert, tls->files.ca, tls->reload_seconds);
-  ::grpc::experimental::TlsServerCredentialsOptions options(provider);
+  ::grpc::experimental::TlsServerCredentialsOptions options(WatchFiles(*tls));
   options.watch_identity_key_cert_pairs();
-  if (client_certs) {
+  if (!tls->ca.empty()) {  // client certificates required
     options.watch_root_certs();
     options.set_cert_request_type(GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
   }
@@ -148,13 +153,10 @@ std::shared_ptr<::grpc::ServerCredentials> ServerCredentials(const std::optional
 
 std::shared_ptr<::grpc::ChannelCredentials> ChannelCredentials(const std::optional<TlsPem>& tls) {
   if (!tls) return ::grpc::InsecureChannelCredentials();
-  const bool identity = !tls->files.cert.empty();
-  auto provider = std::make_shared<::grpc::experimental::FileWatcherCertificateProvider>(
-      tls->files.key, tls->files.cert, tls->files.ca, tls->reload_seconds);
   ::grpc::experimental::TlsChannelCredentialsOptions options;
-  options.set_certificate_provider(provider);
+  options.set_certificate_provider(WatchFiles(*tls));
   options.watch_root_certs();
-  if (identity) options.watch_identity_key_cert_pairs();
+  if (!tls->cert.empty()) options.watch_identity_key_cert_pairs();  // a client certificate
   options.set_verify_server_certs(true);
   return ::grpc::experimental::TlsCredentials(options);
 }

@@ -16,6 +16,15 @@ kube::TrainingJob Job(const std::string& uid) {
   return job;
 }
 
+// The job as the informer shows it admitted with `replicas` pods on `nodes` (no queue, flavor).
+kube::TrainingJob ShownAdmitted(const std::string& uid, int32_t replicas,
+                                std::vector<std::string> nodes) {
+  kube::TrainingJob job = Job(uid);
+  job.status.admission = kube::TrainingJobAdmission{.replicas = replicas};
+  job.status.placement = kube::TrainingJobPlacement{.nodes = std::move(nodes)};
+  return job;
+}
+
 StatusOverlay::Written Admitted(int32_t replicas, std::vector<std::string> nodes) {
   return {.admission = kube::TrainingJobAdmission{.cluster_queue = "cq", .flavor = "p5",
                                                   .replicas = replicas},
@@ -34,9 +43,7 @@ TEST(StatusOverlay, AWriteIsLaidOverTheStaleJobUntilTheInformerShowsIt) {
   EXPECT_EQ(stale.status.placement->nodes, (std::vector<std::string>{"n0", "n1"}));
   EXPECT_EQ(overlay.size(), 1u);
 
-  kube::TrainingJob shown = Job("uid-1");
-  shown.status.admission = kube::TrainingJobAdmission{.replicas = 2};
-  shown.status.placement = kube::TrainingJobPlacement{.nodes = {"n0", "n1"}};
+  kube::TrainingJob shown = ShownAdmitted("uid-1", 2, {"n0", "n1"});
   overlay.Apply("ml/a", shown);
   EXPECT_EQ(overlay.size(), 0u);
   EXPECT_EQ(shown.status.admission->cluster_queue, "");  // the informer's copy, untouched
@@ -45,9 +52,8 @@ TEST(StatusOverlay, AWriteIsLaidOverTheStaleJobUntilTheInformerShowsIt) {
 TEST(StatusOverlay, AnOlderVersionOfAResizeIsNotTakenForIt) {
   StatusOverlay overlay;
   overlay.Record("ml/a", "uid-1", Admitted(4, {"n0", "n1", "n2", "n3"}));
-  kube::TrainingJob two = Job("uid-1");  // admitted at 2, the growth to 4 not shown yet
-  two.status.admission = kube::TrainingJobAdmission{.replicas = 2};
-  two.status.placement = kube::TrainingJobPlacement{.nodes = {"n0", "n1"}};
+  // Admitted at 2, the growth to 4 not shown yet.
+  kube::TrainingJob two = ShownAdmitted("uid-1", 2, {"n0", "n1"});
   overlay.Apply("ml/a", two);
   EXPECT_EQ(two.status.admission->replicas, 4);
   EXPECT_EQ(two.status.placement->nodes.size(), 4u);
@@ -57,9 +63,7 @@ TEST(StatusOverlay, AnOlderVersionOfAResizeIsNotTakenForIt) {
 TEST(StatusOverlay, AReleaseIsLaidOverAJobStillShownAdmitted) {
   StatusOverlay overlay;
   overlay.Record("ml/a", "uid-1", {});  // evicted or suspended: written as not admitted
-  kube::TrainingJob job = Job("uid-1");
-  job.status.admission = kube::TrainingJobAdmission{.replicas = 2};
-  job.status.placement = kube::TrainingJobPlacement{.nodes = {"n0", "n1"}};
+  kube::TrainingJob job = ShownAdmitted("uid-1", 2, {"n0", "n1"});
   overlay.Apply("ml/a", job);
   EXPECT_FALSE(job.status.admission.has_value());
   EXPECT_FALSE(job.status.placement.has_value());
