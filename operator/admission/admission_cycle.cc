@@ -19,6 +19,7 @@ std::string_view ToString(PendingReason reason) {
     case PendingReason::kInvalid: return "Invalid";
     case PendingReason::kNoLocalQueue: return "TrainingQueueNotFound";
     case PendingReason::kClusterQueueInactive: return "ClusterTrainingQueueInactive";
+    case PendingReason::kLocalQueueStopped: return "TrainingQueueStopped";
     case PendingReason::kNamespaceNotAllowed: return "NamespaceNotAllowed";
     case PendingReason::kUnknownPriorityClass: return "PriorityClassNotFound";
     case PendingReason::kNoFlavor: return "NoMatchingFlavor";
@@ -37,6 +38,7 @@ std::string_view ToString(PreemptionReason reason) {
     case PreemptionReason::kBorrowWithinCohort: return "InCohortReclaimWhileBorrowing";
     case PreemptionReason::kFairSharing: return "InCohortFairSharing";
     case PreemptionReason::kClusterQueueStopped: return "ClusterTrainingQueueStopped";
+    case PreemptionReason::kLocalQueueStopped: return "TrainingQueueStopped";
   }
   return "Unknown";
 }
@@ -189,16 +191,25 @@ void Cycle::Setup() {
     // quota cannot be computed, and the workload keeps running until someone stops it.
     if (running.cq < 0 || !model_.cqs[running.cq].inactive.empty()) continue;
     const CompiledClusterQueue& queue = model_.cqs[running.cq];
-    if (queue.spec->stop_policy == StopPolicy::kHoldAndDrain) {
+    const bool lq_drains = LocalQueueStop(w) == StopPolicy::kHoldAndDrain;
+    if (queue.spec->stop_policy == StopPolicy::kHoldAndDrain || lq_drains) {
       absl::Status status = service_.Release(w.key);
       ++result_.calls.release;
-      std::string message = absl::StrCat("ClusterTrainingQueue ", queue.spec->name,
-                                         " has stopPolicy HoldAndDrain");
+      std::string message =
+          lq_drains && queue.spec->stop_policy != StopPolicy::kHoldAndDrain
+              ? absl::StrCat("TrainingQueue ", w.namespace_name, "/", w.queue_name,
+                             " has stopPolicy HoldAndDrain")
+              : absl::StrCat("ClusterTrainingQueue ", queue.spec->name,
+                             " has stopPolicy HoldAndDrain");
       if (!status.ok() && status.code() != absl::StatusCode::kNotFound) {
         absl::StrAppend(&message, "; releasing its placement failed: ", status.ToString());
       }
-      result_.preemptions.push_back({w.key, queue.spec->name, 0, "",
-                                     PreemptionReason::kClusterQueueStopped, message});
+      result_.preemptions.push_back(
+          {w.key, queue.spec->name, 0, "",
+           queue.spec->stop_policy == StopPolicy::kHoldAndDrain
+               ? PreemptionReason::kClusterQueueStopped
+               : PreemptionReason::kLocalQueueStopped,
+           message});
       continue;
     }
     running.count = w.admitted->count;
@@ -231,6 +242,12 @@ void Cycle::ResolveRunning(const Workload& w, RunningEntry& running) const {
                          : priority->second;
   running.per_pod.clear();
   if (running.cq >= 0) running.per_pod = AdmittedDemand(model_, quota_, running.cq, w);
+}
+
+StopPolicy Cycle::LocalQueueStop(const Workload& w) const {
+  if (model_.local_queue_stops.empty()) return StopPolicy::kNone;
+  auto it = model_.local_queue_stops.find({w.namespace_name, w.queue_name});
+  return it == model_.local_queue_stops.end() ? StopPolicy::kNone : it->second;
 }
 
 std::string Cycle::Fingerprint() const {
@@ -274,21 +291,43 @@ void Cycle::SetupWorkload(const Workload& w) {
     entry.priority = it->second;
   }
   auto lq = model_.local_queues.find({w.namespace_name, w.queue_name});
-  if (lq == model_.local_queues.end() || lq->second < 0) {
+  if (lq == model_.local_queues.end()) {
+    return fail(PendingReason::kNoLocalQueue, absl::StrCat("TrainingQueue ", w.namespace_name,
+                                                           "/", w.queue_name, " does not exist"));
+  }
+  if (lq->second < 0) {
+    std::string cq_name;
+    for (const LocalQueue& spec : snapshot_.local_queues) {
+      if (spec.namespace_name == w.namespace_name && spec.name == w.queue_name) {
+        cq_name = spec.cluster_queue;
+        break;
+      }
+    }
     return fail(PendingReason::kNoLocalQueue,
                 absl::StrCat("TrainingQueue ", w.namespace_name, "/", w.queue_name,
-                             lq == model_.local_queues.end()
-                                 ? " does not exist"
-                                 : " points to a ClusterTrainingQueue that does not exist"));
+                             " points to ClusterTrainingQueue \"", cq_name,
+                             "\", which does not exist"));
   }
   entry.cq = lq->second;
   const CompiledClusterQueue& queue = model_.cqs[entry.cq];
   if (!queue.inactive.empty()) return fail(PendingReason::kClusterQueueInactive, queue.inactive);
+  if (queue.spec->terminating) {
+    return fail(PendingReason::kClusterQueueInactive,
+                absl::StrCat("ClusterTrainingQueue ", queue.spec->name,
+                             " is being deleted: it admits nothing new and goes once its "
+                             "admitted jobs have finished"));
+  }
   if (queue.spec->stop_policy != StopPolicy::kNone) {
     return fail(PendingReason::kClusterQueueInactive,
                 absl::StrCat("ClusterTrainingQueue ", queue.spec->name, " is stopped (stopPolicy ",
                              queue.spec->stop_policy == StopPolicy::kHold ? "Hold" : "HoldAndDrain",
                              ")"));
+  }
+  if (const StopPolicy lq_stop = LocalQueueStop(w); lq_stop != StopPolicy::kNone) {
+    return fail(PendingReason::kLocalQueueStopped,
+                absl::StrCat("TrainingQueue ", w.namespace_name, "/", w.queue_name,
+                             " is stopped (stopPolicy ",
+                             lq_stop == StopPolicy::kHold ? "Hold" : "HoldAndDrain", ")"));
   }
   if (!queue.spec->namespace_selector.has_value()) {
     return fail(PendingReason::kNamespaceNotAllowed,

@@ -220,6 +220,9 @@ class Compiler {
         Error("TrainingQueue", name, "duplicate name; the first definition is used");
         continue;
       }
+      if (lq.stop_policy != StopPolicy::kNone) {
+        model_.local_queue_stops.emplace(key, lq.stop_policy);
+      }
       auto it = model_.cq_index.find(lq.cluster_queue);
       if (it == model_.cq_index.end()) {
         Error("TrainingQueue", name,

@@ -45,6 +45,8 @@ struct Model {
   std::vector<std::vector<int>> cohort_members;  // cohort -> ClusterQueue indices
   // (namespace, name) -> ClusterQueue index; -1 when the LocalQueue is broken (see errors).
   std::map<std::pair<std::string, std::string>, int> local_queues;
+  // (namespace, name) -> stopPolicy of the LocalQueues that have one other than None.
+  std::map<std::pair<std::string, std::string>, StopPolicy> local_queue_stops;
   std::map<std::string, const Namespace*, std::less<>> namespaces;
   std::vector<std::pair<int, std::string>> frs;  // FrId -> (flavor, resource)
   std::map<std::pair<int, std::string>, FrId> fr_ids;  // (flavor, resource) -> FrId

@@ -405,7 +405,8 @@ void Cycle::TryPreempt(int index) {
         why = absl::StrCat("its ClusterTrainingQueue is above its fair share of cohort ",
                            model_.cohorts[model_.cqs[cq].cohort], " relative to ", cq_name);
         break;
-      case PreemptionReason::kClusterQueueStopped: break;
+      case PreemptionReason::kClusterQueueStopped:
+      case PreemptionReason::kLocalQueueStopped: break;
     }
     result_.preemptions.push_back(
         {r.workload->key, model_.cqs[r.cq].spec->name, left, w.key, candidate.reason,

@@ -107,6 +107,10 @@ struct ClusterQueue {
   ClusterQueuePreemption preemption;
   double fair_sharing_weight = 1.0;  // 0 = always last in line and first to be reclaimed
   StopPolicy stop_policy = StopPolicy::kNone;
+  // Deletion requested (metadata.deletionTimestamp), held by the operator's resource-in-use
+  // finalizer until no admitted workload is left: admits and grows nothing, as stopPolicy Hold;
+  // its admitted workloads keep their quota and run to the end.
+  bool terminating = false;
   // Phalanx extension, like Slurm's --switches=N@max-time: a workload whose preferred topology
   // level is below its required one is admitted only inside one domain of its preferred level
   // until it has waited this long since its creation_time (seconds, Snapshot::now's clock); then
@@ -126,6 +130,9 @@ struct LocalQueue {
   std::string namespace_name;
   std::string name;
   std::string cluster_queue;
+  // Kueue's LocalQueue stopPolicy: Hold admits and grows none of this queue's workloads;
+  // HoldAndDrain also evicts its admitted ones. The ClusterQueue's other LocalQueues go on.
+  StopPolicy stop_policy = StopPolicy::kNone;
 };
 
 struct Namespace {
@@ -213,13 +220,14 @@ enum class PreemptionReason {
   kBorrowWithinCohort,        // the preemptor borrows and policy lets it preempt borrowers
   kFairSharing,               // its ClusterQueue holds more than its fair share
   kClusterQueueStopped,       // stopPolicy HoldAndDrain
+  kLocalQueueStopped,         // the LocalQueue's stopPolicy HoldAndDrain
 };
 
 struct PreemptionDecision {
   std::string victim;
   std::string cluster_queue;  // the victim's
   int32_t new_count = 0;      // 0 = evict; > 0 = shrink the elastic gang to this many pods
-  std::string preemptor;      // empty for kClusterQueueStopped
+  std::string preemptor;      // empty for kClusterQueueStopped and kLocalQueueStopped
   PreemptionReason reason = PreemptionReason::kInClusterQueue;
   std::string message;
 };
@@ -229,6 +237,7 @@ enum class PendingReason {
   kInvalid,            // the workload itself is malformed
   kNoLocalQueue,
   kClusterQueueInactive,  // missing, invalid or stopped
+  kLocalQueueStopped,     // its LocalQueue's stopPolicy
   kNamespaceNotAllowed,
   kUnknownPriorityClass,
   kNoFlavor,           // no flavor covers the request / matches its selector

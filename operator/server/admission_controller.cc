@@ -116,12 +116,16 @@ void AdmissionController::RegisterHandlers() {
              if (NodeChangeMatters(old, now)) Trigger();
            },
        .on_delete = trigger});
-  // Configuration objects: spec edits (generation), not our own status writes.
+  // Configuration objects: spec edits (generation) and deletion requests, not our own status or
+  // finalizer writes.
   kube::EventHandlers<kube::RawObject> config{
       .on_add = trigger,
       .on_update =
           [this](const kube::RawObject& old, const kube::RawObject& now) {
-            if (old.meta.generation != now.meta.generation || now.meta.generation == 0) Trigger();
+            if (old.meta.generation != now.meta.generation || now.meta.generation == 0 ||
+                old.meta.deletion_timestamp != now.meta.deletion_timestamp) {
+              Trigger();
+            }
           },
       .on_delete = trigger};
   informers_.cluster_queues.AddEventHandlers(config);
@@ -515,6 +519,7 @@ CycleStats AdmissionController::RunCycle() {
 
   admission::ApplyDecisions(result, snapshot);
   WriteQueueStatuses(snapshot, now);
+  ReconcileFinalizers(snapshot);
   std::set<std::string> queue_names;
   for (const admission::ClusterQueue& cq : snapshot.cluster_queues) {
     auto counts = pending_by_cq[cq.name];
@@ -623,6 +628,40 @@ void AdmissionController::ReportObjectErrors(const std::vector<admission::Object
     if (now.count(key) == 0) spdlog::info("{}: resolved ({})", key, message);
   }
   object_errors_ = std::move(now);
+}
+
+void AdmissionController::ReconcileFinalizers(const admission::Snapshot& snapshot) {
+  const ResourcesInUse in_use = FindResourcesInUse(snapshot);
+  auto reconcile = [&](const auto& informer, const kube::Resource& resource,
+                       const std::set<std::string>& used) {
+    for (const auto& raw : informer.List()) {
+      const kube::ObjectMeta& meta = raw->meta;
+      const FinalizerChange change =
+          ResourceInUseFinalizerChange(meta, used.contains(std::string(meta.name)));
+      if (change == FinalizerChange::kNone) continue;
+      const bool add = change == FinalizerChange::kAdd;
+      absl::StatusOr<std::string> result = client_.Patch(
+          resource, "", meta.name, kube::PatchType::kApply,
+          FinalizerApply(resource, meta, kResourceInUseFinalizer, add),
+          {.field_manager = std::string(kAdmissionFieldManager), .force = true});
+      metrics_.status_writes_total.WithLabels({resource.kind, result.ok() ? "ok" : "error"}).Inc();
+      if (!result.ok()) {
+        // Gone or replaced meanwhile (the uid precondition), or deleted before the add landed:
+        // the informer brings the change and the next cycle looks again.
+        if (!absl::IsNotFound(result.status())) {
+          spdlog::warn("{} {}: finalizer {}: {}", resource.kind, meta.name,
+                       add ? "add" : "removal", result.status());
+        }
+        continue;
+      }
+      if (!add) {
+        spdlog::info("{} {}: deleted, and no longer in use: finalizer {} removed", resource.kind,
+                     meta.name, kResourceInUseFinalizer);
+      }
+    }
+  };
+  reconcile(informers_.cluster_queues, kube::ClusterTrainingQueues(), in_use.cluster_queues);
+  reconcile(informers_.flavors, kube::NodeFlavors(), in_use.flavors);
 }
 
 void AdmissionController::WriteQueueStatuses(const admission::Snapshot& snapshot,

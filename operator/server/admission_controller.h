@@ -94,6 +94,9 @@ class AdmissionController {
   bool ApplyFault(const kube::RawObject& raw, kube::TrainingJob& job, const FaultDecision& fault,
                   const std::string& now, CycleStats& stats);
   void WriteQueueStatuses(const admission::Snapshot& snapshot, const std::string& now);
+  // Holds the resource-in-use finalizer on every ClusterTrainingQueue and NodeFlavor, and lets a
+  // deleted one go once nothing in `snapshot` (after the cycle's decisions) uses it.
+  void ReconcileFinalizers(const admission::Snapshot& snapshot);
   bool ApplyJobStatus(const kube::RawObject& job, const std::string& body);
   // A job's status write, and the Event to record once it has landed.
   struct StatusWrite {

@@ -319,7 +319,8 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
   auto apply_meta = [&](bool with) -> absl::Status {
     absl::StatusOr<std::string> r = client_.Patch(
         kube::TrainingJobs(), meta.namespace_, meta.name, kube::PatchType::kApply,
-        FinalizerApply(meta, with), {.field_manager = std::string(kJobFieldManager), .force = true});
+        FinalizerApply(kube::TrainingJobs(), meta, kReservationFinalizer, with),
+        {.field_manager = std::string(kJobFieldManager), .force = true});
     metrics_.status_writes_total.WithLabels({"TrainingJob", r.ok() ? "ok" : "error"}).Inc();
     return r.ok() || absl::IsNotFound(r.status()) ? absl::OkStatus() : r.status();
   };

@@ -209,15 +209,16 @@ std::string LifecycleStatusApply(const kube::ObjectMeta& job, const LifecycleSta
   return kube::ToJson(doc);
 }
 
-std::string FinalizerApply(const kube::ObjectMeta& job, bool with_finalizer) {
-  rapidjson::Document doc = kube::NewApiObject(kube::TrainingJobs().ApiVersion(),
-                                               kube::kTrainingJobKind, job.name, job.namespace_);
+std::string FinalizerApply(const kube::Resource& resource, const kube::ObjectMeta& meta,
+                           std::string_view finalizer, bool with_finalizer) {
+  rapidjson::Document doc =
+      kube::NewApiObject(resource.ApiVersion(), resource.kind, meta.name, meta.namespace_);
   Alloc& a = doc.GetAllocator();
   rapidjson::Value finalizers(rapidjson::kArrayType);
-  if (with_finalizer) finalizers.PushBack(kube::JsonString(kReservationFinalizer, a), a);
+  if (with_finalizer) finalizers.PushBack(kube::JsonString(finalizer, a), a);
   doc["metadata"].AddMember("finalizers", finalizers, a);
   // A uid precondition: never create or touch a successor object of the same name.
-  doc["metadata"].AddMember("uid", kube::JsonString(job.uid, a), a);
+  doc["metadata"].AddMember("uid", kube::JsonString(meta.uid, a), a);
   return kube::ToJson(doc);
 }
 

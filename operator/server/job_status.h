@@ -117,8 +117,10 @@ struct LifecycleStatus {
 };
 std::string LifecycleStatusApply(const kube::ObjectMeta& job, const LifecycleStatus& status);
 
-// metadata.finalizers as the job controller's apply: with the finalizer, or without it (which
-// removes it when this manager added it).
-std::string FinalizerApply(const kube::ObjectMeta& job, bool with_finalizer);
+// metadata.finalizers as one field manager's apply on an object of `resource` (its kind set):
+// with `finalizer`, or without it (which removes it when this manager added it). The object's
+// uid is a precondition, so a successor of the same name is never touched.
+std::string FinalizerApply(const kube::Resource& resource, const kube::ObjectMeta& meta,
+                           std::string_view finalizer, bool with_finalizer);
 
 }  // namespace phalanx::operator_server

@@ -267,9 +267,17 @@ absl::Status ReadPreemption(const Value& spec, ClusterQueue& cq) {
   return absl::OkStatus();
 }
 
+absl::Status ReadStopPolicy(const Value& spec, admission::StopPolicy& out) {
+  using admission::StopPolicy;
+  return ReadEnum(spec, "stopPolicy", "spec.stopPolicy",
+                  {{"None", StopPolicy::kNone},
+                   {"Hold", StopPolicy::kHold},
+                   {"HoldAndDrain", StopPolicy::kHoldAndDrain}},
+                  &out);
+}
+
 absl::Status ReadClusterQueueSpec(const Value& spec, ClusterQueue& cq) {
   using admission::QueueingStrategy;
-  using admission::StopPolicy;
   RETURN_IF_ERROR(kube::ReadString(spec, "cohort", "spec.cohort", &cq.cohort));
   RETURN_IF_ERROR(ReadEnum(spec, "queueingStrategy", "spec.queueingStrategy",
                            {{"StrictFIFO", QueueingStrategy::kStrictFifo},
@@ -285,11 +293,7 @@ absl::Status ReadClusterQueueSpec(const Value& spec, ClusterQueue& cq) {
                      ReadQuantity(*fair, "weight", "spec.fairSharing.weight"));
     if (weight.has_value()) cq.fair_sharing_weight = weight->ToDouble();
   }
-  RETURN_IF_ERROR(ReadEnum(spec, "stopPolicy", "spec.stopPolicy",
-                           {{"None", StopPolicy::kNone},
-                            {"Hold", StopPolicy::kHold},
-                            {"HoldAndDrain", StopPolicy::kHoldAndDrain}},
-                           &cq.stop_policy));
+  RETURN_IF_ERROR(ReadStopPolicy(spec, cq.stop_policy));
   RETURN_IF_ERROR(kube::ReadInt64(spec, "localityWaitSeconds", "spec.localityWaitSeconds",
                                   &cq.locality_wait_seconds));
   if (cq.locality_wait_seconds < 0) {
@@ -350,6 +354,7 @@ absl::StatusOr<ClusterQueue> DecodeClusterQueue(std::string_view json) {
   ASSIGN_OR_RETURN(rapidjson::Document doc, ParseDocument(json, meta));
   ClusterQueue cq;
   cq.name = meta.meta.name;
+  cq.terminating = !meta.meta.deletion_timestamp.empty();
   absl::Status status = [&]() -> absl::Status {
     static const Value kNoSpec(rapidjson::kObjectType);
     ASSIGN_OR_RETURN(const Value* spec, FindObject(doc, "spec", "spec"));
@@ -366,6 +371,7 @@ absl::StatusOr<admission::LocalQueue> DecodeLocalQueue(std::string_view json) {
   absl::Status status = [&]() -> absl::Status {
     ASSIGN_OR_RETURN(const Value* spec, FindObject(doc, "spec", "spec"));
     if (spec == nullptr) return absl::OkStatus();
+    RETURN_IF_ERROR(ReadStopPolicy(*spec, lq.stop_policy));
     return kube::ReadString(*spec, "clusterQueue", "spec.clusterQueue", &lq.cluster_queue);
   }();
   if (!status.ok()) return Annotate(status, meta.title);
@@ -440,6 +446,28 @@ absl::StatusOr<admission::Workload> WorkloadFromJob(const kube::TrainingJob& job
   }
   w.revision = Revision(job.meta.resource_version);
   return w;
+}
+
+ResourcesInUse FindResourcesInUse(const admission::Snapshot& snapshot) {
+  ResourcesInUse out;
+  for (const admission::ClusterQueue& cq : snapshot.cluster_queues) {
+    for (const admission::ResourceGroup& group : cq.resource_groups) {
+      for (const admission::FlavorQuotas& f : group.flavors) out.flavors.insert(f.flavor);
+    }
+  }
+  for (const admission::Workload& w : snapshot.workloads) {
+    if (!w.admitted.has_value()) continue;
+    out.cluster_queues.insert(w.admitted->cluster_queue);
+    for (const auto& [resource, flavor] : w.admitted->flavors) out.flavors.insert(flavor);
+  }
+  return out;
+}
+
+FinalizerChange ResourceInUseFinalizerChange(const kube::ObjectMeta& meta, bool in_use) {
+  bool has = false;
+  for (const auto& f : meta.finalizers) has |= (f == kResourceInUseFinalizer);
+  if (meta.deletion_timestamp.empty()) return has ? FinalizerChange::kNone : FinalizerChange::kAdd;
+  return has && !in_use ? FinalizerChange::kRemove : FinalizerChange::kNone;
 }
 
 }  // namespace phalanx::operator_server

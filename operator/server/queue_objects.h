@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -41,7 +42,6 @@ absl::StatusOr<admission::ResourceFlavor> DecodeResourceFlavor(std::string_view 
 // spec.namespaceSelector absent -> nullopt (admits no namespace, as Kueue); {} -> every
 // namespace. spec.localityWaitSeconds absent -> admission::kDefaultLocalityWaitSeconds.
 absl::StatusOr<admission::ClusterQueue> DecodeClusterQueue(std::string_view json);
-// spec.stopPolicy is not decoded: the core has no stop policy for LocalQueues.
 absl::StatusOr<admission::LocalQueue> DecodeLocalQueue(std::string_view json);
 // scheduling.k8s.io/v1 PriorityClass -> (name, value).
 absl::StatusOr<std::pair<std::string, int32_t>> DecodePriorityClass(std::string_view json);
@@ -59,6 +59,27 @@ absl::StatusOr<admission::Namespace> DecodeNamespace(std::string_view json);
 // InvalidArgument "TrainingJob ns/name: metadata.creationTimestamp: ..." on a bad timestamp.
 absl::StatusOr<admission::Workload> WorkloadFromJob(const kube::TrainingJob& job,
                                                     int64_t admission_time = 0);
+
+// ---- Deletion while in use ------------------------------------------------------------------
+
+// Kueue's kueue.x-k8s.io/resource-in-use: held by every ClusterTrainingQueue and NodeFlavor, so
+// that deleting one still in use waits (Terminating) until nothing needs it any more, instead of
+// leaving running jobs charged to no quota.
+inline constexpr std::string_view kResourceInUseFinalizer = "phalanx.dev/resource-in-use";
+
+// What is in use, by name: a ClusterTrainingQueue while a job admitted to it has not finished; a
+// NodeFlavor while a ClusterTrainingQueue names it (as Kueue's ResourceFlavor) or an admitted
+// job runs in it. Pass the snapshot after the cycle's decisions were applied.
+struct ResourcesInUse {
+  std::set<std::string> cluster_queues;
+  std::set<std::string> flavors;
+};
+ResourcesInUse FindResourcesInUse(const admission::Snapshot& snapshot);
+
+// What the operator does with an object's resource-in-use finalizer: add it to a live object
+// without it; remove it from one being deleted that is no longer in use; else nothing.
+enum class FinalizerChange { kNone, kAdd, kRemove };
+FinalizerChange ResourceInUseFinalizerChange(const kube::ObjectMeta& meta, bool in_use);
 
 // ---- Statuses out ----------------------------------------------------------------------------
 
@@ -80,6 +101,9 @@ struct ClusterQueueStatus {
   // queue of weight 0 that borrows.
   int64_t weighted_share = 0;
   std::string inactive_reason;  // empty = Active
+  // The Active condition's reason when inactive, as Kueue's: "Terminating" (being deleted),
+  // "Stopped" (stopPolicy), else "Inactive" (a configuration error; inactive_reason says which).
+  std::string inactive_condition_reason = "Inactive";
 };
 struct LocalQueueStatus {
   std::string namespace_name;
@@ -89,7 +113,9 @@ struct LocalQueueStatus {
   // Usage of the queue's admitted workloads (borrowed is always 0: borrowing is a ClusterQueue
   // matter). Not written back: the LocalQueue CRD's status has no flavorsUsage.
   std::vector<FlavorUsage> flavors_usage;
-  std::string inactive_reason;  // empty = Active; else its ClusterQueue is missing or inactive
+  // empty = Active; else its ClusterQueue is missing or inactive, or it is stopped itself.
+  std::string inactive_reason;
+  std::string inactive_condition_reason = "Inactive";  // "Stopped" for its own stopPolicy
 };
 struct QueueStatuses {
   std::vector<ClusterQueueStatus> cluster_queues;  // in Snapshot order
@@ -103,15 +129,16 @@ inline constexpr int64_t kInfiniteWeightedShare = std::numeric_limits<int64_t>::
 // decisions were applied to it (admission::ApplyDecisions). Usage is what the admission core
 // charges (admission::AdmittedDemand); pending counts workloads not admitted whose LocalQueue
 // feeds the queue; admitted counts those admitted under it. An invalid ClusterQueue reports no
-// usage (the core charges nothing to it); a stopped one (stopPolicy) is inactive but keeps it.
+// usage (the core charges nothing to it); a stopped (stopPolicy) or terminating one is inactive
+// but keeps it.
 QueueStatuses ComputeQueueStatuses(const admission::Snapshot& snapshot);
 
 // Server-side-apply bodies (JSON) for the status subresource of a ClusterQueue and a LocalQueue,
 // following the status schemas of crds/phalanx.dev_clustertrainingqueues.yaml and
 // phalanx.dev_trainingqueues.yaml. Amounts are written as Kubernetes quantity strings ("1800Gi",
-// "180", "500m"). The Active condition (reason Ready, or Inactive with inactive_reason as its
-// message) carries `now_rfc3339` as its lastTransitionTime: pass the previous time while the
-// condition's status is unchanged, as metav1.Condition expects.
+// "180", "500m"). The Active condition (reason Ready, or inactive_condition_reason with
+// inactive_reason as its message) carries `now_rfc3339` as its lastTransitionTime: pass the
+// previous time while the condition's status is unchanged, as metav1.Condition expects.
 std::string ClusterQueueStatusApply(const ClusterQueueStatus& status, std::string_view now_rfc3339);
 std::string LocalQueueStatusApply(const LocalQueueStatus& status, std::string_view now_rfc3339);
 

@@ -67,13 +67,14 @@ std::vector<FlavorUsage> ClusterQueueUsage(const admission::Model& model,
 }
 
 // The conditions of a queue: only Active (metav1.Condition).
-Value ActiveConditions(const std::string& inactive_reason, std::string_view ready_message,
-                      std::string_view last_transition, Alloc& alloc) {
+Value ActiveConditions(const std::string& inactive_reason, std::string_view inactive_code,
+                       std::string_view ready_message, std::string_view last_transition,
+                       Alloc& alloc) {
   bool active = inactive_reason.empty();
   Value condition(rapidjson::kObjectType);
   condition.AddMember("type", "Active", alloc);
   condition.AddMember("status", rapidjson::StringRef(active ? "True" : "False"), alloc);
-  condition.AddMember("reason", rapidjson::StringRef(active ? "Ready" : "Inactive"), alloc);
+  condition.AddMember("reason", kube::JsonString(active ? "Ready" : inactive_code, alloc), alloc);
   condition.AddMember("message",
                       kube::JsonString(active ? ready_message : inactive_reason, alloc), alloc);
   condition.AddMember("lastTransitionTime", kube::JsonString(last_transition, alloc), alloc);
@@ -111,10 +112,16 @@ QueueStatuses ComputeQueueStatuses(const admission::Snapshot& snapshot) {
     ClusterQueueStatus& status = out.cluster_queues.emplace_back();
     status.name = spec.name;
     status.inactive_reason = model.cqs[it->second].inactive;
-    if (status.inactive_reason.empty() && spec.stop_policy != admission::StopPolicy::kNone) {
+    if (status.inactive_reason.empty() && spec.terminating) {
+      status.inactive_reason = absl::StrCat("ClusterTrainingQueue ", spec.name,
+                                            " is being deleted: it admits nothing new and goes "
+                                            "once its admitted jobs have finished");
+      status.inactive_condition_reason = "Terminating";
+    } else if (status.inactive_reason.empty() && spec.stop_policy != admission::StopPolicy::kNone) {
       status.inactive_reason = absl::StrCat("ClusterTrainingQueue ", spec.name,
                                             " is stopped (stopPolicy ",
                                             StopPolicyName(spec.stop_policy), ")");
+      status.inactive_condition_reason = "Stopped";
     }
   }
   std::map<std::pair<std::string, std::string>, int> lq_status;
@@ -130,6 +137,12 @@ QueueStatuses ComputeQueueStatuses(const admission::Snapshot& snapshot) {
           absl::StrCat("ClusterTrainingQueue ", lq.cluster_queue, " does not exist");
     } else if (cq_status[cq] >= 0) {
       status.inactive_reason = out.cluster_queues[cq_status[cq]].inactive_reason;
+    }
+    if (status.inactive_reason.empty() && lq.stop_policy != admission::StopPolicy::kNone) {
+      status.inactive_reason =
+          absl::StrCat("TrainingQueue ", lq.namespace_name, "/", lq.name,
+                       " is stopped (stopPolicy ", StopPolicyName(lq.stop_policy), ")");
+      status.inactive_condition_reason = "Stopped";
     }
   }
 
@@ -201,8 +214,8 @@ std::string ClusterQueueStatusApply(const ClusterQueueStatus& status,
   fair.AddMember("weightedShare", status.weighted_share, alloc);
   body.AddMember("fairSharing", fair, alloc);
   body.AddMember("conditions",
-                 ActiveConditions(status.inactive_reason, "Can admit new workloads", now_rfc3339,
-                                 alloc),
+                 ActiveConditions(status.inactive_reason, status.inactive_condition_reason,
+                                  "Can admit new workloads", now_rfc3339, alloc),
                  alloc);
   return kube::ToJson(doc);
 }
@@ -213,7 +226,7 @@ std::string LocalQueueStatusApply(const LocalQueueStatus& status, std::string_vi
   Alloc& alloc = doc.GetAllocator();
   doc["status"].AddMember(
       "conditions",
-      ActiveConditions(status.inactive_reason,
+      ActiveConditions(status.inactive_reason, status.inactive_condition_reason,
                        "Can submit new workloads to its ClusterTrainingQueue", now_rfc3339, alloc),
       alloc);
   return kube::ToJson(doc);

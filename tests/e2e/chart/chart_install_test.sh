@@ -88,6 +88,8 @@ while read -r probe; do
 done <<PROBES
 $OP_SA create pods -n team-llm
 $OP_SA patch trainingjobs.phalanx.dev --subresource=status -n team-llm
+$OP_SA patch clustertrainingqueues.phalanx.dev
+$OP_SA patch nodeflavors.phalanx.dev
 $OP_SA list services -A
 $OP_SA get services -n team-llm
 $OP_SA list endpointslices.discovery.k8s.io -A

@@ -19,7 +19,12 @@
 #      over-committed, and the scheduler holds exactly one reservation per admitted job;
 #   7. fair sharing: the same race for a cohort's last free GPUs without and with
 #      phalanx-operator --fair-sharing: the older borrower wins without it, the queue with the
-#      lower share wins with it.
+#      lower share wins with it;
+#   9. a TrainingQueue's stopPolicy (Hold, HoldAndDrain, None again), beside another
+#      TrainingQueue of the same ClusterTrainingQueue that goes on;
+#   8. deleting a ClusterTrainingQueue whose job runs: it stays (Active False Terminating),
+#      admits nothing new, goes when the job finishes; its NodeFlavor goes with the last queue
+#      (last, as it deletes every queue).
 # Needs hack/cluster/build.sh binaries and $PHALANX_BUILD_DIR (phalanx-scheduler,
 # phalanx-operator, phalanx).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -282,4 +287,72 @@ sed -i '$ s/$/ --fair-sharing true/' "$PHALANX_CLUSTER_DIR/run/phalanx-operator.
 "$REPO_ROOT/hack/cluster/restart.sh" phalanx-operator >"$PHALANX_CLUSTER_DIR/restart.log" 2>&1 ||
   die "phalanx-operator --fair-sharing true did not start: $(tail -5 "$OPLOG")"
 fair_sharing_case fsn on b1 333 166
+
+# --- 9. a TrainingQueue's stopPolicy: Hold keeps its jobs waiting, HoldAndDrain evicts its
+# running ones; the other TrainingQueue of the same ClusterTrainingQueue goes on --------------
+lq_active() { kc -n "$1" get trainingqueue training -o json | jq -r '.status.conditions[]? | select(.type=="Active") | "\(.status) \(.reason): \(.message)"'; }
+cluster_queue stop-q "" 64 && team qs-held stop-q && team qs-open stop-q || die "cannot create the queues of case 9"
+job qs-held running 2
+eventually 90 all_running qs-held running 2 || fail "stopPolicy: qs-held/running not Running: $(cond qs-held running Queued)"
+kc -n qs-held patch trainingqueue training --type=merge -p '{"spec":{"stopPolicy":"Hold"}}' >/dev/null ||
+  fail "stopPolicy: cannot set Hold"
+lq_stopped() { [[ $(lq_active qs-held) == "False Stopped: TrainingQueue qs-held/training is stopped (stopPolicy $1)" ]]; }
+eventually 30 lq_stopped Hold && pass "stopPolicy Hold: the TrainingQueue says so: $(lq_active qs-held)" ||
+  fail "stopPolicy Hold: Active '$(lq_active qs-held)'"
+job qs-held waits 1
+job qs-open runs 1
+eventually 90 all_running qs-open runs 1 && eventually 30 has_reason qs-held waits TrainingQueueStopped &&
+  all_running qs-held running 2 &&
+  pass "stopPolicy Hold: a new job of the held queue waits ($(cond qs-held waits Queued)), its running job runs on, the other TrainingQueue's job runs" ||
+  fail "stopPolicy Hold: waits: $(cond qs-held waits Queued); runs: $(cond qs-open runs Queued); running: $(npods qs-held running) pods"
+kc -n qs-held patch trainingqueue training --type=merge -p '{"spec":{"stopPolicy":"HoldAndDrain"}}' >/dev/null ||
+  fail "stopPolicy: cannot set HoldAndDrain"
+eventually 60 bash -c "[[ \$(kubectl --kubeconfig=$PHALANX_KUBECONFIG -n qs-held get trainingjob running -o jsonpath='{.status.conditions[?(@.type==\"Evicted\")].status}') == True ]]" &&
+  [[ $(evicted qs-held running) == *"TrainingQueue qs-held/training has stopPolicy HoldAndDrain"* ]] &&
+  eventually 60 npods_is qs-held running 0 &&
+  pass "stopPolicy HoldAndDrain: the running job is evicted ($(evicted qs-held running)) and its pods deleted" ||
+  fail "stopPolicy HoldAndDrain: Evicted '$(evicted qs-held running)', $(npods qs-held running) pods"
+kc -n qs-held patch trainingqueue training --type=merge -p '{"spec":{"stopPolicy":"None"}}' >/dev/null ||
+  fail "stopPolicy: cannot set None"
+eventually 90 all_running qs-held running 2 && eventually 90 all_running qs-held waits 1 &&
+  pass "stopPolicy None: both jobs of the queue run again" ||
+  fail "stopPolicy None: running: $(cond qs-held running Queued); waits: $(cond qs-held waits Queued)"
+clear_jobs qs-held qs-open
+
+# --- 8. deleting a queue and a flavor still in use (Kueue's resource-in-use finalizer) -------
+finalizers() { kc get "$1" -o jsonpath='{.metadata.finalizers}'; }
+active() { kc get clustertrainingqueue "$1" -o json | jq -r '.status.conditions[]? | select(.type=="Active") | "\(.status) \(.reason): \(.message)"'; }
+gone() { ! kc get "$1" >/dev/null 2>&1; }
+cluster_queue del-q "" 32 && team qdel del-q || die "cannot create the queue of case 8"
+job qdel running 2
+eventually 90 all_running qdel running 2 || fail "delete: qdel/running not Running: $(cond qdel running Queued)"
+both_held() { [[ $(finalizers ctq/del-q) == *resource-in-use* && $(finalizers "nodeflavor/$FLAVOR") == *resource-in-use* ]]; }
+eventually 30 both_held &&
+  pass "delete: the queue and the flavor carry phalanx.dev/resource-in-use ($(finalizers ctq/del-q))" ||
+  fail "delete: finalizers: del-q '$(finalizers ctq/del-q)', $FLAVOR '$(finalizers nodeflavor/$FLAVOR)'"
+kc delete clustertrainingqueue del-q --wait=false >/dev/null || fail "delete: kubectl delete ctq del-q"
+terminating() { [[ $(active del-q) == "False Terminating: "* ]]; }
+eventually 30 terminating && pass "delete: del-q stays while qdel/running runs, Active: $(active del-q)" ||
+  fail "delete: del-q Active '$(active del-q)' (exists: $(kc get ctq del-q -o name 2>&1))"
+job qdel late 1
+eventually 60 has_reason qdel late ClusterTrainingQueueInactive &&
+  [[ $(cond qdel late Queued) == *"del-q is being deleted"* ]] &&
+  pass "delete: a new job waits: $(cond qdel late Queued)" || fail "delete: qdel/late: $(cond qdel late Queued)"
+all_running qdel running 2 && gpu_usage_is del-q "16 0" &&
+  pass "delete: the running job keeps running and counting (flavorsUsage 16)" ||
+  fail "delete: qdel/running phase '$(phase qdel running)', del-q usage '$(gpu_usage del-q)'"
+finish_job qdel running 2
+eventually 60 gone ctq/del-q && pass "delete: del-q is gone once its last admitted job finished" ||
+  fail "delete: del-q still there: $(finalizers ctq/del-q), $(active del-q)"
+missing() { [[ $(cond qdel late Queued) == *'points to ClusterTrainingQueue "del-q", which does not exist'* ]]; }
+eventually 30 missing && pass "delete: the waiting job names the missing queue: $(cond qdel late Queued)" ||
+  fail "delete: qdel/late: $(cond qdel late Queued)"
+# The flavor stays while any ClusterTrainingQueue names it, and goes with the last of them.
+kc delete nodeflavor "$FLAVOR" --wait=false >/dev/null || fail "delete: kubectl delete nodeflavor $FLAVOR"
+sleep 3
+[[ -n $(kc get nodeflavor "$FLAVOR" -o jsonpath='{.metadata.deletionTimestamp}') ]] &&
+  pass "delete: NodeFlavor $FLAVOR stays while queues name it" || fail "delete: NodeFlavor $FLAVOR: $(kc get nodeflavor "$FLAVOR" -o name 2>&1)"
+kc delete clustertrainingqueues --all --wait=true --timeout=60s >/dev/null &&
+  eventually 60 gone "nodeflavor/$FLAVOR" && pass "delete: unused queues go at once, and the flavor with the last of them" ||
+  fail "delete: queues left: $(kc get ctq -o name | tr '\n' ' '), flavor: $(finalizers nodeflavor/$FLAVOR)"
 finish

@@ -351,6 +351,59 @@ TEST(AdmissionCycleTest, StopPolicyHoldsAndDrains) {
   EXPECT_FALSE(fake.Holds("drained/running"));
 }
 
+// Kueue's LocalQueue stopPolicy: only that LocalQueue's workloads are held (and, with
+// HoldAndDrain, evicted); the ClusterQueue's other LocalQueues go on, and a held elastic
+// workload does not grow.
+TEST(AdmissionCycleTest, LocalQueueStopPolicyHoldsAndDrainsOnlyItsOwnWorkloads) {
+  FakePlacementService fake({{.name = "b1", .gpus = 64}});
+  World world(fake);
+  world.Flavor("h100").Queue(GpuQueue("team", "", {{"h100", Gpu(64)}}));
+  world.snapshot.local_queues.push_back({"held", "main", "team", StopPolicy::kHold});
+  world.snapshot.local_queues.push_back({"drained", "main", "team", StopPolicy::kHoldAndDrain});
+  world.Running(fake, "b1", Job("held/running", 1, 8), "team", "h100");
+  world.Find("held/running")->elastic = placement::ElasticRange{1, 2, 1};
+  world.Running(fake, "b1", Job("drained/running", 1, 8), "team", "h100");
+  world.Add(Job("held/new", 1, 8)).Add(Job("drained/new", 1, 8)).Add(Job("team/new", 1, 8));
+  CycleResult result = world.Cycle();
+  EXPECT_THAT(AdmittedKeys(result), ElementsAre("team/new"));
+  EXPECT_THAT(result.growths, IsEmpty());
+  EXPECT_EQ(PendingFor(result, "held/new")->reason, PendingReason::kLocalQueueStopped);
+  EXPECT_THAT(PendingFor(result, "held/new")->message,
+              HasSubstr("TrainingQueue held/main is stopped (stopPolicy Hold)"));
+  EXPECT_EQ(PendingFor(result, "drained/new")->reason, PendingReason::kLocalQueueStopped);
+  ASSERT_EQ(result.preemptions.size(), 1u);
+  EXPECT_EQ(result.preemptions[0].victim, "drained/running");
+  EXPECT_EQ(result.preemptions[0].reason, PreemptionReason::kLocalQueueStopped);
+  EXPECT_THAT(result.preemptions[0].message,
+              HasSubstr("TrainingQueue drained/main has stopPolicy HoldAndDrain"));
+  EXPECT_TRUE(fake.Holds("held/running"));
+  EXPECT_FALSE(fake.Holds("drained/running"));
+}
+
+// A ClusterQueue being deleted (held by the operator's resource-in-use finalizer) admits and
+// grows nothing, and its running workloads keep their reservations and their quota: a queue of
+// the same cohort still cannot borrow what they use.
+TEST(AdmissionCycleTest, TerminatingQueueAdmitsNothingAndKeepsItsRunningWorkloads) {
+  FakePlacementService fake({{.name = "b1", .gpus = 64}});
+  World world(fake);
+  ClusterQueue going = GpuQueue("going", "fleet", {{"h100", Gpu(16)}});
+  going.terminating = true;
+  world.Flavor("h100").Queue(going).Queue(GpuQueue("other", "fleet", {{"h100", Gpu(16)}}));
+  world.Running(fake, "b1", Job("going/elastic", 1, 8), "going", "h100");
+  world.Find("going/elastic")->elastic = placement::ElasticRange{1, 2, 1};  // could grow to 2
+  world.Add(Job("going/new", 1, 8)).Add(Job("other/big", 4, 8));
+  CycleResult result = world.Cycle();
+  EXPECT_THAT(result.admissions, IsEmpty());
+  EXPECT_THAT(result.growths, IsEmpty());
+  EXPECT_THAT(result.preemptions, IsEmpty());
+  EXPECT_EQ(PendingFor(result, "going/new")->reason, PendingReason::kClusterQueueInactive);
+  EXPECT_THAT(PendingFor(result, "going/new")->message,
+              HasSubstr("ClusterTrainingQueue going is being deleted"));
+  // 32 GPUs: its own 16 and 16 borrowed, of which going's running workload leaves only 8.
+  EXPECT_EQ(PendingFor(result, "other/big")->reason, PendingReason::kQuota);
+  EXPECT_TRUE(fake.Holds("going/elastic"));
+}
+
 TEST(AdmissionCycleTest, CountsPodsAndRejectsUncoveredResources) {
   FakePlacementService fake({{.name = "b1", .gpus = 64}});
   World world(fake);

@@ -189,11 +189,13 @@ TEST(LifecycleStatusApply, CarriesPhaseRestartsAndTimes) {
 }
 
 TEST(FinalizerApply, AddsOrDropsOurFinalizerWithUidPrecondition) {
-  auto with = kube::ParseJson(FinalizerApply(Meta(), true));
+  auto with =
+      kube::ParseJson(FinalizerApply(kube::TrainingJobs(), Meta(), kReservationFinalizer, true));
   ASSERT_TRUE(with.ok());
   EXPECT_STREQ((*with)["metadata"]["finalizers"][0].GetString(), "phalanx.dev/reservation");
   EXPECT_STREQ((*with)["metadata"]["uid"].GetString(), "uid-1");
-  auto without = kube::ParseJson(FinalizerApply(Meta(), false));
+  auto without =
+      kube::ParseJson(FinalizerApply(kube::TrainingJobs(), Meta(), kReservationFinalizer, false));
   ASSERT_TRUE(without.ok());
   EXPECT_EQ((*without)["metadata"]["finalizers"].Size(), 0u);
   EXPECT_FALSE((*without).HasMember("spec"));

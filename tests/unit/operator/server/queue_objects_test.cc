@@ -260,6 +260,61 @@ TEST(DecodeClusterQueueTest, StrategyStopPolicyWeightAndLocalityWait) {
   EXPECT_EQ(zero.locality_wait_seconds, 0);
 }
 
+TEST(DecodeLocalQueueTest, StopPolicy) {
+  absl::StatusOr<admission::LocalQueue> lq = DecodeLocalQueue(
+      R"({"metadata":{"name":"t","namespace":"ns"},
+          "spec":{"clusterQueue":"q","stopPolicy":"HoldAndDrain"}})");
+  ASSERT_THAT(lq, IsOk());
+  EXPECT_EQ(lq->stop_policy, admission::StopPolicy::kHoldAndDrain);
+  EXPECT_THAT(DecodeLocalQueue(R"({"metadata":{"name":"t","namespace":"ns"},
+                                   "spec":{"clusterQueue":"q","stopPolicy":"Pause"}})"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("spec.stopPolicy")));
+}
+
+TEST(DecodeClusterQueueTest, DeletionRequestedMakesItTerminating) {
+  EXPECT_FALSE(Decoded(DecodeClusterQueue(R"({"metadata":{"name":"q"},"spec":{}})")).terminating);
+  EXPECT_TRUE(Decoded(DecodeClusterQueue(
+                          R"({"metadata":{"name":"q","deletionTimestamp":"2026-11-29T10:00:00Z",
+                              "finalizers":["phalanx.dev/resource-in-use"]},"spec":{}})"))
+                  .terminating);
+}
+
+// Kueue's resource-in-use rule: a queue is in use while a job admitted to it runs; a flavor
+// while a queue names it (even one being deleted) or a job admitted in it runs.
+TEST(ResourcesInUseTest, QueuesWithAdmittedJobsAndFlavorsNamedOrUsed) {
+  admission::Snapshot s;
+  admission::ClusterQueue named;
+  named.name = "named";
+  named.resource_groups.push_back({.covered_resources = {"nvidia.com/gpu"},
+                                   .flavors = {{"h100", {{"nvidia.com/gpu", 8}}}}});
+  s.cluster_queues = {named};
+  admission::Workload running;
+  running.key = "ns/running";
+  running.admitted = admission::AdmittedState{"gone", {{"nvidia.com/gpu", "a100"}}, 1, 0};
+  admission::Workload pending;
+  pending.key = "ns/pending";
+  s.workloads = {running, pending};
+  ResourcesInUse in_use = FindResourcesInUse(s);
+  EXPECT_THAT(in_use.cluster_queues, ElementsAre("gone"));  // "named" runs nothing
+  EXPECT_THAT(in_use.flavors, ElementsAre("a100", "h100"));
+}
+
+TEST(ResourcesInUseTest, FinalizerAddedToLiveObjectsAndRemovedOnceUnused) {
+  kube::ObjectMeta meta;
+  meta.name = "q";
+  EXPECT_EQ(ResourceInUseFinalizerChange(meta, false), FinalizerChange::kAdd);
+  meta.finalizers = {kube::InternedString("other.io/keep")};
+  EXPECT_EQ(ResourceInUseFinalizerChange(meta, true), FinalizerChange::kAdd);
+  meta.finalizers = {kube::InternedString("other.io/keep"),
+                     kube::InternedString(std::string(kResourceInUseFinalizer))};
+  EXPECT_EQ(ResourceInUseFinalizerChange(meta, false), FinalizerChange::kNone);
+  meta.deletion_timestamp = kube::InternedString("2026-11-29T10:00:00Z");
+  EXPECT_EQ(ResourceInUseFinalizerChange(meta, true), FinalizerChange::kNone);  // waits
+  EXPECT_EQ(ResourceInUseFinalizerChange(meta, false), FinalizerChange::kRemove);
+  meta.finalizers = {kube::InternedString("other.io/keep")};  // ours gone already: never re-add
+  EXPECT_EQ(ResourceInUseFinalizerChange(meta, true), FinalizerChange::kNone);
+}
+
 // ---- Errors name the object and the field --------------------------------------------------
 
 struct BadField {

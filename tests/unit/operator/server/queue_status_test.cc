@@ -335,6 +335,41 @@ TEST(StatusApplyTest, InactiveClusterQueueAndInfiniteShare) {
   ExpectMatchesSchema(broken["status"], schema, "status");
 }
 
+TEST(StatusApplyTest, StoppedAndTerminatingQueuesSayWhyAsKueue) {
+  admission::Snapshot s = BorrowingSnapshot();
+  s.cluster_queues[1].terminating = true;  // b: being deleted
+  QueueStatuses statuses = ComputeQueueStatuses(s);
+  auto condition_of = [&](int i) {
+    rapidjson::Document doc =
+        Parse(ClusterQueueStatusApply(statuses.cluster_queues[i], "2025-06-01T12:00:00Z"));
+    const Value& c = doc["status"]["conditions"][0];
+    return std::vector<std::string>{c["status"].GetString(), c["reason"].GetString(),
+                                    c["message"].GetString()};
+  };
+  EXPECT_THAT(condition_of(1), ElementsAre("False", "Terminating",
+                                           HasSubstr("ClusterTrainingQueue b is being deleted")));
+  EXPECT_THAT(condition_of(4), ElementsAre("False", "Stopped", HasSubstr("stopPolicy Hold")));
+  EXPECT_THAT(condition_of(0), ElementsAre("True", "Ready", "Can admit new workloads"));
+  // Its running workload still counts, and its TrainingQueue says why it is inactive.
+  EXPECT_EQ(statuses.cluster_queues[1].admitted, 1);
+  EXPECT_THAT(statuses.local_queues[1].inactive_reason, HasSubstr("is being deleted"));
+}
+
+TEST(StatusApplyTest, StoppedTrainingQueueIsInactiveAlone) {
+  admission::Snapshot s = BorrowingSnapshot();
+  s.local_queues[0].stop_policy = admission::StopPolicy::kHoldAndDrain;  // ns-a/main of a
+  QueueStatuses statuses = ComputeQueueStatuses(s);
+  rapidjson::Document doc =
+      Parse(LocalQueueStatusApply(statuses.local_queues[0], "2025-06-01T12:00:00Z"));
+  const Value& c = doc["status"]["conditions"][0];
+  EXPECT_STREQ(c["status"].GetString(), "False");
+  EXPECT_STREQ(c["reason"].GetString(), "Stopped");
+  EXPECT_STREQ(c["message"].GetString(),
+               "TrainingQueue ns-a/main is stopped (stopPolicy HoldAndDrain)");
+  EXPECT_TRUE(statuses.local_queues[1].inactive_reason.empty());  // ns-b/main, same cohort
+  EXPECT_TRUE(statuses.cluster_queues[0].inactive_reason.empty());  // its ClusterQueue
+}
+
 TEST(StatusApplyTest, LocalQueueBodyFollowsTheCrd) {
   QueueStatuses statuses = ComputeQueueStatuses(BorrowingSnapshot());
   YAML::Node schema = CrdSchema("phalanx.dev_trainingqueues.yaml");
