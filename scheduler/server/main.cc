@@ -196,9 +196,11 @@ int Run(const SchedulerConfig& config) {
   };
 
   const auto sync_start = std::chrono::steady_clock::now();
-  const absl::Duration sync_timeout = absl::Seconds(config.sync_timeout_seconds);
-  bool synced = nodes.WaitForSync(sync_timeout, &stop) && pods.WaitForSync(sync_timeout, &stop) &&
-                jobs.WaitForSync(sync_timeout, &stop);
+  // One deadline for the three informers, as --sync-timeout-seconds promises.
+  const absl::Time sync_deadline = absl::Now() + absl::Seconds(config.sync_timeout_seconds);
+  auto left = [&] { return std::max(absl::ZeroDuration(), sync_deadline - absl::Now()); };
+  bool synced = nodes.WaitForSync(left(), &stop) && pods.WaitForSync(left(), &stop) &&
+                jobs.WaitForSync(left(), &stop);
   if (!synced && stop.cancelled()) {
     spdlog::info("stopped by a signal before the informers synced");
     shutdown_informers();
