@@ -153,27 +153,31 @@ int RunLoaded(const placement::ClusterSnapshot& cluster, int32_t nodes,
   };
   // Fill: jobs of a first batch, in creation order, with the synthetic mix's priorities (so
   // preemption has candidates). Each fill cycle offers the next ones that fit in what is left
-  // of the target; jobs the topology refused are dropped, until nothing more is admitted.
+  // of the target; jobs quota or topology refused are dropped, until no job is left to offer
+  // (a cycle that admits none of its offers is no reason to stop: with each queue alone in its
+  // cohort, the first offers can all be one queue's, over its quota).
   admission::Snapshot snapshot = admission::BuildSyntheticQueues(options);
   std::vector<admission::Workload> pool = std::move(snapshot.workloads);
   snapshot.workloads.clear();
   const int64_t target = static_cast<int64_t>(occupied * static_cast<double>(options.total_gpus));
   std::vector<bool> offered(pool.size(), false);
   int fill_cycles = 0;
-  for (; fill_cycles < 20; ++fill_cycles) {
+  for (; fill_cycles < 200; ++fill_cycles) {
     std::erase_if(snapshot.workloads, [](const admission::Workload& w) { return !w.admitted; });
     int64_t room = target - held_gpus();
+    size_t offers = 0;
     for (size_t i = 0; i < pool.size(); ++i) {
       const admission::Workload& w = pool[i];
       int64_t gpus = int64_t{w.elastic ? w.elastic->max : w.count} * options.gpus_per_pod;
       if (offered[i] || gpus > room) continue;  // a smaller one later may still fit
       room -= gpus;
       offered[i] = true;
+      ++offers;
       snapshot.workloads.push_back(w);
     }
+    if (offers == 0) break;
     admission::CycleResult fill = admission::RunAdmissionCycle(snapshot, service);
     admission::ApplyDecisions(fill, snapshot);
-    if (fill.admissions.empty()) break;
   }
   std::erase_if(snapshot.workloads, [](const admission::Workload& w) { return !w.admitted; });
   const int64_t filled = held_gpus();
@@ -205,6 +209,14 @@ int RunLoaded(const placement::ClusterSnapshot& cluster, int32_t nodes,
   for (const admission::Workload& w : snapshot.workloads) still_pending += !w.admitted;
   const double occupancy =
       static_cast<double>(filled) / static_cast<double>(std::max<int64_t>(1, options.total_gpus));
+  // The figures describe the cluster as filled, not as asked for: say when the two differ.
+  if (occupancy < 0.9 * occupied) {
+    std::fprintf(stderr,
+                 "phalanx bench admission: warning: the fill reached %.1f %% of the GPUs, not the "
+                 "%.0f %% asked for (the queues' quotas or the topology refused the rest); the "
+                 "cycles below ran on that\n",
+                 100 * occupancy, 100 * occupied);
+  }
   if (json) {
     std::string per_cycle;
     for (double ms : wall) absl::StrAppend(&per_cycle, per_cycle.empty() ? "" : ",",
@@ -277,6 +289,8 @@ int RunBenchAdmission(const std::vector<std::string>& args) {
       .Bool({"--json"}, &json)
       .Bool({"--steady"}, &steady);
   if (absl::Status parsed = flags.Parse(args); !parsed.ok()) return BadInput(kCommand, parsed);
+  // Queue q joins cohort q % cohorts: there are never more cohorts than queues.
+  queues.cohorts = std::min(queues.cohorts, queues.queues);
 
   placement::SyntheticClusterOptions cluster_options{.topology = "eks-4layer", .nodes = nodes,
                                                      .occupancy = 0, .churn = 0, .seed = seed};
