@@ -73,7 +73,10 @@ class Simulation {
     while (!events_.empty() && finished_ < static_cast<int32_t>(jobs_.size())) {
       Event event = events_.top();
       events_.pop();
-      if (event.t > horizon_) break;
+      if (event.t > horizon_) {
+        StopAtHorizon();
+        break;
+      }
       Advance(event.t);
       switch (event.type) {
         case EventType::kArrival:
@@ -349,6 +352,13 @@ class Simulation {
                 absl::StrCat(spec.name, ": ", nodes.size(), " ranks span more than one ",
                              spec.required_level, " domain (required)"));
     }
+  }
+
+  // The safety stop: the GPUs still held count as busy up to it, and the jobs holding them book
+  // their GPU-seconds; they stay started and unfinished (Summary::jobs_unfinished).
+  void StopAtHorizon() {
+    Advance(horizon_);
+    for (int32_t id : running_.ids()) Settle(id);
   }
 
   // Credits progress of a running job up to now and books its GPU-seconds.
@@ -638,9 +648,11 @@ void Summarize(const ClusterModel& cluster, RunResult& result) {
   double slowdown_sum = 0;
   s.jobs_completed = 0;
   s.jobs_never_started = 0;
+  s.jobs_unfinished = 0;
   s.jobs_unplaceable = 0;
   for (const JobOutcome& out : result.outcomes) {
     if (out.first_start_s < 0) ++s.jobs_never_started;
+    if (out.first_start_s >= 0 && out.finish_s < 0) ++s.jobs_unfinished;
     if (out.finish_s >= 0) ++s.jobs_completed;
     if (out.unplaceable) {
       // Whatever happened to it, it says nothing about how the policy serves placeable jobs.

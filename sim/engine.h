@@ -76,6 +76,9 @@ struct Summary {
   int32_t jobs_measured_completed = 0;  // placeable completed jobs (the JCT's population)
   // Never started by the end of the run: left out of every per-job figure below, and reported.
   int32_t jobs_never_started = 0;
+  // Started but still running (or pending again after an eviction) when the run ended: only at
+  // the safety stop, 365 days after the last submission. Not in the JCT or queued figures.
+  int32_t jobs_unfinished = 0;
   // Marked by the trace check as never placeable (TraceJob::unplaceable): left out of every
   // per-job figure below even if a policy started them (which the checks then count).
   int32_t jobs_unplaceable = 0;

@@ -25,22 +25,23 @@ using internal::TextCells;
 
 }  // namespace
 
-std::vector<double> UtilizationSeries(const RunResult& result, int64_t total_gpus, double end_s,
-                                      int buckets) {
-  std::vector<double> series(buckets, 0.0);
-  if (end_s <= 0 || total_gpus <= 0 || buckets <= 0) return series;
-  const double width = end_s / buckets;
+std::vector<double> UtilizationSeries(const RunResult& result, int64_t total_gpus,
+                                      double start_s, double end_s, int buckets) {
+  std::vector<double> series(std::max(buckets, 0), 0.0);
+  if (end_s <= start_s || total_gpus <= 0 || buckets <= 0) return series;
+  const double width = (end_s - start_s) / buckets;
   const auto& usage = result.usage;
   for (size_t i = 0; i < usage.size(); ++i) {
-    const double from = usage[i].first;
-    const double to = i + 1 < usage.size() ? usage[i + 1].first : result.summary.horizon_end_s;
+    const double from = std::max(usage[i].first, start_s);
+    const double to = std::min(
+        end_s, i + 1 < usage.size() ? usage[i + 1].first : result.summary.horizon_end_s);
     if (to <= from) continue;
     const double gpus = static_cast<double>(usage[i].second);
     // Spread this step's GPU-seconds over the buckets it overlaps.
-    int b = std::min(buckets - 1, static_cast<int>(from / width));
-    for (; b < buckets && b * width < to; ++b) {
-      const double lo = std::max(from, b * width);
-      const double hi = std::min(to, (b + 1) * width);
+    int b = std::min(buckets - 1, static_cast<int>((from - start_s) / width));
+    for (; b < buckets && start_s + b * width < to; ++b) {
+      const double lo = std::max(from, start_s + b * width);
+      const double hi = std::min(to, start_s + (b + 1) * width);
       if (hi > lo) series[b] += gpus * (hi - lo);
     }
   }
@@ -167,6 +168,7 @@ std::string FormatJson(const SimulationReport& report) {
     measured("queued_p99_s", s.queued_p99_s, 1, s.jobs_measured_completed > 0);
     count("jobs_completed", s.jobs_completed);
     count("jobs_never_started", s.jobs_never_started);
+    count("jobs_unfinished", s.jobs_unfinished);
     count("jobs_unplaceable", s.jobs_unplaceable);
     measured("locality_lowest_level", s.locality_lowest_level, 4, s.locality_jobs > 0);
     w.Key("locality_by_size");
@@ -279,6 +281,12 @@ std::string RunWarnings(const SimulationReport& report) {
       absl::StrAppend(&out,
                       "; they are not in its wait, locality and JCT figures (column \"never\", "
                       "JSON jobs_never_started)\n");
+    }
+    if (s.jobs_unfinished > 0) {
+      absl::StrAppend(&out, s.jobs_unfinished, " of ", s.jobs, " jobs started under ", s.policy,
+                      " had not finished at the safety stop (365 days after the last submission); "
+                      "they are not in its JCT and queued figures, and the GPUs they held are "
+                      "busy until the stop (JSON jobs_unfinished)\n");
     }
     if (s.violations() == 0) continue;
     std::vector<std::string> counts;

@@ -48,11 +48,11 @@ void WriteJobsCsv(const SimulationReport& report, const std::vector<TraceJob>& j
 std::string RunWarnings(const SimulationReport& report);
 
 // Chart data, exposed for tests: utilization (0..1) averaged over `buckets` equal slices of
-// [0, end_s]; and the locality by gang size in nodes, as the HTML chart and the JSON's
+// [start_s, end_s]; and the locality by gang size in nodes, as the HTML chart and the JSON's
 // locality_by_size show it: placeable multi-node jobs whose locality was judged, by the nodes
 // of their first placement, in buckets 2, 3-4, 5-8, ..., 33-64, 65+ (max_nodes 0 = no bound).
-std::vector<double> UtilizationSeries(const RunResult& result, int64_t total_gpus, double end_s,
-                                      int buckets);
+std::vector<double> UtilizationSeries(const RunResult& result, int64_t total_gpus,
+                                      double start_s, double end_s, int buckets);
 struct LocalityBucket {
   int32_t min_nodes = 0;
   int32_t max_nodes = 0;  // 0 = unbounded

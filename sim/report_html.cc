@@ -167,15 +167,12 @@ std::string UtilizationChart(const SimulationReport& report) {
   const int buckets = 150;
   std::string body = Axes(f, TimeTicks(start, end), PercentTicks(), "simulated time", "GPUs busy");
   for (size_t p = 0; p < report.results.size(); ++p) {
-    // The series covers [0, end]; plot its part from `start`.
-    const int total = static_cast<int>(std::ceil(buckets * end / (end - start)));
+    // Slices of [start, end] alone: a trace whose times are Unix seconds starts 1.7e9 s after 0.
     const std::vector<double> series =
-        UtilizationSeries(report.results[p], report.cluster->total_gpus, end, total);
+        UtilizationSeries(report.results[p], report.cluster->total_gpus, start, end, buckets);
     std::string points;
-    for (int b = total - buckets; b < total; ++b) {
-      if (b < 0) continue;
-      const double mid = (b + 0.5) * end / total;
-      const double x = f.x0 + (mid - start) / (end - start) * f.W();
+    for (int b = 0; b < buckets; ++b) {
+      const double x = f.x0 + (b + 0.5) / buckets * f.W();
       const double y = f.y1 - std::clamp(series[b], 0.0, 1.0) * f.H();
       absl::StrAppend(&points, absl::StrFormat("%.1f,%.1f ", x, y));
     }

@@ -223,7 +223,7 @@ TEST_F(ReportTest, WaitCdfMarksPhalanxsLocalityWait) {
 TEST_F(ReportTest, UtilizationSeriesAveragesTheLedger) {
   const RunResult& r = report_.results[0];
   const std::vector<double> series =
-      UtilizationSeries(r, report_.cluster->total_gpus, r.summary.makespan_s, 50);
+      UtilizationSeries(r, report_.cluster->total_gpus, 0, r.summary.makespan_s, 50);
   double mean = 0;
   for (double v : series) {
     EXPECT_GE(v, 0.0);
@@ -238,7 +238,7 @@ TEST_F(ReportTest, UtilizationSeriesAveragesTheLedger) {
 TEST_F(ReportTest, QueueSharesAddUpToTheUtilization) {
   for (const RunResult& r : report_.results) {
     const int buckets = 40;
-    const std::vector<double> total = UtilizationSeries(r, report_.cluster->total_gpus,
+    const std::vector<double> total = UtilizationSeries(r, report_.cluster->total_gpus, 0,
                                                         r.summary.horizon_end_s, buckets);
     const std::vector<std::vector<double>> share =
         QueueShareSeries(r, report_.cluster->spec.queues.size(), report_.cluster->total_gpus, 0,
