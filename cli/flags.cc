@@ -224,6 +224,15 @@ absl::Status CheckOutputFile(const std::string& path) {
   return absl::OkStatus();
 }
 
+bool SameFile(const std::string& a, const std::string& b) {
+  if (a.empty() || b.empty()) return false;
+  std::error_code error_a, error_b;
+  const std::filesystem::path x = std::filesystem::weakly_canonical(a, error_a);
+  const std::filesystem::path y = std::filesystem::weakly_canonical(b, error_b);
+  if (error_a || error_b) return a == b;
+  return x == y;
+}
+
 int BadInput(absl::string_view command, absl::string_view message) {
   std::fprintf(stderr, "phalanx %s: %s (see phalanx %s --help)\n", std::string(command).c_str(),
                PrintableLines(message).c_str(), std::string(command).c_str());

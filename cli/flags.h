@@ -81,6 +81,10 @@ absl::StatusOr<int64_t> ParseInteger(absl::string_view flag, absl::string_view t
 // files, checked before the work that produces them.
 absl::Status CheckOutputFile(const std::string& path);
 
+// Whether two paths, both non-empty, name one file (the same path after resolving "..", symbolic
+// links and the current directory, whether or not the file exists yet).
+bool SameFile(const std::string& a, const std::string& b);
+
 // `"text"` escaped for a message.
 std::string Quoted(absl::string_view text);
 

@@ -53,6 +53,9 @@ int RunPlan(const std::vector<std::string>& args) {
   if (!spec.ok()) return Fail(kCommand, spec.status());
   absl::StatusOr<sim::ClusterModel> cluster = sim::BuildCluster(*spec);
   if (!cluster.ok()) return Fail(kCommand, cluster.status());
+  if (absl::Status queues = sim::CheckQueues(*cluster); !queues.ok()) {
+    return Fail(kCommand, queues);
+  }
   absl::StatusOr<placement::ClusterSnapshot> snapshot = sim::BuildSnapshot(*cluster);
   if (!snapshot.ok()) return Fail(kCommand, snapshot.status());
   placement::InProcessPlacementService service(*std::move(snapshot));

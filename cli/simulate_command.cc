@@ -1,6 +1,7 @@
 // `phalanx simulate`: compare Phalanx with the baselines on a modelled cluster and job trace.
 // With no arguments it runs the built-in default (128 p5.48xlarge in EKS 3-layer topology, three
 // teams, a generated trace of 3,000 jobs). docs/simulator.md describes the model and formats.
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -41,7 +42,7 @@ With no files: a built-in cluster (--scenario, three teams' queues) and a genera
                    4 or 8 nodes), mixed (64 p5.48xlarge + 64 p6-b200.48xlarge, 4-layer
                    topology) (default: default)
   --trace FILE     job trace, .csv or YAML
-  --nodes N        nodes of the built-in cluster, 1 to 100000 (default: the scenario's)
+  --nodes N        nodes of the built-in cluster, 2 to 100000 (default: the scenario's)
   --jobs N         jobs of the generated trace, 1 to 10000000 (default 3000)
   --seed S         seed of the generated trace and node failures, 0 to 2^64-1 (default 1)
   --load X         offered load of the generated trace, fraction of GPUs, > 0 and <= 10
@@ -101,7 +102,7 @@ int RunSimulate(const std::vector<std::string>& args) {
       .String({"--report"}, &report_file)
       .String({"--jobs-out"}, &jobs_file)
       .Strings({"--policy"}, &policies)
-      .Int({"--nodes"}, &options.nodes, 1, 100'000)
+      .Int({"--nodes"}, &options.nodes, 2, 100'000)
       .Int({"--jobs"}, &options.jobs, 1, 10'000'000)
       .Uint({"--seed"}, &options.seed)
       .Double({"--load"}, &options.load, 0, 10, /*min_exclusive=*/true)
@@ -124,8 +125,14 @@ int RunSimulate(const std::vector<std::string>& args) {
   options.baselines.fair_sharing = options.phalanx.fair_sharing;  // every policy, or none
   if (flags.Seen("--locality-wait")) options.phalanx.locality_wait_s = locality_wait;
   for (const std::string& list : policies) {
-    for (absl::string_view name : absl::StrSplit(list, ',', absl::SkipEmpty())) {
-      options.policies.emplace_back(name);
+    std::vector<std::string> names = absl::StrSplit(list, ',', absl::SkipEmpty());
+    if (names.empty()) return BadInput(kCommand, "--policy: want a comma-separated list of names");
+    for (std::string& name : names) {
+      if (std::find(options.policies.begin(), options.policies.end(), name) !=
+          options.policies.end()) {
+        return BadInput(kCommand, absl::StrCat("--policy: ", Quoted(name), " is listed twice"));
+      }
+      options.policies.push_back(std::move(name));
     }
   }
   if (flags.Seen("--nodes") && !options.cluster_file.empty()) {
@@ -157,6 +164,21 @@ int RunSimulate(const std::vector<std::string>& args) {
                                     std::pair{"--jobs-out", &jobs_file}}) {
     if (absl::Status writable = CheckOutputFile(*path); !writable.ok()) {
       return BadInput(kCommand, absl::StrCat(flag, ": ", writable.message()));
+    }
+  }
+  // An output that is an input, or both outputs one file, would silently replace it.
+  const std::vector<std::pair<const char*, const std::string*>> files = {
+      {"--cluster", &options.cluster_file},
+      {"--trace", &options.trace_file},
+      {"--report", &report_file},
+      {"--jobs-out", &jobs_file}};
+  for (size_t out = 2; out < files.size(); ++out) {
+    for (size_t other = 0; other < out; ++other) {
+      if (SameFile(*files[out].second, *files[other].second)) {
+        return BadInput(kCommand, absl::StrCat(files[out].first, " and ", files[other].first,
+                                               " name the same file ",
+                                               Quoted(*files[out].second)));
+      }
     }
   }
   absl::StatusOr<sim::Scenario> scenario = sim::LoadScenario(options);

@@ -1,5 +1,8 @@
 #include "common/resources.h"
 
+#include <optional>
+
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/status.h"
@@ -26,6 +29,12 @@ std::string FormatQuantity(std::string_view name, int64_t amount) {
   return Quantity::FromValue(amount, format).ToString();
 }
 
+bool IsExtendedResourceName(std::string_view name) {
+  const absl::string_view n(name.data(), name.size());
+  return absl::StrContains(n, "/") && !absl::StrContains(n, "kubernetes.io/") &&
+         !absl::StartsWith(n, "requests.");
+}
+
 absl::StatusOr<ResourceList> ParseResourceList(const std::map<std::string, std::string>& text,
                                                std::string_view field) {
   ResourceList out;
@@ -37,6 +46,14 @@ absl::StatusOr<ResourceList> ParseResourceList(const std::map<std::string, std::
     if (quantity->IsNegative()) {
       return absl::InvalidArgumentError(
           absl::StrCat(where, ": must not be negative, got \"", value, "\""));
+    }
+    if (IsExtendedResourceName(name)) {
+      const std::optional<int64_t> milli = quantity->MilliValue();
+      if (milli.has_value() && *milli % 1000 != 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            where, ": must be a whole number, got \"", value,
+            "\" (an extended resource: Kubernetes counts it in whole units)"));
+      }
     }
     absl::StatusOr<int64_t> amount = CanonicalAmount(name, *quantity);
     if (!amount.ok()) return Annotate(amount.status(), where);

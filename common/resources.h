@@ -36,9 +36,14 @@ absl::StatusOr<int64_t> CanonicalAmount(std::string_view name, const Quantity& q
 // "8". Every int64 amount has one: INT64_MAX bytes is "9223372036854775807".
 std::string FormatQuantity(std::string_view name, int64_t amount);
 
+// Kubernetes' extended resources (nvidia.com/gpu, vpc.amazonaws.com/efa, ...): a name with a
+// domain outside kubernetes.io. The API server takes only whole numbers of them.
+bool IsExtendedResourceName(std::string_view name);
+
 // Parses name -> quantity text. `field` names the source in errors, e.g.
 // "spec.template.spec.containers[0].resources.requests[memory]: invalid quantity \"12Qi\"...".
-// Negative amounts are rejected.
+// Negative amounts are rejected, and fractions of an extended resource ("1.5", "500m" GPUs),
+// which the API server refuses in a pod.
 absl::StatusOr<ResourceList> ParseResourceList(const std::map<std::string, std::string>& text,
                                                std::string_view field);
 

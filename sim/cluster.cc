@@ -231,7 +231,11 @@ absl::StatusOr<ClusterSpec> ParseClusterSpec(const std::string& text, const std:
   spec.source = source;
   ASSIGN_OR_RETURN(spec.name, in.String(root, "name", "name", "cluster"));
   ASSIGN_OR_RETURN(spec.cycle_seconds, in.Double(root, "cycleSeconds", "cycleSeconds", 10.0));
-  if (spec.cycle_seconds <= 0) return in.Error(root["cycleSeconds"], "cycleSeconds", "must be > 0");
+  // Kueue and kube-scheduler cycle in well under a second; an hour is already far from any real
+  // cluster, and a cycle past the run's safety stop would start nothing at all.
+  if (!(spec.cycle_seconds > 0 && spec.cycle_seconds <= 3600)) {
+    return in.Error(root["cycleSeconds"], "cycleSeconds", "must be > 0 and at most 3600");
+  }
   ASSIGN_OR_RETURN(YAML::Node groups, in.Sequence(root, "nodeGroups", "nodeGroups", true));
   if (groups.size() == 0) return in.Error(groups, "nodeGroups", "needs at least one node group");
   for (size_t i = 0; i < groups.size(); ++i) {

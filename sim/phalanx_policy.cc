@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "common/status.h"
 #include "operator/admission/admission_cycle.h"
+#include "operator/admission/model.h"
 #include "scheduler/cluster_snapshot.h"
 #include "scheduler/in_process_placement_service.h"
 #include "scheduler/topology.h"
@@ -90,6 +91,55 @@ std::optional<int64_t> Gpus(const std::optional<ResourceList>& list) {
   if (!list) return std::nullopt;
   auto it = list->find(kResourceGpu);
   return it == list->end() ? int64_t{0} : it->second;
+}
+
+// The admission core's queues for the cluster spec: a flavor per node group, a ClusterQueue with a
+// LocalQueue and namespace of the same name per queue, the cohorts they name.
+admission::Snapshot QueueSnapshot(const ClusterModel& cluster,
+                                  const PhalanxPolicyOptions& options) {
+  admission::Snapshot out;
+  for (const NodeGroup& group : cluster.groups) {
+    admission::ResourceFlavor flavor;
+    flavor.name = group.spec.name;
+    // One node group needs no selector; a selector would only make every placement check
+    // every node's labels.
+    if (cluster.groups.size() > 1) {
+      flavor.node_labels[std::string(kNodeGroupLabel)] = group.spec.name;
+    }
+    out.flavors.push_back(std::move(flavor));
+  }
+  std::set<std::string> cohorts;
+  for (const QueueSpec& q : cluster.spec.queues) {
+    admission::ClusterQueue cq;
+    cq.name = q.name;
+    cq.cohort = q.cohort;
+    if (!q.cohort.empty()) cohorts.insert(q.cohort);
+    admission::ResourceGroup group;
+    group.covered_resources = {std::string(kResourceGpu)};
+    for (const FlavorQuota& f : q.flavors) {
+      admission::FlavorQuotas fq;
+      fq.flavor = f.flavor;
+      fq.resources.push_back(admission::ResourceQuota{std::string(kResourceGpu),
+                                                      *Gpus(f.nominal), Gpus(f.borrowing_limit),
+                                                      Gpus(f.lending_limit)});
+      group.flavors.push_back(std::move(fq));
+    }
+    cq.resource_groups.push_back(std::move(group));
+    cq.queueing_strategy = q.queueing_strategy == "StrictFIFO"
+                               ? admission::QueueingStrategy::kStrictFifo
+                               : admission::QueueingStrategy::kBestEffortFifo;
+    cq.preemption.within_cluster_queue = WithinPolicy(q.within_cluster_queue);
+    cq.preemption.reclaim_within_cohort = ReclaimPolicy(q.reclaim_within_cohort);
+    cq.fair_sharing_weight = q.fair_sharing_weight;
+    if (q.locality_wait_s) cq.locality_wait_seconds = *q.locality_wait_s;
+    if (options.locality_wait_s) cq.locality_wait_seconds = *options.locality_wait_s;
+    out.cluster_queues.push_back(std::move(cq));
+    out.local_queues.push_back(admission::LocalQueue{q.name, q.name, q.name});
+    out.namespaces.push_back(admission::Namespace{q.name, {}});
+  }
+  for (const std::string& cohort : cohorts) out.cohorts.push_back(admission::Cohort{cohort, ""});
+  out.fair_sharing.enable = options.fair_sharing;
+  return out;
 }
 
 class PhalanxPolicy : public Policy {
@@ -205,51 +255,7 @@ class PhalanxPolicy : public Policy {
   }
 
  private:
-  void BuildQueues(const ClusterModel& cluster) {
-    base_ = admission::Snapshot{};
-    for (const NodeGroup& group : cluster.groups) {
-      admission::ResourceFlavor flavor;
-      flavor.name = group.spec.name;
-      // One node group needs no selector; a selector would only make every placement check
-      // every node's labels.
-      if (cluster.groups.size() > 1) {
-        flavor.node_labels[std::string(kNodeGroupLabel)] = group.spec.name;
-      }
-      base_.flavors.push_back(std::move(flavor));
-    }
-    std::set<std::string> cohorts;
-    for (const QueueSpec& q : cluster.spec.queues) {
-      admission::ClusterQueue cq;
-      cq.name = q.name;
-      cq.cohort = q.cohort;
-      if (!q.cohort.empty()) cohorts.insert(q.cohort);
-      admission::ResourceGroup group;
-      group.covered_resources = {std::string(kResourceGpu)};
-      for (const FlavorQuota& f : q.flavors) {
-        admission::FlavorQuotas fq;
-        fq.flavor = f.flavor;
-        fq.resources.push_back(admission::ResourceQuota{std::string(kResourceGpu), *Gpus(f.nominal),
-                                                        Gpus(f.borrowing_limit),
-                                                        Gpus(f.lending_limit)});
-        group.flavors.push_back(std::move(fq));
-      }
-      cq.resource_groups.push_back(std::move(group));
-      cq.queueing_strategy = q.queueing_strategy == "StrictFIFO"
-                                 ? admission::QueueingStrategy::kStrictFifo
-                                 : admission::QueueingStrategy::kBestEffortFifo;
-      cq.preemption.within_cluster_queue = WithinPolicy(q.within_cluster_queue);
-      cq.preemption.reclaim_within_cohort = ReclaimPolicy(q.reclaim_within_cohort);
-      cq.fair_sharing_weight = q.fair_sharing_weight;
-      if (q.locality_wait_s) cq.locality_wait_seconds = *q.locality_wait_s;
-      if (options_.locality_wait_s) cq.locality_wait_seconds = *options_.locality_wait_s;
-      base_.cluster_queues.push_back(std::move(cq));
-      base_.local_queues.push_back(admission::LocalQueue{q.name, q.name, q.name});
-      base_.namespaces.push_back(admission::Namespace{q.name, {}});
-    }
-    for (const std::string& cohort : cohorts)
-      base_.cohorts.push_back(admission::Cohort{cohort, ""});
-    base_.fair_sharing.enable = options_.fair_sharing;
-  }
+  void BuildQueues(const ClusterModel& cluster) { base_ = QueueSnapshot(cluster, options_); }
 
   absl::StatusOr<int32_t> JobId(const std::string& key) const {
     auto it = by_key_.find(key);
@@ -345,6 +351,14 @@ class PhalanxPolicy : public Policy {
 };
 
 }  // namespace
+
+absl::Status CheckQueues(const ClusterModel& cluster) {
+  const admission::Model model = admission::CompileModel(QueueSnapshot(cluster, {}));
+  if (model.errors.empty()) return absl::OkStatus();
+  const admission::ObjectError& e = model.errors.front();
+  return absl::InvalidArgumentError(absl::StrCat(cluster.spec.source, ": queues: ", e.kind, " ",
+                                                 e.name, ": ", e.message));
+}
 
 std::unique_ptr<Policy> MakePhalanxPolicy(const PhalanxPolicyOptions& options) {
   return std::make_unique<PhalanxPolicy>(options);

@@ -43,6 +43,12 @@ struct PhalanxPolicyOptions {
 
 std::unique_ptr<Policy> MakePhalanxPolicy(const PhalanxPolicyOptions& options = {});
 
+// The cluster spec's queues as the admission core reads them (Kueue's rules: quotas, limits only
+// with a cohort, weights, ...), checked when the spec is loaded so that a spec is valid or not
+// whichever policies run: InvalidArgument "<file>: queues: ClusterTrainingQueue a: ..." naming
+// the first problem.
+absl::Status CheckQueues(const ClusterModel& cluster);
+
 // The node-label Topology shared by all node groups of the cluster (the deepest preset; the
 // others must be its prefix), for the placement core.
 absl::StatusOr<std::vector<std::string>> ClusterTopologyLevels(const ClusterModel& cluster);

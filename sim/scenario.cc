@@ -105,6 +105,7 @@ absl::StatusOr<Scenario> LoadScenario(const SimulateOptions& options) {
     trace_options = std::move(built_in.trace);
   }
   ASSIGN_OR_RETURN(ClusterModel cluster, BuildCluster(spec));
+  RETURN_IF_ERROR(CheckQueues(cluster));
   scenario.cluster = std::make_unique<ClusterModel>(std::move(cluster));
   if (!options.trace_file.empty()) {
     ASSIGN_OR_RETURN(scenario.jobs, LoadTrace(options.trace_file));

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <set>
 #include <tuple>
 
 #include "absl/strings/ascii.h"
@@ -13,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "common/status.h"
 #include "sim/random.h"
 #include "sim/yaml_input.h"
@@ -48,16 +50,26 @@ void SortBySubmit(std::vector<TraceJob>& jobs) {
                    [](const TraceJob& a, const TraceJob& b) { return a.submit_s < b.submit_s; });
 }
 
+constexpr double kMaxSubmitSeconds = 1e11;
+constexpr double kMaxDurationSeconds = 365.0 * 86400;
+
 // Field checks shared by both formats; `field` prefixes messages.
 absl::Status CheckJob(const TraceJob& job, const std::string& where) {
   auto bad = [&](const std::string& field, const std::string& message) {
     return absl::InvalidArgumentError(absl::StrCat(where, ": ", field, ": ", message));
   };
   if (job.queue.empty()) return bad("queue", "required field is missing");
-  if (job.submit_s < 0) return bad("submit", "must be >= 0");
+  // Seconds from any origin, Unix time included (1.7e9 today), up to the year 5138; a run
+  // lasts at most a year past the last submission (the safety stop), so a longer duration could
+  // never finish.
+  if (!(job.submit_s >= 0 && job.submit_s <= kMaxSubmitSeconds)) {
+    return bad("submit", "must be 0 to 100000000000 seconds");
+  }
   if (job.pods <= 0) return bad("pods", "must be >= 1");
   if (job.gpus_per_pod < 0) return bad("gpusPerPod", "must be >= 0");
-  if (!(job.duration_s > 0)) return bad("duration", "must be > 0");
+  if (!(job.duration_s > 0 && job.duration_s <= kMaxDurationSeconds)) {
+    return bad("duration", "must be > 0 and at most 31536000 seconds (365 days)");
+  }
   // The TrainingJob's own rules (sim/job_shape.h), then the trace's: the duration is measured
   // at `pods`, which an elastic job's maximum must therefore be.
   const absl::Status shape = ValidateJobShape(TraceJobShape(job), kTraceJobFields);
@@ -124,13 +136,18 @@ absl::StatusOr<std::vector<TraceJob>> ParseYamlTrace(const std::string& text,
     RETURN_IF_ERROR(CheckJob(job, absl::StrCat(job.origin, ": ", f)));
     jobs.push_back(std::move(job));
   }
+  if (jobs.empty()) return in.Error(root, "jobs", "the trace has no jobs");
   SortBySubmit(jobs);
   return jobs;
 }
 
 absl::StatusOr<std::vector<TraceJob>> ParseCsvTrace(const std::string& text,
                                                     const std::string& source) {
-  std::vector<std::string> lines = absl::StrSplit(text, '\n');
+  // A UTF-8 byte order mark, as spreadsheets write one, is not part of the first column's name.
+  constexpr absl::string_view kBom = "\xEF\xBB\xBF";
+  absl::string_view body = text;
+  absl::ConsumePrefix(&body, kBom);
+  std::vector<std::string> lines = absl::StrSplit(body, '\n');
   std::vector<std::string> header;
   std::vector<TraceJob> jobs;
   static const std::vector<std::string> kColumns = {
@@ -145,10 +162,15 @@ absl::StatusOr<std::vector<TraceJob>> ParseCsvTrace(const std::string& text,
     for (std::string& cell : cells) cell = std::string(absl::StripAsciiWhitespace(cell));
     if (header.empty()) {
       header = cells;
-      for (const std::string& column : header) {
+      for (size_t c = 0; c < header.size(); ++c) {
+        const std::string& column = header[c];
         if (std::find(kColumns.begin(), kColumns.end(), column) == kColumns.end()) {
           return absl::InvalidArgumentError(
               absl::StrCat(where, ": header: unknown column \"", column, "\""));
+        }
+        if (std::find(header.begin(), header.begin() + c, column) != header.begin() + c) {
+          return absl::InvalidArgumentError(
+              absl::StrCat(where, ": header: column \"", column, "\" appears twice"));
         }
       }
       for (const char* must : {"submit_s", "queue", "pods", "duration_s"}) {
@@ -218,13 +240,16 @@ absl::StatusOr<std::vector<TraceJob>> ParseCsvTrace(const std::string& text,
     jobs.push_back(std::move(job));
   }
   if (header.empty()) return absl::InvalidArgumentError(absl::StrCat(source, ": empty trace"));
+  if (jobs.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(source, ": the trace has a header but no jobs"));
+  }
   SortBySubmit(jobs);
   return jobs;
 }
 
 absl::StatusOr<std::vector<TraceJob>> LoadTrace(const std::string& path) {
   ASSIGN_OR_RETURN(std::string text, ReadTextFile(path));
-  if (absl::EndsWith(path, ".csv")) return ParseCsvTrace(text, path);
+  if (absl::EndsWithIgnoreCase(path, ".csv")) return ParseCsvTrace(text, path);
   return ParseYamlTrace(text, path);
 }
 
@@ -370,14 +395,30 @@ std::string UnplaceableReason(const TraceJob& job, const ClusterModel& cluster) 
   return UnplaceableReason(job, cluster, cache);
 }
 
+namespace {
+
+// Whether some node group's topology has `level`.
+bool PreferredLevelSomewhere(const ClusterModel& cluster, const std::string& level) {
+  for (size_t g = 0; g < cluster.groups.size(); ++g) {
+    if (cluster.LevelIndex(static_cast<int32_t>(g), level) >= 0) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 absl::Status ValidateTrace(std::vector<TraceJob>& jobs, const ClusterModel& cluster,
                            bool allow_unplaceable) {
   PlaceabilityCache cache;
+  std::set<std::pair<std::string, std::string>> names;  // (queue, name): a job's key
   for (TraceJob& job : jobs) {
     auto bad = [&](const std::string& field, const std::string& message) {
       return absl::InvalidArgumentError(
           absl::StrCat(job.origin, ": ", field, ": job ", job.name, ": ", message));
     };
+    if (!names.emplace(job.queue, job.name).second) {
+      return bad("name", absl::StrCat("another job of queue \"", job.queue, "\" has this name"));
+    }
     const bool queue_known = std::any_of(cluster.spec.queues.begin(), cluster.spec.queues.end(),
                                          [&](const QueueSpec& q) { return q.name == job.queue; });
     if (!queue_known) return bad("queue", absl::StrCat("no queue named \"", job.queue, "\""));
@@ -388,6 +429,12 @@ absl::Status ValidateTrace(std::vector<TraceJob>& jobs, const ClusterModel& clus
       group_known = true;
       for (const std::string* level :
            {&job.required_level, &job.preferred_level, &job.group_level}) {
+        // A preference a group cannot honour is no reason to refuse a job that may run in
+        // another group (as Kueue TAS skips such a flavor): only a job pinned to the group is.
+        if (level == &job.preferred_level && job.node_group.empty() &&
+            PreferredLevelSomewhere(cluster, job.preferred_level)) {
+          continue;
+        }
         if (!level->empty() && *level != kHostnameLabel &&
             cluster.LevelIndex(static_cast<int32_t>(g), *level) < 0) {
           return bad("topology", absl::StrCat("node group ", group.spec.name,

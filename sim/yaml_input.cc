@@ -1,5 +1,6 @@
 #include "sim/yaml_input.h"
 
+#include <cmath>
 #include <string_view>
 
 #include "absl/strings/str_cat.h"
@@ -128,6 +129,9 @@ absl::StatusOr<double> YamlReader::DoubleValue(const YAML::Node& node,
   double value = 0;
   if (!node.IsScalar() || !YAML::convert<double>::decode(node, value)) {
     return Error(node, field, absl::StrCat("want a number, got ", Describe(node)));
+  }
+  if (!std::isfinite(value)) {
+    return Error(node, field, absl::StrCat("want a finite number, got ", Describe(node)));
   }
   return value;
 }

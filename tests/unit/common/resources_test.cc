@@ -9,6 +9,7 @@
 namespace phalanx {
 namespace {
 
+using ::phalanx::testing::IsOk;
 using ::phalanx::testing::StatusIs;
 using ::testing::HasSubstr;
 
@@ -28,6 +29,23 @@ TEST(ResourcesTest, ErrorsNameTheField) {
   EXPECT_THAT(ParseResourceList({{"cpu", "-1"}}, "spec.resources"),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("spec.resources[cpu]: must not be negative")));
+}
+
+// As the API server: extended resources in whole units only; native ones may be fractions.
+TEST(ResourcesTest, ExtendedResourcesAreWholeNumbers) {
+  EXPECT_THAT(ParseResourceList({{"nvidia.com/gpu", "1.5"}}, "requests"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("requests[nvidia.com/gpu]: must be a whole number, got "
+                                 "\"1.5\"")));
+  EXPECT_THAT(ParseResourceList({{"vpc.amazonaws.com/efa", "100m"}}, "requests"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("whole number")));
+  EXPECT_THAT(ParseResourceList({{"nvidia.com/gpu", "2000m"}, {"cpu", "1.5"},
+                                 {"memory", "1.5Gi"}, {"hugepages-2Mi", "1.5Gi"}},
+                                "requests"),
+              IsOk());
+  EXPECT_TRUE(IsExtendedResourceName("nvidia.com/gpu"));
+  EXPECT_FALSE(IsExtendedResourceName("cpu"));
+  EXPECT_FALSE(IsExtendedResourceName("kubernetes.io/something"));
 }
 
 TEST(ResourcesTest, ArithmeticAndFit) {

@@ -87,6 +87,117 @@ TEST(CliTest, SimulateWritesOneCsvRowPerJobAndPolicy) {
   EXPECT_THAT(run.output, HasSubstr("--jobs-out: "));
 }
 
+// A trace in Unix seconds (its first job 1.7e9 s after 0): the report charts its own span,
+// without a slice per 0.1 % of 1.7e9 s (which aborted the run with std::length_error).
+TEST(CliTest, ReportOfATraceInUnixSeconds) {
+  const std::string trace = WriteFile("epoch.csv", "name,submit_s,queue,pods,duration_s\n"
+                                                   "j1,1700000000,team-a,2,60\n"
+                                                   "j2,1700000010,team-a,1,60\n");
+  const std::string html = ::testing::TempDir() + "epoch.html";
+  std::filesystem::remove(html);
+  CliRun run = Phalanx("simulate --nodes 16 --trace " + trace + " --report " + html);
+  EXPECT_EQ(run.code, 0) << run.output;
+  std::ifstream file(html);
+  const std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  EXPECT_THAT(text, HasSubstr("GPU utilization over time"));
+}
+
+// A job still running at the safety stop (365 days after the last submission) is counted as
+// unfinished, said on stderr, and its GPUs are busy up to the stop: the whole cluster here.
+TEST(CliTest, JobsRunningAtTheSafetyStopAreCountedAndTheirGpusBusy) {
+  const std::string trace = WriteFile("long.csv", "name,submit_s,queue,pods,duration_s\n"
+                                                  "first,0,team-a,16,25920000\n"
+                                                  "second,0,team-a,16,31536000\n");
+  CliRun run = Phalanx("simulate --nodes 16 --policy phalanx,kueue-tas --json --trace " + trace);
+  EXPECT_EQ(run.code, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("\"jobs_completed\":1,\"jobs_never_started\":0,"
+                                    "\"jobs_unfinished\":1"));
+  EXPECT_THAT(run.output, HasSubstr("\"gpu_utilization\":1.0,"));
+  EXPECT_THAT(run.output, HasSubstr("1 of 2 jobs started under phalanx had not finished at the "
+                                    "safety stop"));
+}
+
+// Checked when loaded, whichever policies run: the queues by the admission core's rules, job
+// names per queue. A preferred level that only some node groups have does not refuse a job that
+// may run in any group (the mixed scenario's p5 group has no layer-4).
+TEST(CliTest, InputsAreValidOrNotWhateverThePolicies) {
+  const std::string cluster = WriteFile(
+      "weight.yaml",
+      "nodeGroups:\n- {name: h, instanceType: p5.48xlarge, count: 4}\n"
+      "queues:\n- {name: a, nominalQuota: {nvidia.com/gpu: 8}, fairSharing: {weight: -1}}\n");
+  CliRun run = Phalanx("simulate --cluster " + cluster + " --jobs 5 --policy first-fit");
+  EXPECT_EQ(run.code, 2);
+  EXPECT_THAT(run.output, HasSubstr(cluster + ": queues: ClusterTrainingQueue a: "));
+  const std::string dup = WriteFile("dup.csv", "name,submit_s,queue,pods,duration_s\n"
+                                               "j,0,team-a,1,60\nj,5,team-a,1,60\n");
+  run = Phalanx("simulate --nodes 16 --policy first-fit --trace " + dup);
+  EXPECT_EQ(run.code, 2);
+  EXPECT_THAT(run.output, HasSubstr(dup + ":3: name: job j: another job of queue \"team-a\""));
+  const std::string preferred = WriteFile("l4.csv", "name,submit_s,queue,pods,duration_s,"
+                                                    "preferred_level\nx,0,team-a,2,10,layer-4\n");
+  run = Phalanx("simulate --scenario mixed --trace " + preferred);
+  EXPECT_EQ(run.code, 0) << run.output;
+  const std::string required = WriteFile("r4.csv", "name,submit_s,queue,pods,duration_s,"
+                                                   "required_level\nx,0,team-a,2,10,layer-4\n");
+  run = Phalanx("simulate --scenario mixed --trace " + required);
+  EXPECT_EQ(run.code, 2);
+  EXPECT_THAT(run.output, HasSubstr("has no topology level"));
+}
+
+// CSV as spreadsheets write it: a byte order mark, an upper-case extension; a column given
+// twice, a header without rows and times out of range are refused with the line named.
+TEST(CliTest, CsvQuirksAndTimeBounds) {
+  const std::string bom =
+      WriteFile("BOM.CSV", "\xEF\xBB\xBFname,submit_s,queue,pods,duration_s\nj,0,team-a,1,60\n");
+  CliRun run = Phalanx("simulate --nodes 16 --policy phalanx --trace " + bom);
+  EXPECT_EQ(run.code, 0) << run.output;
+  const std::string twice =
+      WriteFile("twice.csv", "name,submit_s,queue,pods,duration_s,pods\nj,0,team-a,1,60,2\n");
+  run = Phalanx("simulate --nodes 16 --trace " + twice);
+  EXPECT_EQ(run.code, 2);
+  EXPECT_THAT(run.output, HasSubstr(twice + ":1: header: column \"pods\" appears twice"));
+  const std::string header = WriteFile("header.csv", "name,submit_s,queue,pods,duration_s\n");
+  run = Phalanx("simulate --nodes 16 --trace " + header);
+  EXPECT_EQ(run.code, 2);
+  EXPECT_THAT(run.output, HasSubstr("the trace has a header but no jobs"));
+  const std::string far = WriteFile("far.csv", "name,submit_s,queue,pods,duration_s\n"
+                                               "j,1e300,team-a,1,60\n");
+  run = Phalanx("simulate --nodes 16 --trace " + far);
+  EXPECT_EQ(run.code, 2);
+  EXPECT_THAT(run.output, HasSubstr(far + ":2: submit: must be 0 to 100000000000 seconds"));
+  const std::string inf =
+      WriteFile("inf.yaml", "jobs:\n- {queue: team-a, pods: 1, duration: .inf}\n");
+  run = Phalanx("simulate --nodes 16 --trace " + inf);
+  EXPECT_EQ(run.code, 2);
+  EXPECT_THAT(run.output, HasSubstr("want a finite number"));
+}
+
+// Outputs never replace inputs or each other; a policy is named once.
+TEST(CliTest, SimulateRefusesOutputsOverInputsAndRepeatedPolicies) {
+  const std::string trace = WriteFile("in.csv", "name,submit_s,queue,pods,duration_s\n"
+                                                "j1,0,team-a,2,60\n");
+  CliRun run = Phalanx("simulate --nodes 16 --trace " + trace + " --jobs-out " + trace);
+  EXPECT_EQ(run.code, 2);
+  EXPECT_THAT(run.output, HasSubstr("--jobs-out and --trace name the same file"));
+  std::ifstream file(trace);
+  std::string first;
+  std::getline(file, first);
+  EXPECT_EQ(first, "name,submit_s,queue,pods,duration_s");  // untouched
+  const std::string out = ::testing::TempDir() + "out.html";
+  run = Phalanx("simulate --nodes 16 --jobs 10 --report " + out + " --jobs-out " +
+                ::testing::TempDir() + "./out.html");
+  EXPECT_EQ(run.code, 2);
+  EXPECT_THAT(run.output, HasSubstr("--jobs-out and --report name the same file"));
+  run = Phalanx("simulate --nodes 16 --jobs 10 --policy phalanx,kueue-tas,phalanx");
+  EXPECT_EQ(run.code, 2);
+  EXPECT_THAT(run.output, HasSubstr("--policy: \"phalanx\" is listed twice"));
+  EXPECT_EQ(Phalanx("simulate --nodes 16 --jobs 10 --policy ,,").code, 2);
+  run = Phalanx("simulate --nodes 1");
+  EXPECT_EQ(run.code, 2);
+  EXPECT_THAT(run.output, HasSubstr("--nodes: "));
+  EXPECT_THAT(run.output, HasSubstr("2 to 100000"));
+}
+
 // --fair-sharing reaches Phalanx's admission (Kueue's fairSharing.enable) and nothing else: the
 // baselines' results are the same with it on and off.
 // --fair-sharing switches Kueue's fair sharing for every policy at once: Phalanx's admission
