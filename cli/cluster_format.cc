@@ -278,8 +278,18 @@ struct FlavorGpus {
   std::optional<int64_t> borrowed;
 };
 
+// The Active condition in one cell: its status, and the reason when it is not True ("False
+// (Terminating)", "False (Stopped)"); "" when there is none.
+std::string ActiveText(const Value& queue) {
+  const std::vector<Condition> conditions = Conditions(queue);
+  const Condition* active = FindCondition(conditions, "Active");
+  if (active == nullptr) return "";
+  if (active->status == "True" || active->reason.empty()) return active->status;
+  return absl::StrCat(active->status, " (", active->reason, ")");
+}
+
 struct ClusterQueueRow {
-  std::string name, cohort, active;
+  std::string name, cohort, active, active_text;
   std::optional<int64_t> pending, admitted;
   std::vector<FlavorGpus> gpus;
 };
@@ -299,6 +309,7 @@ absl::StatusOr<ClusterQueueRow> ClusterQueueFrom(const std::string& json) {
   if (const Condition* active = FindCondition(conditions, "Active")) {
     row.active = active->status;
   }
+  row.active_text = ActiveText(cq);
   const Value* usage = Find(cq, {"status", "flavorsUsage"});
   for (const admission::ResourceGroup& group : spec.resource_groups) {
     for (const admission::FlavorQuotas& flavor : group.flavors) {
@@ -413,21 +424,22 @@ absl::StatusOr<std::string> FormatQueues(const std::vector<std::string>& cluster
         {"CLUSTERTRAININGQUEUE", "COHORT", "PENDING", "ADMITTED", "GPUS USED/NOMINAL", "ACTIVE"});
     for (const ClusterQueueRow& row : rows) {
       table.Add({row.name, OrAbsent(row.cohort), OrAbsent(row.pending), OrAbsent(row.admitted),
-                 GpusText(row.gpus), OrAbsent(row.active)});
+                 GpusText(row.gpus), OrAbsent(row.active_text)});
     }
     out = table.Render();
   }
   out += "\n";
   if (lqs.empty()) return out + Nothing("TrainingQueues", options);
   std::vector<std::string> headers = {"TRAININGQUEUE", "CLUSTERTRAININGQUEUE", "PENDING",
-                                      "ADMITTED"};
+                                      "ADMITTED", "ACTIVE"};
   if (options.all_namespaces) headers.insert(headers.begin(), "NAMESPACE");
   Table table(std::move(headers));
   for (const auto& lq : lqs) {
     std::vector<std::string> row = {Text(lq, {"metadata", "name"}),
                                     OrAbsent(Text(lq, {"spec", "clusterQueue"})),
                                     OrAbsent(Int(lq, {"status", "pendingWorkloads"})),
-                                    OrAbsent(Int(lq, {"status", "admittedWorkloads"}))};
+                                    OrAbsent(Int(lq, {"status", "admittedWorkloads"})),
+                                    OrAbsent(ActiveText(lq))};
     if (options.all_namespaces) row.insert(row.begin(), Text(lq, {"metadata", "namespace"}));
     table.Add(std::move(row));
   }

@@ -59,7 +59,7 @@ if expect_ok "queues -A" queues -A; then
     has_line '^vision +gpu-fleet +- +- +p5 -/128, gb200 -/36 +-$' &&
     pass "queues: the three ClusterTrainingQueues with cohort and nominal GPUs per flavor, no status yet" ||
     fail "queues: ClusterTrainingQueue rows"
-  has_line '^team-llm +training +llm +- +-$' && has_line '^team-research +training +research ' &&
+  has_line '^team-llm +training +llm +- +- +-$' && has_line '^team-research +training +research ' &&
     has_line '^team-vision +training +vision ' && pass "queues -A: the three TrainingQueues" ||
     fail "queues -A: TrainingQueue rows"
 fi

@@ -68,14 +68,14 @@ TEST(FormatQueues, GpuQuotaPerFlavorWithUsageWhereTheStatusHasIt) {
             "llm                    gpu-fleet   1         1          p5 64/256 (+0 borrowed), "
             "gb200 0/72 (+0 borrowed)     True\n"
             "research               gpu-fleet   1         0          p5 144/128 (+16 borrowed), "
-            "gb200 0/36 (+0 borrowed)   False\n"
+            "gb200 0/36 (+0 borrowed)   False (FlavorNotFound)\n"
             "vision                 gpu-fleet   -         -          p5 -/128, gb200 -/36        "
             "                          -\n"
             "\n"
-            "NAMESPACE       TRAININGQUEUE   CLUSTERTRAININGQUEUE   PENDING   ADMITTED\n"
-            "team-llm        training        llm                    1         1\n"
-            "team-research   training        research               -         -\n"
-            "team-vision     training        vision                 -         -\n");
+            "NAMESPACE       TRAININGQUEUE   CLUSTERTRAININGQUEUE   PENDING   ADMITTED   ACTIVE\n"
+            "team-llm        training        llm                    1         1          -\n"
+            "team-research   training        research               -         -          -\n"
+            "team-vision     training        vision                 -         -          -\n");
 }
 
 TEST(FormatQueues, OneNamespaceHasNoNamespaceColumn) {
@@ -84,8 +84,16 @@ TEST(FormatQueues, OneNamespaceHasNoNamespaceColumn) {
                        FormatQueues({}, {local[0]}, {.ns = "team-llm", .now = Now()}));
   EXPECT_EQ(out,
             "No ClusterTrainingQueues found.\n\n"
-            "TRAININGQUEUE   CLUSTERTRAININGQUEUE   PENDING   ADMITTED\n"
-            "training        llm                    1         1\n");
+            "TRAININGQUEUE   CLUSTERTRAININGQUEUE   PENDING   ADMITTED   ACTIVE\n"
+            "training        llm                    1         1          -\n");
+  // A stopped TrainingQueue (stopPolicy) says why in ACTIVE.
+  const std::string stopped = R"({"metadata":{"name":"held","namespace":"team-llm"},
+      "spec":{"clusterQueue":"llm","stopPolicy":"Hold"},
+      "status":{"pendingWorkloads":2,"admittedWorkloads":0,"conditions":[{"type":"Active",
+        "status":"False","reason":"Stopped","message":"TrainingQueue team-llm/held is stopped"}]}})";
+  ASSERT_OK_AND_ASSIGN(out, FormatQueues({}, {stopped}, {.ns = "team-llm", .now = Now()}));
+  EXPECT_THAT(out, HasSubstr("held            llm                    2         0          "
+                             "False (Stopped)\n"));
   ASSERT_OK_AND_ASSIGN(out, FormatQueues({}, {}, {.ns = "default"}));
   EXPECT_EQ(out, "No ClusterTrainingQueues found.\n\nNo TrainingQueues in namespace default.\n");
 }
