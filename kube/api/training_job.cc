@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/api_labels.h"
+#include "common/resources.h"
 #include "common/status.h"
 #include "kube/decode.h"
 #include "kube/json.h"
@@ -56,12 +57,18 @@ absl::Status ReadPlacement(const Value& status, TrainingJobStatus* out) {
 // limit and no request (extended resources such as nvidia.com/gpu are usually given only as
 // limits). A pod template inside a custom resource is not defaulted, so do it here: the gang's
 // per-pod requests must be what the pods will really request.
-void DefaultRequestsFromLimits(Value& tmpl, rapidjson::Document::AllocatorType& alloc) {
-  if (!tmpl.IsObject() || !tmpl.HasMember("spec") || !tmpl["spec"].IsObject()) return;
+//
+// Returns the first fraction of an extended resource it meets ("1.5" nvidia.com/gpu), named by
+// its field: the API server would refuse every pod built from the template.
+std::string DefaultRequestsFromLimits(Value& tmpl, rapidjson::Document::AllocatorType& alloc) {
+  std::string problem;
+  if (!tmpl.IsObject() || !tmpl.HasMember("spec") || !tmpl["spec"].IsObject()) return problem;
   Value& spec = tmpl["spec"];
   for (const char* list : {"containers", "initContainers"}) {
     if (!spec.HasMember(list) || !spec[list].IsArray()) continue;
+    int index = -1;
     for (Value& container : spec[list].GetArray()) {
+      ++index;
       if (!container.IsObject() || !container.HasMember("resources")) continue;
       Value& resources = container["resources"];
       if (!resources.IsObject()) continue;
@@ -74,6 +81,14 @@ void DefaultRequestsFromLimits(Value& tmpl, rapidjson::Document::AllocatorType& 
             std::string text = ToJson(amount.value);
             amount.value.SetString(text.c_str(), static_cast<rapidjson::SizeType>(text.size()),
                                    alloc);
+          }
+          if (!problem.empty() || !amount.value.IsString()) continue;
+          const std::string name = amount.name.GetString();
+          absl::StatusOr<phalanx::ResourceList> whole = phalanx::ParseResourceList(
+              {{name, amount.value.GetString()}},
+              absl::StrCat("spec.template.spec.", list, "[", index, "].resources.", kind));
+          if (!whole.ok() && phalanx::IsExtendedResourceName(name)) {
+            problem = std::string(whole.status().message());
           }
         }
       }
@@ -90,6 +105,7 @@ void DefaultRequestsFromLimits(Value& tmpl, rapidjson::Document::AllocatorType& 
       }
     }
   }
+  return problem;
 }
 
 }  // namespace
@@ -173,7 +189,7 @@ absl::StatusOr<TrainingJob> DecodeTrainingJob(std::string_view json) {
   job.template_json = ToJson(*tmpl);
   rapidjson::Document defaulted;
   defaulted.CopyFrom(*tmpl, defaulted.GetAllocator());
-  DefaultRequestsFromLimits(defaulted, defaulted.GetAllocator());
+  job.template_problem = DefaultRequestsFromLimits(defaulted, defaulted.GetAllocator());
   absl::StatusOr<Pod> pod = Decode<Pod>(ToJson(defaulted));
   if (!pod.ok()) return phalanx::Annotate(pod.status(), "spec.template");
   job.pod = *std::move(pod);

@@ -85,6 +85,11 @@ struct TrainingJob {
   Pod pod;
   // spec.template as JSON text, for building the pods.
   std::string template_json;
+  // Why no pod built from the template would be accepted, "" if nothing is known: a fraction of
+  // an extended resource ("spec.template.spec.containers[0].resources.limits[nvidia.com/gpu]:
+  // must be a whole number, got \"1.5\" ..."). The CRD cannot say it; the operator reports it
+  // as the job's Invalid reason instead of admitting a gang whose pods would all be refused.
+  std::string template_problem;
   TrainingJobStatus status;
 };
 

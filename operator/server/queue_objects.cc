@@ -397,6 +397,10 @@ absl::StatusOr<admission::Workload> WorkloadFromJob(const kube::TrainingJob& job
                                                     int64_t admission_time) {
   admission::Workload w;
   w.key = job.meta.Key();
+  if (!job.template_problem.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("TrainingJob ", w.key, ": ",
+                                                   job.template_problem));
+  }
   w.namespace_name = job.meta.namespace_;
   w.queue_name = job.queue_name;
   w.count = job.replicas;

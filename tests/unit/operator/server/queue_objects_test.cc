@@ -560,6 +560,25 @@ TEST(DecodeTrainingJobTest, ActiveDeadlineSeconds) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("spec.activeDeadlineSeconds")));
 }
 
+// A fraction of a GPU in the template (which the CRD's schema cannot refuse) would have every
+// pod refused by the API server: the job is Invalid, naming the field, and never admitted.
+// A fraction of a native resource is fine.
+TEST(WorkloadFromJobTest, FractionOfAnExtendedResourceIsInvalid) {
+  rapidjson::Document doc = std::move(ExampleDocuments("10-trainingjob-pretrain-64gpu.yaml").at(0));
+  auto& alloc = doc.GetAllocator();
+  rapidjson::Value& resources = doc["spec"]["template"]["spec"]["containers"][0]["resources"];
+  kube::SetMember(resources["limits"], "nvidia.com/gpu", rapidjson::Value("1.5"), alloc);
+  kube::SetMember(resources["requests"], "cpu", rapidjson::Value("1.5"), alloc);
+  kube::TrainingJob job = Decoded(kube::DecodeTrainingJob(kube::ToJson(doc)));
+  EXPECT_THAT(WorkloadFromJob(job),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("spec.template.spec.containers[0].resources.limits"
+                                 "[nvidia.com/gpu]: must be a whole number, got \"1.5\"")));
+  kube::SetMember(resources["limits"], "nvidia.com/gpu", rapidjson::Value(8), alloc);
+  kube::SetMember(resources["requests"], "nvidia.com/gpu", rapidjson::Value(8), alloc);
+  EXPECT_THAT(WorkloadFromJob(Decoded(kube::DecodeTrainingJob(kube::ToJson(doc)))), IsOk());
+}
+
 TEST(DecodeTrainingJobTest, RestartCountersComeFromTheStatus) {
   kube::TrainingJob job =
       ExampleJob("10-trainingjob-pretrain-64gpu.yaml",
