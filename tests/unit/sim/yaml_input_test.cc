@@ -36,6 +36,18 @@ TEST(LoadAllYamlTextTest, ErrorsNameTheLineInTheWholeFile) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("in.yaml:4:")));
 }
 
+// As kubectl apply --validate=strict: a key given twice in one map is an error naming the
+// second one's line in the whole file, at any depth; the same key in two maps is not.
+TEST(LoadAllYamlTextTest, DuplicateKeysAreRefused) {
+  EXPECT_THAT(LoadAllYamlText("a: 1\n---\nspec:\n  replicas: 2\n  replicas: 3\n", "job.yaml"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("job.yaml:5:3: duplicate key \"replicas\"")));
+  EXPECT_THAT(LoadYamlText("jobs:\n- {name: a, name: b}\n", "t.yaml"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("duplicate key \"name\"")));
+  EXPECT_TRUE(LoadYamlText("a: {x: 1}\nb: {x: 2}\n", "ok.yaml").ok());
+  EXPECT_TRUE(LoadAllYamlText("x: 1\n---\nx: 2\n", "ok.yaml").ok());
+}
+
 // Found by tests/fuzz/fuzz_sim_yaml: YAML::LoadAll(",") of Debian's yaml-cpp 0.7 appends empty
 // documents forever; each document is now loaded on its own, which returns.
 TEST(LoadAllYamlTextTest, LeadingFlowEntryReturns) {
