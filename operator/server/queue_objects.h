@@ -115,7 +115,8 @@ struct LocalQueueStatus {
   std::vector<FlavorUsage> flavors_usage;
   // empty = Active; else its ClusterQueue is missing or inactive, or it is stopped itself.
   std::string inactive_reason;
-  std::string inactive_condition_reason = "Inactive";  // "Stopped" for its own stopPolicy
+  // "Stopped" for its own stopPolicy, else its ClusterQueue's (Terminating, Stopped, Inactive).
+  std::string inactive_condition_reason = "Inactive";
 };
 struct QueueStatuses {
   std::vector<ClusterQueueStatus> cluster_queues;  // in Snapshot order

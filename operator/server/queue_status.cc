@@ -136,7 +136,11 @@ QueueStatuses ComputeQueueStatuses(const admission::Snapshot& snapshot) {
       status.inactive_reason =
           absl::StrCat("ClusterTrainingQueue ", lq.cluster_queue, " does not exist");
     } else if (cq_status[cq] >= 0) {
-      status.inactive_reason = out.cluster_queues[cq_status[cq]].inactive_reason;
+      // Its ClusterQueue's reason too: a TrainingQueue whose queue is being deleted is
+      // Terminating with it, not "Inactive".
+      const ClusterQueueStatus& parent = out.cluster_queues[cq_status[cq]];
+      status.inactive_reason = parent.inactive_reason;
+      status.inactive_condition_reason = parent.inactive_condition_reason;
     }
     if (status.inactive_reason.empty() && lq.stop_policy != admission::StopPolicy::kNone) {
       status.inactive_reason =

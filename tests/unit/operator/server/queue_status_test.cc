@@ -353,6 +353,7 @@ TEST(StatusApplyTest, StoppedAndTerminatingQueuesSayWhyAsKueue) {
   // Its running workload still counts, and its TrainingQueue says why it is inactive.
   EXPECT_EQ(statuses.cluster_queues[1].admitted, 1);
   EXPECT_THAT(statuses.local_queues[1].inactive_reason, HasSubstr("is being deleted"));
+  EXPECT_EQ(statuses.local_queues[1].inactive_condition_reason, "Terminating");
 }
 
 TEST(StatusApplyTest, StoppedTrainingQueueIsInactiveAlone) {
