@@ -90,7 +90,8 @@ TEST(FormatQueues, OneNamespaceHasNoNamespaceColumn) {
   const std::string stopped = R"({"metadata":{"name":"held","namespace":"team-llm"},
       "spec":{"clusterQueue":"llm","stopPolicy":"Hold"},
       "status":{"pendingWorkloads":2,"admittedWorkloads":0,"conditions":[{"type":"Active",
-        "status":"False","reason":"Stopped","message":"TrainingQueue team-llm/held is stopped"}]}})";
+        "status":"False","reason":"Stopped",
+        "message":"TrainingQueue team-llm/held is stopped"}]}})";
   ASSERT_OK_AND_ASSIGN(out, FormatQueues({}, {stopped}, {.ns = "team-llm", .now = Now()}));
   EXPECT_THAT(out, HasSubstr("held            llm                    2         0          "
                              "False (Stopped)\n"));
