@@ -115,7 +115,8 @@ struct LocalQueueStatus {
   std::vector<FlavorUsage> flavors_usage;
   // empty = Active; else its ClusterQueue is missing or inactive, or it is stopped itself.
   std::string inactive_reason;
-  // "Stopped" for its own stopPolicy, else its ClusterQueue's (Terminating, Stopped, Inactive).
+  // Kueue's LocalQueue reasons: "Stopped" (its own stopPolicy), "ClusterTrainingQueueDoesNotExist",
+  // "ClusterTrainingQueueIsInactive" (inactive_reason then says why).
   std::string inactive_condition_reason = "Inactive";
 };
 struct QueueStatuses {

@@ -132,21 +132,20 @@ QueueStatuses ComputeQueueStatuses(const admission::Snapshot& snapshot) {
     status.namespace_name = lq.namespace_name;
     status.name = lq.name;
     int cq = model.local_queues.at(key);
-    if (cq < 0) {
-      status.inactive_reason =
-          absl::StrCat("ClusterTrainingQueue ", lq.cluster_queue, " does not exist");
-    } else if (cq_status[cq] >= 0) {
-      // Its ClusterQueue's reason too: a TrainingQueue whose queue is being deleted is
-      // Terminating with it, not "Inactive".
-      const ClusterQueueStatus& parent = out.cluster_queues[cq_status[cq]];
-      status.inactive_reason = parent.inactive_reason;
-      status.inactive_condition_reason = parent.inactive_condition_reason;
-    }
-    if (status.inactive_reason.empty() && lq.stop_policy != admission::StopPolicy::kNone) {
+    // Kueue's LocalQueue reasons, in its order: its own stopPolicy, then its ClusterQueue
+    // missing or inactive (whose message says why).
+    if (lq.stop_policy != admission::StopPolicy::kNone) {
       status.inactive_reason =
           absl::StrCat("TrainingQueue ", lq.namespace_name, "/", lq.name,
                        " is stopped (stopPolicy ", StopPolicyName(lq.stop_policy), ")");
       status.inactive_condition_reason = "Stopped";
+    } else if (cq < 0) {
+      status.inactive_reason =
+          absl::StrCat("ClusterTrainingQueue ", lq.cluster_queue, " does not exist");
+      status.inactive_condition_reason = "ClusterTrainingQueueDoesNotExist";
+    } else if (cq_status[cq] >= 0 && !out.cluster_queues[cq_status[cq]].inactive_reason.empty()) {
+      status.inactive_reason = out.cluster_queues[cq_status[cq]].inactive_reason;
+      status.inactive_condition_reason = "ClusterTrainingQueueIsInactive";
     }
   }
 

@@ -353,7 +353,8 @@ TEST(StatusApplyTest, StoppedAndTerminatingQueuesSayWhyAsKueue) {
   // Its running workload still counts, and its TrainingQueue says why it is inactive.
   EXPECT_EQ(statuses.cluster_queues[1].admitted, 1);
   EXPECT_THAT(statuses.local_queues[1].inactive_reason, HasSubstr("is being deleted"));
-  EXPECT_EQ(statuses.local_queues[1].inactive_condition_reason, "Terminating");
+  EXPECT_EQ(statuses.local_queues[1].inactive_condition_reason,
+            "ClusterTrainingQueueIsInactive");
 }
 
 TEST(StatusApplyTest, StoppedTrainingQueueIsInactiveAlone) {
@@ -369,6 +370,8 @@ TEST(StatusApplyTest, StoppedTrainingQueueIsInactiveAlone) {
                "TrainingQueue ns-a/main is stopped (stopPolicy HoldAndDrain)");
   EXPECT_TRUE(statuses.local_queues[1].inactive_reason.empty());  // ns-b/main, same cohort
   EXPECT_TRUE(statuses.cluster_queues[0].inactive_reason.empty());  // its ClusterQueue
+  EXPECT_EQ(statuses.local_queues[2].inactive_condition_reason,  // ns-b/other -> gone
+            "ClusterTrainingQueueDoesNotExist");
 }
 
 TEST(StatusApplyTest, LocalQueueBodyFollowsTheCrd) {
