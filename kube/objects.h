@@ -109,6 +109,9 @@ struct ObjectMeta {
 
   // "namespace/name", or "name" for cluster-scoped objects: the informer cache key.
   std::string Key() const { return namespace_.empty() ? name : namespace_ + "/" + name; }
+  bool HasFinalizer(std::string_view finalizer) const {
+    return std::find(finalizers.begin(), finalizers.end(), finalizer) != finalizers.end();
+  }
   // The owner with controller=true, if any.
   const OwnerReference* ControllerRef() const {
     for (const OwnerReference& ref : owner_references) {

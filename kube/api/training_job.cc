@@ -82,14 +82,15 @@ std::string DefaultRequestsFromLimits(Value& tmpl, rapidjson::Document::Allocato
             amount.value.SetString(text.c_str(), static_cast<rapidjson::SizeType>(text.size()),
                                    alloc);
           }
-          if (!problem.empty() || !amount.value.IsString()) continue;
           const std::string name = amount.name.GetString();
+          if (!problem.empty() || !amount.value.IsString() ||
+              !phalanx::IsExtendedResourceName(name)) {
+            continue;
+          }
           absl::StatusOr<phalanx::ResourceList> whole = phalanx::ParseResourceList(
               {{name, amount.value.GetString()}},
               absl::StrCat("spec.template.spec.", list, "[", index, "].resources.", kind));
-          if (!whole.ok() && phalanx::IsExtendedResourceName(name)) {
-            problem = std::string(whole.status().message());
-          }
+          if (!whole.ok()) problem = std::string(whole.status().message());
         }
       }
       if (!resources.HasMember("limits") || !resources["limits"].IsObject()) continue;

@@ -191,25 +191,24 @@ void Cycle::Setup() {
     // quota cannot be computed, and the workload keeps running until someone stops it.
     if (running.cq < 0 || !model_.cqs[running.cq].inactive.empty()) continue;
     const CompiledClusterQueue& queue = model_.cqs[running.cq];
-    const bool lq_drains = LocalQueueStop(w) == StopPolicy::kHoldAndDrain;
-    if (queue.spec->stop_policy == StopPolicy::kHoldAndDrain || lq_drains) {
+    const LocalQueueStop* lq_stop = LocalQueueStopOf(w);
+    const bool cq_drains = queue.spec->stop_policy == StopPolicy::kHoldAndDrain;
+    const bool lq_drains = lq_stop != nullptr && lq_stop->policy == StopPolicy::kHoldAndDrain;
+    if (cq_drains || lq_drains) {
       absl::Status status = service_.Release(w.key);
       ++result_.calls.release;
       std::string message =
-          lq_drains && queue.spec->stop_policy != StopPolicy::kHoldAndDrain
-              ? absl::StrCat("TrainingQueue ", w.namespace_name, "/", w.queue_name,
-                             " has stopPolicy HoldAndDrain")
-              : absl::StrCat("ClusterTrainingQueue ", queue.spec->name,
-                             " has stopPolicy HoldAndDrain");
+          cq_drains ? absl::StrCat("ClusterTrainingQueue ", queue.spec->name,
+                                   " has stopPolicy HoldAndDrain")
+                    : absl::StrCat("TrainingQueue ", w.namespace_name, "/", w.queue_name,
+                                   " has stopPolicy HoldAndDrain");
       if (!status.ok() && status.code() != absl::StatusCode::kNotFound) {
         absl::StrAppend(&message, "; releasing its placement failed: ", status.ToString());
       }
-      result_.preemptions.push_back(
-          {w.key, queue.spec->name, 0, "",
-           queue.spec->stop_policy == StopPolicy::kHoldAndDrain
-               ? PreemptionReason::kClusterQueueStopped
-               : PreemptionReason::kLocalQueueStopped,
-           message});
+      result_.preemptions.push_back({w.key, queue.spec->name, 0, "",
+                                     cq_drains ? PreemptionReason::kClusterQueueStopped
+                                               : PreemptionReason::kLocalQueueStopped,
+                                     message});
       continue;
     }
     running.count = w.admitted->count;
@@ -244,10 +243,10 @@ void Cycle::ResolveRunning(const Workload& w, RunningEntry& running) const {
   if (running.cq >= 0) running.per_pod = AdmittedDemand(model_, quota_, running.cq, w);
 }
 
-StopPolicy Cycle::LocalQueueStop(const Workload& w) const {
-  if (model_.local_queue_stops.empty()) return StopPolicy::kNone;
+const LocalQueueStop* Cycle::LocalQueueStopOf(const Workload& w) const {
+  if (model_.local_queue_stops.empty()) return nullptr;
   auto it = model_.local_queue_stops.find({w.namespace_name, w.queue_name});
-  return it == model_.local_queue_stops.end() ? StopPolicy::kNone : it->second;
+  return it == model_.local_queue_stops.end() ? nullptr : &it->second;
 }
 
 std::string Cycle::Fingerprint() const {
@@ -296,38 +295,18 @@ void Cycle::SetupWorkload(const Workload& w) {
                                                            "/", w.queue_name, " does not exist"));
   }
   if (lq->second < 0) {
-    std::string cq_name;
-    for (const LocalQueue& spec : snapshot_.local_queues) {
-      if (spec.namespace_name == w.namespace_name && spec.name == w.queue_name) {
-        cq_name = spec.cluster_queue;
-        break;
-      }
-    }
     return fail(PendingReason::kNoLocalQueue,
                 absl::StrCat("TrainingQueue ", w.namespace_name, "/", w.queue_name,
-                             " points to ClusterTrainingQueue \"", cq_name,
+                             " points to ClusterTrainingQueue \"",
+                             model_.missing_cluster_queues.at(lq->first),
                              "\", which does not exist"));
   }
   entry.cq = lq->second;
   const CompiledClusterQueue& queue = model_.cqs[entry.cq];
   if (!queue.inactive.empty()) return fail(PendingReason::kClusterQueueInactive, queue.inactive);
-  if (queue.spec->terminating) {
-    return fail(PendingReason::kClusterQueueInactive,
-                absl::StrCat("ClusterTrainingQueue ", queue.spec->name,
-                             " is being deleted: it admits nothing new and goes once its "
-                             "admitted jobs have finished"));
-  }
-  if (queue.spec->stop_policy != StopPolicy::kNone) {
-    return fail(PendingReason::kClusterQueueInactive,
-                absl::StrCat("ClusterTrainingQueue ", queue.spec->name, " is stopped (stopPolicy ",
-                             queue.spec->stop_policy == StopPolicy::kHold ? "Hold" : "HoldAndDrain",
-                             ")"));
-  }
-  if (const StopPolicy lq_stop = LocalQueueStop(w); lq_stop != StopPolicy::kNone) {
-    return fail(PendingReason::kLocalQueueStopped,
-                absl::StrCat("TrainingQueue ", w.namespace_name, "/", w.queue_name,
-                             " is stopped (stopPolicy ",
-                             lq_stop == StopPolicy::kHold ? "Hold" : "HoldAndDrain", ")"));
+  if (!queue.held.empty()) return fail(PendingReason::kClusterQueueInactive, queue.held);
+  if (const LocalQueueStop* lq_stop = LocalQueueStopOf(w); lq_stop != nullptr) {
+    return fail(PendingReason::kLocalQueueStopped, lq_stop->message);
   }
   if (!queue.spec->namespace_selector.has_value()) {
     return fail(PendingReason::kNamespaceNotAllowed,

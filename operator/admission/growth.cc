@@ -43,8 +43,7 @@ std::vector<int> Cycle::Growable() const {
     const Workload& w = *r.workload;
     if (!w.elastic || r.touched || r.count <= 0 || r.count >= w.elastic->max) continue;
     const CompiledClusterQueue& queue = model_.cqs[r.cq];
-    if (queue.spec->stop_policy != StopPolicy::kNone || queue.spec->terminating ||
-        LocalQueueStop(w) != StopPolicy::kNone || queue_blocked[r.cq] ||
+    if (!queue.held.empty() || LocalQueueStopOf(w) != nullptr || queue_blocked[r.cq] ||
         (queue.cohort >= 0 && cohort_blocked[queue.cohort])) {
       continue;
     }

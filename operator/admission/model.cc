@@ -192,6 +192,14 @@ class Compiler {
                                   cq.cohort, " is invalid (", it->second, ")");
       return;
     }
+    if (cq.terminating) {
+      out.held = absl::StrCat("ClusterTrainingQueue ", cq.name,
+                              " is being deleted: it admits nothing new and goes once its "
+                              "admitted jobs have finished");
+    } else if (cq.stop_policy != StopPolicy::kNone) {
+      out.held = absl::StrCat("ClusterTrainingQueue ", cq.name, " is stopped (stopPolicy ",
+                              ToString(cq.stop_policy), ")");
+    }
     for (size_t g = 0; g < cq.resource_groups.size(); ++g) {
       const ResourceGroup& group = cq.resource_groups[g];
       CompiledGroup& cg = out.groups.emplace_back();
@@ -221,7 +229,10 @@ class Compiler {
         continue;
       }
       if (lq.stop_policy != StopPolicy::kNone) {
-        model_.local_queue_stops.emplace(key, lq.stop_policy);
+        model_.local_queue_stops.emplace(
+            key, LocalQueueStop{lq.stop_policy,
+                                absl::StrCat("TrainingQueue ", name, " is stopped (stopPolicy ",
+                                             ToString(lq.stop_policy), ")")});
       }
       auto it = model_.cq_index.find(lq.cluster_queue);
       if (it == model_.cq_index.end()) {
@@ -229,6 +240,7 @@ class Compiler {
               absl::StrCat("spec.clusterQueue: ClusterTrainingQueue \"", lq.cluster_queue,
                            "\" does not exist"));
         model_.local_queues.emplace(key, -1);
+        model_.missing_cluster_queues.emplace(key, lq.cluster_queue);
         continue;
       }
       model_.local_queues.emplace(key, it->second);
@@ -240,6 +252,15 @@ class Compiler {
 };
 
 }  // namespace
+
+const char* ToString(StopPolicy policy) {
+  switch (policy) {
+    case StopPolicy::kNone: return "None";
+    case StopPolicy::kHold: return "Hold";
+    case StopPolicy::kHoldAndDrain: return "HoldAndDrain";
+  }
+  return "None";
+}
 
 Model CompileModel(const Snapshot& snapshot) { return Compiler(snapshot).Run(); }
 

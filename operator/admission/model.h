@@ -34,6 +34,16 @@ struct CompiledClusterQueue {
   // resource -> (group, position of the resource in the group)
   std::map<std::string, std::pair<int, int>, std::less<>> resource_index;
   std::string inactive;  // non-empty: admits nothing, and this says why
+  // Non-empty for a valid queue that admits and grows nothing by choice, saying why: its
+  // deletion was requested (spec->terminating) or it has a stopPolicy. Its running workloads
+  // keep their quota (HoldAndDrain evicts them).
+  std::string held;
+};
+
+// A LocalQueue with a stopPolicy other than None, and the message its workloads wait with.
+struct LocalQueueStop {
+  StopPolicy policy = StopPolicy::kNone;
+  std::string message;
 };
 
 struct Model {
@@ -45,8 +55,10 @@ struct Model {
   std::vector<std::vector<int>> cohort_members;  // cohort -> ClusterQueue indices
   // (namespace, name) -> ClusterQueue index; -1 when the LocalQueue is broken (see errors).
   std::map<std::pair<std::string, std::string>, int> local_queues;
-  // (namespace, name) -> stopPolicy of the LocalQueues that have one other than None.
-  std::map<std::pair<std::string, std::string>, StopPolicy> local_queue_stops;
+  // (namespace, name) -> the LocalQueues that have a stopPolicy other than None.
+  std::map<std::pair<std::string, std::string>, LocalQueueStop> local_queue_stops;
+  // (namespace, name) -> the ClusterQueue a broken LocalQueue (index -1) names, which is missing.
+  std::map<std::pair<std::string, std::string>, std::string> missing_cluster_queues;
   std::map<std::string, const Namespace*, std::less<>> namespaces;
   std::vector<std::pair<int, std::string>> frs;  // FrId -> (flavor, resource)
   std::map<std::pair<int, std::string>, FrId> fr_ids;  // (flavor, resource) -> FrId
@@ -55,5 +67,8 @@ struct Model {
 
 // Never fails: every problem becomes an ObjectError and, where it matters, an inactive reason.
 Model CompileModel(const Snapshot& snapshot);
+
+// "Hold" or "HoldAndDrain" (kNone: "None").
+const char* ToString(StopPolicy policy);
 
 }  // namespace phalanx::admission

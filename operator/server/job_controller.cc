@@ -314,8 +314,7 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
     absl::Status s = placement_.Release(key);
     return s.ok() || absl::IsNotFound(s) ? absl::OkStatus() : s;
   };
-  bool has_finalizer = false;
-  for (const auto& f : meta.finalizers) has_finalizer |= (f == kReservationFinalizer);
+  const bool has_finalizer = meta.HasFinalizer(kReservationFinalizer);
   auto apply_meta = [&](bool with) -> absl::Status {
     absl::StatusOr<std::string> r = client_.Patch(
         kube::TrainingJobs(), meta.namespace_, meta.name, kube::PatchType::kApply,

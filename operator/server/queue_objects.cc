@@ -468,8 +468,7 @@ ResourcesInUse FindResourcesInUse(const admission::Snapshot& snapshot) {
 }
 
 FinalizerChange ResourceInUseFinalizerChange(const kube::ObjectMeta& meta, bool in_use) {
-  bool has = false;
-  for (const auto& f : meta.finalizers) has |= (f == kResourceInUseFinalizer);
+  const bool has = meta.HasFinalizer(kResourceInUseFinalizer);
   if (meta.deletion_timestamp.empty()) return has ? FinalizerChange::kNone : FinalizerChange::kAdd;
   return has && !in_use ? FinalizerChange::kRemove : FinalizerChange::kNone;
 }

@@ -22,10 +22,6 @@ using Alloc = rapidjson::Document::AllocatorType;
 
 constexpr std::string_view kApiVersion = "phalanx.dev/v1alpha1";
 
-absl::string_view StopPolicyName(admission::StopPolicy policy) {
-  return policy == admission::StopPolicy::kHold ? "Hold" : "HoldAndDrain";
-}
-
 // Kueue's weightedShare: the share x1000, truncated as Kueue's integer arithmetic does (the
 // epsilon keeps 0.29 * 1000 from truncating to 289).
 int64_t WeightedShare(double share) {
@@ -111,17 +107,11 @@ QueueStatuses ComputeQueueStatuses(const admission::Snapshot& snapshot) {
     cq_status[it->second] = static_cast<int>(out.cluster_queues.size());
     ClusterQueueStatus& status = out.cluster_queues.emplace_back();
     status.name = spec.name;
-    status.inactive_reason = model.cqs[it->second].inactive;
-    if (status.inactive_reason.empty() && spec.terminating) {
-      status.inactive_reason = absl::StrCat("ClusterTrainingQueue ", spec.name,
-                                            " is being deleted: it admits nothing new and goes "
-                                            "once its admitted jobs have finished");
-      status.inactive_condition_reason = "Terminating";
-    } else if (status.inactive_reason.empty() && spec.stop_policy != admission::StopPolicy::kNone) {
-      status.inactive_reason = absl::StrCat("ClusterTrainingQueue ", spec.name,
-                                            " is stopped (stopPolicy ",
-                                            StopPolicyName(spec.stop_policy), ")");
-      status.inactive_condition_reason = "Stopped";
+    const admission::CompiledClusterQueue& compiled = model.cqs[it->second];
+    status.inactive_reason = compiled.inactive;
+    if (status.inactive_reason.empty() && !compiled.held.empty()) {
+      status.inactive_reason = compiled.held;
+      status.inactive_condition_reason = spec.terminating ? "Terminating" : "Stopped";
     }
   }
   std::map<std::pair<std::string, std::string>, int> lq_status;
@@ -134,10 +124,8 @@ QueueStatuses ComputeQueueStatuses(const admission::Snapshot& snapshot) {
     int cq = model.local_queues.at(key);
     // Kueue's LocalQueue reasons, in its order: its own stopPolicy, then its ClusterQueue
     // missing or inactive (whose message says why).
-    if (lq.stop_policy != admission::StopPolicy::kNone) {
-      status.inactive_reason =
-          absl::StrCat("TrainingQueue ", lq.namespace_name, "/", lq.name,
-                       " is stopped (stopPolicy ", StopPolicyName(lq.stop_policy), ")");
+    if (auto stop = model.local_queue_stops.find(key); stop != model.local_queue_stops.end()) {
+      status.inactive_reason = stop->second.message;
       status.inactive_condition_reason = "Stopped";
     } else if (cq < 0) {
       status.inactive_reason =

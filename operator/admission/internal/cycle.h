@@ -131,8 +131,8 @@ class Cycle {
   void ResolveRunning(const Workload& w, RunningEntry& running) const;
   // CycleCacheState::fingerprint of this cycle's model.
   std::string Fingerprint() const;
-  // The stopPolicy of the workload's LocalQueue (kNone when it has none or does not exist).
-  StopPolicy LocalQueueStop(const Workload& w) const;
+  // The stopPolicy of the workload's LocalQueue; nullptr when it has none or does not exist.
+  const LocalQueueStop* LocalQueueStopOf(const Workload& w) const;
   void Drain(int cq);
   // `last`: no pass follows, so nothing may be given back for a retry.
   bool Pass(bool last);

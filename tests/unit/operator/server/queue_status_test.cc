@@ -335,16 +335,19 @@ TEST(StatusApplyTest, InactiveClusterQueueAndInfiniteShare) {
   ExpectMatchesSchema(broken["status"], schema, "status");
 }
 
+// Status, reason and message of the Active condition of a queue's status apply body.
+std::vector<std::string> ActiveOf(const std::string& body) {
+  rapidjson::Document doc = Parse(body);
+  const Value& c = doc["status"]["conditions"][0];
+  return {c["status"].GetString(), c["reason"].GetString(), c["message"].GetString()};
+}
+
 TEST(StatusApplyTest, StoppedAndTerminatingQueuesSayWhyAsKueue) {
   admission::Snapshot s = BorrowingSnapshot();
   s.cluster_queues[1].terminating = true;  // b: being deleted
   QueueStatuses statuses = ComputeQueueStatuses(s);
   auto condition_of = [&](int i) {
-    rapidjson::Document doc =
-        Parse(ClusterQueueStatusApply(statuses.cluster_queues[i], "2025-06-01T12:00:00Z"));
-    const Value& c = doc["status"]["conditions"][0];
-    return std::vector<std::string>{c["status"].GetString(), c["reason"].GetString(),
-                                    c["message"].GetString()};
+    return ActiveOf(ClusterQueueStatusApply(statuses.cluster_queues[i], "2025-06-01T12:00:00Z"));
   };
   EXPECT_THAT(condition_of(1), ElementsAre("False", "Terminating",
                                            HasSubstr("ClusterTrainingQueue b is being deleted")));
@@ -361,13 +364,9 @@ TEST(StatusApplyTest, StoppedTrainingQueueIsInactiveAlone) {
   admission::Snapshot s = BorrowingSnapshot();
   s.local_queues[0].stop_policy = admission::StopPolicy::kHoldAndDrain;  // ns-a/main of a
   QueueStatuses statuses = ComputeQueueStatuses(s);
-  rapidjson::Document doc =
-      Parse(LocalQueueStatusApply(statuses.local_queues[0], "2025-06-01T12:00:00Z"));
-  const Value& c = doc["status"]["conditions"][0];
-  EXPECT_STREQ(c["status"].GetString(), "False");
-  EXPECT_STREQ(c["reason"].GetString(), "Stopped");
-  EXPECT_STREQ(c["message"].GetString(),
-               "TrainingQueue ns-a/main is stopped (stopPolicy HoldAndDrain)");
+  EXPECT_THAT(ActiveOf(LocalQueueStatusApply(statuses.local_queues[0], "2025-06-01T12:00:00Z")),
+              ElementsAre("False", "Stopped",
+                          "TrainingQueue ns-a/main is stopped (stopPolicy HoldAndDrain)"));
   EXPECT_TRUE(statuses.local_queues[1].inactive_reason.empty());  // ns-b/main, same cohort
   EXPECT_TRUE(statuses.cluster_queues[0].inactive_reason.empty());  // its ClusterQueue
   EXPECT_EQ(statuses.local_queues[2].inactive_condition_reason,  // ns-b/other -> gone
