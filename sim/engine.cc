@@ -160,7 +160,7 @@ class Simulation {
     node_up_.assign(cluster_.nodes.size(), 1);
     used_.assign(cluster_.nodes.size(), 0);
     // Generous: a policy that leaves jobs pending forever must not loop forever on failures.
-    horizon_ = last_submit + 365.0 * 86400;
+    horizon_ = last_submit + kSafetyStopSeconds;
     const FailureSpec& failures = cluster_.spec.failures;
     if (failures.node_mtbf_hours > 0 && !cluster_.nodes.empty()) ScheduleFailure();
     result_.usage.push_back({0.0, 0});

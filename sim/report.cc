@@ -9,6 +9,7 @@
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
 #include "sim/internal/report_text.h"
+#include "sim/internal/time_slices.h"
 
 namespace phalanx::sim {
 
@@ -32,18 +33,9 @@ std::vector<double> UtilizationSeries(const RunResult& result, int64_t total_gpu
   const double width = (end_s - start_s) / buckets;
   const auto& usage = result.usage;
   for (size_t i = 0; i < usage.size(); ++i) {
-    const double from = std::max(usage[i].first, start_s);
-    const double to = std::min(
-        end_s, i + 1 < usage.size() ? usage[i + 1].first : result.summary.horizon_end_s);
-    if (to <= from) continue;
-    const double gpus = static_cast<double>(usage[i].second);
-    // Spread this step's GPU-seconds over the buckets it overlaps.
-    int b = std::min(buckets - 1, static_cast<int>((from - start_s) / width));
-    for (; b < buckets && start_s + b * width < to; ++b) {
-      const double lo = std::max(from, start_s + b * width);
-      const double hi = std::min(to, start_s + (b + 1) * width);
-      if (hi > lo) series[b] += gpus * (hi - lo);
-    }
+    const double to = i + 1 < usage.size() ? usage[i + 1].first : result.summary.horizon_end_s;
+    internal::AddToSlices(series, start_s, end_s, usage[i].first, to,
+                          static_cast<double>(usage[i].second));
   }
   for (double& v : series) v /= width * static_cast<double>(total_gpus);
   return series;

@@ -12,6 +12,7 @@
 #include "absl/strings/str_split.h"
 #include "operator/admission/types.h"
 #include "sim/internal/report_text.h"
+#include "sim/internal/time_slices.h"
 #include "sim/report.h"
 
 namespace phalanx::sim {
@@ -433,15 +434,8 @@ std::vector<std::vector<double>> QueueShareSeries(const RunResult& result, size_
   // Each queue's level holds from one change to its next change.
   std::vector<std::pair<double, int64_t>> level(queues, {start_s, 0});
   auto spread = [&](size_t q, double to) {
-    const double from = std::max(level[q].first, start_s);
-    to = std::min(to, end_s);
-    if (to <= from || level[q].second == 0) return;
-    int b = std::clamp(static_cast<int>((from - start_s) / width), 0, buckets - 1);
-    for (; b < buckets && start_s + b * width < to; ++b) {
-      const double lo = std::max(from, start_s + b * width);
-      const double hi = std::min(to, start_s + (b + 1) * width);
-      if (hi > lo) share[q][b] += static_cast<double>(level[q].second) * (hi - lo);
-    }
+    internal::AddToSlices(share[q], start_s, end_s, level[q].first, to,
+                          static_cast<double>(level[q].second));
   };
   for (const RunResult::QueueUsage& change : result.queue_usage) {
     if (change.queue < 0 || static_cast<size_t>(change.queue) >= queues) continue;

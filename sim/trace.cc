@@ -51,7 +51,6 @@ void SortBySubmit(std::vector<TraceJob>& jobs) {
 }
 
 constexpr double kMaxSubmitSeconds = 1e11;
-constexpr double kMaxDurationSeconds = 365.0 * 86400;
 
 // Field checks shared by both formats; `field` prefixes messages.
 absl::Status CheckJob(const TraceJob& job, const std::string& where) {
@@ -67,7 +66,7 @@ absl::Status CheckJob(const TraceJob& job, const std::string& where) {
   }
   if (job.pods <= 0) return bad("pods", "must be >= 1");
   if (job.gpus_per_pod < 0) return bad("gpusPerPod", "must be >= 0");
-  if (!(job.duration_s > 0 && job.duration_s <= kMaxDurationSeconds)) {
+  if (!(job.duration_s > 0 && job.duration_s <= kSafetyStopSeconds)) {
     return bad("duration", "must be > 0 and at most 31536000 seconds (365 days)");
   }
   // The TrainingJob's own rules (sim/job_shape.h), then the trace's: the duration is measured
@@ -423,18 +422,17 @@ absl::Status ValidateTrace(std::vector<TraceJob>& jobs, const ClusterModel& clus
                                          [&](const QueueSpec& q) { return q.name == job.queue; });
     if (!queue_known) return bad("queue", absl::StrCat("no queue named \"", job.queue, "\""));
     bool group_known = job.node_group.empty();
+    // A preference a group cannot honour is no reason to refuse a job that may run in another
+    // group (as Kueue TAS skips such a flavor): only a job pinned to the group is.
+    const bool preference_elsewhere =
+        job.node_group.empty() && PreferredLevelSomewhere(cluster, job.preferred_level);
     for (size_t g = 0; g < cluster.groups.size(); ++g) {
       const NodeGroup& group = cluster.groups[g];
       if (!job.node_group.empty() && group.spec.name != job.node_group) continue;
       group_known = true;
       for (const std::string* level :
            {&job.required_level, &job.preferred_level, &job.group_level}) {
-        // A preference a group cannot honour is no reason to refuse a job that may run in
-        // another group (as Kueue TAS skips such a flavor): only a job pinned to the group is.
-        if (level == &job.preferred_level && job.node_group.empty() &&
-            PreferredLevelSomewhere(cluster, job.preferred_level)) {
-          continue;
-        }
+        if (level == &job.preferred_level && preference_elsewhere) continue;
         if (!level->empty() && *level != kHostnameLabel &&
             cluster.LevelIndex(static_cast<int32_t>(g), *level) < 0) {
           return bad("topology", absl::StrCat("node group ", group.spec.name,

@@ -24,6 +24,10 @@
 
 namespace phalanx::sim {
 
+// A run stops at the latest this long after the last submission (the engine's safety stop, for a
+// policy that never stalls cleanly), so a trace job may not run longer.
+inline constexpr double kSafetyStopSeconds = 365.0 * 86400;
+
 struct TraceJob {
   std::string name;
   double submit_s = 0;
