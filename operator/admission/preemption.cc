@@ -411,7 +411,8 @@ void Cycle::TryPreempt(int index) {
     result_.preemptions.push_back(
         {r.workload->key, model_.cqs[r.cq].spec->name, left, w.key, candidate.reason,
          absl::StrCat(left > 0 ? absl::StrCat("shrunk to ", left, " pods") : "evicted",
-                      " to make room for ", w.key, ": ", why)});
+                      " to make room for ", w.key, ": ", why),
+         cq_name});
     victims.push_back(r.workload->key);
     r.touched = true;
     r.count = left;

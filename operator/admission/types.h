@@ -230,6 +230,7 @@ struct PreemptionDecision {
   std::string preemptor;      // empty for kClusterQueueStopped and kLocalQueueStopped
   PreemptionReason reason = PreemptionReason::kInClusterQueue;
   std::string message;
+  std::string preemptor_cluster_queue;  // the preemptor's; empty when preemptor is
 };
 
 // Why a workload is still pending, in words a user can act on.

@@ -363,6 +363,11 @@ CycleStats AdmissionController::RunCycle() {
     auto it = jobs.find(p.victim);
     if (it == jobs.end()) continue;
     const kube::TrainingJob& job = it->second;
+    // A stopPolicy drain is an eviction without a preemptor: its reason names the stopped
+    // queue (Kueue's ClusterQueueStopped / LocalQueueStopped); every other one is Preempted.
+    const bool drained = p.reason == admission::PreemptionReason::kClusterQueueStopped ||
+                         p.reason == admission::PreemptionReason::kLocalQueueStopped;
+    const std::string reason = drained ? std::string(admission::ToString(p.reason)) : "Preempted";
     AdmissionStatus status;
     if (p.new_count > 0 && job.status.admission && job.status.placement) {
       status.admission = job.status.admission;
@@ -374,11 +379,11 @@ CycleStats AdmissionController::RunCycle() {
     } else {
       status.conditions = MergeConditions(
           conditions_of(p.victim), kOwned,
-          {{.type = std::string(kConditionQueued), .status = "True", .reason = "Preempted",
+          {{.type = std::string(kConditionQueued), .status = "True", .reason = reason,
             .message = p.message},
-           {.type = std::string(kConditionAdmitted), .status = "False", .reason = "Preempted",
+           {.type = std::string(kConditionAdmitted), .status = "False", .reason = reason,
             .message = p.message},
-           {.type = std::string(kConditionEvicted), .status = "True", .reason = "Preempted",
+           {.type = std::string(kConditionEvicted), .status = "True", .reason = reason,
             .message = p.message}},
           now);
     }
@@ -390,14 +395,19 @@ CycleStats AdmissionController::RunCycle() {
       ++stats.write_errors;
       Trigger();
     }
+    if (!drained) {
+      metrics_.preempted_workloads_total
+          .WithLabels({p.preemptor_cluster_queue, std::string(admission::ToString(p.reason))})
+          .Inc();
+    }
     if (p.new_count > 0) {
       ++stats.resized;
       metrics_.resize_events_total.WithLabels({"shrink"}).Inc();
       (void)events_.Record(JobReference(job.meta), kube::EventType::kNormal, "Shrunk", p.message);
     } else {
       ++stats.evicted;
-      metrics_.evicted_workloads_total.WithLabels({p.cluster_queue, "Preempted"}).Inc();
-      (void)events_.Record(JobReference(job.meta), kube::EventType::kWarning, "Preempted", p.message);
+      metrics_.evicted_workloads_total.WithLabels({p.cluster_queue, reason}).Inc();
+      (void)events_.Record(JobReference(job.meta), kube::EventType::kWarning, reason, p.message);
     }
   }
 
@@ -685,11 +695,18 @@ void AdmissionController::WriteQueueStatuses(const admission::Snapshot& snapshot
   // Every queue gauge is set for what exists now, and the series of anything else (a deleted
   // ClusterTrainingQueue, a flavor or resource taken out of one) are dropped: a gauge left at
   // its last value would keep an alert on it firing forever.
-  std::set<std::vector<std::string>> queues, usage, quota;
+  std::set<std::vector<std::string>> queues, usage, quota, borrowing, lending;
   for (const ClusterQueueStatus& cq : statuses.cluster_queues) {
     apply(kube::ClusterTrainingQueues(), "", cq.name, ClusterQueueStatusApply(cq, ""),
           ClusterQueueStatusApply(cq, now));
     metrics_.admitted_active_workloads.WithLabels({cq.name}).Set(cq.admitted);
+    const std::string_view state = cq.inactive_reason.empty() ? "active"
+                                   : cq.inactive_condition_reason == "Terminating" ? "terminating"
+                                                                                   : "pending";
+    for (std::string_view each : {"active", "pending", "terminating"}) {
+      metrics_.cluster_queue_status.WithLabels({cq.name, std::string(each)})
+          .Set(each == state ? 1 : 0);
+    }
     queues.insert({cq.name});
     for (const FlavorUsage& f : cq.flavors_usage) {
       for (const ResourceUsage& r : f.resources) {
@@ -704,6 +721,16 @@ void AdmissionController::WriteQueueStatuses(const admission::Snapshot& snapshot
         for (const admission::ResourceQuota& q : f.resources) {
           metrics_.nominal_quota.WithLabels({cq.name, f.flavor, q.resource}).Set(q.nominal);
           quota.insert({cq.name, f.flavor, q.resource});
+          if (q.borrowing_limit) {
+            metrics_.borrowing_limit.WithLabels({cq.name, f.flavor, q.resource})
+                .Set(*q.borrowing_limit);
+            borrowing.insert({cq.name, f.flavor, q.resource});
+          }
+          if (q.lending_limit) {
+            metrics_.lending_limit.WithLabels({cq.name, f.flavor, q.resource})
+                .Set(*q.lending_limit);
+            lending.insert({cq.name, f.flavor, q.resource});
+          }
         }
       }
     }
@@ -714,6 +741,10 @@ void AdmissionController::WriteQueueStatuses(const admission::Snapshot& snapshot
   metrics_.admitted_active_workloads.RemoveIf(absent_from(queues));
   metrics_.resource_usage.RemoveIf(absent_from(usage));
   metrics_.nominal_quota.RemoveIf(absent_from(quota));
+  metrics_.borrowing_limit.RemoveIf(absent_from(borrowing));
+  metrics_.lending_limit.RemoveIf(absent_from(lending));
+  metrics_.cluster_queue_status.RemoveIf(
+      [&](const std::vector<std::string>& labels) { return !queues.contains({labels[0]}); });
   for (const LocalQueueStatus& lq : statuses.local_queues) {
     apply(kube::TrainingQueues(), lq.namespace_name, lq.name, LocalQueueStatusApply(lq, ""),
           LocalQueueStatusApply(lq, now));

@@ -50,8 +50,19 @@ struct OperatorMetrics {
         evicted_workloads_total(r.AddCounter(
             "phalanx_evicted_workloads_total",
             "Evictions of admitted TrainingJobs, by ClusterTrainingQueue and reason (Preempted, "
-            "Suspended, NodeFailure).",
+            "Suspended, NodeFailure, ClusterTrainingQueueStopped, TrainingQueueStopped).",
             {"cluster_queue", "reason"})),
+        preempted_workloads_total(r.AddCounter(
+            "phalanx_preempted_workloads_total",
+            "TrainingJobs evicted or shrunk by preemption, by the preemptor's "
+            "ClusterTrainingQueue and reason (InClusterQueue, InCohortReclamation, "
+            "InCohortReclaimWhileBorrowing, InCohortFairSharing).",
+            {"preempting_cluster_queue", "reason"})),
+        cluster_queue_status(r.AddGauge(
+            "phalanx_cluster_queue_status",
+            "1 for the state each ClusterTrainingQueue is in, 0 for the others: active, pending "
+            "(inactive or stopped), terminating (deleted, still charging running jobs).",
+            {"cluster_queue", "status"})),
         admission_wait_time_seconds(r.AddHistogram(
             "phalanx_admission_wait_time_seconds",
             "Time from creation to admission, by ClusterTrainingQueue.",
@@ -63,6 +74,14 @@ struct OperatorMetrics {
         nominal_quota(r.AddGauge("phalanx_cluster_queue_nominal_quota",
                                  "Nominal quota, by ClusterTrainingQueue, NodeFlavor and resource.",
                                  {"cluster_queue", "flavor", "resource"})),
+        borrowing_limit(r.AddGauge(
+            "phalanx_cluster_queue_borrowing_limit",
+            "Borrowing limit where one is set, by ClusterTrainingQueue, NodeFlavor and resource.",
+            {"cluster_queue", "flavor", "resource"})),
+        lending_limit(r.AddGauge(
+            "phalanx_cluster_queue_lending_limit",
+            "Lending limit where one is set, by ClusterTrainingQueue, NodeFlavor and resource.",
+            {"cluster_queue", "flavor", "resource"})),
         admission_cycle_duration_seconds(r.AddHistogram(
             "phalanx_admission_cycle_duration_seconds",
             "Time of one admission cycle, Placement calls and status writes included.", {},
@@ -125,9 +144,13 @@ struct OperatorMetrics {
   metrics::Family<metrics::Gauge>& admitted_active_workloads;
   metrics::Family<metrics::Counter>& admitted_workloads_total;
   metrics::Family<metrics::Counter>& evicted_workloads_total;
+  metrics::Family<metrics::Counter>& preempted_workloads_total;
+  metrics::Family<metrics::Gauge>& cluster_queue_status;
   metrics::Family<metrics::Histogram>& admission_wait_time_seconds;
   metrics::Family<metrics::Gauge>& resource_usage;
   metrics::Family<metrics::Gauge>& nominal_quota;
+  metrics::Family<metrics::Gauge>& borrowing_limit;
+  metrics::Family<metrics::Gauge>& lending_limit;
   metrics::Family<metrics::Histogram>& admission_cycle_duration_seconds;
   metrics::Family<metrics::Counter>& admission_cycles_total;
   metrics::Family<metrics::Counter>& placement_calls_total;

@@ -9,6 +9,7 @@
 #   stretch (elastic 2..4, a whole block) a node's HyperPod health label goes
 #                     UnschedulablePendingReboot      -> shrinks to 3
 #   huge    (12 pods, team-vision) fits no block      -> stays pending (CannotBePlaced)
+#   low, urgent (4 pods each, priority 1 and 100) -> urgent preempts low in the free block
 #   scratch (a ClusterTrainingQueue) created, then deleted -> its gauge series leave the scrape
 # Then:
 #   - every metric in docs/metrics.md's table is in Prometheus, from the binary the table names,
@@ -113,10 +114,19 @@ eventually 60 admitted_is team-research stretch 3 && pass "stretch shrunk to 3 w
 kc -n team-llm patch trainingjob flaky --type=merge -p '{"spec":{"suspend":true}}' >/dev/null || fail "cannot suspend flaky"
 suspended() { [[ $(jq_job team-llm flaky '.status.admission // empty') == "" ]]; }
 eventually 60 suspended && pass "flaky suspended: admission released" || fail "flaky still admitted"
+# A preemption: the third block is free; urgent (priority 100) needs a whole block and evicts
+# low (priority 1) of the same ClusterTrainingQueue (llm: withinClusterQueue LowerPriority).
+job team-llm low 4 "{required: $L3}" "  priority: 1"
+eventually 120 all_running team-llm low 4 || die "low is not Running: $(cond team-llm low Queued)"
+job team-llm urgent 4 "{required: $L3}" "  priority: 100"
+eventually 120 all_running team-llm urgent 4 &&
+  [[ $(cond team-llm low Evicted) == "True Preempted: "* ]] &&
+  pass "urgent runs; low was preempted: $(cond team-llm low Evicted)" ||
+  fail "urgent: $(cond team-llm urgent Queued); low: $(cond team-llm low Evicted)"
 
 # --- a deleted queue's gauges leave the scrape (an alert on their last values would never end)
 op_scrape() { curl -sf --max-time 10 "http://127.0.0.1:$PHALANX_OPERATOR_HEALTH_PORT/metrics"; }
-scratch_series() { op_scrape | grep -E '^phalanx_(pending_workloads|admitted_active_workloads|cluster_queue_resource_usage|cluster_queue_nominal_quota)\{cluster_queue="scratch"' | wc -l; }
+scratch_series() { op_scrape | grep -E '^phalanx_(pending_workloads|admitted_active_workloads|cluster_queue_resource_usage|cluster_queue_nominal_quota|cluster_queue_status)\{cluster_queue="scratch"' | wc -l; }
 kc apply -f - >/dev/null <<'YAML' || fail "cannot create the scratch queue"
 apiVersion: phalanx.dev/v1alpha1
 kind: ClusterTrainingQueue
@@ -129,7 +139,7 @@ spec:
     - name: p5
       resources: [{name: nvidia.com/gpu, nominalQuota: 8}]
 YAML
-has_scratch() { [[ $(scratch_series) -ge 5 ]]; }  # pending x2, admitted, usage, quota
+has_scratch() { [[ $(scratch_series) -ge 8 ]]; }  # pending x2, admitted, usage, quota, status x3
 eventually 30 has_scratch && pass "queue scratch has its $(scratch_series) gauge series" || fail "scratch series: $(scratch_series)"
 kc delete clustertrainingqueue scratch >/dev/null || fail "cannot delete the scratch queue"
 no_scratch() { [[ $(scratch_series) == 0 ]]; }

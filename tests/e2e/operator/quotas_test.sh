@@ -84,6 +84,9 @@ gpu_usage_is() { [[ $(gpu_usage "$1") == "$2" ]]; }
 weighted_share() { kc get clustertrainingqueue "$1" -o jsonpath='{.status.fairSharing.weightedShare}'; }
 weighted_share_is() { [[ $(weighted_share "$1") == "$2" ]]; }
 evicted() { cond "$1" "$2" Evicted; }
+# A series as phalanx-operator's /metrics shows it, exactly ("name{labels} value").
+op_metrics() { curl -sf "http://127.0.0.1:$PHALANX_OPERATOR_HEALTH_PORT/metrics"; }
+has_metric() { local m; m=$(op_metrics) && grep -qxF "$1" <<<"$m"; }
 # Every job of these namespaces deleted and their pods gone, so the next case has all 8 nodes.
 clear_jobs() {
   local ns
@@ -123,6 +126,10 @@ eventually 90 bash -c "[[ \$(kubectl --kubeconfig=$PHALANX_KUBECONFIG -n qa-borr
   pass "reclaim: the borrower's job is Evicted: $(evicted qa-borrower big)" ||
   fail "reclaim: Evicted condition '$(evicted qa-borrower big)'"
 has_event qa-borrower big Preempted && pass "reclaim: a Preempted event on the evicted job" || fail "reclaim: no Preempted event on qa-borrower/big"
+eventually 10 has_metric 'phalanx_preempted_workloads_total{preempting_cluster_queue="lend-a",reason="InCohortReclamation"} 1' &&
+  has_metric 'phalanx_evicted_workloads_total{cluster_queue="borrow-a",reason="Preempted"} 1' &&
+  pass "reclaim: /metrics counts the preemption by the preemptor's queue and reason, the eviction by the victim's" ||
+  fail "reclaim: /metrics: $(op_metrics | grep -E '^phalanx_(preempted|evicted)_workloads_total' | tr '\n' ' ')"
 eventually 60 npods_is qa-borrower big 0 && pass "reclaim: the evicted job's pods are deleted" ||
   fail "reclaim: qa-borrower/big still has $(npods qa-borrower big) pods"
 eventually 60 phase_is qa-borrower big Queued && [[ $(cond qa-borrower big Queued) == "True "* ]] &&
@@ -170,6 +177,9 @@ eventually 90 bash -c "[[ \$(kubectl --kubeconfig=$PHALANX_KUBECONFIG -n qc get 
   fail "priority: qc/low was not evicted: $(cond qc high Queued)"
 [[ $(evicted qc low) == "True Preempted: evicted to make room for qc/high: lower priority than qc/high in ClusterTrainingQueue prio"* ]] &&
   pass "priority: the lower-priority job is Evicted: $(evicted qc low)" || fail "priority: Evicted condition '$(evicted qc low)'"
+eventually 10 has_metric 'phalanx_preempted_workloads_total{preempting_cluster_queue="prio",reason="InClusterQueue"} 1' &&
+  pass "priority: /metrics counts it as InClusterQueue" ||
+  fail "priority: /metrics: $(op_metrics | grep -E '^phalanx_preempted_workloads_total' | tr '\n' ' ')"
 eventually 60 npods_is qc low 0 && eventually 90 all_running qc high 2 &&
   pass "priority: its pods are gone and the higher-priority job runs" ||
   fail "priority: qc/low has $(npods qc low) pods, qc/high phase '$(phase qc high)'"
@@ -308,10 +318,14 @@ eventually 90 all_running qs-open runs 1 && eventually 30 has_reason qs-held wai
 kc -n qs-held patch trainingqueue training --type=merge -p '{"spec":{"stopPolicy":"HoldAndDrain"}}' >/dev/null ||
   fail "stopPolicy: cannot set HoldAndDrain"
 eventually 60 bash -c "[[ \$(kubectl --kubeconfig=$PHALANX_KUBECONFIG -n qs-held get trainingjob running -o jsonpath='{.status.conditions[?(@.type==\"Evicted\")].status}') == True ]]" &&
-  [[ $(evicted qs-held running) == *"TrainingQueue qs-held/training has stopPolicy HoldAndDrain"* ]] &&
+  [[ $(evicted qs-held running) == "True TrainingQueueStopped: TrainingQueue qs-held/training has stopPolicy HoldAndDrain"* ]] &&
   eventually 60 npods_is qs-held running 0 &&
   pass "stopPolicy HoldAndDrain: the running job is evicted ($(evicted qs-held running)) and its pods deleted" ||
   fail "stopPolicy HoldAndDrain: Evicted '$(evicted qs-held running)', $(npods qs-held running) pods"
+has_event qs-held running TrainingQueueStopped &&
+  eventually 10 has_metric 'phalanx_evicted_workloads_total{cluster_queue="stop-q",reason="TrainingQueueStopped"} 1' &&
+  pass "stopPolicy HoldAndDrain: a TrainingQueueStopped event, and /metrics counts the eviction under that reason, not as a preemption" ||
+  fail "stopPolicy HoldAndDrain: events '$(kc -n qs-held get events --field-selector involvedObject.name=running -o jsonpath='{.items[*].reason}')', /metrics: $(op_metrics | grep -E '^phalanx_evicted_workloads_total' | tr '\n' ' ')"
 kc -n qs-held patch trainingqueue training --type=merge -p '{"spec":{"stopPolicy":"None"}}' >/dev/null ||
   fail "stopPolicy: cannot set None"
 eventually 90 all_running qs-held running 2 && eventually 90 all_running qs-held waits 1 &&
@@ -341,9 +355,16 @@ eventually 60 has_reason qdel late ClusterTrainingQueueInactive &&
 all_running qdel running 2 && gpu_usage_is del-q "16 0" &&
   pass "delete: the running job keeps running and counting (flavorsUsage 16)" ||
   fail "delete: qdel/running phase '$(phase qdel running)', del-q usage '$(gpu_usage del-q)'"
+eventually 30 has_metric 'phalanx_cluster_queue_status{cluster_queue="del-q",status="terminating"} 1' &&
+  has_metric 'phalanx_cluster_queue_status{cluster_queue="del-q",status="active"} 0' &&
+  pass "delete: /metrics shows del-q terminating" ||
+  fail "delete: /metrics: $(op_metrics | grep -E '^phalanx_cluster_queue_status\{cluster_queue="del-q"' | tr '\n' ' ')"
 finish_job qdel running 2
 eventually 60 gone ctq/del-q && pass "delete: del-q is gone once its last admitted job finished" ||
   fail "delete: del-q still there: $(finalizers ctq/del-q), $(active del-q)"
+no_status_series() { local m; m=$(op_metrics) && ! grep -q '^phalanx_cluster_queue_status{cluster_queue="del-q"' <<<"$m"; }
+eventually 30 no_status_series && pass "delete: del-q's status series left /metrics with it" ||
+  fail "delete: /metrics still has del-q's phalanx_cluster_queue_status"
 missing() { [[ $(cond qdel late Queued) == *'points to ClusterTrainingQueue "del-q", which does not exist'* ]]; }
 eventually 30 missing && pass "delete: the waiting job names the missing queue: $(cond qdel late Queued)" ||
   fail "delete: qdel/late: $(cond qdel late Queued)"

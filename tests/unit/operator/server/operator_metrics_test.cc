@@ -42,5 +42,25 @@ TEST(OperatorMetricsTest, EveryFamilyIsRegisteredOnceUnderItsDocumentedName) {
   EXPECT_THAT(text, HasSubstr("phalanx_admission_cycles_total 0\n"));
 }
 
+// Kueue's names and labels, so that its dashboards' queries carry over.
+TEST(OperatorMetricsTest, QueueStateAndPreemptionFamiliesUseKueuesLabels) {
+  metrics::Registry registry;
+  OperatorMetrics m(registry);
+  m.preempted_workloads_total.WithLabels({"team-a", "InCohortReclamation"}).Inc();
+  m.cluster_queue_status.WithLabels({"team-a", "active"}).Set(1);
+  m.borrowing_limit.WithLabels({"team-a", "p5", "nvidia.com/gpu"}).Set(16);
+  m.lending_limit.WithLabels({"team-a", "p5", "nvidia.com/gpu"}).Set(8);
+  const std::string text = registry.Render();
+  EXPECT_THAT(text, HasSubstr("phalanx_preempted_workloads_total{"
+                              "preempting_cluster_queue=\"team-a\","
+                              "reason=\"InCohortReclamation\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("phalanx_cluster_queue_status{cluster_queue=\"team-a\","
+                              "status=\"active\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("phalanx_cluster_queue_borrowing_limit{cluster_queue=\"team-a\","
+                              "flavor=\"p5\",resource=\"nvidia.com/gpu\"} 16\n"));
+  EXPECT_THAT(text, HasSubstr("phalanx_cluster_queue_lending_limit{cluster_queue=\"team-a\","
+                              "flavor=\"p5\",resource=\"nvidia.com/gpu\"} 8\n"));
+}
+
 }  // namespace
 }  // namespace phalanx::operator_server
