@@ -50,8 +50,6 @@ void SortBySubmit(std::vector<TraceJob>& jobs) {
                    [](const TraceJob& a, const TraceJob& b) { return a.submit_s < b.submit_s; });
 }
 
-constexpr double kMaxSubmitSeconds = 1e11;
-
 // Field checks shared by both formats; `field` prefixes messages.
 absl::Status CheckJob(const TraceJob& job, const std::string& where) {
   auto bad = [&](const std::string& field, const std::string& message) {
@@ -415,6 +413,8 @@ absl::Status ValidateTrace(std::vector<TraceJob>& jobs, const ClusterModel& clus
       return absl::InvalidArgumentError(
           absl::StrCat(job.origin, ": ", field, ": job ", job.name, ": ", message));
     };
+    // The loaders checked these already; a generated job is checked here, by the same rules.
+    RETURN_IF_ERROR(CheckJob(job, absl::StrCat(job.origin, ": job ", job.name)));
     if (!names.emplace(job.queue, job.name).second) {
       return bad("name", absl::StrCat("another job of queue \"", job.queue, "\" has this name"));
     }

@@ -27,6 +27,9 @@ namespace phalanx::sim {
 // A run stops at the latest this long after the last submission (the engine's safety stop, for a
 // policy that never stalls cleanly), so a trace job may not run longer.
 inline constexpr double kSafetyStopSeconds = 365.0 * 86400;
+// The latest submit time a trace job may have: seconds from any origin, Unix time included, up
+// to the year 5138.
+inline constexpr double kMaxSubmitSeconds = 1e11;
 
 struct TraceJob {
   std::string name;

@@ -280,6 +280,8 @@ TEST(CliTest, BadFilesAndNumbersGetTheirOwnMessages) {
       {"simulate --jobs -1", "phalanx simulate: --jobs: -1 is out of range (want 1 to 10000000)"},
       {"simulate --jobs 1e99", "phalanx simulate: --jobs: 1e99 is out of range"},
       {"simulate --seed abc", "phalanx simulate: --seed: want a non-negative integer, got \"abc\""},
+      {"simulate --jobs 20 --load 1e-300",
+       "phalanx simulate: --load: 1e-300 spreads 20 jobs past 100000000000 seconds"},
       {"bench placement --occupancy 2",
        "phalanx bench placement: --occupancy: 2 is out of range (want >= 0 and <= 1)"},
       {"placement reserve --server x --job a/b --count 0",
