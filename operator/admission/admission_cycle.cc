@@ -346,6 +346,31 @@ void Cycle::SetupWorkload(const Workload& w) {
   queue_order_[entry.cq].push_back(static_cast<int>(pending_.size() - 1));
 }
 
+std::string PlacementErrorText(const absl::Status& status, const Workload& w) {
+  if (status.code() != absl::StatusCode::kInvalidArgument) {
+    return absl::StrCat("placement service: ", status.ToString());
+  }
+  std::string text(status.message());
+  // The service quotes the level it refused after the request's field: `request.X ("level")`.
+  // During a locality wait the request requires the workload's preferred level, so the field
+  // is found by the level's value, not by the request's field name.
+  for (const std::string field :
+       {"request.required_level", "request.preferred_level", "request.group_level"}) {
+    const size_t at = text.find(field + " (\"");
+    if (at == std::string::npos) continue;
+    const size_t start = at + field.size() + 3;
+    const size_t end = text.find("\")", start);
+    if (end == std::string::npos) continue;
+    const std::string level = text.substr(start, end - start);
+    const char* job_field = level == w.required_level    ? "spec.topology.required"
+                            : level == w.preferred_level ? "spec.topology.preferred"
+                            : level == w.group_level     ? "spec.topology.groupLevel"
+                                                         : nullptr;
+    if (job_field != nullptr) text.replace(at, field.size(), job_field);
+  }
+  return absl::StrCat("the placement service refused the gang: ", text);
+}
+
 placement::GangRequest Cycle::Request(const PendingEntry& entry, const Assignment& assignment,
                                       int32_t count) const {
   const Workload& w = *entry.workload;
@@ -611,7 +636,7 @@ bool Cycle::Pass(bool last) {
       if (!r.ok()) {
         entry.waiting = false;
         entry.reason = PendingReason::kPlacementError;
-        entry.message = absl::StrCat("placement service: ", r.status().ToString());
+        entry.message = PlacementErrorText(r.status(), *entry.workload);
       } else if (never_local(entry, *r)) {
         // No domain of the preferred level could hold the gang even empty: waiting for one
         // cannot help, so it is placed at its required level from the next pass on.

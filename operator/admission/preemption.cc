@@ -449,7 +449,7 @@ void Cycle::TryPreempt(int index) {
     entry.reason = reserved.ok() ? PendingReason::kTopology : PendingReason::kPlacementError;
     entry.message = absl::StrCat(
         "preempted ", absl::StrJoin(victims, ", "), " but the reservation failed: ",
-        reserved.ok() ? reserved->explanation.summary : reserved.status().ToString(),
+        reserved.ok() ? reserved->explanation.summary : PlacementErrorText(reserved.status(), w),
         "; it will be retried next cycle");
     return;
   }

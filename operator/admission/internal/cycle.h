@@ -27,6 +27,12 @@ inline bool WantsPreferredLevel(const Workload& w) {
   return !w.preferred_level.empty() && w.preferred_level != w.required_level;
 }
 
+// What a workload's owner reads when the placement service refused or failed a request for it:
+// a refusal of the request itself (INVALID_ARGUMENT, such as a topology level the scheduler's
+// topology lacks) names the TrainingJob field that holds the refused level, not the request's;
+// anything else (the service down or restarting) is the status as it came.
+std::string PlacementErrorText(const absl::Status& status, const Workload& w);
+
 struct PendingEntry {
   const Workload* workload = nullptr;
   int cq = -1;

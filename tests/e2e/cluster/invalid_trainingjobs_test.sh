@@ -3,7 +3,8 @@
 # and CEL x-kubernetes-validations of crds/) with a message naming the offending field:
 # each "# expect: TEXT" line of the file must appear in kubectl's error output.
 # Plus: valid controls are accepted, and update-time rules (immutable TrainingQueue
-# spec.clusterQueue; TrainingJob spec.queueName fixed while admitted) are enforced.
+# spec.clusterQueue; TrainingJob spec.queueName, template, replicas, elastic, topology,
+# priorityClassName and activeDeadlineSeconds fixed while admitted) are enforced.
 # Needs PHALANX_KUBECONFIG (a cluster from hack/cluster/up.sh).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 require_cluster
@@ -119,8 +120,40 @@ if valid_tj tj-queue | kc apply --server-side --field-manager=phalanx-e2e -f - >
       fail "TrainingJob: $what refused with an unexpected message: $out"
     fi
   }
-  refused_while_admitted "a change of spec.queueName" "spec.queueName cannot change while the job is admitted" \
+  # The field path, not "<nil>: Invalid value: \"object\"", leads the message.
+  refused_while_admitted "a change of spec.queueName" \
+    'spec.queueName: Forbidden: spec.queueName cannot change while the job is admitted' \
     --type=merge -p '{"spec":{"queueName":"training"}}'
+  # The gang was admitted, placed and started from these (quota from the template, ranks'
+  # rendezvous from the elastic range, pods' priority from the class).
+  refused_while_admitted "a change of spec.template" \
+    'spec.template: Forbidden: spec.template cannot change while the job is admitted' \
+    --type=json -p '[{"op":"replace","path":"/spec/template/spec/containers/0/resources/limits/nvidia.com~1gpu","value":2}]'
+  refused_while_admitted "a new field in spec.template" \
+    'spec.template cannot change while the job is admitted' \
+    --type=merge -p '{"spec":{"template":{"spec":{"nodeSelector":{"example.com/pool":"b"}}}}}'
+  refused_while_admitted "a change of spec.replicas" \
+    'spec.replicas: Forbidden: spec.replicas cannot change while the job is admitted' \
+    --type=merge -p '{"spec":{"replicas":12}}'
+  refused_while_admitted "a change of spec.elastic" \
+    'spec.elastic: Forbidden: spec.elastic cannot change while the job is admitted' \
+    --type=merge -p '{"spec":{"elastic":{"maxReplicas":8}}}'
+  refused_while_admitted "removing spec.elastic" \
+    'spec.elastic cannot change while the job is admitted' \
+    --type=json -p '[{"op":"remove","path":"/spec/elastic"}]'
+  refused_while_admitted "a change of spec.topology" \
+    'spec.topology: Forbidden: spec.topology cannot change while the job is admitted' \
+    --type=merge -p '{"spec":{"topology":{"required":"topology.k8s.aws/network-node-layer-1"}}}'
+  refused_while_admitted "setting spec.priorityClassName" \
+    'spec.priorityClassName: Forbidden: spec.priorityClassName cannot change while the job is admitted' \
+    --type=merge -p '{"spec":{"priorityClassName":"training-critical"}}'
+  # What the operator reads every cycle may change: priority for the next preemption decision,
+  # the restart budget, labels.
+  if out=$(kc -n "$NS" patch tj tj-queue --type=merge -p '{"spec":{"priority":5,"failurePolicy":{"maxRestarts":1}},"metadata":{"labels":{"team":"x"}}}' 2>&1); then
+    pass "admitted TrainingJob: spec.priority, spec.failurePolicy and labels may change"
+  else
+    fail "admitted TrainingJob: a change of spec.priority, failurePolicy or labels was refused: $out"
+  fi
   # Backfill trusts it as the run-time limit (docs/admission.md).
   refused_while_admitted "a change of spec.activeDeadlineSeconds" \
     "spec.activeDeadlineSeconds cannot change while the job is admitted" \

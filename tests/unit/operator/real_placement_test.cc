@@ -19,6 +19,7 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 using testing::AdmittedKeys;
 using testing::Checker;
 using testing::Gpu;
@@ -86,6 +87,34 @@ TEST(RealPlacementTest, AdmitsWhatTheTopologyHoldsAndExplainsTheRest) {
   EXPECT_THAT(wide->message, HasSubstr("placement: "));
   EXPECT_THAT(wide->message, HasSubstr("in one topology.k8s.aws/network-node-layer-3 domain"));
   EXPECT_THAT(wide->message, HasSubstr("quota: ClusterTrainingQueue team-a has 64 nvidia.com/gpu"));
+}
+
+// A level the scheduler's topology lacks is refused by the service; the message names the
+// TrainingJob field that holds it, also when the locality wait put the preferred level in the
+// request's required one.
+TEST(RealPlacementTest, ARefusedLevelIsNamedByTheJobsField) {
+  auto service = EmptyCluster(8);
+  World world(*service);
+  world.Flavor("p5").Queue(GpuQueue("team-a", "", {{"p5", Gpu(64)}}));
+  Workload required = Job("team-a/required", 2, 8, 0, 0);
+  required.required_level = "example.com/layer-9";
+  Workload preferred = Job("team-a/preferred", 2, 8, 0, 1);
+  preferred.required_level = kSpine;
+  preferred.preferred_level = "example.com/layer-9";
+  world.Add(required).Add(preferred);
+  CycleResult result = world.Cycle();
+  EXPECT_THAT(result.admissions, IsEmpty());
+  for (const auto& [key, field] : {std::pair{"team-a/required", "spec.topology.required"},
+                                   std::pair{"team-a/preferred", "spec.topology.preferred"}}) {
+    const PendingDecision* p = PendingFor(result, key);
+    ASSERT_NE(p, nullptr) << key;
+    EXPECT_EQ(p->reason, PendingReason::kPlacementError) << key;
+    EXPECT_THAT(p->message,
+                HasSubstr(std::string("the placement service refused the gang: ") + field +
+                          " (\"example.com/layer-9\") is not a level of the topology; levels: "))
+        << p->message;
+    EXPECT_THAT(p->message, Not(HasSubstr("request."))) << p->message;
+  }
 }
 
 TEST(RealPlacementTest, PlannerVictimsFreeOneBlockForTheGang) {

@@ -50,8 +50,9 @@ TEST(TrainingJobCrdTest, EveryCelRuleIsExercisedByAnInvalidManifest) {
     EXPECT_TRUE(named) << "no invalid manifest expects \"" << rule.message << "\"";
     ++checked;
   }
-  // spec.queueName and spec.activeDeadlineSeconds cannot change while the job is admitted
-  EXPECT_EQ(transition, 2);
+  // spec.queueName, activeDeadlineSeconds, template, replicas, elastic, topology and
+  // priorityClassName cannot change while the job is admitted
+  EXPECT_EQ(transition, 7);
   EXPECT_EQ(checked, 10);
 }
 
