@@ -677,11 +677,20 @@ void AdmissionController::ReconcileFinalizers(const admission::Snapshot& snapsho
 void AdmissionController::WriteQueueStatuses(const admission::Snapshot& snapshot,
                                              const std::string& now) {
   QueueStatuses statuses = ComputeQueueStatuses(snapshot);
-  auto apply = [&](const kube::Resource& resource, const std::string& ns, const std::string& name,
+  // Keyed by the object's uid too: a queue deleted and created again under the same name is a
+  // new object with no status, whatever was last written to the old one.
+  std::map<std::string, std::string> written;
+  auto apply = [&](const kube::Informer<kube::RawObject>& informer,
+                   const kube::Resource& resource, const std::string& ns, const std::string& name,
                    const std::string& fingerprint, const std::string& body) {
     const std::string key = ns.empty() ? name : ns + "/" + name;
-    auto last = queue_status_.find(key);
-    if (last != queue_status_.end() && last->second == fingerprint) return;
+    const auto object = informer.Get(key);
+    const std::string cache_key = key + "@" + (object ? object->meta.uid : "");
+    auto last = queue_status_.find(cache_key);
+    if (last != queue_status_.end() && last->second == fingerprint) {
+      written.insert(*last);
+      return;
+    }
     absl::StatusOr<std::string> result = client_.Patch(
         resource, ns, name, kube::PatchType::kApply, body,
         {.field_manager = std::string(kAdmissionFieldManager), .force = true}, "status");
@@ -690,14 +699,15 @@ void AdmissionController::WriteQueueStatuses(const admission::Snapshot& snapshot
       spdlog::warn("{} {}: status write failed: {}", resource.kind, key, result.status());
       return;
     }
-    queue_status_[key] = fingerprint;
+    written[cache_key] = fingerprint;
   };
   // Every queue gauge is set for what exists now, and the series of anything else (a deleted
   // ClusterTrainingQueue, a flavor or resource taken out of one) are dropped: a gauge left at
   // its last value would keep an alert on it firing forever.
   std::set<std::vector<std::string>> queues, usage, quota, borrowing, lending;
   for (const ClusterQueueStatus& cq : statuses.cluster_queues) {
-    apply(kube::ClusterTrainingQueues(), "", cq.name, ClusterQueueStatusApply(cq, ""),
+    apply(informers_.cluster_queues, kube::ClusterTrainingQueues(), "", cq.name,
+          ClusterQueueStatusApply(cq, ""),
           ClusterQueueStatusApply(cq, now));
     metrics_.admitted_active_workloads.WithLabels({cq.name}).Set(cq.admitted);
     const std::string_view state = cq.inactive_reason.empty() ? "active"
@@ -746,9 +756,10 @@ void AdmissionController::WriteQueueStatuses(const admission::Snapshot& snapshot
   metrics_.cluster_queue_status.RemoveIf(
       [&](const std::vector<std::string>& labels) { return !queues.contains({labels[0]}); });
   for (const LocalQueueStatus& lq : statuses.local_queues) {
-    apply(kube::TrainingQueues(), lq.namespace_name, lq.name, LocalQueueStatusApply(lq, ""),
-          LocalQueueStatusApply(lq, now));
+    apply(informers_.local_queues, kube::TrainingQueues(), lq.namespace_name, lq.name,
+          LocalQueueStatusApply(lq, ""), LocalQueueStatusApply(lq, now));
   }
+  queue_status_ = std::move(written);  // the queues that exist now, and nothing else
 }
 
 }  // namespace phalanx::operator_server

@@ -138,7 +138,8 @@ class AdmissionController {
   // Configuration errors reported so far ("Kind name" -> message): each is logged and recorded
   // as an event when it appears or changes, not every cycle.
   std::map<std::string, std::string> object_errors_;
-  // Last status body applied per queue object, so an unchanged status is not written again.
+  // Last status body applied per queue object ("ns/name@uid"), so an unchanged status is not
+  // written again; only the queues of the last cycle.
   std::map<std::string, std::string> queue_status_;
 };
 

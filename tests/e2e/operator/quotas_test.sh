@@ -21,7 +21,8 @@
 #      phalanx-operator --fair-sharing: the older borrower wins without it, the queue with the
 #      lower share wins with it;
 #   9. a TrainingQueue's stopPolicy (Hold, HoldAndDrain, None again), beside another
-#      TrainingQueue of the same ClusterTrainingQueue that goes on;
+#      TrainingQueue of the same ClusterTrainingQueue that goes on; a TrainingQueue deleted and
+#      created again gets its status again;
 #   8. deleting a ClusterTrainingQueue whose job runs: it stays (Active False Terminating),
 #      admits nothing new, goes when the job finishes; its NodeFlavor goes with the last queue
 #      (last, as it deletes every queue).
@@ -332,6 +333,14 @@ eventually 90 all_running qs-held running 2 && eventually 90 all_running qs-held
   pass "stopPolicy None: both jobs of the queue run again" ||
   fail "stopPolicy None: running: $(cond qs-held running Queued); waits: $(cond qs-held waits Queued)"
 clear_jobs qs-held qs-open
+# A TrainingQueue deleted and created again is a new object: it gets its status again.
+lq_is_active() { [[ $(lq_active qs-open) == "True "* ]]; }
+eventually 30 lq_is_active || fail "stopPolicy: qs-open/training is not Active: '$(lq_active qs-open)'"
+kc -n qs-open delete trainingqueue training >/dev/null || fail "cannot delete qs-open/training"
+sleep 2  # at least one admission cycle sees it gone
+team qs-open stop-q || fail "cannot create qs-open/training again"
+eventually 30 lq_is_active && pass "a TrainingQueue created again under its old name gets its status: $(lq_active qs-open)" ||
+  fail "qs-open/training created again has Active '$(lq_active qs-open)'"
 
 # --- 8. deleting a queue and a flavor still in use (Kueue's resource-in-use finalizer) -------
 finalizers() { kc get "$1" -o jsonpath='{.metadata.finalizers}'; }
