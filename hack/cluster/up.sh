@@ -126,7 +126,8 @@ cp "$DIR/admin.kubeconfig" "$DIR/kubeconfig"
 
 # ---------------------------------------------------------------- env file
 cat >"$DIR/env" <<ENV
-# Written by hack/cluster/up.sh; source it.
+# Written by hack/cluster/up.sh. In a shell: set -a; source this file; set +a (exported, the
+# CLI reads PHALANX_SCHEDULER_GRPC and the scripts PHALANX_CLUSTER_DIR from the environment).
 PHALANX_CLUSTER_DIR=$DIR
 PHALANX_KUBECONFIG=$DIR/kubeconfig
 KUBERNETES_VERSION=$KUBERNETES_VERSION
