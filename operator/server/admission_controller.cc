@@ -328,13 +328,16 @@ CycleStats AdmissionController::RunCycle() {
          .where = a.placement.domain.path.empty() ? "" : a.placement.domain.ToString(),
          .borrowing = a.borrowing,
          .preempted = a.preempted});
-    status.conditions = MergeConditions(
-        conditions_of(a.workload), kOwned,
-        {{.type = std::string(kConditionQueued), .status = "False", .reason = "Admitted",
-          .message = written[i].message},
-         {.type = std::string(kConditionAdmitted), .status = "True", .reason = "Admitted",
-          .message = written[i].message}},
-        now);
+    const std::vector<Condition> current = conditions_of(a.workload);
+    // An eviction, replaced nodes or a shrink of an earlier admission no longer hold.
+    std::vector<Condition> updates =
+        Deactivate(current, {kConditionEvicted, kConditionNodesReplaced, kConditionShrunk},
+                   kReasonAdmitted);
+    updates.push_back({.type = std::string(kConditionQueued), .status = "False",
+                       .reason = "Admitted", .message = written[i].message});
+    updates.push_back({.type = std::string(kConditionAdmitted), .status = "True",
+                       .reason = "Admitted", .message = written[i].message});
+    status.conditions = MergeConditions(current, kOwned, updates, now);
   }
   WriteStatuses(written);
   for (size_t i = 0; i < result.admissions.size(); ++i) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_cat.h"
 #include "kube/json.h"
 #include "rapidjson/document.h"
 
@@ -114,6 +115,27 @@ const Condition* FindCondition(const std::vector<Condition>& conditions, std::st
     if (c.type == type) return &c;
   }
   return nullptr;
+}
+
+std::vector<Condition> Deactivate(const std::vector<Condition>& current,
+                                  const std::vector<std::string_view>& types,
+                                  std::string_view reason) {
+  // metav1.Condition's message limit; cut on a UTF-8 character boundary.
+  constexpr size_t kMaxMessage = 32768;
+  std::vector<Condition> out;
+  for (std::string_view type : types) {
+    const Condition* c = FindCondition(current, type);
+    if (c == nullptr || c->status != "True") continue;
+    std::string message = absl::StrCat("Previously: ", c->message);
+    if (message.size() > kMaxMessage) {
+      size_t cut = kMaxMessage;
+      while (cut > 0 && (static_cast<unsigned char>(message[cut]) & 0xC0) == 0x80) --cut;
+      message.resize(cut);
+    }
+    out.push_back({.type = c->type, .status = "False", .reason = std::string(reason),
+                   .message = std::move(message)});
+  }
+  return out;
 }
 
 std::vector<Condition> MergeConditions(const std::vector<Condition>& current,

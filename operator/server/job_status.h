@@ -75,6 +75,14 @@ int64_t AdmittedSince(const std::vector<Condition>& conditions);
 std::optional<absl::Time> ActiveDeadline(const kube::TrainingJob& job,
                                          const std::vector<Condition>& conditions);
 
+// Updates that turn each condition of `types` that is True in `current` to False with `reason`
+// and the message "Previously: <its message>", as Kueue does to Evicted and Preempted when a
+// workload reserves quota again: a condition about an earlier admission must not read as one
+// about the current one. Conditions that are absent or not True give no update.
+std::vector<Condition> Deactivate(const std::vector<Condition>& current,
+                                  const std::vector<std::string_view>& types,
+                                  std::string_view reason);
+
 // The conditions of one manager after an update: every condition of `owned` types in `current`,
 // with `updates` set over them. A condition whose status does not change keeps its
 // lastTransitionTime; one that does gets `now`. Ordered as `owned`.

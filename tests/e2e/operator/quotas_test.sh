@@ -332,6 +332,10 @@ kc -n qs-held patch trainingqueue training --type=merge -p '{"spec":{"stopPolicy
 eventually 90 all_running qs-held running 2 && eventually 90 all_running qs-held waits 1 &&
   pass "stopPolicy None: both jobs of the queue run again" ||
   fail "stopPolicy None: running: $(cond qs-held running Queued); waits: $(cond qs-held waits Queued)"
+# As Kueue does when a workload reserves quota again: the eviction is history, not state.
+[[ $(evicted qs-held running) == "False Admitted: Previously: TrainingQueue qs-held/training has stopPolicy HoldAndDrain"* ]] &&
+  pass "stopPolicy None: the re-admitted job's Evicted condition is False: $(evicted qs-held running)" ||
+  fail "stopPolicy None: the re-admitted job's Evicted condition: '$(evicted qs-held running)'"
 clear_jobs qs-held qs-open
 # A TrainingQueue deleted and created again is a new object: it gets its status again.
 lq_is_active() { [[ $(lq_active qs-open) == "True "* ]]; }

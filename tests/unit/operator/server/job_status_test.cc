@@ -67,6 +67,36 @@ TEST(MergeConditions, FlippedStatusGetsNow) {
   EXPECT_EQ(merged[0].last_transition_time, "2026-11-23T19:00:00Z");
 }
 
+TEST(Deactivate, TrueConditionsTurnFalseWithTheirPreviousMessage) {
+  const std::vector<Condition> current = {
+      {"Evicted", "True", "Preempted", "evicted to make room for a/b", "2026-11-23T18:00:00Z"},
+      {"Shrunk", "False", "Admitted", "Previously: shrunk", "2026-11-23T17:00:00Z"},
+      {"Admitted", "False", "Preempted", "evicted", "2026-11-23T18:00:00Z"}};
+  const std::vector<Condition> updates =
+      Deactivate(current, {kConditionEvicted, "NodesReplaced", "Shrunk"}, "Admitted");
+  // Only the True one; an absent or already False condition is left as it is.
+  ASSERT_EQ(updates.size(), 1u);
+  EXPECT_EQ(updates[0].type, "Evicted");
+  EXPECT_EQ(updates[0].status, "False");
+  EXPECT_EQ(updates[0].reason, "Admitted");
+  EXPECT_EQ(updates[0].message, "Previously: evicted to make room for a/b");
+  // Merged as an admission writes it: the eviction's transition time moves to now.
+  const std::vector<Condition> merged =
+      MergeConditions(current, {kConditionEvicted}, updates, "2026-11-23T19:00:00Z");
+  ASSERT_EQ(merged.size(), 1u);
+  EXPECT_EQ(merged[0].last_transition_time, "2026-11-23T19:00:00Z");
+
+  // The API server's message limit holds, cut on a character boundary ("é" is 2 bytes).
+  std::string long_message(32766, 'x');
+  long_message += "ééé";
+  const std::vector<Condition> cut =
+      Deactivate({{"Evicted", "True", "Preempted", long_message, ""}}, {kConditionEvicted}, "A");
+  ASSERT_EQ(cut.size(), 1u);
+  EXPECT_LE(cut[0].message.size(), 32768u);
+  EXPECT_NE(static_cast<unsigned char>(cut[0].message.back()) & 0xC0, 0xC0);
+  EXPECT_EQ(cut[0].message.rfind("Previously: xxx", 0), 0u);
+}
+
 TEST(AdmittedSince, TheAdmittedConditionsLastTurnToTrue) {
   EXPECT_EQ(AdmittedSince({}), 0);
   EXPECT_EQ(AdmittedSince({{.type = "Queued", .status = "True",
