@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "absl/strings/cord.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -207,6 +208,18 @@ bool IsGone(const absl::Status& status) {
          (error->http_code == 410 || error->reason == "Expired" || error->reason == "Gone");
 }
 bool IsForbidden(const absl::Status& status) { return HasCodeOrReason(status, 403, "Forbidden"); }
+bool IsNamespaceTerminating(const absl::Status& status) {
+  if (!IsForbidden(status)) return false;
+  std::optional<KubeError> error = KubeErrorOf(status);
+  if (!error.has_value()) return false;
+  for (const std::string& cause : error->causes) {
+    if (absl::StartsWith(cause, "metadata.namespace: ") &&
+        absl::EndsWith(cause, " is being terminated")) {
+      return true;
+    }
+  }
+  return false;
+}
 bool IsUnauthorized(const absl::Status& status) {
   return HasCodeOrReason(status, 401, "Unauthorized");
 }

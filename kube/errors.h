@@ -59,6 +59,9 @@ bool IsForbidden(const absl::Status& status);
 bool IsUnauthorized(const absl::Status& status);
 bool IsInvalid(const absl::Status& status);
 bool IsTooManyRequests(const absl::Status& status);
+// 403 from the NamespaceLifecycle admission plugin: a create in a namespace being deleted (cause
+// field metadata.namespace, "namespace X is being terminated"). Not an RBAC problem.
+bool IsNamespaceTerminating(const absl::Status& status);
 // Worth retrying the same request later: 429, 500, 503, 504, or no response at all.
 bool IsRetryable(const absl::Status& status);
 

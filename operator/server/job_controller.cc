@@ -161,7 +161,11 @@ void JobController::Run(const kube::Cancellation& stop, int workers) {
         if (yield_to_ != nullptr) yield_to_->Yield(max_yield_, &stop);
         absl::StatusOr<std::optional<absl::Duration>> next = Reconcile(*key);
         if (!next.ok()) {
-          if (absl::IsPermissionDenied(next.status())) {
+          if (kube::IsNamespaceTerminating(next.status())) {
+            // The namespace went into deletion after this job was looked at: not RBAC.
+            spdlog::info("TrainingJob {}: its namespace is being deleted: {}", *key,
+                         std::string(next.status().message()));
+          } else if (absl::IsPermissionDenied(next.status())) {
             // Mostly RBAC that lacks a verb, which no retry fixes: say it where users look.
             spdlog::error("TrainingJob {}: {} (retrying; check the operator's RBAC)", *key,
                           next.status());
@@ -335,6 +339,16 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
                            "are deleted");
       RETURN_IF_ERROR(apply_meta(false));
     }
+    return std::nullopt;
+  }
+  // --- a namespace being deleted: the namespace controller deletes the pods (before the jobs)
+  // and the API server refuses every create there (403 "is being terminated"), which is not
+  // the RBAC problem a Forbidden usually is. Nothing to build: the job goes with its namespace,
+  // through the deletion branch above.
+  if (std::shared_ptr<const kube::RawObject> ns = informers_.namespaces.Get(meta.namespace_);
+      ns != nullptr && !ns->meta.deletion_timestamp.empty()) {
+    spdlog::debug("TrainingJob {}: namespace {} is being deleted; nothing is created", key,
+                  meta.namespace_);
     return std::nullopt;
   }
   if (!has_finalizer) RETURN_IF_ERROR(apply_meta(true));

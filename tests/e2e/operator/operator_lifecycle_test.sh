@@ -16,7 +16,8 @@
 #      finalizer;
 #   6. kill -9 of the operator: the successor takes the Lease, nothing is lost or admitted twice
 #      (checked against the cluster: every admitted job has exactly its pods on its nodes, no
-#      node holds more GPUs than it has).
+#      node holds more GPUs than it has);
+#   7. a namespace deleted with a running job: no pod re-created, no RBAC error, quota freed.
 # Needs hack/cluster/build.sh binaries and build/ (phalanx-scheduler, phalanx-operator).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -155,8 +156,8 @@ eventually 60 has_reason team-llm no-queue TrainingQueueNotFound && pass "missin
   fail "missing TrainingQueue: '$(cond team-llm no-queue Queued)'"
 eventually 60 bash -c "kubectl --kubeconfig=$PHALANX_KUBECONFIG -n team-research get trainingjob too-big -o json | jq -e '.status.conditions[]? | select(.type==\"Queued\" and .status==\"True\")' >/dev/null" &&
   pass "a job larger than the cluster waits: $(cond team-research too-big Queued)" || fail "too-big has no Queued condition"
-eventually 60 bash -c "kubectl --kubeconfig=$PHALANX_KUBECONFIG -n team-research get trainingjob bad-level -o jsonpath='{.status.conditions[?(@.type==\"Queued\")].message}' | grep -q no-such-level" &&
-  pass "unknown topology level named: $(cond team-research bad-level Queued)" || fail "bad-level: '$(cond team-research bad-level Queued)'"
+eventually 60 bash -c "kubectl --kubeconfig=$PHALANX_KUBECONFIG -n team-research get trainingjob bad-level -o jsonpath='{.status.conditions[?(@.type==\"Queued\")].message}' | grep -qF 'spec.topology.required (\"example.com/no-such-level\") is not a level of the topology'" &&
+  pass "unknown topology level named, by the job's field: $(cond team-research bad-level Queued)" || fail "bad-level: '$(cond team-research bad-level Queued)'"
 kc -n team-llm get events --field-selector involvedObject.name=no-queue -o jsonpath='{.items[*].reason}' | grep -qw TrainingQueueNotFound &&
   pass "an event names the missing TrainingQueue" || fail "no TrainingQueueNotFound event"
 job team-vision after-bad 2
@@ -247,4 +248,42 @@ grep -q '^phalanx_cluster_queue_nominal_quota{cluster_queue="vision",flavor="p5"
   grep -q '^phalanx_admitted_active_workloads{cluster_queue="vision"}' <<<"$metrics" &&
   pass "/metrics reports quota and admitted workloads per ClusterTrainingQueue" ||
   fail "/metrics lacks the per-ClusterTrainingQueue series: $(grep -c '^phalanx_' <<<"$metrics") phalanx_ lines"
+
+# --- 7. a namespace deleted with a running job: the namespace controller deletes the pods before
+# the job, and the API server refuses creates there; the operator does not try to rebuild the
+# gang nor report the refusals as RBAC, and the job's quota is freed when it goes.
+kc apply -f - >/dev/null <<'YAML' || die "cannot create namespace ns-gone and its queues"
+apiVersion: v1
+kind: Namespace
+metadata: {name: ns-gone}
+---
+apiVersion: phalanx.dev/v1alpha1
+kind: ClusterTrainingQueue
+metadata: {name: gone-q}
+spec:
+  namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: ns-gone}}
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors:
+    - name: p5
+      resources: [{name: nvidia.com/gpu, nominalQuota: 16}]
+---
+apiVersion: phalanx.dev/v1alpha1
+kind: TrainingQueue
+metadata: {name: training, namespace: ns-gone}
+spec: {clusterQueue: gone-q}
+YAML
+eventually 60 kc -n ns-gone get serviceaccount default >/dev/null || die "no default serviceaccount in ns-gone"
+gone_usage() { kc get ctq gone-q -o json | jq -r '[.status.flavorsUsage[]?.resources[]? | select(.name=="nvidia.com/gpu") | .total] | first // "0"'; }
+job ns-gone doomed 2
+eventually 90 all_running ns-gone doomed 2 || die "ns-gone/doomed is not Running: $(cond ns-gone doomed Queued)"
+[[ $(gone_usage) == 16 ]] || fail "gone-q charges $(gone_usage) GPUs for the running job, want 16"
+rbac_before=$(grep -c "check the operator's RBAC" "$OPLOG")
+kc delete namespace ns-gone --wait=true --timeout=90s >/dev/null && pass "namespace ns-gone with a running job is deleted" ||
+  fail "namespace ns-gone not gone after 90 s: $(kc get namespace ns-gone -o jsonpath='{.status}')"
+rbac=$(($(grep -c "check the operator's RBAC" "$OPLOG") - rbac_before))
+[[ $rbac == 0 ]] && pass "no 'check the operator's RBAC' error while its namespace went" ||
+  fail "$rbac RBAC errors logged while ns-gone was deleted: $(grep "check the operator's RBAC" "$OPLOG" | tail -2)"
+usage_freed() { [[ $(gone_usage) == 0 ]]; }
+eventually 30 usage_freed && pass "the job's quota went with it (gone-q uses 0 GPUs)" || fail "gone-q still charges $(gone_usage) GPUs"
 finish

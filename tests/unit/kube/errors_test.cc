@@ -75,6 +75,27 @@ TEST(ErrorsTest, NonStatusBodiesStillMapByHttpCode) {
   EXPECT_EQ(KubeErrorOf(unavailable)->reason, "ServiceUnavailable");
 }
 
+// What kube-apiserver's NamespaceLifecycle plugin answers a create in a namespace being deleted.
+TEST(ErrorsTest, NamespaceTerminatingIsAForbiddenOfItsOwn) {
+  absl::Status terminating = StatusFromResponse(
+      {.status = 403,
+       .body = R"({"kind":"Status","apiVersion":"v1","status":"Failure","message":"pods \"j-0\" )"
+               R"(is forbidden: unable to create new content in namespace ml-a because it is )"
+               R"(being terminated","reason":"Forbidden","details":{"name":"j-0","kind":"pods",)"
+               R"("causes":[{"reason":"NamespaceTerminating","message":"namespace ml-a is being )"
+               R"(terminated","field":"metadata.namespace"}]},"code":403})"});
+  EXPECT_TRUE(IsForbidden(terminating));
+  EXPECT_TRUE(IsNamespaceTerminating(terminating));
+  absl::Status rbac = StatusFromResponse(
+      {.status = 403,
+       .body = R"({"kind":"Status","status":"Failure","message":"pods is forbidden: User )"
+               R"(\"system:serviceaccount:x:y\" cannot create resource \"pods\"",)"
+               R"("reason":"Forbidden","details":{"kind":"pods"},"code":403})"});
+  EXPECT_TRUE(IsForbidden(rbac));
+  EXPECT_FALSE(IsNamespaceTerminating(rbac));
+  EXPECT_FALSE(IsNamespaceTerminating(absl::PermissionDeniedError("is being terminated")));
+}
+
 TEST(ErrorsTest, SuccessIsOkAndPlainStatusesHaveNoDetails) {
   EXPECT_OK(StatusFromResponse({.status = 201, .body = "{}"}));
   EXPECT_FALSE(KubeErrorOf(absl::UnavailableError("connection refused")).has_value());
