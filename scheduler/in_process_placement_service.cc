@@ -51,6 +51,11 @@ absl::StatusOr<PreemptionPlan> InProcessPlacementService::PlanPreemption(
   return snapshot_.PlanPreemption(request, candidates);
 }
 
+absl::StatusOr<std::vector<std::string>> InProcessPlacementService::TopologyLevels() const {
+  absl::MutexLock lock(&mu_);
+  return snapshot_.topology().levels();
+}
+
 absl::Status InProcessPlacementService::Update(
     const std::function<absl::Status(ClusterSnapshot&)>& change) {
   absl::MutexLock lock(&mu_);

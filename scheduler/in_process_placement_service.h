@@ -36,6 +36,7 @@ class InProcessPlacementService : public PlacementService {
                                                const std::vector<std::string>& nodes) override;
   absl::StatusOr<PreemptionPlan> PlanPreemption(
       const GangRequest& request, const std::vector<RunningGang>& candidates) const override;
+  absl::StatusOr<std::vector<std::string>> TopologyLevels() const override;
 
   // Runs `change` on the snapshot under the lock (node and pod events, Restore).
   absl::Status Update(const std::function<absl::Status(ClusterSnapshot&)>& change);

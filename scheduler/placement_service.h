@@ -75,6 +75,14 @@ class PlacementService {
   // priority is >= request.priority. Holds and changes nothing.
   virtual absl::StatusOr<PreemptionPlan> PlanPreemption(
       const GangRequest& request, const std::vector<RunningGang>& candidates) const = 0;
+
+  // The topology's label levels, coarsest first ("kubernetes.io/hostname" is the implicit
+  // last): a request naming any other level is InvalidArgument. Lets a caller tell a job's
+  // unknown level apart before it asks for quota. Unimplemented by default (callers then
+  // learn of an unknown level from the InvalidArgument alone).
+  virtual absl::StatusOr<std::vector<std::string>> TopologyLevels() const {
+    return absl::UnimplementedError("TopologyLevels");
+  }
 };
 
 }  // namespace phalanx::placement

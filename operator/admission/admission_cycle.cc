@@ -22,6 +22,7 @@ std::string_view ToString(PendingReason reason) {
     case PendingReason::kLocalQueueStopped: return "TrainingQueueStopped";
     case PendingReason::kNamespaceNotAllowed: return "NamespaceNotAllowed";
     case PendingReason::kUnknownPriorityClass: return "PriorityClassNotFound";
+    case PendingReason::kUnknownLevel: return "TopologyLevelNotFound";
     case PendingReason::kNoFlavor: return "NoMatchingFlavor";
     case PendingReason::kQuota: return "InsufficientQuota";
     case PendingReason::kTopology: return "CannotBePlaced";
@@ -270,6 +271,38 @@ std::string Cycle::Fingerprint() const {
   return out;
 }
 
+std::string Cycle::UnknownLevel(const Workload& w) {
+  const std::pair<const std::string*, const char*> fields[] = {
+      {&w.required_level, "spec.topology.required"},
+      {&w.preferred_level, "spec.topology.preferred"},
+      {&w.group_level, "spec.topology.groupLevel"}};
+  bool named = false;
+  for (const auto& [level, field] : fields) named |= !level->empty();
+  if (!named) return "";
+  if (!levels_asked_) {
+    // Once a cycle: the service's levels change only when phalanx-scheduler restarts with
+    // another topology. Without an answer the check is skipped, and the service's refusal of
+    // the request names the level instead (PlacementErrorText).
+    levels_asked_ = true;
+    ++result_.calls.topology_levels;
+    if (absl::StatusOr<std::vector<std::string>> levels = service_.TopologyLevels(); levels.ok()) {
+      known_levels_ = std::move(*levels);
+    }
+  }
+  if (!known_levels_) return "";
+  for (const auto& [level, field] : fields) {
+    if (level->empty() || *level == placement::kHostnameLabel) continue;
+    if (std::find(known_levels_->begin(), known_levels_->end(), *level) !=
+        known_levels_->end()) {
+      continue;
+    }
+    return absl::StrCat(field, " (\"", *level, "\") is not a level of the scheduler's topology; ",
+                        "levels: ", absl::StrJoin(*known_levels_, ", "), ", ",
+                        std::string(placement::kHostnameLabel));
+  }
+  return "";
+}
+
 void Cycle::SetupWorkload(const Workload& w) {
   PendingEntry& entry = pending_.emplace_back();
   entry.workload = &w;
@@ -289,13 +322,16 @@ void Cycle::SetupWorkload(const Workload& w) {
     }
     entry.priority = it->second;
   }
+  if (std::string problem = UnknownLevel(w); !problem.empty()) {
+    return fail(PendingReason::kUnknownLevel, std::move(problem));
+  }
   auto lq = model_.local_queues.find({w.namespace_name, w.queue_name});
   if (lq == model_.local_queues.end()) {
     return fail(PendingReason::kNoLocalQueue, absl::StrCat("TrainingQueue ", w.namespace_name,
                                                            "/", w.queue_name, " does not exist"));
   }
   if (lq->second < 0) {
-    return fail(PendingReason::kNoLocalQueue,
+    return fail(PendingReason::kClusterQueueInactive,
                 absl::StrCat("TrainingQueue ", w.namespace_name, "/", w.queue_name,
                              " points to ClusterTrainingQueue \"",
                              model_.missing_cluster_queues.at(lq->first),

@@ -241,6 +241,7 @@ enum class PendingReason {
   kLocalQueueStopped,     // its LocalQueue's stopPolicy
   kNamespaceNotAllowed,
   kUnknownPriorityClass,
+  kUnknownLevel,       // a topology level the placement service's topology lacks
   kNoFlavor,           // no flavor covers the request / matches its selector
   kQuota,              // no flavor has enough quota
   kTopology,           // quota fits, but the gang cannot be placed
@@ -284,8 +285,10 @@ struct PlacementCalls {
   int estimate_start = 0;  // backfill's start-time estimates
   int release = 0;
   int resize = 0;  // shrinking victims and growing elastic workloads
+  int topology_levels = 0;  // once a cycle, when a pending workload names a level
   int Total() const {
-    return reserve_batch + reserve + plan_preemption + estimate_start + release + resize;
+    return reserve_batch + reserve + plan_preemption + estimate_start + release + resize +
+           topology_levels;
   }
 };
 

@@ -148,6 +148,12 @@ absl::StatusOr<PreemptionPlan> GrpcPlacementService::PlanPreemption(
   return FromProto(reply);
 }
 
+absl::StatusOr<std::vector<std::string>> GrpcPlacementService::TopologyLevels() const {
+  absl::StatusOr<SnapshotSummary> summary = Snapshot({.max_level = 0, .max_domains = 0});
+  if (!summary.ok()) return summary.status();
+  return std::move(summary->levels);
+}
+
 absl::StatusOr<SnapshotSummary> GrpcPlacementService::Snapshot(
     const SummaryOptions& options) const {
   pb::SnapshotRequest wire;

@@ -63,6 +63,8 @@ class GrpcPlacementService : public PlacementService {
                                                const std::vector<std::string>& nodes) override;
   absl::StatusOr<PreemptionPlan> PlanPreemption(
       const GangRequest& request, const std::vector<RunningGang>& candidates) const override;
+  // From the Snapshot RPC, listing no domain (the counts are cheap; no new RPC was needed).
+  absl::StatusOr<std::vector<std::string>> TopologyLevels() const override;
 
   // The scheduler's snapshot summary (not part of PlacementService: only the CLI needs it).
   absl::StatusOr<SnapshotSummary> Snapshot(const SummaryOptions& options) const;

@@ -132,6 +132,9 @@ class Cycle {
   // admission_cycle.cc
   void Setup();
   void SetupWorkload(const Workload& workload);
+  // "" or the first of the workload's levels the placement service's topology lacks, named by
+  // its TrainingJob field.
+  std::string UnknownLevel(const Workload& w);
   // Fills running.cq / priority / per_pod from the snapshot and the model (cq = -1 when the
   // ClusterQueue does not exist).
   void ResolveRunning(const Workload& w, RunningEntry& running) const;
@@ -210,6 +213,10 @@ class Cycle {
   // Per queue: lowest priority running in it, and in the rest of its cohort (empty = stale).
   std::vector<std::pair<int32_t, int32_t>> lowest_priority_;
   std::vector<BackfillReservation> reservations_;
+  // The placement service's topology levels, asked once a cycle (UnknownLevel); nullopt when
+  // not asked yet or when it did not answer.
+  bool levels_asked_ = false;
+  std::optional<std::vector<std::string>> known_levels_;
   // (expected end, key) of the workloads admitted this cycle that carry an estimate.
   std::vector<ExpectedEnd> admitted_ends_;
 };

@@ -156,7 +156,8 @@ eventually 60 has_reason team-llm no-queue TrainingQueueNotFound && pass "missin
   fail "missing TrainingQueue: '$(cond team-llm no-queue Queued)'"
 eventually 60 bash -c "kubectl --kubeconfig=$PHALANX_KUBECONFIG -n team-research get trainingjob too-big -o json | jq -e '.status.conditions[]? | select(.type==\"Queued\" and .status==\"True\")' >/dev/null" &&
   pass "a job larger than the cluster waits: $(cond team-research too-big Queued)" || fail "too-big has no Queued condition"
-eventually 60 bash -c "kubectl --kubeconfig=$PHALANX_KUBECONFIG -n team-research get trainingjob bad-level -o jsonpath='{.status.conditions[?(@.type==\"Queued\")].message}' | grep -qF 'spec.topology.required (\"example.com/no-such-level\") is not a level of the topology'" &&
+eventually 60 bash -c "kubectl --kubeconfig=$PHALANX_KUBECONFIG -n team-research get trainingjob bad-level -o jsonpath='{.status.conditions[?(@.type==\"Queued\")].message}' | grep -qF 'spec.topology.required (\"example.com/no-such-level\") is not a level of the scheduler'" &&
+  has_reason team-research bad-level TopologyLevelNotFound &&
   pass "unknown topology level named, by the job's field: $(cond team-research bad-level Queued)" || fail "bad-level: '$(cond team-research bad-level Queued)'"
 kc -n team-llm get events --field-selector involvedObject.name=no-queue -o jsonpath='{.items[*].reason}' | grep -qw TrainingQueueNotFound &&
   pass "an event names the missing TrainingQueue" || fail "no TrainingQueueNotFound event"

@@ -89,19 +89,89 @@ TEST(RealPlacementTest, AdmitsWhatTheTopologyHoldsAndExplainsTheRest) {
   EXPECT_THAT(wide->message, HasSubstr("quota: ClusterTrainingQueue team-a has 64 nvidia.com/gpu"));
 }
 
-// A level the scheduler's topology lacks is refused by the service; the message names the
-// TrainingJob field that holds it, also when the locality wait put the preferred level in the
-// request's required one.
-TEST(RealPlacementTest, ARefusedLevelIsNamedByTheJobsField) {
-  auto service = EmptyCluster(8);
-  World world(*service);
-  world.Flavor("p5").Queue(GpuQueue("team-a", "", {{"p5", Gpu(64)}}));
+// The in-process service without TopologyLevels (as a scheduler that does not answer it).
+class WithoutLevels : public placement::PlacementService {
+ public:
+  explicit WithoutLevels(placement::PlacementService& inner) : inner_(inner) {}
+  absl::StatusOr<placement::PlacementResult> Place(
+      const placement::GangRequest& r) const override {
+    return inner_.Place(r);
+  }
+  absl::StatusOr<placement::StartEstimate> EstimateStart(
+      const placement::GangRequest& r,
+      const std::vector<placement::EndingGang>& ends) const override {
+    return inner_.EstimateStart(r, ends);
+  }
+  absl::StatusOr<placement::PlacementResult> Reserve(const placement::GangRequest& r) override {
+    return inner_.Reserve(r);
+  }
+  std::vector<absl::StatusOr<placement::PlacementResult>> ReserveBatch(
+      const std::vector<placement::GangRequest>& r) override {
+    return inner_.ReserveBatch(r);
+  }
+  absl::Status Release(std::string_view job) override { return inner_.Release(job); }
+  absl::StatusOr<placement::PlacementResult> Resize(std::string_view job, int32_t n) override {
+    return inner_.Resize(job, n);
+  }
+  absl::StatusOr<placement::PlacementResult> ReplaceNodes(
+      std::string_view job, const std::vector<std::string>& nodes) override {
+    return inner_.ReplaceNodes(job, nodes);
+  }
+  absl::StatusOr<placement::PreemptionPlan> PlanPreemption(
+      const placement::GangRequest& r,
+      const std::vector<placement::RunningGang>& candidates) const override {
+    return inner_.PlanPreemption(r, candidates);
+  }
+
+ private:
+  placement::PlacementService& inner_;
+};
+
+// Two jobs naming a level the topology lacks, one as required and one as preferred level.
+void AddJobsWithAnUnknownLevel(World& world) {
   Workload required = Job("team-a/required", 2, 8, 0, 0);
   required.required_level = "example.com/layer-9";
   Workload preferred = Job("team-a/preferred", 2, 8, 0, 1);
   preferred.required_level = kSpine;
   preferred.preferred_level = "example.com/layer-9";
   world.Add(required).Add(preferred);
+}
+
+// The cycle asks the service for its levels and says which field names one it lacks before
+// quota is looked at: with the queue full, the job still says why it can never run, instead of
+// InsufficientQuota.
+TEST(RealPlacementTest, AnUnknownLevelIsReportedBeforeQuota) {
+  auto service = EmptyCluster(8);
+  World world(*service);
+  world.Flavor("p5").Queue(GpuQueue("team-a", "", {{"p5", Gpu(16)}}));
+  world.Add(Job("team-a/fills-the-queue", 2, 8, 0, -1));
+  AddJobsWithAnUnknownLevel(world);
+  CycleResult result = world.Cycle();
+  EXPECT_THAT(AdmittedKeys(result), ::testing::ElementsAre("team-a/fills-the-queue"));
+  EXPECT_EQ(result.calls.topology_levels, 1);  // once a cycle
+  for (const auto& [key, field] : {std::pair{"team-a/required", "spec.topology.required"},
+                                   std::pair{"team-a/preferred", "spec.topology.preferred"}}) {
+    const PendingDecision* p = PendingFor(result, key);
+    ASSERT_NE(p, nullptr) << key;
+    EXPECT_EQ(p->reason, PendingReason::kUnknownLevel) << key;
+    EXPECT_EQ(ToString(p->reason), "TopologyLevelNotFound");
+    EXPECT_THAT(p->message,
+                HasSubstr(std::string(field) + " (\"example.com/layer-9\") is not a level of "
+                          "the scheduler's topology; levels: "))
+        << p->message;
+    EXPECT_THAT(p->message, HasSubstr(kSpine));
+  }
+}
+
+// A service that cannot list its levels refuses the request instead; the message then names
+// the TrainingJob field holding the level, also when the locality wait put the preferred level
+// in the request's required one.
+TEST(RealPlacementTest, ARefusedLevelIsNamedByTheJobsField) {
+  auto inner = EmptyCluster(8);
+  WithoutLevels service(*inner);
+  World world(service);
+  world.Flavor("p5").Queue(GpuQueue("team-a", "", {{"p5", Gpu(64)}}));
+  AddJobsWithAnUnknownLevel(world);
   CycleResult result = world.Cycle();
   EXPECT_THAT(result.admissions, IsEmpty());
   for (const auto& [key, field] : {std::pair{"team-a/required", "spec.topology.required"},

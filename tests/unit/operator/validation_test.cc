@@ -145,7 +145,8 @@ TEST(ValidationTest, BrokenLocalQueueAndWorkloadsArePerObject) {
                                                 "exist")))));
   EXPECT_THAT(AdmittedKeys(result), ElementsAre("team-a/good"));
   auto reason = [&](std::string_view key) { return PendingFor(result, key)->reason; };
-  EXPECT_EQ(reason("lost/job"), PendingReason::kNoLocalQueue);
+  // Its TrainingQueue exists; the ClusterTrainingQueue that it names does not.
+  EXPECT_EQ(reason("lost/job"), PendingReason::kClusterQueueInactive);
   EXPECT_EQ(reason("team-a/bad-class"), PendingReason::kUnknownPriorityClass);
   EXPECT_EQ(reason("team-a/bad-range"), PendingReason::kInvalid);
   EXPECT_THAT(PendingFor(result, "team-a/bad-range")->message,
