@@ -451,7 +451,9 @@ absl::StatusOr<std::string> FormatQueues(const std::vector<std::string>& cluster
 namespace {
 
 struct JobRow {
-  std::string ns, name, queue, phase, level, domain, reason;
+  std::string ns, name, queue, phase, level, domain;
+  std::string reason;       // the message of the condition that says why (or its reason)
+  std::string reason_code;  // that condition's reason
   int64_t replicas = 0;
   std::optional<int64_t> admitted;
   int64_t restarts = 0;
@@ -459,16 +461,11 @@ struct JobRow {
   bool has_status = false;
 };
 
-// Why a job is where it is, in one line: for a job not admitted the Queued condition's message
-// (the operator's pending reason), for a failed one the Failed condition's.
-std::string ReasonOf(const Value& job, const JobRow& row) {
-  if (!row.has_status) return "no status yet";
-  std::vector<Condition> conditions = Conditions(job);
-  std::string_view type = row.phase == "Failed" ? "Failed" : "Queued";
-  if (row.admitted && row.phase != "Failed") return "";
-  const Condition* c = FindCondition(conditions, type);
-  if (c == nullptr) return "";
-  return c->message.empty() ? c->reason : c->message;
+// Why a job is where it is: for a job not admitted the Queued condition (the operator's pending
+// reason), for a failed one the Failed condition; nullptr for the rest.
+const Condition* WhyCondition(const std::vector<Condition>& conditions, const JobRow& row) {
+  if (row.admitted && row.phase != "Failed") return nullptr;
+  return FindCondition(conditions, row.phase == "Failed" ? "Failed" : "Queued");
 }
 
 JobRow JobFrom(const Value& job) {
@@ -484,7 +481,13 @@ JobRow JobFrom(const Value& job) {
              .created = Timestamp(job, {"metadata", "creationTimestamp"})};
   const Value* status = Find(job, {"status"});
   row.has_status = status != nullptr && status->IsObject() && status->MemberCount() > 0;
-  row.reason = ReasonOf(job, row);
+  if (!row.has_status) {
+    row.reason = "no status yet";
+  } else if (const std::vector<Condition> conditions = Conditions(job);
+             const Condition* why = WhyCondition(conditions, row)) {
+    row.reason_code = why->reason;
+    row.reason = why->message.empty() ? why->reason : why->message;
+  }
   return row;
 }
 
@@ -508,6 +511,7 @@ absl::StatusOr<std::string> FormatJobs(const std::vector<std::string>& jobs,
         OptionalString(w, "domain", row.domain);
         Number(w, "restarts", row.restarts);
         OptionalString(w, "reason", row.reason);
+        OptionalString(w, "conditionReason", row.reason_code);
         Key(w, "ageSeconds");
         if (row.created) {
           w.Int64(absl::ToInt64Seconds(options.now - *row.created));
@@ -530,7 +534,10 @@ absl::StatusOr<std::string> FormatJobs(const std::vector<std::string>& jobs,
                                       DomainText(row.level, row.domain),
                                       absl::StrCat(row.restarts),
                                       Age(row.created, options.now),
-                                      Clip(row.reason, kReasonWidth)};
+                                      Clip(row.reason_code.empty() || row.reason == row.reason_code
+                                               ? row.reason
+                                               : absl::StrCat(row.reason_code, ": ", row.reason),
+                                           kReasonWidth)};
     if (options.all_namespaces) cells.insert(cells.begin(), row.ns);
     table.Add(std::move(cells));
   }

@@ -126,8 +126,8 @@ if expect_ok "jobs -A with statuses" jobs -A; then
   has_line "^team-llm +llama-pretrain-64 +training +Running +8/8 +layer-3 $DOMAIN +1 +[0-9a-z]+\$" &&
     pass "jobs: a placed job shows phase, size 8/8, its layer-3 domain and restarts" ||
     fail "jobs: llama-pretrain-64 row"
-  has_line '^team-research +mistral-finetune +training +Queued +-/8 +- +0 +[0-9a-z]+ +needs 16 nvidia.com/gpu in flavor p5 of ClusterTrainingQu\.\.\.$' &&
-    pass "jobs: a queued job shows the Queued condition's message, truncated" ||
+  has_line '^team-research +mistral-finetune +training +Queued +-/8 +- +0 +[0-9a-z]+ +InsufficientQuota: needs 16 nvidia.com/gpu in flavor p5 o\.\.\.$' &&
+    pass "jobs: a queued job shows the Queued condition's reason and message, truncated" ||
     fail "jobs: mistral-finetune row"
 fi
 

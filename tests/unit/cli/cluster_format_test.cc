@@ -156,7 +156,7 @@ TEST(FormatJobs, PhaseSizeDomainAndWhyNotAdmitted) {
             "team-llm        moe-gb200-tp16      training   -         -/16   -                    "
             "0          5m    no status yet\n"
             "team-research   mistral-finetune    training   Queued    -/8    -                    "
-            "0          5m    needs 16 nvidia.com/gpu in flavor p5 of ClusterTrainingQu...\n");
+            "0          5m    InsufficientQuota: needs 16 nvidia.com/gpu in flavor p5 o...\n");
 }
 
 TEST(FormatJobs, OneNamespaceAndNone) {
@@ -180,7 +180,7 @@ TEST(FormatJobs, FailedJobShowsTheFailedConditionAndConditionsAreShownWhateverTh
                      "message":"rank 2 exited 1 after 3 restarts"}]}})";
   ASSERT_OK_AND_ASSIGN(std::string out, FormatJobs({job}, {.now = Now()}));
   EXPECT_THAT(out, HasSubstr("j      q       Failed   4/4    -        3          -     "
-                             "rank 2 exited 1 after 3 restarts\n"));
+                             "BackoffLimitExceeded: rank 2 exited 1 after 3 restarts\n"));
 }
 
 TEST(FormatJobs, Json) {
@@ -198,6 +198,8 @@ TEST(FormatJobs, Json) {
   EXPECT_TRUE(moe["admittedReplicas"].IsNull());
   EXPECT_EQ(moe["replicas"].GetInt(), 16);
   EXPECT_THAT(doc["trainingJobs"][2]["reason"].GetString(), HasSubstr("waiting for llm"));
+  EXPECT_STREQ(doc["trainingJobs"][2]["conditionReason"].GetString(), "InsufficientQuota");
+  EXPECT_TRUE(llama["conditionReason"].IsNull());
 }
 
 // ---- explain ---------------------------------------------------------------------------------
