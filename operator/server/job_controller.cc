@@ -170,6 +170,10 @@ void JobController::Run(const kube::Cancellation& stop, int workers) {
             spdlog::error("TrainingJob {}: {} (retrying; check the operator's RBAC)", *key,
                           next.status());
             RecordForbidden(*key, next.status());
+          } else if (kube::IsConflict(next.status())) {
+            // Optimistic concurrency: another writer got there first (the finalizer's removal
+            // racing the job's deletion, most often); the retry reads the object again.
+            spdlog::debug("TrainingJob {}: {} (retrying)", *key, next.status());
           } else {
             spdlog::warn("TrainingJob {}: {} (retrying)", *key, next.status());
           }
