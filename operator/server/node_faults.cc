@@ -102,8 +102,11 @@ std::optional<NodeFault> DetectNodeFault(std::string_view name, const kube::Node
     if (placement::Tolerates(tolerations, {t.key.str(), t.value.str(), t.effect.str()})) continue;
     fault.kind = NodeFaultKind::kTainted;
     fault.detail =
-        absl::StrCat(fault.node, " has taint ", t.key.str(), t.value.empty() ? "" : "=",
-                     t.value.str(), ":", t.effect.str(), " that the pods do not tolerate");
+        t.key.view() == "node.kubernetes.io/unschedulable"
+            ? absl::StrCat(fault.node, " is cordoned (spec.unschedulable: kubectl cordon or "
+                           "drain)")
+            : absl::StrCat(fault.node, " has taint ", t.key.str(), t.value.empty() ? "" : "=",
+                           t.value.str(), ":", t.effect.str(), " that the pods do not tolerate");
     return fault;
   }
   return std::nullopt;

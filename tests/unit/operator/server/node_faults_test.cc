@@ -67,7 +67,11 @@ TEST(DetectNodeFault, WhatCountsAsFailed) {
   EXPECT_THAT(tainted->detail, HasSubstr("example.com/gpu-xid=79:NoExecute"));
   EXPECT_EQ(DetectNodeFault("n", &node, {{"example.com/gpu-xid", "Exists", "", ""}}), std::nullopt);
   node.taints = {{"node.kubernetes.io/unschedulable", "", "NoSchedule"}};
-  EXPECT_EQ(DetectNodeFault("n", &node, none)->kind, NodeFaultKind::kTainted);
+  std::optional<NodeFault> cordoned = DetectNodeFault("n", &node, none);
+  ASSERT_TRUE(cordoned.has_value());
+  EXPECT_EQ(cordoned->kind, NodeFaultKind::kTainted);
+  // Said as the user did it, not as the taint the API server derived from it.
+  EXPECT_EQ(cordoned->detail, "n is cordoned (spec.unschedulable: kubectl cordon or drain)");
   node.taints = {{"node.kubernetes.io/not-ready", "", "NoExecute"},
                  {"node.kubernetes.io/memory-pressure", "", "NoSchedule"},
                  {"example.com/soon", "", "PreferNoSchedule"}};
