@@ -331,11 +331,19 @@ absl::StatusOr<ClusterQueueRow> ClusterQueueFrom(const std::string& json) {
   return row;
 }
 
-std::string GpusText(const std::vector<FlavorGpus>& gpus) {
+// A queue without a cohort cannot borrow: usage above its nominal quota (the quota lowered
+// below what its running jobs hold) is said as that.
+std::string GpusText(const std::vector<FlavorGpus>& gpus, bool in_cohort) {
   if (gpus.empty()) return kAbsent;
-  return absl::StrJoin(gpus, ", ", [](std::string* out, const FlavorGpus& g) {
+  return absl::StrJoin(gpus, ", ", [&](std::string* out, const FlavorGpus& g) {
     absl::StrAppend(out, g.flavor, " ", OrAbsent(g.used), "/", g.nominal);
-    if (g.used) absl::StrAppend(out, " (+", g.borrowed.value_or(0), " borrowed)");
+    if (!g.used) return;
+    const int64_t above = g.borrowed.value_or(0);
+    if (in_cohort) {
+      absl::StrAppend(out, " (+", above, " borrowed)");
+    } else if (above > 0) {
+      absl::StrAppend(out, " (", above, " over nominal)");
+    }
   });
 }
 
@@ -424,7 +432,7 @@ absl::StatusOr<std::string> FormatQueues(const std::vector<std::string>& cluster
         {"CLUSTERTRAININGQUEUE", "COHORT", "PENDING", "ADMITTED", "GPUS USED/NOMINAL", "ACTIVE"});
     for (const ClusterQueueRow& row : rows) {
       table.Add({row.name, OrAbsent(row.cohort), OrAbsent(row.pending), OrAbsent(row.admitted),
-                 GpusText(row.gpus), OrAbsent(row.active_text)});
+                 GpusText(row.gpus, !row.cohort.empty()), OrAbsent(row.active_text)});
     }
     out = table.Render();
   }

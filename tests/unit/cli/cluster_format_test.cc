@@ -134,6 +134,21 @@ TEST(FormatQueues, JsonKeepsAbsentAsNull) {
   EXPECT_STREQ(doc["trainingQueues"][1]["clusterQueue"].GetString(), "research");
 }
 
+// Without a cohort nothing is borrowed: usage above nominal (the quota lowered under running
+// jobs) is said as that, and nothing is said while there is none.
+TEST(FormatQueues, AQueueWithoutACohortIsOverNominalNotBorrowing) {
+  const std::string queue = R"({"metadata":{"name":"solo"},
+    "spec":{"namespaceSelector":{},"resourceGroups":[{"coveredResources":["nvidia.com/gpu"],
+      "flavors":[{"name":"p5","resources":[{"name":"nvidia.com/gpu","nominalQuota":32}]},
+                 {"name":"gb200","resources":[{"name":"nvidia.com/gpu","nominalQuota":8}]}]}]},
+    "status":{"flavorsUsage":[
+      {"name":"p5","resources":[{"name":"nvidia.com/gpu","total":"96","borrowed":"64"}]},
+      {"name":"gb200","resources":[{"name":"nvidia.com/gpu","total":"4","borrowed":"0"}]}]}})";
+  ASSERT_OK_AND_ASSIGN(std::string out, FormatQueues({queue}, {}, {}));
+  EXPECT_THAT(out, HasSubstr("p5 96/32 (64 over nominal), gb200 4/8 "));
+  EXPECT_THAT(out, Not(HasSubstr("borrowed")));
+}
+
 TEST(FormatQueues, MalformedObjectIsNamed) {
   EXPECT_THAT(FormatQueues({}, {"{}", "{"}, {}),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("TrainingQueue #1")));
