@@ -1,6 +1,7 @@
 #include "operator/admission/admission_cycle.h"
 
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <set>
 #include <unordered_set>
@@ -56,6 +57,14 @@ namespace internal {
 namespace {
 
 constexpr std::string_view kNamespaceNameLabel = "kubernetes.io/metadata.name";
+
+// The workload's topology levels, each with the TrainingJob field it comes from, for messages
+// that name the field a user wrote.
+std::array<std::pair<const std::string*, const char*>, 3> LevelFields(const Workload& w) {
+  return {{{&w.required_level, "spec.topology.required"},
+           {&w.preferred_level, "spec.topology.preferred"},
+           {&w.group_level, "spec.topology.groupLevel"}}};
+}
 
 // The first problem with the workload's own fields, or "".
 std::string CheckWorkload(const Workload& w) {
@@ -272,13 +281,11 @@ std::string Cycle::Fingerprint() const {
 }
 
 std::string Cycle::UnknownLevel(const Workload& w) {
-  const std::pair<const std::string*, const char*> fields[] = {
-      {&w.required_level, "spec.topology.required"},
-      {&w.preferred_level, "spec.topology.preferred"},
-      {&w.group_level, "spec.topology.groupLevel"}};
-  bool named = false;
-  for (const auto& [level, field] : fields) named |= !level->empty();
-  if (!named) return "";
+  const auto fields = LevelFields(w);
+  if (std::all_of(fields.begin(), fields.end(),
+                  [](const auto& f) { return f.first->empty(); })) {
+    return "";
+  }
   if (!levels_asked_) {
     // Once a cycle: the service's levels change only when phalanx-scheduler restarts with
     // another topology. Without an answer the check is skipped, and the service's refusal of
@@ -398,11 +405,11 @@ std::string PlacementErrorText(const absl::Status& status, const Workload& w) {
     const size_t end = text.find("\")", start);
     if (end == std::string::npos) continue;
     const std::string level = text.substr(start, end - start);
-    const char* job_field = level == w.required_level    ? "spec.topology.required"
-                            : level == w.preferred_level ? "spec.topology.preferred"
-                            : level == w.group_level     ? "spec.topology.groupLevel"
-                                                         : nullptr;
-    if (job_field != nullptr) text.replace(at, field.size(), job_field);
+    for (const auto& [held, job_field] : LevelFields(w)) {
+      if (*held != level) continue;
+      text.replace(at, field.size(), job_field);
+      break;
+    }
   }
   return absl::StrCat("the placement service refused the gang: ", text);
 }
