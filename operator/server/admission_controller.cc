@@ -87,6 +87,7 @@ AdmissionController::AdmissionController(kube::Client& client, Informers& inform
             }
             return tolerations;
           },
+          [this](const std::string& job) { return informers_.pods.ByIndex(kIndexByJob, job); },
           placement, options_.faults) {}
 
 void AdmissionController::Trigger() { queue_.Add(kCycleKey); }
@@ -100,11 +101,25 @@ void AdmissionController::RegisterHandlers() {
              if (JobChangeMatters(old, now)) Trigger();
            },
        .on_delete = trigger});
-  // Capacity frees when a pod finishes or goes.
+  // Capacity frees when a pod finishes or goes. A rank on a cordoned node needs a spare when its
+  // pod is being deleted (a drain's eviction) or a new pod is created for it there.
+  auto on_cordoned_node = [this](const kube::Pod& pod) {
+    const std::string_view pinned = PinnedNode(pod);
+    if (pinned.empty()) return false;
+    std::shared_ptr<const kube::Node> node = informers_.nodes.Get(std::string(pinned));
+    return node != nullptr && node->unschedulable;
+  };
   informers_.pods.AddEventHandlers(
-      {.on_update =
-           [this](const kube::Pod& old, const kube::Pod& now) {
+      {.on_add =
+           [this, on_cordoned_node](const kube::Pod& pod) {
+             if (on_cordoned_node(pod)) Trigger();
+           },
+       .on_update =
+           [this, on_cordoned_node](const kube::Pod& old, const kube::Pod& now) {
              if (old.phase != now.phase && (now.phase == "Succeeded" || now.phase == "Failed")) {
+               Trigger();
+             } else if (old.meta.deletion_timestamp.empty() &&
+                        !now.meta.deletion_timestamp.empty() && on_cordoned_node(now)) {
                Trigger();
              }
            },

@@ -5,7 +5,6 @@
 #include <thread>
 #include <vector>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/api_labels.h"
 #include "common/status.h"
@@ -28,20 +27,6 @@ const std::vector<std::string_view> kOwned = {kConditionRunning, kConditionResta
 
 bool Finished(std::string_view phase) { return phase == "Succeeded" || phase == "Failed"; }
 bool Terminal(const kube::Pod& pod) { return pod.phase == "Succeeded" || pod.phase == "Failed"; }
-
-int Label(const kube::Pod& pod, std::string_view key) {
-  const std::string* value = pod.meta.labels.Find(std::string(key));
-  int out = -1;
-  if (value == nullptr || !absl::SimpleAtoi(*value, &out)) return -1;
-  return out;
-}
-
-// The node a pod runs on, or before it is bound the node it was created for; "" if neither.
-std::string_view PinnedNode(const kube::Pod& pod) {
-  if (!pod.node_name.empty()) return pod.node_name.view();
-  const std::string* node = pod.meta.annotations.Find(kNodeAnnotation);
-  return node == nullptr ? std::string_view() : std::string_view(*node);
-}
 
 std::vector<Condition> Owned(const std::vector<Condition>& all) {
   std::vector<Condition> out;
@@ -449,9 +434,9 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
   for (const auto& pod : pods) {
     names.insert(pod->meta.name);
     const kube::OwnerReference* owner = pod->meta.ControllerRef();
-    const int rank = Label(*pod, kRankLabel);
+    const int rank = PodIntLabel(*pod, kRankLabel);
     const bool this_generation = owner != nullptr && owner->uid == meta.uid && rank >= 0 &&
-                                 Label(*pod, controller::kRestartLabel) == generation;
+                                 PodIntLabel(*pod, controller::kRestartLabel) == generation;
     if (this_generation && rank >= world) ++beyond;
     if (this_generation && rank < world && pod->meta.deletion_timestamp.empty()) ranks[rank] = pod;
   }
@@ -471,7 +456,7 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
     }
   }
   RETURN_IF_ERROR(delete_pods([&](const kube::Pod& p) {
-    auto it = ranks.find(Label(p, kRankLabel));
+    auto it = ranks.find(PodIntLabel(p, kRankLabel));
     return it == ranks.end() || it->second.get() != &p;
   }));
 

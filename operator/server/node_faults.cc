@@ -6,9 +6,12 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/api_labels.h"
 #include "common/status.h"
+#include "operator/controller/pod_builder.h"
 #include "operator/server/job_status.h"
 #include "scheduler/cluster_snapshot.h"
 #include "scheduler/gang_search.h"
@@ -20,8 +23,10 @@ namespace {
 // Taints the node lifecycle controller sets from node conditions. not-ready and unreachable
 // mirror the Ready condition, which has its own grace period; the pressure taints are
 // transient and the kubelet evicts by itself if it must. Every other untolerated NoSchedule /
-// NoExecute taint is a fault, the cordon's node.kubernetes.io/unschedulable included: someone
-// decided the node goes.
+// NoExecute taint is a fault (a health agent's, typically: someone decided the node goes),
+// except the cordon's, which DetectNodeFault reports as its own kind.
+constexpr std::string_view kUnschedulableTaint = "node.kubernetes.io/unschedulable";
+
 bool LifecycleConditionTaint(std::string_view key) {
   for (std::string_view k :
        {"node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable",
@@ -59,6 +64,8 @@ std::string_view FaultReason(NodeFaultKind kind) {
       return "NodeUnhealthy";
     case NodeFaultKind::kDeleted:
       return "NodeDeleted";
+    case NodeFaultKind::kCordoned:
+      return "NodeCordoned";
   }
   return "NodeFailure";
 }
@@ -96,20 +103,62 @@ std::optional<NodeFault> DetectNodeFault(std::string_view name, const kube::Node
                                 "=", *health);
     return fault;
   }
+  bool cordoned = node->unschedulable;
   for (const kube::Taint& t : node->taints) {
     if (t.effect != "NoSchedule" && t.effect != "NoExecute") continue;
     if (LifecycleConditionTaint(t.key.view())) continue;
+    if (t.key.view() == kUnschedulableTaint) {
+      cordoned = true;  // the API server's taint for spec.unschedulable, maybe not yet mirrored
+      continue;
+    }
     if (placement::Tolerates(tolerations, {t.key.str(), t.value.str(), t.effect.str()})) continue;
     fault.kind = NodeFaultKind::kTainted;
     fault.detail =
-        t.key.view() == "node.kubernetes.io/unschedulable"
-            ? absl::StrCat(fault.node, " is cordoned (spec.unschedulable: kubectl cordon or "
-                           "drain)")
-            : absl::StrCat(fault.node, " has taint ", t.key.str(), t.value.empty() ? "" : "=",
-                           t.value.str(), ":", t.effect.str(), " that the pods do not tolerate");
+        absl::StrCat(fault.node, " has taint ", t.key.str(), t.value.empty() ? "" : "=",
+                     t.value.str(), ":", t.effect.str(), " that the pods do not tolerate");
+    return fault;
+  }
+  if (cordoned &&
+      !placement::Tolerates(tolerations, {std::string(kUnschedulableTaint), "", "NoSchedule"})) {
+    fault.kind = NodeFaultKind::kCordoned;
+    fault.detail = absl::StrCat(fault.node, " is cordoned (spec.unschedulable)");
     return fault;
   }
   return std::nullopt;
+}
+
+int PodIntLabel(const kube::Pod& pod, std::string_view key) {
+  const std::string* value = pod.meta.labels.Find(std::string(key));
+  int out = -1;
+  if (value == nullptr || !absl::SimpleAtoi(*value, &out)) return -1;
+  return out;
+}
+
+std::string_view PinnedNode(const kube::Pod& pod) {
+  if (!pod.node_name.empty()) return pod.node_name.view();
+  const std::string* node = pod.meta.annotations.Find(std::string(kNodeAnnotation));
+  return node == nullptr ? std::string_view() : std::string_view(*node);
+}
+
+std::set<int32_t> RanksInPlace(const kube::TrainingJob& job,
+                               const std::vector<std::shared_ptr<const kube::Pod>>& pods) {
+  std::set<int32_t> out;
+  if (!job.status.placement) return out;
+  const std::vector<std::string>& reserved = job.status.placement->nodes;
+  for (const auto& pod : pods) {
+    const kube::OwnerReference* owner = pod->meta.ControllerRef();
+    const int rank = PodIntLabel(*pod, kRankLabel);
+    if (owner == nullptr || owner->uid != job.meta.uid || rank < 0 ||
+        rank >= static_cast<int>(reserved.size()) ||
+        PodIntLabel(*pod, controller::kRestartLabel) != job.status.restarts) {
+      continue;
+    }
+    if (pod->meta.deletion_timestamp.empty() && pod->phase != "Failed" &&
+        pod->node_name.view() == reserved[rank]) {
+      out.insert(rank);
+    }
+  }
+  return out;
 }
 
 std::optional<int32_t> ShrinkTarget(int32_t current, int32_t lost,
@@ -124,11 +173,12 @@ std::optional<int32_t> ShrinkTarget(int32_t current, int32_t lost,
   return std::nullopt;
 }
 
-NodeFaultResponder::NodeFaultResponder(NodeLookup nodes, FlavorTolerations flavors,
+NodeFaultResponder::NodeFaultResponder(NodeLookup nodes, FlavorTolerations flavors, JobPods pods,
                                        placement::PlacementService& placement,
                                        NodeFaultOptions options)
     : nodes_(std::move(nodes)),
       flavors_(std::move(flavors)),
+      pods_(std::move(pods)),
       placement_(placement),
       options_(options) {}
 
@@ -164,9 +214,11 @@ std::optional<FaultDecision> NodeFaultResponder::Respond(const kube::TrainingJob
     return std::nullopt;
   }
   const std::vector<placement::Toleration> tolerations = GangTolerations(job);
+  const std::vector<std::string>& nodes = job.status.placement->nodes;
+  std::optional<std::set<int32_t>> in_place;  // read once, for the first cordoned node
   std::vector<NodeFault> faults;
   std::set<std::string> seen;
-  for (const std::string& name : job.status.placement->nodes) {
+  for (const std::string& name : nodes) {
     if (!seen.insert(name).second) continue;
     std::shared_ptr<const kube::Node> node = nodes_(name);
     std::optional<NodeFault> fault = DetectNodeFault(name, node.get(), tolerations);
@@ -178,6 +230,17 @@ std::optional<FaultDecision> NodeFaultResponder::Respond(const kube::TrainingJob
         continue;
       }
       absl::StrAppend(&fault->detail, " for ", absl::ToInt64Seconds(now - since), "s");
+    }
+    if (fault->kind == NodeFaultKind::kCordoned) {
+      if (!in_place) in_place = RanksInPlace(job, pods_(job.meta.Key()));
+      std::vector<int32_t> homeless;  // the node's ranks that need a new pod
+      for (int32_t r = 0; r < static_cast<int32_t>(nodes.size()); ++r) {
+        if (nodes[r] == name && in_place->count(r) == 0) homeless.push_back(r);
+      }
+      if (homeless.empty()) continue;  // every rank there still runs: the cordon moves none
+      absl::StrAppend(&fault->detail, " and rank", homeless.size() == 1 ? " " : "s ",
+                      absl::StrJoin(homeless, ", "), " there need",
+                      homeless.size() == 1 ? "s" : "", " a new pod");
     }
     faults.push_back(*std::move(fault));
   }

@@ -19,13 +19,18 @@
 // A node has failed for a gang when it is NotReady for longer than a grace period, has a
 // NoSchedule / NoExecute taint the gang does not tolerate (except the node lifecycle's own
 // not-ready / unreachable and pressure taints), carries sagemaker.amazonaws.com/node-health-status
-// other than Schedulable, or is gone. Not thread-safe: one admission cycle at a time uses it.
+// other than Schedulable, or is gone. A cordon (spec.unschedulable) is the exception: it keeps
+// new pods off the node, as kube-scheduler reads it, and moves no running rank; it fails a
+// rank that needs a new pod there (drained, lost, or a new gang generation) — the rank goes to
+// a spare instead of waiting on a node that takes no pod. Not thread-safe: one admission cycle
+// at a time uses it.
 #pragma once
 
 #include <functional>
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -44,10 +49,10 @@ inline constexpr std::string_view kConditionShrunk = "Shrunk";
 // The reason of an eviction after node failures (conditions, event, evicted-workloads metric).
 inline constexpr std::string_view kReasonNodeFailure = "NodeFailure";
 
-enum class NodeFaultKind { kNotReady, kTainted, kUnhealthy, kDeleted };
+enum class NodeFaultKind { kNotReady, kTainted, kUnhealthy, kDeleted, kCordoned };
 
-// "NodeNotReady", "NodeTainted", "NodeUnhealthy", "NodeDeleted": condition reasons and the
-// `reason` label of the metrics.
+// "NodeNotReady", "NodeTainted", "NodeUnhealthy", "NodeDeleted", "NodeCordoned": condition
+// reasons and the `reason` label of the metrics.
 std::string_view FaultReason(NodeFaultKind kind);
 
 struct NodeFault {
@@ -58,9 +63,20 @@ struct NodeFault {
 
 // The fault of node `name` for a gang with `tolerations`, or nullopt if the gang may stay on
 // it; `node` null means it was deleted. NotReady is reported at once (the grace is the
-// responder's).
+// responder's), and so is a cordon (kCordoned: the responder spares the ranks running there).
 std::optional<NodeFault> DetectNodeFault(std::string_view name, const kube::Node* node,
                                          const std::vector<placement::Toleration>& tolerations);
+
+// A pod's integer label (phalanx.dev/rank, phalanx.dev/restart), or -1 if absent or not a
+// number.
+int PodIntLabel(const kube::Pod& pod, std::string_view key);
+// The node a pod runs on, or before it is bound the node it was created for; "" if neither.
+std::string_view PinnedNode(const kube::Pod& pod);
+// The ranks of `job`'s current gang (its restart generation, status.restarts) whose pod runs
+// on the node status.placement names for the rank and needs no new pod: bound there, not being
+// deleted, not Failed. `pods` are the job's pods, of any generation.
+std::set<int32_t> RanksInPlace(const kube::TrainingJob& job,
+                               const std::vector<std::shared_ptr<const kube::Pod>>& pods);
 
 // The largest count an elastic gang of `current` pods can shrink to without `lost` of them:
 // at most current - lost, of the form min + k * step, a multiple of group_size (when > 0);
@@ -97,15 +113,19 @@ class NodeFaultResponder {
   // The tolerations a ResourceFlavor adds to its pods (empty for an unknown flavor).
   using FlavorTolerations =
       std::function<std::vector<placement::Toleration>(const std::string& flavor)>;
+  // The pod informer's pods of a job ("namespace/name"), of any generation.
+  using JobPods =
+      std::function<std::vector<std::shared_ptr<const kube::Pod>>(const std::string& job)>;
 
-  NodeFaultResponder(NodeLookup nodes, FlavorTolerations flavors,
+  NodeFaultResponder(NodeLookup nodes, FlavorTolerations flavors, JobPods pods,
                      placement::PlacementService& placement, NodeFaultOptions options = {});
 
   // Forgets NotReady nodes that recovered or went, and the wake-up of the last cycle.
   void BeginCycle();
 
   // For an admitted job with a placement: nothing (nullopt) if none of its nodes failed, a
-  // NotReady node is still within its grace, or the Placement service could not be reached
+  // NotReady node is still within its grace, a cordoned node's ranks all still run there
+  // (RanksInPlace), or the Placement service could not be reached
   // (next_check() then says when to look again); otherwise the step taken, already carried
   // out on the scheduler. Calling it again for a job whose status still shows the old
   // placement is harmless: ReplaceNodes finds no rank left on the failed nodes and answers the
@@ -126,6 +146,7 @@ class NodeFaultResponder {
 
   NodeLookup nodes_;
   FlavorTolerations flavors_;
+  JobPods pods_;
   placement::PlacementService& placement_;
   const NodeFaultOptions options_;
   std::map<std::string, absl::Time> not_ready_since_;  // as first seen by the operator

@@ -114,8 +114,8 @@ struct OperatorMetrics {
         node_failures_total(r.AddCounter(
             "phalanx_node_failures_total",
             "Admitted TrainingJobs hit by failed nodes, by what the operator did (replaced, shrunk, "
-            "evicted) and why (NodeNotReady, NodeTainted, NodeUnhealthy, NodeDeleted of the first "
-            "failed node; NodeFailure for evictions).",
+            "evicted) and why (NodeNotReady, NodeTainted, NodeUnhealthy, NodeDeleted, "
+            "NodeCordoned of the first failed node; NodeFailure for evictions).",
             {"action", "reason"})),
         node_replacements_total(r.AddCounter(
             "phalanx_node_replacements_total",

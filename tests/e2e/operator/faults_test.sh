@@ -11,6 +11,10 @@
 #               the block -> shrinks to 3: rank 3 is dropped and rank 1 takes its node
 #   f (4 pods, the whole block)  a NoExecute taint, no spare, not elastic -> evicted (Evicted
 #               NodeFailure), re-queued and admitted again in the free sixth block
+# and then, in f's old block:
+#   g (2 pods)  kubectl cordon of rank 1's node -> nothing moves (a cordon keeps new pods off,
+#               it does not stop running ones); kubectl drain of it -> the evicted rank 1 moves
+#               to the block's spare, rank 0's pod untouched, no restart counted
 # Each step is checked as a condition, an event and a metric.
 # Needs hack/cluster/build.sh binaries and $PHALANX_BUILD_DIR (phalanx-scheduler, phalanx-operator).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -121,11 +125,36 @@ cond_is f Admitted "True " && cond_is f Evicted "False Admitted: Previously: evi
   pass "f: Admitted again; its Evicted condition is history: $(cond $NS f Evicted)" ||
   fail "f: Admitted '$(cond $NS f Admitted)', Evicted '$(cond $NS f Evicted)'"
 
+# --- g: a cordon moves no running rank; the drain's eviction moves the rank ---------------
+gang g 2
+eventually 90 runs_on_placement g 2 || die "g is not Running on its placement: $(cond $NS g Queued)"
+read -ra G <<<"$(nodes_of g)"
+g0_uid=$(uid_of g-0); g1_uid=$(uid_of g-1)
+cycles() { curl -sf "http://127.0.0.1:$PHALANX_OPERATOR_HEALTH_PORT/metrics" | awk '$1 == "phalanx_admission_cycles_total" {print $2}'; }
+cycles_past() { [[ $(cycles) -ge $1 ]]; }
+c0=$(cycles)
+kc cordon "${G[1]}" >/dev/null || die "cannot cordon ${G[1]}"
+# A node update starts an admission cycle; two cycles later the cordon has been seen for sure.
+eventually 30 cycles_past $((c0 + 2)) || fail "no admission cycle after the cordon ($(cycles) after $c0)"
+[[ $(nodes_of g) == "${G[*]}" && $(uid_of g-0) == "$g0_uid" && $(uid_of g-1) == "$g1_uid" ]] && ! has_event $NS g NodesReplaced &&
+  pass "g: cordoning ${G[1]} moved no running rank: placement $(nodes_of g), pods untouched" ||
+  fail "g: after the cordon, placement $(nodes_of g) (was ${G[*]}); $(cond $NS g NodesReplaced)"
+kc drain "${G[1]}" --ignore-daemonsets --delete-emptydir-data --timeout=60s >/dev/null 2>&1 ||
+  fail "kubectl drain ${G[1]} did not finish"
+eventually 60 moved_in_block g 1 "${G[1]}" && eventually 60 runs_on_placement g 2 &&
+  pass "g: the drain evicted rank 1 and it moved inside its block: $(nodes_of g); Running" ||
+  fail "g: placement $(nodes_of g) (was ${G[*]}); $(cond $NS g NodesReplaced)"
+[[ $(uid_of g-0) == "$g0_uid" && $(jq_job $NS g '.status.restarts // 0') == 0 ]] &&
+  pass "g: rank 0's pod untouched, no gang restart" || fail "g: rank 0 recreated or restarts $(jq_job $NS g '.status.restarts')"
+cond_is g NodesReplaced "True NodeCordoned: replaced 1 node (${G[1]} is cordoned (spec.unschedulable) and rank 1 there needs a new pod)" &&
+  pass "g: condition $(cond $NS g NodesReplaced)" || fail "g: NodesReplaced '$(cond $NS g NodesReplaced)'"
+
 # --- metrics ------------------------------------------------------------------------------
 metrics=$(curl -sf "http://127.0.0.1:$PHALANX_OPERATOR_HEALTH_PORT/metrics")
 for want in 'phalanx_node_replacements_total{reason="NodeNotReady"} 1' \
             'phalanx_node_replacements_total{reason="NodeUnhealthy"} 1' \
             'phalanx_node_replacements_total{reason="NodeTainted"} 2' \
+            'phalanx_node_replacements_total{reason="NodeCordoned"} 1' \
             'phalanx_node_failures_total{action="shrunk",reason="NodeUnhealthy"} 1' \
             'phalanx_node_failures_total{action="evicted",reason="NodeFailure"} 1' \
             'phalanx_evicted_workloads_total{cluster_queue="llm",reason="NodeFailure"} 1'; do

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "common/testing/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -57,8 +58,8 @@ TEST(DetectNodeFault, WhatCountsAsFailed) {
   node.meta.labels = HealthLabel("Schedulable");
   EXPECT_EQ(DetectNodeFault("n", &node, none), std::nullopt);
 
-  // Taints: untolerated NoSchedule / NoExecute, the cordon's included; not PreferNoSchedule, not
-  // the node lifecycle's condition taints (NotReady has its own grace), not tolerated ones.
+  // Taints: untolerated NoSchedule / NoExecute; not PreferNoSchedule, not the node lifecycle's
+  // condition taints (NotReady has its own grace), not tolerated ones.
   node = ReadyNode("n");
   node.taints = {{"example.com/gpu-xid", "79", "NoExecute"}};
   std::optional<NodeFault> tainted = DetectNodeFault("n", &node, none);
@@ -66,16 +67,70 @@ TEST(DetectNodeFault, WhatCountsAsFailed) {
   EXPECT_EQ(tainted->kind, NodeFaultKind::kTainted);
   EXPECT_THAT(tainted->detail, HasSubstr("example.com/gpu-xid=79:NoExecute"));
   EXPECT_EQ(DetectNodeFault("n", &node, {{"example.com/gpu-xid", "Exists", "", ""}}), std::nullopt);
+  // A cordon is its own kind (the responder spares the ranks running there), whether the node
+  // lifecycle controller has mirrored spec.unschedulable as its taint yet or not; said as the
+  // user did it, not as the taint derived from it.
   node.taints = {{"node.kubernetes.io/unschedulable", "", "NoSchedule"}};
   std::optional<NodeFault> cordoned = DetectNodeFault("n", &node, none);
   ASSERT_TRUE(cordoned.has_value());
-  EXPECT_EQ(cordoned->kind, NodeFaultKind::kTainted);
-  // Said as the user did it, not as the taint the API server derived from it.
-  EXPECT_EQ(cordoned->detail, "n is cordoned (spec.unschedulable: kubectl cordon or drain)");
+  EXPECT_EQ(cordoned->kind, NodeFaultKind::kCordoned);
+  EXPECT_EQ(cordoned->detail, "n is cordoned (spec.unschedulable)");
+  EXPECT_EQ(FaultReason(cordoned->kind), "NodeCordoned");
+  node.taints = {};
+  node.unschedulable = true;
+  EXPECT_EQ(DetectNodeFault("n", &node, none)->kind, NodeFaultKind::kCordoned);
+  EXPECT_EQ(DetectNodeFault("n", &node, {{"node.kubernetes.io/unschedulable", "Exists", "", ""}}),
+            std::nullopt);
+  // A cordoned node with a health agent's taint too: the taint, which moves ranks at once.
+  node.taints = {{"node.kubernetes.io/unschedulable", "", "NoSchedule"},
+                 {"example.com/gpu-xid", "79", "NoSchedule"}};
+  EXPECT_EQ(DetectNodeFault("n", &node, none)->kind, NodeFaultKind::kTainted);
+  node.unschedulable = false;
   node.taints = {{"node.kubernetes.io/not-ready", "", "NoExecute"},
                  {"node.kubernetes.io/memory-pressure", "", "NoSchedule"},
                  {"example.com/soon", "", "PreferNoSchedule"}};
   EXPECT_EQ(DetectNodeFault("n", &node, none), std::nullopt);
+}
+
+// A pod of TrainingJob ns/j (uid "u1") for `rank` of gang generation `restart`.
+kube::Pod RankPod(int rank, int restart, const std::string& node, const std::string& phase) {
+  kube::Pod pod;
+  pod.meta.name = absl::StrCat("j-", rank);
+  pod.meta.namespace_ = "ns";
+  std::vector<kube::StringMap::Entry> labels;
+  labels.emplace_back("phalanx.dev/rank", std::to_string(rank));
+  labels.emplace_back("phalanx.dev/restart", std::to_string(restart));
+  pod.meta.labels = kube::StringMap(std::move(labels));
+  pod.meta.owner_references = {
+      {.kind = "TrainingJob", .name = "j", .uid = "u1", .controller = true}};
+  pod.node_name = node;
+  pod.phase = phase;
+  return pod;
+}
+
+TEST(RanksInPlace, RanksWhosePodRunsOnTheirReservedNodeAndNeedsNothing) {
+  kube::TrainingJob job;
+  job.meta.uid = "u1";
+  job.status.restarts = 2;
+  job.status.placement = kube::TrainingJobPlacement{};
+  job.status.placement->nodes = {"a", "b", "c", "d", "e", "f", "g"};
+  std::vector<std::shared_ptr<const kube::Pod>> pods;
+  auto add = [&](kube::Pod pod) { pods.push_back(std::make_shared<const kube::Pod>(pod)); };
+  add(RankPod(0, 2, "a", "Running"));
+  add(RankPod(1, 2, "b", "Succeeded"));  // done: needs no new pod
+  kube::Pod deleting = RankPod(2, 2, "c", "Running");
+  deleting.meta.deletion_timestamp = "2026-11-30T00:00:00Z";  // a drain's eviction
+  add(deleting);
+  add(RankPod(3, 2, "d", "Failed"));
+  add(RankPod(4, 2, "", "Pending"));       // not bound yet
+  add(RankPod(5, 2, "x", "Running"));      // moved: reserved elsewhere now
+  add(RankPod(6, 1, "g", "Running"));      // the previous generation
+  kube::Pod foreign = RankPod(6, 2, "g", "Running");
+  foreign.meta.owner_references = {{.kind = "TrainingJob", .uid = "u0", .controller = true}};
+  add(foreign);                            // a job of the same name deleted and created again
+  EXPECT_THAT(RanksInPlace(job, pods), ElementsAre(0, 1));
+  job.status.placement.reset();
+  EXPECT_TRUE(RanksInPlace(job, pods).empty());
 }
 
 TEST(ShrinkTarget, LargestAllowedCountWithoutTheLostRanks) {
@@ -124,6 +179,7 @@ class NodeFaultsTest : public ::testing::Test {
     ASSERT_OK(service_.Update([&](placement::ClusterSnapshot& s) {
       placement::NodeInfo info = s.nodes()[s.FindNode(node.meta.name)].info;
       info.ready = node.ready;
+      info.unschedulable = node.unschedulable;
       info.labels.erase(std::string(placement::kNodeHealthLabel));
       for (const auto& [k, v] : node.meta.labels) info.labels[k.str()] = v.str();
       return s.UpdateNode(info);
@@ -147,6 +203,7 @@ class NodeFaultsTest : public ::testing::Test {
   placement::InProcessPlacementService service_;
   std::map<std::string, kube::Node> nodes_;
   std::vector<placement::Toleration> flavor_tolerations_;
+  std::vector<std::shared_ptr<const kube::Pod>> pods_;  // the job's, as the pod informer has them
   NodeFaultResponder faults_{[this](const std::string& name) -> std::shared_ptr<const kube::Node> {
                                auto it = nodes_.find(name);
                                if (it == nodes_.end()) return nullptr;
@@ -155,6 +212,10 @@ class NodeFaultsTest : public ::testing::Test {
                              [this](const std::string& flavor) {
                                return flavor == "h100" ? flavor_tolerations_
                                                        : std::vector<placement::Toleration>{};
+                             },
+                             [this](const std::string& job) {
+                               EXPECT_EQ(job, "ns/j");
+                               return pods_;
                              },
                              service_,
                              {.not_ready_grace = absl::Seconds(30)}};
@@ -226,6 +287,51 @@ TEST_F(NodeFaultsTest, AToleratedTaintIsNoFault) {
   std::optional<FaultDecision> d = faults_.Respond(job, t0_);
   ASSERT_TRUE(d.has_value());
   EXPECT_EQ(d->reason, "NodeTainted");
+}
+
+// kubectl cordon keeps new pods off a node and moves no running rank (a fixed-size NCCL gang
+// would lose its step); a rank there that needs a new pod — drained, failed, or of a new gang
+// generation — goes to a spare in the domain instead of waiting for a node that takes none.
+TEST_F(NodeFaultsTest, ACordonMovesNoRunningRankButARankThatNeedsAPodGoesToASpare) {
+  kube::TrainingJob job = Admit(3, kLayer2);  // x0..x2; x3, x4 free in c1
+  job.meta.uid = "u1";
+  for (int r = 0; r < 3; ++r) {
+    pods_.push_back(std::make_shared<const kube::Pod>(
+        RankPod(r, 0, job.status.placement->nodes[r], "Running")));
+  }
+  kube::Node x1 = nodes_["x1"];
+  x1.unschedulable = true;
+  x1.taints = {{"node.kubernetes.io/unschedulable", "", "NoSchedule"}};
+  SetNode(x1);
+  EXPECT_EQ(faults_.Respond(job, t0_), std::nullopt);
+  EXPECT_TRUE(faults_.calls().empty());
+  EXPECT_EQ(faults_.next_check(), std::nullopt);  // nothing to wait for: pod events wake it
+
+  // kubectl drain evicts rank 1's pod: it is being deleted, and the rank moves.
+  kube::Pod evicted = *pods_[1];
+  evicted.meta.deletion_timestamp = "2026-11-30T00:00:00Z";
+  pods_[1] = std::make_shared<const kube::Pod>(evicted);
+  std::optional<FaultDecision> d = faults_.Respond(job, t0_);
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->action, FaultAction::kReplaced);
+  EXPECT_EQ(d->reason, "NodeCordoned");
+  EXPECT_THAT(d->placement->nodes, ElementsAre("x0", "x3", "x2"));
+  EXPECT_EQ(d->message,
+            "replaced 1 node (x1 is cordoned (spec.unschedulable) and rank 1 there needs a new "
+            "pod): rank 1 x1 -> x3; the gang is in topology.k8s.aws/network-node-layer-3=c1");
+  EXPECT_THAT(d->nodes_replaced, ElementsAre(Pair("NodeCordoned", 1)));
+
+  // A new gang generation (a restart after a failure) has no pod anywhere yet: the cordoned
+  // node's rank goes to a spare before its pod is created; the others keep their nodes.
+  faults_.BeginCycle();
+  job.status.placement = d->placement;
+  job.status.restarts = 1;
+  kube::Node x3 = nodes_["x3"];
+  x3.unschedulable = true;
+  SetNode(x3);
+  d = faults_.Respond(job, t0_);
+  ASSERT_TRUE(d.has_value());
+  EXPECT_THAT(d->placement->nodes, ElementsAre("x0", "x4", "x2"));
 }
 
 TEST_F(NodeFaultsTest, AnElasticGangWithoutASpareShrinksAndTheLostRankTakesAFreedNode) {
