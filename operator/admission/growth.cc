@@ -3,55 +3,109 @@
 // existing ranks by PlacementService::Resize. The rule for "nobody is waiting" is in
 // docs/admission.md ("Elastic growth").
 #include <algorithm>
+#include <string>
+
+#include "absl/strings/str_cat.h"
 
 #include "operator/admission/internal/cycle.h"
 
 namespace phalanx::admission::internal {
 
+namespace {
+
+// Who holds a workload's growth back: a pending index (>= 0), an evicted running index r as
+// -(r + 2), or kNone.
+constexpr int kNone = -1;
+
+}  // namespace
+
 // Running elastic workloads that may grow this cycle, best first. A workload may not grow while
 // a workload that could use what it would take is left waiting: one pending (or evicted this
 // cycle, so pending next cycle) in its ClusterQueue or cohort, which competes for the same
-// quota, or one that could run in one of its flavors, which competes for the same nodes.
-std::vector<int> Cycle::Growable() const {
-  std::vector<char> queue_blocked(model_.cqs.size(), 0);
-  std::vector<char> cohort_blocked(model_.cohorts.size(), 0);
-  std::vector<char> flavor_blocked(model_.flavors.size(), 0);
-  auto block_queue = [&](int cq) {
-    queue_blocked[cq] = 1;
-    if (model_.cqs[cq].cohort >= 0) cohort_blocked[model_.cqs[cq].cohort] = 1;
+// quota, or one that could run in one of its flavors, which competes for the same nodes. Those
+// held back although quota would let them grow are told who holds them (`holds`).
+std::vector<int> Cycle::Growable(std::vector<GrowthHold>* holds) const {
+  std::vector<int> queue_blocker(model_.cqs.size(), kNone);
+  std::vector<int> cohort_blocker(model_.cohorts.size(), kNone);
+  std::vector<int> flavor_blocker(model_.flavors.size(), kNone);
+  auto first = [](int& slot, int who) {
+    if (slot == kNone) slot = who;
   };
-  for (const PendingEntry& entry : pending_) {
+  auto block_queue = [&](int cq, int who) {
+    first(queue_blocker[cq], who);
+    if (model_.cqs[cq].cohort >= 0) first(cohort_blocker[model_.cqs[cq].cohort], who);
+  };
+  for (size_t p = 0; p < pending_.size(); ++p) {
+    const PendingEntry& entry = pending_[p];
     // Only workloads whose shape was resolved can ever use capacity: the others wait for a fix
     // to their own spec or their queue, which growth cannot delay.
     if (entry.admitted || entry.cq < 0 || entry.shape.cq < 0) continue;
-    block_queue(entry.cq);
+    block_queue(entry.cq, static_cast<int>(p));
     const CompiledClusterQueue& queue = model_.cqs[entry.shape.cq];
     for (size_t g = 0; g < entry.shape.groups.size(); ++g) {
       for (int position : entry.shape.compatible[g]) {
-        flavor_blocked[queue.groups[entry.shape.groups[g]].flavors[position]] = 1;
+        first(flavor_blocker[queue.groups[entry.shape.groups[g]].flavors[position]],
+              static_cast<int>(p));
       }
     }
   }
-  for (const RunningEntry& r : running_) {
+  for (size_t i = 0; i < running_.size(); ++i) {
+    const RunningEntry& r = running_[i];
     if (!r.touched || r.count > 0) continue;  // evicted this cycle: it queues again
-    block_queue(r.cq);
-    for (const auto& [fr, amount] : r.per_pod) flavor_blocked[model_.frs[fr].first] = 1;
+    const int who = -(static_cast<int>(i) + 2);
+    block_queue(r.cq, who);
+    for (const auto& [fr, amount] : r.per_pod) first(flavor_blocker[model_.frs[fr].first], who);
   }
+  // "ns/job (ClusterTrainingQueue q) waits", or "... was evicted and queues again"; the queue
+  // left out when it is the grower's own.
+  auto describe = [&](int who, bool same_queue) {
+    const bool pending = who >= 0;
+    const Workload& w = pending ? *pending_[who].workload : *running_[-who - 2].workload;
+    const int cq = pending ? pending_[who].cq : running_[-who - 2].cq;
+    const std::string queue =
+        same_queue ? "" : absl::StrCat(" (ClusterTrainingQueue ", model_.cqs[cq].spec->name, ")");
+    return absl::StrCat(w.key, queue, pending ? " waits" : " was evicted and queues again");
+  };
   std::vector<int> out;
   for (size_t i = 0; i < running_.size(); ++i) {
     const RunningEntry& r = running_[i];
     const Workload& w = *r.workload;
     if (!w.elastic || r.touched || r.count <= 0 || r.count >= w.elastic->max) continue;
     const CompiledClusterQueue& queue = model_.cqs[r.cq];
-    if (!queue.held.empty() || LocalQueueStopOf(w) != nullptr || queue_blocked[r.cq] ||
-        (queue.cohort >= 0 && cohort_blocked[queue.cohort])) {
+    if (!queue.held.empty() || LocalQueueStopOf(w) != nullptr) continue;
+    std::string held;
+    if (queue_blocker[r.cq] != kNone) {
+      held = absl::StrCat(describe(queue_blocker[r.cq], true), " in the same ClusterTrainingQueue ",
+                          queue.spec->name);
+    } else if (queue.cohort >= 0 && cohort_blocker[queue.cohort] != kNone) {
+      held = absl::StrCat(describe(cohort_blocker[queue.cohort], false), " in cohort ",
+                          model_.cohorts[queue.cohort]);
+    } else {
+      for (const auto& [fr, amount] : r.per_pod) {
+        const int flavor = model_.frs[fr].first;
+        if (flavor_blocker[flavor] == kNone) continue;
+        held = absl::StrCat(describe(flavor_blocker[flavor], false),
+                            " and could run on NodeFlavor ", model_.flavors[flavor]->name);
+        break;
+      }
+    }
+    if (held.empty()) {
+      out.push_back(static_cast<int>(i));
       continue;
     }
-    if (std::any_of(r.per_pod.begin(), r.per_pod.end(),
-                    [&](const auto& d) { return flavor_blocked[model_.frs[d.first].first]; })) {
-      continue;
+    // Told only when quota would let it grow: otherwise quota, not the waiting one, holds it.
+    if (holds == nullptr) continue;
+    const placement::ElasticRange& range = *w.elastic;
+    for (int32_t size = r.count + 1; size <= range.max; ++size) {
+      if ((size - range.min) % range.step != 0) continue;
+      if (w.group_size > 0 && size % w.group_size != 0) continue;
+      if (quota_.Fits(r.cq, Scale(r.per_pod, size - r.count))) {
+        holds->push_back({w.key, r.count,
+                          absl::StrCat("not grown beyond ", r.count, " pods while ", held,
+                                       " (growth takes only capacity nobody waits for)")});
+      }
+      break;  // the next size on the grid: a larger one needs more quota still
     }
-    out.push_back(static_cast<int>(i));
   }
   // Higher priority first, then the longest running: the order admission would have used.
   std::sort(out.begin(), out.end(), [&](int a, int b) {
@@ -69,7 +123,7 @@ std::vector<int> Cycle::Growable() const {
 void Cycle::Grow() {
   int budget = options_.max_growth_resizes;
   if (budget <= 0) return;
-  for (int i : Growable()) {
+  for (int i : Growable(&result_.growth_holds)) {
     if (budget <= 0) break;
     GrowOne(running_[i], budget);
   }

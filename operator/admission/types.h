@@ -276,6 +276,15 @@ struct GrowthDecision {
   placement::Placement placement;  // every rank after the growth, as Resize returned it
 };
 
+// A running elastic workload that quota would let grow, held back because a workload that
+// could use the capacity waits (docs/admission.md "Elastic growth"): the operator tells the
+// job why it stays at its size.
+struct GrowthHold {
+  std::string workload;
+  int32_t count = 0;    // its size now
+  std::string message;  // "not grown beyond 4 pods while ns/j (ClusterTrainingQueue q) waits ..."
+};
+
 // How often the cycle talked to the PlacementService: each call is a round trip when the
 // service is remote.
 struct PlacementCalls {
@@ -296,6 +305,7 @@ struct CycleResult {
   std::vector<AdmissionDecision> admissions;
   std::vector<PreemptionDecision> preemptions;
   std::vector<GrowthDecision> growths;
+  std::vector<GrowthHold> growth_holds;
   std::vector<PendingDecision> pending;
   std::vector<ObjectError> errors;
   PlacementCalls calls;

@@ -452,6 +452,20 @@ CycleStats AdmissionController::RunCycle() {
                      g.placement.domain.path.empty() ? "" : g.placement.domain.ToString()));
   }
 
+  // An elastic job held at its size is told by whom once, until the hold ends or changes.
+  std::map<std::string, std::string> holds;
+  for (const admission::GrowthHold& h : result.growth_holds) {
+    auto job = jobs.find(h.workload);
+    if (job == jobs.end()) continue;
+    auto last = growth_holds_.find(h.workload);
+    if (last == growth_holds_.end() || last->second != h.message) {
+      (void)events_.Record(JobReference(job->second.meta), kube::EventType::kNormal,
+                           kReasonGrowthHeld, h.message);
+    }
+    holds[h.workload] = h.message;
+  }
+  growth_holds_ = std::move(holds);
+
   // --- suspended jobs -----------------------------------------------------------------------
   const std::string suspended_message = "the job is suspended (spec.suspend: true)";
   for (const std::string& key : to_release) {

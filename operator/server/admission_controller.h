@@ -141,6 +141,9 @@ class AdmissionController {
   // Last status body applied per queue object ("ns/name@uid"), so an unchanged status is not
   // written again; only the queues of the last cycle.
   std::map<std::string, std::string> queue_status_;
+  // The GrowthHeld message last recorded per elastic job still held back: an Event when it
+  // changes, not one per cycle.
+  std::map<std::string, std::string> growth_holds_;
 };
 
 }  // namespace phalanx::operator_server

@@ -19,6 +19,8 @@ namespace phalanx::operator_server {
 
 inline constexpr std::string_view kReasonAdmitted = "Admitted";
 inline constexpr std::string_view kReasonGrown = "Grown";
+// An elastic job quota would let grow, held at its size because another job waits.
+inline constexpr std::string_view kReasonGrowthHeld = "GrowthHeld";
 inline constexpr std::string_view kReasonResumed = "Resumed";
 inline constexpr std::string_view kReasonFailedCreate = "FailedCreate";
 inline constexpr std::string_view kReasonReleased = "Released";

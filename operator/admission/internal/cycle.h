@@ -191,7 +191,7 @@ class Cycle {
 
   // growth.cc
   void Grow();
-  std::vector<int> Growable() const;
+  std::vector<int> Growable(std::vector<GrowthHold>* holds) const;
   void GrowOne(RunningEntry& running, int& budget);
 
   const Snapshot& snapshot_;

@@ -8,8 +8,10 @@
 #      on the same nodes, phase Resizing then Running, a Shrunk event), never evicted, and the
 #      preemptor runs, reserved in the cycle that shrank it (so no later cycle shrinks it
 #      again while the dropped ranks' pods are still being deleted);
-#   3. when the preemptor finishes, the elastic job grows back toward maxReplicas (a Grown event,
-#      new ranks on new nodes, the old ranks untouched);
+#   3. when the preemptor finishes, a 10-pod job of the same queue that cannot start (8 free
+#      nodes) and cannot preempt it (lower priority) holds its growth, and it is told so (a
+#      GrowthHeld event naming that job); once that job is deleted, the elastic job grows back
+#      toward maxReplicas (a Grown event, new ranks on new nodes, the old ranks untouched);
 #   4. failover: a standby phalanx-operator waits on the Lease; the leader is killed with
 #      SIGKILL; the standby takes the Lease, becomes ready and admits the next job, and nothing
 #      is lost or admitted twice;
@@ -68,8 +70,15 @@ eventually 60 phase_is $NS $J Running && pass "$J Running again at $S pods; $(co
   fail "$J phase $(phase $NS $J)"
 
 # --- 3. grows back when the room is free again -------------------------------------------
+job $NS waiter 10  # priority 0, below $J's: it cannot shrink $J, and 10 nodes never free
 for r in 0 1 2 3 4 5 6 7; do set_pod_phase $NS urgent-$r Succeeded; done
 eventually 60 phase_is $NS urgent Succeeded || fail "urgent did not succeed"
+held_msg() { kc -n $NS get events --field-selector "involvedObject.name=$J,reason=GrowthHeld" -o jsonpath='{.items[*].message}'; }
+held_names_waiter() { [[ $(held_msg) == *"not grown beyond $S pods while $NS/waiter waits in the same ClusterTrainingQueue"* ]]; }
+eventually 60 held_names_waiter && pass "$J held at $S pods while waiter waits, and told so: $(held_msg)" ||
+  fail "no GrowthHeld event naming waiter on $J: '$(held_msg)'"
+admitted_is "$S" && pass "$J did not grow while waiter waits" || fail "$J grew to $(admitted) while waiter waits"
+kc -n $NS delete trainingjob waiter --wait=false >/dev/null || fail "cannot delete waiter"
 eventually 120 admitted_is 16 && pass "$J grew back to 16 pods" || fail "$J admitted size $(admitted) after the room freed"
 has_event $NS $J Grown && pass "a Grown event" || fail "no Grown event on $J"
 eventually 90 all_running $NS $J 16 && pass "16 ranks Running after the growth" || fail "$J: $(npods $NS $J) pods after growth"

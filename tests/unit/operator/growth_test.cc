@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "operator/admission/admission_cycle.h"
@@ -99,6 +100,7 @@ struct WaitingCase {
   std::string name;
   std::string pending_queue;  // a queue whose pending job cannot be admitted this cycle
   bool grows;
+  std::string held;  // what the elastic job is told when it does not grow
 };
 
 class GrowthWaitsTest : public ::testing::TestWithParam<WaitingCase> {};
@@ -124,15 +126,32 @@ TEST_P(GrowthWaitsTest, NoGrowthWhileSomethingThatCouldUseItWaits) {
   EXPECT_THAT(AdmittedKeys(result), IsEmpty());
   EXPECT_EQ(result.growths.size(), c.grows ? 1u : 0u);
   EXPECT_EQ(fake.HeldCount("team-a/elastic"), c.grows ? 8 : 2);
+  if (c.grows) {
+    EXPECT_THAT(result.growth_holds, IsEmpty());
+    return;
+  }
+  // Quota would let it grow, so it is told who it waits for.
+  ASSERT_EQ(result.growth_holds.size(), 1u);
+  EXPECT_EQ(result.growth_holds[0].workload, "team-a/elastic");
+  EXPECT_EQ(result.growth_holds[0].count, 2);
+  EXPECT_EQ(result.growth_holds[0].message,
+            absl::StrCat("not grown beyond 2 pods while ", c.pending_queue, "/huge", c.held,
+                         " (growth takes only capacity nobody waits for)"));
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Cases, GrowthWaitsTest,
-    ::testing::Values(WaitingCase{"NothingPending", "", true},
-                      WaitingCase{"PendingInItsQueue", "team-a", false},
-                      WaitingCase{"PendingInItsCohort", "team-b", false},
-                      WaitingCase{"PendingOnItsFlavor", "team-c", false},
-                      WaitingCase{"PendingElsewhere", "team-d", true}),
+    ::testing::Values(
+        WaitingCase{"NothingPending", "", true, ""},
+        WaitingCase{"PendingInItsQueue", "team-a", false,
+                    " waits in the same ClusterTrainingQueue team-a"},
+        WaitingCase{"PendingInItsCohort", "team-b", false,
+                    " (ClusterTrainingQueue team-b) waits in cohort c1"},
+        // Even one its own queue's quota keeps out (team-c has none): capacity taken now could
+        // be what it needs once its quota frees.
+        WaitingCase{"PendingOnItsFlavor", "team-c", false,
+                    " (ClusterTrainingQueue team-c) waits and could run on NodeFlavor h100"},
+        WaitingCase{"PendingElsewhere", "team-d", true, ""}),
     [](const ::testing::TestParamInfo<WaitingCase>& info) { return info.param.name; });
 
 // Growth never takes capacity from an admission of the same cycle: the pending job is admitted
@@ -147,6 +166,19 @@ TEST(GrowthTest, AdmissionsComeFirst) {
   EXPECT_THAT(AdmittedKeys(result), ElementsAre("team-a/new"));
   ASSERT_EQ(result.growths.size(), 1u);
   EXPECT_EQ(result.growths[0].new_count, 4);
+}
+
+// Held back, but quota would not let it grow anyway: quota is what holds it, and it is not told
+// about the waiting job.
+TEST(GrowthTest, NoHoldToldWhenQuotaCapsItAnyway) {
+  FakePlacementService fake({{.name = "b1", .gpus = 64}});
+  World world(fake);
+  world.Flavor("h100").Queue(GpuQueue("team-a", "", {{"h100", Gpu(16)}}));
+  RunElastic(world, fake, "team-a/elastic", {2, 8, 2}, 2, "team-a");
+  world.Add(Job("team-a/huge", 64, 8));
+  CycleResult result = world.Cycle();
+  EXPECT_THAT(result.growths, IsEmpty());
+  EXPECT_THAT(result.growth_holds, IsEmpty());
 }
 
 // A victim evicted this cycle queues again next cycle: nothing in its queue grows into its room.
@@ -165,6 +197,10 @@ TEST(GrowthTest, NoGrowthIntoRoomAnEvictedVictimWillWaitFor) {
   ASSERT_EQ(result.preemptions.size(), 1u);
   EXPECT_EQ(result.preemptions[0].victim, "team-a/low");
   EXPECT_THAT(result.growths, IsEmpty());
+  ASSERT_EQ(result.growth_holds.size(), 1u);
+  EXPECT_EQ(result.growth_holds[0].message,
+            "not grown beyond 2 pods while team-a/low was evicted and queues again in the same "
+            "ClusterTrainingQueue team-a (growth takes only capacity nobody waits for)");
 }
 
 // Growth may borrow within the cohort's limits; that borrowed usage is charged like any other,
