@@ -304,6 +304,14 @@ CycleStats AdmissionController::RunCycle() {
     jobs.emplace(key, *std::move(job));
   }
   decoded_jobs_ = std::move(decoded);  // jobs gone from the informer leave the cache
+  // A node under a gang went NotReady and is within its grace: the job is told when its ranks
+  // will move, once per episode.
+  for (const NodeFaultResponder::Notice& notice : faults_.notices()) {
+    if (auto job = jobs.find(notice.job); job != jobs.end()) {
+      (void)events_.Record(JobReference(job->second.meta), kube::EventType::kWarning,
+                           std::string(FaultReason(NodeFaultKind::kNotReady)), notice.message);
+    }
+  }
   in_flight_.Retain(decoded_jobs_);
   stats.workloads = static_cast<int>(snapshot.workloads.size());
 

@@ -48,6 +48,21 @@ std::string RankMoves(const std::vector<std::string>& before,
   return absl::StrJoin(moves, ", ");
 }
 
+// "p5-0001 (rank 1) is NotReady: its ranks move to a spare node at 12:00:31Z (NotReady grace
+// 30 s) unless it is Ready again by then"
+std::string NotReadyNotice(const std::string& node, const std::vector<std::string>& placed,
+                           absl::Time moves_at, absl::Duration grace) {
+  std::vector<size_t> ranks;
+  for (size_t r = 0; r < placed.size(); ++r) {
+    if (placed[r] == node) ranks.push_back(r);
+  }
+  return absl::StrCat(node, " (rank", ranks.size() == 1 ? " " : "s ", absl::StrJoin(ranks, ", "),
+                      ") is NotReady: its ranks move to a spare node at ",
+                      absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", moves_at, absl::UTCTimeZone()),
+                      " (NotReady grace ", absl::ToInt64Seconds(grace),
+                      " s) unless it is Ready again by then");
+}
+
 std::string Where(const placement::Placement& p) {
   return p.domain.path.empty() ? "the cluster" : p.domain.ToString();
 }
@@ -185,9 +200,13 @@ NodeFaultResponder::NodeFaultResponder(NodeLookup nodes, FlavorTolerations flavo
 void NodeFaultResponder::BeginCycle() {
   next_check_.reset();
   calls_.clear();
+  notices_.clear();
   for (auto it = not_ready_since_.begin(); it != not_ready_since_.end();) {
     std::shared_ptr<const kube::Node> node = nodes_(it->first);
     it = node == nullptr || node->ready ? not_ready_since_.erase(it) : std::next(it);
+  }
+  for (auto it = told_.begin(); it != told_.end();) {
+    it = not_ready_since_.count(it->first) == 0 ? told_.erase(it) : std::next(it);
   }
 }
 
@@ -227,6 +246,11 @@ std::optional<FaultDecision> NodeFaultResponder::Respond(const kube::TrainingJob
       const absl::Time since = not_ready_since_.try_emplace(name, now).first->second;
       if (now - since < options_.not_ready_grace) {
         WakeAt(since + options_.not_ready_grace);
+        if (told_.emplace(name, job.meta.Key()).second) {
+          notices_.push_back({job.meta.Key(),
+                              NotReadyNotice(name, nodes, since + options_.not_ready_grace,
+                                             options_.not_ready_grace)});
+        }
         continue;
       }
       absl::StrAppend(&fault->detail, " for ", absl::ToInt64Seconds(now - since), "s");

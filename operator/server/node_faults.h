@@ -134,6 +134,13 @@ class NodeFaultResponder {
 
   // The earliest time a cycle must look again since BeginCycle, or nullopt.
   std::optional<absl::Time> next_check() const { return next_check_; }
+  // What to tell jobs since BeginCycle, once per job and NotReady episode of a node: the node
+  // under it is NotReady and its ranks move when the grace ends unless it recovers.
+  struct Notice {
+    std::string job;  // "namespace/name"
+    std::string message;
+  };
+  const std::vector<Notice>& notices() const { return notices_; }
   // Placement calls made since BeginCycle, by method.
   const std::map<std::string, int>& calls() const { return calls_; }
 
@@ -150,6 +157,8 @@ class NodeFaultResponder {
   placement::PlacementService& placement_;
   const NodeFaultOptions options_;
   std::map<std::string, absl::Time> not_ready_since_;  // as first seen by the operator
+  std::set<std::pair<std::string, std::string>> told_;  // (node, job) told of its NotReady
+  std::vector<Notice> notices_;
   std::optional<absl::Time> next_check_;
   std::map<std::string, int> calls_;
 };

@@ -3,8 +3,9 @@
 # phalanx-scheduler, a real kube-scheduler and phalanx-operator (NotReady grace 5 s instead of
 # 30 s). 24 kwok p5.48xlarge nodes in six layer-3 blocks of 4; five jobs, each pinned to one
 # block (topology.required = layer-3), so every job has its own block:
-#   a (3 pods)  a node goes NotReady (kwok stops managing it)  -> its rank moves to the spare of
-#               the same block; the other ranks keep their pods; Running again
+#   a (3 pods)  a node goes NotReady (kwok stops managing it)  -> a NodeNotReady event says when
+#               its rank will move; after the grace it moves to the spare of the same block; the
+#               other ranks keep their pods; Running again
 #   b (3 pods)  HyperPod label node-health-status=Unschedulable -> replaced the same way
 #   c (2 pods)  both nodes tainted NoSchedule at once          -> both replaced in the block
 #   e (elastic 2..4, the whole block)  rank 1's node UnschedulablePendingReboot, no spare in
@@ -90,6 +91,9 @@ eventually 60 runs_on_placement a 3 && pass "a: Running again, rank r on placeme
   fail "a: pods of untouched ranks were recreated"
 cond_is a NodesReplaced "True NodeNotReady:" && pass "a: condition $(cond $NS a NodesReplaced)" || fail "a: NodesReplaced '$(cond $NS a NodesReplaced)'"
 has_event $NS a NodesReplaced && pass "a: a NodesReplaced event" || fail "a: no NodesReplaced event"
+notready_msg() { kc -n $NS get events --field-selector "involvedObject.name=a,reason=NodeNotReady" -o jsonpath='{.items[*].message}'; }
+[[ $(notready_msg) == "${A[1]} (rank 1) is NotReady: its ranks move to a spare node at "*" (NotReady grace 5 s) unless it is Ready again by then" ]] &&
+  pass "a: told during the grace: $(notready_msg)" || fail "a: NodeNotReady event '$(notready_msg)'"
 
 # --- b: HyperPod health label -> replaced ------------------------------------------------
 eventually 60 moved_in_block b 0 "${B[0]}" && eventually 60 runs_on_placement b 3 &&

@@ -226,12 +226,20 @@ TEST_F(NodeFaultsTest, NotReadyWaitsOutItsGraceThenTheRankMovesInsideItsBlock) {
   kube::TrainingJob job = Admit(4, kLayer2);
   ASSERT_THAT(job.status.placement->nodes, ElementsAre("x0", "x1", "x2", "x3"));
   EXPECT_EQ(faults_.Respond(job, t0_), std::nullopt);  // all healthy
+  EXPECT_THAT(faults_.notices(), ::testing::IsEmpty());
   NotReady("x1");
   faults_.BeginCycle();
   EXPECT_EQ(faults_.Respond(job, t0_), std::nullopt);
   EXPECT_EQ(faults_.next_check(), t0_ + absl::Seconds(30));
+  // The job is told at once when its rank will move, once per NotReady episode.
+  ASSERT_EQ(faults_.notices().size(), 1u);
+  EXPECT_EQ(faults_.notices()[0].job, "ns/j");
+  EXPECT_EQ(faults_.notices()[0].message,
+            "x1 (rank 1) is NotReady: its ranks move to a spare node at 2027-01-15T08:00:30Z "
+            "(NotReady grace 30 s) unless it is Ready again by then");
   faults_.BeginCycle();
   EXPECT_EQ(faults_.Respond(job, t0_ + absl::Seconds(10)), std::nullopt);  // since t0, not t0+10
+  EXPECT_THAT(faults_.notices(), ::testing::IsEmpty());
 
   faults_.BeginCycle();
   std::optional<FaultDecision> d = faults_.Respond(job, t0_ + absl::Seconds(31));
@@ -254,11 +262,13 @@ TEST_F(NodeFaultsTest, NotReadyWaitsOutItsGraceThenTheRankMovesInsideItsBlock) {
   job.status.placement = d->placement;
   EXPECT_EQ(faults_.Respond(job, t0_ + absl::Seconds(33)), std::nullopt);
 
-  // Back to Ready: the grace starts over on the next failure.
+  // Back to Ready: the grace starts over on the next failure, and the job is told again.
   nodes_["x1"].ready = true;
   faults_.BeginCycle();
   NotReady("x4");
   EXPECT_EQ(faults_.Respond(job, t0_ + absl::Seconds(100)), std::nullopt);
+  ASSERT_EQ(faults_.notices().size(), 1u);
+  EXPECT_THAT(faults_.notices()[0].message, HasSubstr("x4 (rank 1) is NotReady"));
 }
 
 TEST_F(NodeFaultsTest, TwoUnhealthyNodesAtOnceAreBothReplaced) {
