@@ -280,11 +280,11 @@ std::string Cycle::Fingerprint() const {
   return out;
 }
 
-std::string Cycle::UnknownLevel(const Workload& w) {
+std::pair<PendingReason, std::string> Cycle::LevelProblem(const Workload& w) {
   const auto fields = LevelFields(w);
   if (std::all_of(fields.begin(), fields.end(),
                   [](const auto& f) { return f.first->empty(); })) {
-    return "";
+    return {};
   }
   if (!levels_asked_) {
     // Once a cycle: the service's levels change only when phalanx-scheduler restarts with
@@ -296,18 +296,33 @@ std::string Cycle::UnknownLevel(const Workload& w) {
       known_levels_ = std::move(*levels);
     }
   }
-  if (!known_levels_) return "";
+  if (!known_levels_) return {};
+  const std::string levels = absl::StrCat(absl::StrJoin(*known_levels_, ", "), ", ",
+                                          std::string(placement::kHostnameLabel));
+  // Coarsest first, the hostname finest of all; -1 for a level the topology lacks.
+  auto depth = [&](const std::string& level) {
+    if (level == placement::kHostnameLabel) return static_cast<int>(known_levels_->size());
+    auto it = std::find(known_levels_->begin(), known_levels_->end(), level);
+    return it == known_levels_->end() ? -1 : static_cast<int>(it - known_levels_->begin());
+  };
   for (const auto& [level, field] : fields) {
-    if (level->empty() || *level == placement::kHostnameLabel) continue;
-    if (std::find(known_levels_->begin(), known_levels_->end(), *level) !=
-        known_levels_->end()) {
-      continue;
-    }
-    return absl::StrCat(field, " (\"", *level, "\") is not a level of the scheduler's topology; ",
-                        "levels: ", absl::StrJoin(*known_levels_, ", "), ", ",
-                        std::string(placement::kHostnameLabel));
+    if (level->empty() || depth(*level) >= 0) continue;
+    return {PendingReason::kUnknownLevel,
+            absl::StrCat(field, " (\"", *level, "\") is not a level of the scheduler's topology; ",
+                         "levels: ", levels)};
   }
-  return "";
+  // A preferred level coarser than the required one would make the locality wait ask for the
+  // coarser domain instead of the required one: refused, as phalanx plan and the Placement
+  // API refuse it.
+  if (!w.required_level.empty() && !w.preferred_level.empty() &&
+      depth(w.preferred_level) < depth(w.required_level)) {
+    return {PendingReason::kInvalid,
+            absl::StrCat("spec.topology.preferred (\"", w.preferred_level,
+                         "\") is coarser than spec.topology.required (\"", w.required_level,
+                         "\"): the preferred level must be the required one or finer; levels, ",
+                         "coarsest first: ", levels)};
+  }
+  return {};
 }
 
 void Cycle::SetupWorkload(const Workload& w) {
@@ -317,21 +332,8 @@ void Cycle::SetupWorkload(const Workload& w) {
     entry.reason = reason;
     entry.message = std::move(message);
   };
-  if (std::string problem = CheckWorkload(w); !problem.empty()) {
-    return fail(PendingReason::kInvalid, problem);
-  }
-  entry.priority = w.priority;
-  if (!w.priority_class.empty()) {
-    auto it = snapshot_.priority_classes.find(w.priority_class);
-    if (it == snapshot_.priority_classes.end()) {
-      return fail(PendingReason::kUnknownPriorityClass,
-                  absl::StrCat("PriorityClass \"", w.priority_class, "\" does not exist"));
-    }
-    entry.priority = it->second;
-  }
-  if (std::string problem = UnknownLevel(w); !problem.empty()) {
-    return fail(PendingReason::kUnknownLevel, std::move(problem));
-  }
+  // The queue first, so that a workload waiting for a fix to its own spec still counts as its
+  // ClusterQueue's (pending metrics, the queue's inadmissible count), as Kueue counts it.
   auto lq = model_.local_queues.find({w.namespace_name, w.queue_name});
   if (lq == model_.local_queues.end()) {
     return fail(PendingReason::kNoLocalQueue, absl::StrCat("TrainingQueue ", w.namespace_name,
@@ -345,6 +347,21 @@ void Cycle::SetupWorkload(const Workload& w) {
                              "\", which does not exist"));
   }
   entry.cq = lq->second;
+  if (std::string problem = CheckWorkload(w); !problem.empty()) {
+    return fail(PendingReason::kInvalid, problem);
+  }
+  entry.priority = w.priority;
+  if (!w.priority_class.empty()) {
+    auto it = snapshot_.priority_classes.find(w.priority_class);
+    if (it == snapshot_.priority_classes.end()) {
+      return fail(PendingReason::kUnknownPriorityClass,
+                  absl::StrCat("PriorityClass \"", w.priority_class, "\" does not exist"));
+    }
+    entry.priority = it->second;
+  }
+  if (auto [reason, problem] = LevelProblem(w); !problem.empty()) {
+    return fail(reason, std::move(problem));
+  }
   const CompiledClusterQueue& queue = model_.cqs[entry.cq];
   if (!queue.inactive.empty()) return fail(PendingReason::kClusterQueueInactive, queue.inactive);
   if (!queue.held.empty()) return fail(PendingReason::kClusterQueueInactive, queue.held);

@@ -132,9 +132,10 @@ class Cycle {
   // admission_cycle.cc
   void Setup();
   void SetupWorkload(const Workload& workload);
-  // "" or the first of the workload's levels the placement service's topology lacks, named by
-  // its TrainingJob field.
-  std::string UnknownLevel(const Workload& w);
+  // The first problem with the workload's levels, named by their TrainingJob fields, or an
+  // empty message: a level the placement service's topology lacks (kUnknownLevel), or a
+  // preferred level coarser than the required one (kInvalid).
+  std::pair<PendingReason, std::string> LevelProblem(const Workload& w);
   // Fills running.cq / priority / per_pod from the snapshot and the model (cq = -1 when the
   // ClusterQueue does not exist).
   void ResolveRunning(const Workload& w, RunningEntry& running) const;

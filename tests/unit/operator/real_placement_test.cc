@@ -163,6 +163,38 @@ TEST(RealPlacementTest, AnUnknownLevelIsReportedBeforeQuota) {
   }
 }
 
+// A preferred level coarser than the required one is refused as invalid, naming both fields,
+// instead of the locality wait asking for the coarser level in the required one's place: a job
+// requiring one layer-3 block was placed across two of them (audit, 2026-11-30). Such a job
+// still counts as its ClusterQueue's, as one with a missing PriorityClass does.
+TEST(RealPlacementTest, APreferredLevelCoarserThanTheRequiredOneIsInvalid) {
+  auto service = EmptyCluster(8);
+  World world(*service);
+  world.Flavor("p5").Queue(GpuQueue("team-a", "", {{"p5", Gpu(64)}}));
+  Workload coarse = Job("team-a/coarse", 2, 8, 0, 0);
+  coarse.required_level = kLeaf;
+  coarse.preferred_level = kSpine;
+  Workload same = Job("team-a/same", 2, 8, 0, 1);  // equal levels are fine: no preference
+  same.required_level = kLeaf;
+  same.preferred_level = kLeaf;
+  Workload classless = Job("team-a/classless", 2, 8, 0, 2);
+  classless.priority_class = "no-such-class";
+  world.Add(coarse).Add(same).Add(classless);
+  CycleResult result = world.Cycle();
+  EXPECT_THAT(AdmittedKeys(result), ::testing::ElementsAre("team-a/same"));
+  const PendingDecision* p = PendingFor(result, "team-a/coarse");
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(p->reason, PendingReason::kInvalid);
+  EXPECT_EQ(p->cluster_queue, "team-a");
+  EXPECT_THAT(p->message, HasSubstr("spec.topology.preferred (\"" + kSpine +
+                                    "\") is coarser than spec.topology.required (\"" + kLeaf +
+                                    "\"): the preferred level must be the required one or finer"));
+  p = PendingFor(result, "team-a/classless");
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(p->reason, PendingReason::kUnknownPriorityClass);
+  EXPECT_EQ(p->cluster_queue, "team-a");
+}
+
 // A service that cannot list its levels refuses the request instead; the message then names
 // the TrainingJob field holding the level, also when the locality wait put the preferred level
 // in the request's required one.
