@@ -33,10 +33,12 @@ int32_t Depth(const std::string& level, const std::vector<std::string>& levels) 
     return it == levels.end() ? -1 : static_cast<int32_t>(it - levels.begin());
   }
   // Well-known keys (DESIGN.md §4): network layers 1..4 coarsest first, then the NVLink domain.
+  // Any other layer number is not known to exist: not ranked, so that a later check against a
+  // topology says it is no level, instead of this one calling it coarser or finer.
   const std::string layer_prefix = "topology.k8s.aws/network-node-layer-";
   int32_t layer = 0;
   if (absl::StartsWith(level, layer_prefix) &&
-      absl::SimpleAtoi(level.substr(layer_prefix.size()), &layer) && layer >= 1) {
+      absl::SimpleAtoi(level.substr(layer_prefix.size()), &layer) && layer >= 1 && layer <= 4) {
     return layer;
   }
   if (level == "nvidia.com/gpu.clique" || level == "topology.k8s.aws/ultraserver-id") return 100;

@@ -93,6 +93,12 @@ TEST(JobShapeTest, PreferredLevelIsNeverCoarserThanRequired) {
   EXPECT_OK(ValidateJobShape(shape, kTrainingJobFields, {"rack", "row"}));
   shape.preferred_level = "kubernetes.io/hostname";
   EXPECT_OK(ValidateJobShape(shape, kTrainingJobFields, {"rack", "row"}));
+  // A network layer beyond the four that exist is not ranked either: the check against the
+  // cluster's levels says it is no level, instead of this one calling layer-3 coarser.
+  shape = JobShape{.replicas = 4,
+                   .required_level = "topology.k8s.aws/network-node-layer-9",
+                   .preferred_level = std::string(kLayer3)};
+  EXPECT_OK(ValidateJobShape(shape, kTrainingJobFields));
 }
 
 TEST(JobShapeTest, TraceFieldNames) {
