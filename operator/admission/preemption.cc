@@ -390,7 +390,12 @@ void Cycle::TryPreempt(int index) {
     std::string why;
     switch (candidate.reason) {
       case PreemptionReason::kInClusterQueue:
-        why = absl::StrCat("lower priority than ", w.key, " in ClusterTrainingQueue ", cq_name);
+        // LowerOrNewerEqualPriority also takes a victim of equal priority created after it.
+        why = r.priority < entry.priority
+                  ? absl::StrCat("lower priority than ", w.key, " in ClusterTrainingQueue ",
+                                 cq_name)
+                  : absl::StrCat("same priority as ", w.key, " and created after it, in ",
+                                 "ClusterTrainingQueue ", cq_name, " (LowerOrNewerEqualPriority)");
         break;
       case PreemptionReason::kReclaimWithinCohort:
         why = absl::StrCat("ClusterTrainingQueue ", cq_name,

@@ -2,6 +2,7 @@
 // choose the eligible victims (in Kueue's preference order); the placement core's plan picks
 // among them so the preemptor then fits in one domain; quota decides what more must go; elastic
 // victims shrink before anyone is evicted.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -80,6 +81,17 @@ TEST_P(WithinClusterQueueTest, PicksEligibleVictimsMostRecentlyAdmittedFirst) {
     ASSERT_THAT(AdmittedKeys(result), ElementsAre("team-a/new"));
     EXPECT_EQ(result.admissions[0].preempted, c.want_victims);
     EXPECT_EQ(result.preemptions[0].reason, PreemptionReason::kInClusterQueue);
+    // The victim is told which rule took it: lower priority, or equal priority and newer.
+    const auto victim = std::find_if(c.running.begin(), c.running.end(), [&](const auto& r) {
+      return r.key == result.preemptions[0].victim;
+    });
+    ASSERT_NE(victim, c.running.end());
+    const bool equal = victim->priority == c.preemptor_priority;
+    EXPECT_THAT(result.preemptions[0].message,
+                HasSubstr(equal ? "same priority as team-a/new and created after it, in "
+                                  "ClusterTrainingQueue team-a (LowerOrNewerEqualPriority)"
+                                : "lower priority than team-a/new in ClusterTrainingQueue team-a"))
+        << result.preemptions[0].message;
     EXPECT_TRUE(fake.Holds("team-a/new"));
     for (const std::string& v : c.want_victims) EXPECT_FALSE(fake.Holds(v));
   }
