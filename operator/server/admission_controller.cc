@@ -294,7 +294,8 @@ CycleStats AdmissionController::RunCycle() {
     // yet seen with that condition (a write the informer has not caught up with): just now.
     const int64_t admitted_at =
         !job->status.admission ? 0 : entry.admitted_since > 0 ? entry.admitted_since : snapshot.now;
-    absl::StatusOr<admission::Workload> workload = WorkloadFromJob(*job, admitted_at);
+    absl::StatusOr<admission::Workload> workload =
+        WorkloadFromJob(*job, admitted_at, options_.allow_job_priority);
     if (!workload.ok()) {
       invalid.push_back({key, "", admission::PendingReason::kInvalid,
                          std::string(workload.status().message())});

@@ -50,6 +50,8 @@ struct AdmissionControllerOptions {
   admission::FairSharingConfig fair_sharing;
   // Node failures under admitted gangs: replace, shrink or evict (docs/operator.md "Faults").
   NodeFaultOptions faults;
+  // --allow-job-priority: honour spec.priority (WorkloadFromJob).
+  bool allow_job_priority = false;
 };
 
 // What one cycle did, for logs and tests.

@@ -144,6 +144,7 @@ int Run(const OperatorConfig& config) {
         .write_concurrency = config.admission_write_concurrency,
         .write_gate = admission_gate};
     admission_options.fair_sharing.enable = config.fair_sharing;
+    admission_options.allow_job_priority = config.allow_job_priority;
     admission_options.faults.not_ready_grace = absl::Seconds(config.not_ready_grace_seconds);
     AdmissionController admission(client, informers, placement, events, metrics,
                                   admission_options);

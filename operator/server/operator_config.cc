@@ -30,6 +30,7 @@ absl::StatusOr<OperatorConfig> ParseOperatorFlags(const std::vector<std::string>
       .Int("minCycleIntervalMs", &config.min_cycle_interval_ms, 0, 60000)
       .Int("syncTimeoutSeconds", &config.sync_timeout_seconds, 1, 86400)
       .Bool("fairSharing", &config.fair_sharing)
+      .Bool("allowJobPriority", &config.allow_job_priority)
       .Int("notReadyGraceSeconds", &config.not_ready_grace_seconds, 0, 86400)
       .Int("httpReadTimeoutSeconds", &config.http_read_timeout_seconds, 1, 3600)
       .Int("httpMaxConnections", &config.http_max_connections, 1, 65536);
@@ -88,6 +89,11 @@ Flags (each also a key of the --config file, written without dashes in camelCase
   --fair-sharing true|false    Kueue's fairSharing.enable: admit and preempt across a cohort by
                                weighted share (ClusterTrainingQueue spec.fairSharing.weight);
                                default false
+  --allow-job-priority true|false
+                               honour a TrainingJob's spec.priority, an integer any user who
+                               may create TrainingJobs can set above every PriorityClass;
+                               false (default): priorities come only from PriorityClasses, and
+                               a waiting job that sets spec.priority is refused (Invalid)
   --not-ready-grace-seconds N  how long a node under an admitted gang may be NotReady before its
                                ranks move to other nodes (default 30)
   --http-read-timeout-seconds N

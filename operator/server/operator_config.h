@@ -50,6 +50,10 @@ struct OperatorConfig {
   // Kueue's Configuration.fairSharing.enable: order and preempt across a cohort's ClusterQueues
   // by weighted share (docs/admission.md "Fair sharing").
   bool fair_sharing = false;
+  // Honour a TrainingJob's spec.priority (an integer any user who may create TrainingJobs can
+  // set, above every PriorityClass). Off: priorities come only from PriorityClasses, which
+  // admins control, as for pods and Kueue workloads; a waiting job that sets it is Invalid.
+  bool allow_job_priority = false;
   // How long a node under an admitted gang must stay NotReady before its ranks are moved
   // (docs/operator.md "Faults"); taints and the HyperPod health label act at once.
   int not_ready_grace_seconds = 30;

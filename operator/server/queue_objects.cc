@@ -394,7 +394,8 @@ absl::StatusOr<admission::Namespace> DecodeNamespace(std::string_view json) {
 }
 
 absl::StatusOr<admission::Workload> WorkloadFromJob(const kube::TrainingJob& job,
-                                                    int64_t admission_time) {
+                                                    int64_t admission_time,
+                                                    bool allow_job_priority) {
   admission::Workload w;
   w.key = job.meta.Key();
   if (!job.template_problem.empty()) {
@@ -410,7 +411,13 @@ absl::StatusOr<admission::Workload> WorkloadFromJob(const kube::TrainingJob& job
                                         .step = job.elastic->step};
   }
   w.per_pod = job.pod.requests;
-  if (job.priority.has_value()) {
+  if (job.priority.has_value() && !allow_job_priority && !job.status.admission) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "spec.priority (", *job.priority, ") is not honoured on this cluster: priorities come ",
+        "only from PriorityClasses (phalanx-operator --allow-job-priority=false); remove it and ",
+        "set spec.priorityClassName"));
+  }
+  if (job.priority.has_value() && allow_job_priority) {
     w.priority = *job.priority;
   } else {
     w.priority_class = job.priority_class_name;

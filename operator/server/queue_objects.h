@@ -57,8 +57,13 @@ absl::StatusOr<admission::Namespace> DecodeNamespace(std::string_view json);
 // `admission_time`); expected_runtime_seconds = spec.activeDeadlineSeconds; revision from
 // metadata.resourceVersion (0 when it has none).
 // InvalidArgument "TrainingJob ns/name: metadata.creationTimestamp: ..." on a bad timestamp.
+// Without `allow_job_priority` (phalanx-operator --allow-job-priority) spec.priority is not
+// honoured: InvalidArgument naming it for a job waiting for admission; an admitted one (admitted
+// when the flag was on) keeps running with its PriorityClass's priority instead, so that its
+// quota stays charged.
 absl::StatusOr<admission::Workload> WorkloadFromJob(const kube::TrainingJob& job,
-                                                    int64_t admission_time = 0);
+                                                    int64_t admission_time = 0,
+                                                    bool allow_job_priority = true);
 
 // ---- Deletion while in use ------------------------------------------------------------------
 

@@ -31,6 +31,8 @@ done
 MON="$REPO_ROOT/charts/phalanx/files/monitoring"
 T0=$SECONDS
 
+# low and urgent are ordered by spec.priority, which phalanx-operator honours only when allowed.
+export PHALANX_OPERATOR_ARGS="--allow-job-priority true"
 start_cluster --nodes 0 --ttl 900
 export PHALANX_KUBECONFIG
 [[ -n ${PHALANX_OPERATOR_HEALTH_PORT:-} && -n ${PHALANX_SCHEDULER_HEALTH_PORT:-} ]] ||

@@ -13,6 +13,8 @@
 #           names low; low then waits, CannotBePlaced naming the best block
 #   a node of steady tainted NoSchedule -> NodesReplaced naming the failed and the spare node
 #   huge suspended and resumed         -> Suspended, Resumed
+#   self-set (spec.priority 2000000000, no PriorityClass) -> an Invalid Event: the operator's
+#           default takes priorities only from PriorityClasses (--allow-job-priority=false)
 # Reasons alone are checked by the other operator tests; this one checks the messages.
 # Needs hack/cluster/build.sh binaries and $PHALANX_BUILD_DIR (phalanx-scheduler, phalanx-operator).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -104,6 +106,12 @@ eventually 30 has_event_matching huge Suspended "spec.suspend: true" && pass "hu
 kc -n $NS patch trainingjob huge --type=merge -p '{"spec":{"suspend":false}}' >/dev/null
 eventually 30 has_event_matching huge Resumed "waits for admission again" && pass "huge's Resumed event: $(event_message huge Resumed)" ||
   fail "huge: no Resumed event: $(events_of huge)"
+
+# --- a priority a user set herself is not honoured (the operator's default) ----------------
+job $NS self-set 1 "{required: $L3}" "  priority: 2000000000"
+eventually 30 has_event_matching self-set Invalid "is not honoured on this cluster: priorities come only from PriorityClasses" &&
+  pass "self-set's Invalid event: $(event_message self-set Invalid)" || fail "self-set: $(cond $NS self-set Queued); $(events_of self-set)"
+[[ -z $(jq_job $NS self-set '.status.admission // empty') ]] && pass "self-set was not admitted" || fail "self-set was admitted"
 
 # --- no pile-up: the quota message of huge changed with every admission above (steady, low,
 # high, low's eviction), but its InsufficientQuota Event is recorded once per time it became

@@ -32,6 +32,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 PHALANX_CLI="$BUILD/cli/phalanx"
 [[ -x $PHALANX_CLI ]] || die "$PHALANX_CLI is not built"
 
+# Step 4 orders jobs by spec.priority, which phalanx-operator honours only when allowed.
+export PHALANX_OPERATOR_ARGS="--allow-job-priority true"
 start_cluster --nodes 8 --ttl 900
 FLAVOR=q-p5
 kc apply -f - >/dev/null <<YAML || die "cannot create NodeFlavor $FLAVOR"

@@ -24,6 +24,7 @@ TEST(OperatorConfig, Defaults) {
   EXPECT_EQ(c->write_concurrency, 8);
   EXPECT_EQ(c->admission_write_concurrency, 32);
   EXPECT_EQ(c->event_writers, 4);
+  EXPECT_FALSE(c->allow_job_priority);  // priorities only from PriorityClasses
   EXPECT_EQ(c->admission_writes_first_ms, 5000);
 }
 
@@ -33,13 +34,15 @@ TEST(OperatorConfig, FlagsBothSpellings) {
                           "--workers", "4", "--lease-namespace=phalanx-system",
                           "--fair-sharing=true", "--write-concurrency", "16",
                           "--admission-write-concurrency=64",
-                          "--event-writers=0", "--admission-writes-first-ms", "3000"});
+                          "--event-writers=0", "--admission-writes-first-ms", "3000",
+                          "--allow-job-priority", "true"});
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->placement_address, "10.0.0.1:9443");
   EXPECT_FALSE(c->leader_elect);
   EXPECT_EQ(c->workers, 4);
   EXPECT_EQ(c->lease_namespace, "phalanx-system");
   EXPECT_TRUE(c->fair_sharing);
+  EXPECT_TRUE(c->allow_job_priority);
   EXPECT_EQ(c->write_concurrency, 16);
   EXPECT_EQ(c->admission_write_concurrency, 64);
   EXPECT_EQ(c->event_writers, 0);
@@ -85,7 +88,8 @@ TEST(OperatorConfig, HelpListsEveryFlag) {
                            "--sync-timeout-seconds", "--placement-deadline-ms", "--fair-sharing",
                            "--not-ready-grace-seconds", "--http-read-timeout-seconds",
                            "--http-max-connections", "--write-concurrency",
-                           "--admission-write-concurrency", "--event-writers"}) {
+                           "--admission-write-concurrency", "--event-writers",
+                           "--allow-job-priority"}) {
     EXPECT_NE(OperatorUsage().find(flag), std::string::npos) << flag;
   }
 }

@@ -593,9 +593,33 @@ TEST(DecodeTrainingJobTest, RestartCountersComeFromTheStatus) {
 TEST(WorkloadFromJobTest, ExplicitPriorityWinsOverTheClass) {
   kube::TrainingJob job = ExampleJob("10-trainingjob-pretrain-64gpu.yaml");
   job.priority = 5;
-  admission::Workload w = Decoded(WorkloadFromJob(job));
+  admission::Workload w = Decoded(WorkloadFromJob(job, 0, /*allow_job_priority=*/true));
   EXPECT_EQ(w.priority_class, "");
   EXPECT_EQ(w.priority, 5);
+}
+
+// phalanx-operator's default (--allow-job-priority=false): priorities come only from
+// PriorityClasses, which admins control. A waiting job that sets spec.priority is Invalid,
+// naming the field and the fix; one admitted while the flag was on keeps running (its quota
+// stays charged) at its class's priority.
+TEST(WorkloadFromJobTest, SpecPriorityIsRefusedUnlessTheOperatorAllowsIt) {
+  kube::TrainingJob job = ExampleJob("10-trainingjob-pretrain-64gpu.yaml");
+  ASSERT_FALSE(job.priority_class_name.empty());
+  job.priority = 2'000'000'000;
+  EXPECT_THAT(WorkloadFromJob(job, 0, /*allow_job_priority=*/false),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("spec.priority (2000000000) is not honoured on this cluster: "
+                                 "priorities come only from PriorityClasses "
+                                 "(phalanx-operator --allow-job-priority=false); remove it and "
+                                 "set spec.priorityClassName")));
+  job.status.admission =
+      kube::TrainingJobAdmission{.cluster_queue = "llm", .flavor = "p5", .replicas = 8};
+  admission::Workload admitted = Decoded(WorkloadFromJob(job, 100, false));
+  EXPECT_EQ(admitted.priority_class, job.priority_class_name);
+  ASSERT_TRUE(admitted.admitted.has_value());
+  job.priority.reset();
+  job.status.admission.reset();
+  EXPECT_EQ(Decoded(WorkloadFromJob(job, 0, false)).priority_class, job.priority_class_name);
 }
 
 TEST(WorkloadFromJobTest, RevisionFollowsTheResourceVersion) {
