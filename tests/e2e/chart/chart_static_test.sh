@@ -17,7 +17,9 @@
 #      mounted, and only the operator's certificate may change reservations
 #      (--grpc-tls-writers);
 #   6. bad values fail the render with a message (two operators without leader election,
-#      an unknown anti-affinity mode, one TLS Secret given without the other); tls.enabled=false
+#      one TLS Secret given without the other; values.schema.json: an unknown anti-affinity
+#      mode, topology preset or log level, workers 0, a loopback listenHost, a port out of
+#      range, a misspelt key); tls.enabled=false
 #      renders no TLS flag or Secret; given Secrets get --grpc-tls-writers only from tls.writers.
 # Needs helm from hack/cluster/build.sh.
 source "$(dirname "${BASH_SOURCE[0]}")/../cluster/lib.sh"
@@ -304,7 +306,19 @@ out=$("$HELM" template phalanx "$CHART" -n phalanx-system --set tls.schedulerSec
       --set 'tls.writers={op.example,ops}' 2>&1) && grep -q -- '--grpc-tls-writers=op.example,ops$' <<<"$out" &&
   pass "tls.writers names who may change reservations: $(grep -o -- '--grpc-tls-writers=.*' <<<"$out")" ||
   fail "tls.writers: $(grep -- 'grpc-tls' <<<"$out" | head -5)"
-out=$("$HELM" template phalanx "$CHART" --set operator.podAntiAffinity=sometimes 2>&1) &&
-  fail "podAntiAffinity=sometimes rendered" ||
-  { grep -q 'must be soft, hard or none' <<<"$out" && pass "an unknown podAntiAffinity is refused" || fail "unexpected error: $out"; }
+# values.schema.json: a value the binaries would refuse at start (CrashLoopBackOff), or a key
+# helm would silently ignore, fails `helm install` / `helm template` and names the value.
+bad_value() { # --set value, what the error must name
+  local out
+  out=$("$HELM" template phalanx "$CHART" --set "$1" 2>&1) && { fail "$1 rendered"; return; }
+  grep -qF -- "$2" <<<"$out" && pass "$1 is refused: $(grep -F -- "$2" <<<"$out" | head -1 | sed 's/^ *//')" ||
+    fail "$1: unexpected error: $out"
+}
+bad_value operator.podAntiAffinity=sometimes "at '/operator/podAntiAffinity': value must be one of 'soft', 'hard', 'none'"
+bad_value scheduler.topologyPreset=ekss "at '/scheduler/topologyPreset': value must be one of 'eks', 'eks-4layer', 'gb200'"
+bad_value operator.workers=0 "at '/operator/workers': minimum: got 0, want 1"
+bad_value operator.logLevel=verbose "at '/operator/logLevel': value must be one of"
+bad_value listenHost=127.0.0.1 "at '/listenHost'"
+bad_value operator.replica=3 "additional properties 'replica' not allowed"
+bad_value scheduler.grpcPort=70000 "at '/scheduler/grpcPort': maximum: got 70,000, want 65,535"
 finish
