@@ -160,14 +160,26 @@ std::string QuotaTree::Describe(int cq, FrId fr, int64_t need) const {
     return absl::StrCat(text, " + ", amount(most - cell.nominal), " the cohort ",
                         model_.cohorts[cohort], " can lend)");
   }
-  absl::StrAppend(&text, ", ", amount(std::max<int64_t>(0, Available(cq, fr))),
-                  " available (nominal ", amount(cell.nominal), ", ", amount(cell.usage),
-                  " in use");
+  const int64_t available = std::max<int64_t>(0, Available(cq, fr));
+  absl::StrAppend(&text, ", ", amount(available), " available (nominal ", amount(cell.nominal),
+                  ", ", amount(cell.usage), " in use");
   if (cohort >= 0) {
     absl::StrAppend(&text, ", cohort ", model_.cohorts[cohort], " has ",
                     amount(std::max<int64_t>(0, PoolFree(cohort, fr))), " unused");
     if (cell.borrowing_limit.has_value()) {
       absl::StrAppend(&text, ", borrowing limit ", amount(*cell.borrowing_limit));
+    }
+    // Its own nominal quota that other queues of the cohort have borrowed: it gets it back only
+    // by reclaiming (preemption), or when they finish.
+    const int64_t lent = std::max<int64_t>(0, cell.nominal - cell.usage) - available;
+    if (lent > 0) {
+      absl::StrAppend(&text, "; ", amount(lent), " of its nominal quota is lent to other ",
+                      "ClusterTrainingQueues of the cohort");
+      if (model_.cqs[cq].spec->preemption.reclaim_within_cohort ==
+          ReclaimWithinCohortPolicy::kNever) {
+        absl::StrAppend(&text, ", and its reclaimWithinCohort: Never waits for them to finish ",
+                        "instead of taking it back");
+      }
     }
   }
   return text + ")";

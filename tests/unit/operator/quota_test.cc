@@ -134,6 +134,31 @@ TEST(QuotaTest, DescribeSaysWhatIsLeftAndWhy) {
                         "cohort team-ab has 17 unused, borrowing limit 1)"));
 }
 
+// A queue whose nominal quota others of its cohort have borrowed is told so, and, with
+// reclaimWithinCohort: Never, that it waits for them instead of taking it back (audit
+// 2026-11-30: "0 available (nominal 32, 0 in use ...)" said nothing of why).
+TEST(QuotaTest, DescribeSaysWhenItsNominalQuotaIsLent) {
+  Snapshot snapshot = CpuSnapshot({{"lender", 8000, {}, {}, 0}, {"borrower", 4000, {}, {}, 0}});
+  Model model = CompileModel(snapshot);
+  QuotaTree quota(model);
+  FrId cpu = model.fr_ids.at({0, "cpu"});
+  quota.Add(0, {{cpu, 2000}}, +1);
+  quota.Add(1, {{cpu, 9000}}, +1);  // borrows 5 of the lender's 6 unused
+  EXPECT_EQ(quota.Describe(0, cpu, 4000),
+            "flavor default-flavor: needs 4 cpu, 1 available (nominal 8, 2 in use, cohort "
+            "team-ab has 1 unused; 5 of its nominal quota is lent to other ClusterTrainingQueues "
+            "of the cohort, and its reclaimWithinCohort: Never waits for them to finish instead "
+            "of taking it back)");
+  snapshot.cluster_queues[0].preemption.reclaim_within_cohort = ReclaimWithinCohortPolicy::kAny;
+  Model reclaims = CompileModel(snapshot);
+  QuotaTree quota2(reclaims);
+  quota2.Add(0, {{cpu, 2000}}, +1);
+  quota2.Add(1, {{cpu, 9000}}, +1);
+  EXPECT_THAT(quota2.Describe(0, cpu, 4000),
+              ::testing::EndsWith("5 of its nominal quota is lent to other ClusterTrainingQueues "
+                                  "of the cohort)"));
+}
+
 // Kueue says "request > maximum capacity" for a workload no amount of waiting admits; the
 // message says the same, with where the maximum comes from.
 TEST(QuotaTest, DescribeSaysWhenANeedCanNeverFit) {
