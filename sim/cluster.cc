@@ -241,10 +241,23 @@ absl::StatusOr<ClusterSpec> ParseClusterSpec(const std::string& text, const std:
   for (size_t i = 0; i < groups.size(); ++i) {
     ASSIGN_OR_RETURN(NodeGroupSpec group,
                      ParseGroup(in, groups[i], absl::StrCat("nodeGroups[", i, "]")));
-    for (const NodeGroupSpec& other : spec.groups) {
+    for (size_t j = 0; j < spec.groups.size(); ++j) {
+      const NodeGroupSpec& other = spec.groups[j];
       if (other.name == group.name) {
         return in.Error(groups[i], absl::StrCat("nodeGroups[", i, "].name"),
                         absl::StrCat("duplicate node group \"", group.name, "\""));
+      }
+      // One Topology for the whole cluster: the shorter preset's levels must begin the longer's
+      // (eks begins eks-4layer and gb200; those two differ at their fourth level).
+      const std::vector<std::string> mine = PresetLevels(group.preset);
+      const std::vector<std::string> theirs = PresetLevels(other.preset);
+      const size_t common = std::min(mine.size(), theirs.size());
+      if (!std::equal(mine.begin(), mine.begin() + static_cast<long>(common), theirs.begin())) {
+        return in.Error(groups[i], absl::StrCat("nodeGroups[", i, "].topology.preset"),
+                        absl::StrCat("preset ", group.preset, " cannot share one Topology with ",
+                                     "preset ", other.preset, " of nodeGroups[", j, "] (",
+                                     other.name, "): levels ", absl::StrJoin(mine, ", "),
+                                     " against ", absl::StrJoin(theirs, ", ")));
       }
     }
     spec.groups.push_back(std::move(group));

@@ -151,6 +151,13 @@ INSTANTIATE_TEST_SUITE_P(
         BadSpec{"nodeGroups:\n- instanceType: p5.48xlarge\n  count: 4\nqueues:\n- name: q\n"
                 "  nominalQuota: {nvidia.com/gpu: 8}\n  localityWaitSeconds: -1\n",
                 "bad.yaml:7: queues[0].localityWaitSeconds: must be >= 0"},
+        // eks-4layer and gb200 differ at their fourth level: no one Topology holds both.
+        BadSpec{std::string("nodeGroups:\n- instanceType: p5.48xlarge\n  count: 4\n  topology:\n"
+                            "    preset: eks-4layer\n- instanceType: p6e-gb200.36xlarge\n"
+                            "  count: 18\n") +
+                    kQueues,
+                "bad.yaml:6: nodeGroups[1].topology.preset: preset gb200 cannot share one "
+                "Topology with preset eks-4layer of nodeGroups[0] (p5.48xlarge)"},
         BadSpec{"nodeGroups: [\n", "bad.yaml:2:"},
         BadSpec{"nodeGroups:\n- instanceType: p5.48xlarge\n  count: 4\n",
                 "queues: required field is missing"}));
