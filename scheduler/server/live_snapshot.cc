@@ -84,8 +84,10 @@ placement::GangRequest GangRequestFrom(const kube::TrainingJob& job) {
 }
 
 std::optional<Restorable> RestorableFrom(const kube::TrainingJob& job) {
+  // A job being deleted keeps its status, but the operator has released (or is releasing) its
+  // reservation: restoring it from that status would hold the nodes for a job that is going.
   if (!job.status.admission || !job.status.placement || job.status.placement->nodes.empty() ||
-      Finished(job.status.phase)) {
+      Finished(job.status.phase) || !job.meta.deletion_timestamp.empty()) {
     return std::nullopt;
   }
   Restorable r;

@@ -197,6 +197,32 @@ TEST_F(LiveSnapshotTest, DeletingAJobReleasesItsReservation) {
   EXPECT_EQ(live_.counters().released_on_delete, 1);
 }
 
+// A job being deleted keeps its admitted status until the finalizer lets it go; the operator
+// releases its reservation first, and a later update of the object (the deletion itself, the
+// job controller's status write) must not restore it (audit 2026-11-30: seen once in a log).
+// A reservation the scheduler itself restored earlier is released then.
+TEST_F(LiveSnapshotTest, AJobBeingDeletedIsNotRestored) {
+  auto deleting = [](const std::shared_ptr<const kube::RawObject>& job) {
+    auto raw = std::make_shared<kube::RawObject>(*job);
+    raw->json.insert(raw->json.find(R"("metadata":{)") + 12,
+                     R"("deletionTimestamp":"2026-11-30T00:00:00Z",)");
+    raw->meta.deletion_timestamp = "2026-11-30T00:00:00Z";
+    return raw;
+  };
+  live_.Build({Node("n0", "b1"), Node("n1", "b1")}, {Job("ml", "llama", {"n0"})}, {});
+  ASSERT_THAT(Reserved(), ElementsAre("ml/llama"));
+  ASSERT_THAT(service_.Release("ml/llama"), IsOk());  // the operator, on deletion
+  live_.JobChanged("ml/llama", deleting(Job("ml", "llama", {"n0"}, "Running")).get());
+  EXPECT_THAT(Reserved(), IsEmpty());
+  EXPECT_EQ(UsedGpus("n0"), 0);
+
+  live_.JobChanged("ml/other", Job("ml", "other", {"n1"}, "Running").get());  // restored here
+  ASSERT_THAT(Reserved(), ElementsAre("ml/other"));
+  live_.JobChanged("ml/other", deleting(Job("ml", "other", {"n1"}, "Running")).get());
+  EXPECT_THAT(Reserved(), IsEmpty());
+  ExpectConsistent();
+}
+
 // Found by hack/chaos.sh: the operator released a finishing job's reservation through the
 // Placement API while the scheduler's informer was behind; the job's older status (admitted,
 // placed, not finished) then re-created the reservation, and nothing ever released it.
