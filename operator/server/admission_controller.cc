@@ -59,6 +59,18 @@ bool JobChangeMatters(const kube::RawObject& old, const kube::RawObject& now) {
          (a->status.admission && a->status.admission->replicas != b->status.admission->replicas);
 }
 
+// What the Admitted condition of a gang that changed size says: its admission as it is now.
+// Whether a shrunk gang still borrows is not known here, so only a growth says it.
+Admitted AdmittedNow(const kube::TrainingJobAdmission& admission,
+                     const std::optional<kube::TrainingJobPlacement>& placement,
+                     bool borrowing = false) {
+  return {.cluster_queue = admission.cluster_queue,
+          .flavor = admission.flavor,
+          .pods = admission.replicas,
+          .where = PlacedIn(placement),
+          .borrowing = borrowing};
+}
+
 bool NodeChangeMatters(const kube::Node& a, const kube::Node& b) {
   return a.ready != b.ready || a.unschedulable != b.unschedulable || a.taints != b.taints ||
          !(a.meta.labels == b.meta.labels) || !(a.allocatable == b.allocatable);
@@ -402,7 +414,11 @@ CycleStats AdmissionController::RunCycle() {
       status.placement = job.status.placement;
       status.placement->nodes.resize(std::min<size_t>(status.placement->nodes.size(),
                                                       static_cast<size_t>(p.new_count)));
-      status.conditions = MergeConditions(conditions_of(p.victim), kOwned, {}, now);
+      status.conditions = MergeConditions(
+          conditions_of(p.victim), kOwned,
+          {ResizedAdmitted(AdmittedNow(*status.admission, status.placement),
+                           job.status.admission->replicas)},
+          now);
     } else {
       status.conditions = MergeConditions(
           conditions_of(p.victim), kOwned,
@@ -446,7 +462,11 @@ CycleStats AdmissionController::RunCycle() {
     if (!status.admission) continue;
     status.admission->replicas = g.new_count;
     status.placement = PlacementStatus(g.placement);
-    status.conditions = MergeConditions(conditions_of(g.workload), kOwned, {}, now);
+    status.conditions = MergeConditions(
+        conditions_of(g.workload), kOwned,
+        {ResizedAdmitted(AdmittedNow(*status.admission, status.placement, g.borrowing),
+                         g.old_count)},
+        now);
     if (!ApplyJobStatus(*objects[g.workload], AdmissionStatusApply(job.meta, status))) {
       ++stats.write_errors;
       (void)placement_.Resize(g.workload, g.old_count);
@@ -622,6 +642,10 @@ bool AdmissionController::ApplyFault(const kube::RawObject& raw, kube::TrainingJ
                        .status = type == kConditionAdmitted ? "False" : "True",
                        .reason = reason,
                        .message = fault.message});
+  }
+  if (fault.action == FaultAction::kShrunk && fault.admission && job.status.admission) {
+    updates.push_back(ResizedAdmitted(AdmittedNow(*fault.admission, fault.placement),
+                                      job.status.admission->replicas));
   }
   AdmissionStatus status{.admission = fault.admission, .placement = fault.placement};
   status.conditions = MergeConditions(ReadConditions(raw.json), kOwned, updates, now);

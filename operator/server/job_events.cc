@@ -27,6 +27,20 @@ std::string GrownMessage(int32_t from, int32_t to, std::string_view where) {
                       " with capacity nobody was waiting for");
 }
 
+Condition ResizedAdmitted(const Admitted& now, int32_t from) {
+  return {.type = std::string(kConditionAdmitted),
+          .status = "True",
+          .reason = std::string(kReasonAdmitted),
+          .message = absl::StrCat(AdmittedMessage(now), "; ",
+                                  now.pods > from ? "grown" : "shrunk", " from ", from,
+                                  from == 1 ? " pod" : " pods")};
+}
+
+std::string PlacedIn(const std::optional<kube::TrainingJobPlacement>& placement) {
+  if (!placement || placement->level.empty()) return "";
+  return absl::StrCat(placement->level, "=", placement->domain);
+}
+
 bool QueuedEventDue(const Condition* current_queued, std::string_view status,
                     std::string_view reason) {
   return current_queued == nullptr || current_queued->status != status ||

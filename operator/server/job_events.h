@@ -8,6 +8,7 @@
 //                                  .where = "topology.k8s.aws/network-node-layer-3=nn-3"}));
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,6 +41,17 @@ std::string AdmittedMessage(const Admitted& a);
 // "grown from 2 to 4 pods in topology.k8s.aws/network-node-layer-3=nn-3 with capacity nobody
 // was waiting for"
 std::string GrownMessage(int32_t from, int32_t to, std::string_view where);
+
+// The Admitted condition of an admitted gang that grew or shrank from `from` pods to `now.pods`:
+// True as before, so it keeps the lastTransitionTime of its admission (MergeConditions), reason
+// Admitted, and a message that describes the admission as it is now, not as it was first
+// written: "admitted to ClusterTrainingQueue llm in flavor p5 with 12 pods; placed in
+// topology.k8s.aws/network-node-layer-3=nn-3; grown from 10 pods".
+Condition ResizedAdmitted(const Admitted& now, int32_t from);
+
+// Admitted::where of a gang placed at `placement`: "<level>=<domain>", or "" for the whole
+// cluster or no placement.
+std::string PlacedIn(const std::optional<kube::TrainingJobPlacement>& placement);
 
 // Whether a waiting job's decision is news: its Queued condition gets another status or reason.
 // The message alone changing (quota left, seconds of locality wait left, the best domain's free

@@ -68,6 +68,9 @@ done
 [[ $same == "$S" ]] && pass "ranks 0-$((S - 1)) kept running untouched (same pods, same nodes)" || fail "only $same of ranks 0-$((S - 1)) untouched"
 eventually 60 phase_is $NS $J Running && pass "$J Running again at $S pods; $(cond $NS $J Resizing)" ||
   fail "$J phase $(phase $NS $J)"
+admitted_msg() { jq_job $NS $J '.status.conditions[]? | select(.type=="Admitted") | "\(.status) \(.message)"'; }
+[[ $(admitted_msg) == "True admitted "*" with $S pods; "*"; shrunk from 16 pods" ]] &&
+  pass "the Admitted condition gives the size now: $(admitted_msg)" || fail "Admitted after the shrink: $(admitted_msg)"
 
 # --- 3. grows back when the room is free again -------------------------------------------
 job $NS waiter 10  # priority 0, below $J's: it cannot shrink $J, and 10 nodes never free
@@ -81,6 +84,8 @@ admitted_is "$S" && pass "$J did not grow while waiter waits" || fail "$J grew t
 kc -n $NS delete trainingjob waiter --wait=false >/dev/null || fail "cannot delete waiter"
 eventually 120 admitted_is 16 && pass "$J grew back to 16 pods" || fail "$J admitted size $(admitted) after the room freed"
 has_event $NS $J Grown && pass "a Grown event" || fail "no Grown event on $J"
+[[ $(admitted_msg) == "True admitted "*" with 16 pods; "*"; grown from "*" pods" ]] &&
+  pass "the Admitted condition gives the size now: $(admitted_msg)" || fail "Admitted after the growth: $(admitted_msg)"
 eventually 90 all_running $NS $J 16 && pass "16 ranks Running after the growth" || fail "$J: $(npods $NS $J) pods after growth"
 same=0
 for ((r = 0; r < S; r++)); do [[ $(uid_of_rank $r) == "${keep_uid[$r]}" ]] && same=$((same + 1)); done

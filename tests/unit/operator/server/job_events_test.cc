@@ -39,6 +39,56 @@ TEST(GrownMessage, NamesBothSizesAndTheDomain) {
             "waiting for");
 }
 
+TEST(ResizedAdmitted, TheMessageGivesTheSizeNowAndTheSizeBefore) {
+  // Admitted at 10 pods; grown to 12, then shrunk to 8 and to 6 (elastic 2..12, step 2).
+  const std::string where = "topology.k8s.aws/network-node-layer-3=nn-3";
+  const Admitted now{.cluster_queue = "gpus", .flavor = "h100", .pods = 12, .where = where};
+  const Condition grown = ResizedAdmitted(now, 10);
+  EXPECT_EQ(grown.type, "Admitted");
+  EXPECT_EQ(grown.status, "True");
+  EXPECT_EQ(grown.reason, "Admitted");
+  EXPECT_EQ(grown.message,
+            "admitted to ClusterTrainingQueue gpus in flavor h100 with 12 pods; placed in "
+            "topology.k8s.aws/network-node-layer-3=nn-3; grown from 10 pods");
+  Admitted smaller = now;
+  smaller.pods = 8;
+  EXPECT_THAT(ResizedAdmitted(smaller, 12).message,
+              HasSubstr("with 8 pods; placed in " + where + "; shrunk from 12 pods"));
+  smaller.pods = 1;
+  smaller.where = "";
+  EXPECT_THAT(ResizedAdmitted(smaller, 2).message,
+              HasSubstr("with 1 pod; placed in anywhere in the cluster; shrunk from 2 pods"));
+}
+
+TEST(ResizedAdmitted, KeepsTheAdmissionTimeAndReplacesTheFirstSize) {
+  // What the admission controller writes over the conditions of a job admitted at 10 pods.
+  const std::vector<Condition> current = {
+      {.type = "Queued", .status = "False", .reason = "Admitted", .message = "admitted ...",
+       .last_transition_time = "2026-11-30T01:00:00Z"},
+      {.type = "Admitted", .status = "True", .reason = "Admitted",
+       .message = AdmittedMessage({.cluster_queue = "gpus", .flavor = "h100", .pods = 10}),
+       .last_transition_time = "2026-11-30T01:00:00Z"}};
+  const std::vector<Condition> merged = MergeConditions(
+      current, {"Queued", "Admitted"},
+      {ResizedAdmitted({.cluster_queue = "gpus", .flavor = "h100", .pods = 12}, 10)},
+      "2026-11-30T02:00:00Z");
+  const Condition* admitted = FindCondition(merged, "Admitted");
+  ASSERT_NE(admitted, nullptr);
+  EXPECT_THAT(admitted->message, HasSubstr("with 12 pods"));
+  EXPECT_THAT(admitted->message, ::testing::Not(HasSubstr("with 10 pods")));
+  EXPECT_EQ(admitted->last_transition_time, "2026-11-30T01:00:00Z");
+  EXPECT_EQ(AdmittedSince(merged), AdmittedSince(current));
+  EXPECT_EQ(*FindCondition(merged, "Queued"), current[0]);
+}
+
+TEST(PlacedIn, LevelAndDomainOrNothingForTheWholeCluster) {
+  EXPECT_EQ(PlacedIn(kube::TrainingJobPlacement{
+                .domain = "nn-3", .level = "topology.k8s.aws/network-node-layer-3"}),
+            "topology.k8s.aws/network-node-layer-3=nn-3");
+  EXPECT_EQ(PlacedIn(kube::TrainingJobPlacement{.domain = "cluster"}), "");
+  EXPECT_EQ(PlacedIn(std::nullopt), "");
+}
+
 TEST(QueuedEventDue, OnANewReasonOrStatusNotOnANewMessage) {
   const Condition quota{.type = "Queued",
                         .status = "True",
