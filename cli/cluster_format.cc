@@ -535,11 +535,15 @@ absl::StatusOr<std::string> FormatJobs(const std::vector<std::string>& jobs,
   if (options.all_namespaces) headers.insert(headers.begin(), "NAMESPACE");
   Table table(std::move(headers));
   for (const JobRow& row : rows) {
+    // A finished job holds no nodes and no quota, whatever status.admission still says.
+    const bool finished = row.phase == "Succeeded" || row.phase == "Failed";
     std::vector<std::string> cells = {row.name,
                                       OrAbsent(row.queue),
                                       OrAbsent(row.phase),
-                                      absl::StrCat(OrAbsent(row.admitted), "/", row.replicas),
-                                      DomainText(row.level, row.domain),
+                                      finished ? "-"
+                                               : absl::StrCat(OrAbsent(row.admitted), "/",
+                                                              row.replicas),
+                                      finished ? "-" : DomainText(row.level, row.domain),
                                       absl::StrCat(row.restarts),
                                       Age(row.created, options.now),
                                       Clip(row.reason_code.empty() || row.reason == row.reason_code

@@ -49,7 +49,8 @@ absl::StatusOr<std::string> FormatQueues(const std::vector<std::string>& cluster
                                          const OutputOptions& options);
 
 // TrainingJobs: NAME, QUEUE, PHASE, SIZE (admitted/spec replicas), DOMAIN, RESTARTS, AGE and,
-// for jobs not admitted, the Queued condition's message as REASON.
+// for jobs not admitted, the Queued condition's message as REASON. A Succeeded or Failed job
+// holds nothing: its SIZE and DOMAIN are "-" (--json keeps the status fields as they are).
 absl::StatusOr<std::string> FormatJobs(const std::vector<std::string>& jobs,
                                        const OutputOptions& options);
 

@@ -194,8 +194,32 @@ TEST(FormatJobs, FailedJobShowsTheFailedConditionAndConditionsAreShownWhateverTh
                     {"type":"Failed","status":"True","reason":"BackoffLimitExceeded",
                      "message":"rank 2 exited 1 after 3 restarts"}]}})";
   ASSERT_OK_AND_ASSIGN(std::string out, FormatJobs({job}, {.now = Now()}));
-  EXPECT_THAT(out, HasSubstr("j      q       Failed   4/4    -        3          -     "
+  EXPECT_THAT(out, HasSubstr("j      q       Failed   -      -        3          -     "
                              "BackoffLimitExceeded: rank 2 exited 1 after 3 restarts\n"));
+}
+
+TEST(FormatJobs, AFinishedJobHoldsNoSizeOrDomainButItsJsonKeepsTheStatus) {
+  // Admitted at 4 of 2 (spec edited after), placed in a layer-3 block, then finished: the
+  // operator released the nodes and the quota but status.admission and placement stay.
+  auto job = [](const std::string& name, const std::string& phase) {
+    return R"({"metadata":{"name":")" + name + R"(","namespace":"ns"},
+      "spec":{"queueName":"q","replicas":2},
+      "status":{"phase":")" + phase + R"(","admission":{"replicas":4},
+        "placement":{"level":"topology.k8s.aws/network-node-layer-3","domain":"nn-1"}}})";
+  };
+  const std::vector<std::string> jobs = {job("failed", "Failed"), job("done", "Succeeded"),
+                                         job("running", "Running")};
+  ASSERT_OK_AND_ASSIGN(std::string out, FormatJobs(jobs, {.now = Now()}));
+  EXPECT_EQ(out,
+            "NAME      QUEUE   PHASE       SIZE   DOMAIN         RESTARTS   AGE   REASON\n"
+            "failed    q       Failed      -      -              0          -\n"
+            "done      q       Succeeded   -      -              0          -\n"
+            "running   q       Running     4/2    layer-3 nn-1   0          -\n");
+  ASSERT_OK_AND_ASSIGN(out, FormatJobs(jobs, {.json = true, .now = Now()}));
+  rapidjson::Document doc = Json(out);
+  const rapidjson::Value& failed = doc["trainingJobs"][0];
+  EXPECT_EQ(failed["admittedReplicas"].GetInt(), 4);
+  EXPECT_STREQ(failed["domain"].GetString(), "nn-1");
 }
 
 TEST(FormatJobs, Json) {
