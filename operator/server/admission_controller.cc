@@ -373,7 +373,8 @@ CycleStats AdmissionController::RunCycle() {
                        .reason = "Admitted", .message = written[i].message});
     updates.push_back({.type = std::string(kConditionAdmitted), .status = "True",
                        .reason = "Admitted", .message = written[i].message});
-    status.conditions = MergeConditions(current, kOwned, updates, now);
+    status.conditions =
+        MergeConditions(current, kOwned, updates, now, written[i].meta->generation);
   }
   WriteStatuses(written);
   for (size_t i = 0; i < result.admissions.size(); ++i) {
@@ -418,7 +419,7 @@ CycleStats AdmissionController::RunCycle() {
           conditions_of(p.victim), kOwned,
           {ResizedAdmitted(AdmittedNow(*status.admission, status.placement),
                            job.status.admission->replicas)},
-          now);
+          now, job.meta.generation);
     } else {
       status.conditions = MergeConditions(
           conditions_of(p.victim), kOwned,
@@ -428,7 +429,7 @@ CycleStats AdmissionController::RunCycle() {
             .message = p.message},
            {.type = std::string(kConditionEvicted), .status = "True", .reason = reason,
             .message = p.message}},
-          now);
+          now, job.meta.generation);
     }
     const bool ok = ApplyJobStatus(*objects[p.victim], AdmissionStatusApply(job.meta, status));
     // Even if the write failed the reservation is gone: treat the job as the decision left it,
@@ -466,7 +467,7 @@ CycleStats AdmissionController::RunCycle() {
         conditions_of(g.workload), kOwned,
         {ResizedAdmitted(AdmittedNow(*status.admission, status.placement, g.borrowing),
                          g.old_count)},
-        now);
+        now, job.meta.generation);
     if (!ApplyJobStatus(*objects[g.workload], AdmissionStatusApply(job.meta, status))) {
       ++stats.write_errors;
       (void)placement_.Resize(g.workload, g.old_count);
@@ -512,7 +513,7 @@ CycleStats AdmissionController::RunCycle() {
           .message = suspended_message},
          {.type = std::string(kConditionAdmitted), .status = "False", .reason = "Suspended",
           .message = suspended_message}},
-        now);
+        now, job.meta.generation);
     if (!ApplyJobStatus(*objects[key], AdmissionStatusApply(job.meta, status))) {
       ++stats.write_errors;
       Trigger();
@@ -536,10 +537,12 @@ CycleStats AdmissionController::RunCycle() {
     const kube::TrainingJob& job = jobs.at(key);
     std::vector<Condition> current = conditions_of(key);
     const int64_t since = QueuedSince(current, std::string(job.meta.creation_timestamp), snapshot.now);
-    std::vector<Condition> wanted = {{.type = std::string(kConditionQueued),
-                                      .status = std::string(status_value),
-                                      .reason = std::string(reason),
-                                      .message = message}};
+    const Condition queued{.type = std::string(kConditionQueued),
+                           .status = std::string(status_value),
+                           .reason = std::string(reason),
+                           .message = message,
+                           .observed_generation = job.meta.generation};
+    std::vector<Condition> wanted = {queued};
     for (const Condition& c : current) {
       if (c.type != kConditionQueued &&
           std::find(kOwned.begin(), kOwned.end(), c.type) != kOwned.end()) {
@@ -550,7 +553,7 @@ CycleStats AdmissionController::RunCycle() {
     StatusWrite& w = queued_writes.emplace_back();
     w.object = objects.at(key).get();
     w.meta = &job.meta;
-    w.status.conditions = MergeConditions(current, kOwned, wanted, now);
+    w.status.conditions = MergeConditions(current, kOwned, {queued}, now, job.meta.generation);
     if (QueuedEventDue(FindCondition(current, kConditionQueued), status_value, reason)) {
       w.event = warn ? kube::EventType::kWarning : kube::EventType::kNormal;
     }
@@ -648,7 +651,8 @@ bool AdmissionController::ApplyFault(const kube::RawObject& raw, kube::TrainingJ
                                       job.status.admission->replicas));
   }
   AdmissionStatus status{.admission = fault.admission, .placement = fault.placement};
-  status.conditions = MergeConditions(ReadConditions(raw.json), kOwned, updates, now);
+  status.conditions =
+      MergeConditions(ReadConditions(raw.json), kOwned, updates, now, job.meta.generation);
   const std::optional<kube::TrainingJobAdmission> before = job.status.admission;
   // The scheduler holds the decision already: the rest of this cycle must see it.
   job.status.admission = fault.admission;
@@ -742,6 +746,15 @@ void AdmissionController::ReconcileFinalizers(const admission::Snapshot& snapsho
 void AdmissionController::WriteQueueStatuses(const admission::Snapshot& snapshot,
                                              const std::string& now) {
   QueueStatuses statuses = ComputeQueueStatuses(snapshot);
+  // The Active conditions observe the generation of the spec they were computed from.
+  for (ClusterQueueStatus& cq : statuses.cluster_queues) {
+    const auto object = informers_.cluster_queues.Get(cq.name);
+    cq.observed_generation = object ? object->meta.generation : 0;
+  }
+  for (LocalQueueStatus& lq : statuses.local_queues) {
+    const auto object = informers_.local_queues.Get(lq.namespace_name + "/" + lq.name);
+    lq.observed_generation = object ? object->meta.generation : 0;
+  }
   // Keyed by the object's uid too: a queue deleted and created again under the same name is a
   // new object with no status, whatever was last written to the old one.
   std::map<std::string, std::string> written;

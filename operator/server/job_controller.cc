@@ -353,7 +353,8 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
   LifecycleStatus wanted = current;
   std::vector<Condition> updates;
   auto write = [&]() -> absl::Status {
-    wanted.conditions = MergeConditions(current.conditions, kOwned, updates, now);
+    wanted.conditions =
+        MergeConditions(current.conditions, kOwned, updates, now, meta.generation);
     if (wanted == current) return absl::OkStatus();
     absl::StatusOr<std::string> r =
         client_.Patch(kube::TrainingJobs(), meta.namespace_, meta.name, kube::PatchType::kApply,

@@ -31,6 +31,7 @@ rapidjson::Value ConditionsJson(const std::vector<Condition>& conditions, Alloc&
     AddString(item, "reason", c.reason, a);
     AddString(item, "message", c.message, a);
     AddString(item, "lastTransitionTime", c.last_transition_time, a);
+    if (c.observed_generation > 0) item.AddMember("observedGeneration", c.observed_generation, a);
     list.PushBack(item, a);
   }
   return list;
@@ -94,11 +95,15 @@ std::vector<Condition> ReadConditions(std::string_view object_json) {
   if (it == status->MemberEnd() || !it->value.IsArray()) return out;
   for (const rapidjson::Value& c : it->value.GetArray()) {
     if (!c.IsObject()) continue;
+    auto generation = c.FindMember("observedGeneration");
     out.push_back({std::string(kube::StringMember(c, "type")),
                    std::string(kube::StringMember(c, "status")),
                    std::string(kube::StringMember(c, "reason")),
                    std::string(kube::StringMember(c, "message")),
-                   std::string(kube::StringMember(c, "lastTransitionTime"))});
+                   std::string(kube::StringMember(c, "lastTransitionTime")),
+                   generation != c.MemberEnd() && generation->value.IsInt64()
+                       ? generation->value.GetInt64()
+                       : 0});
   }
   return out;
 }
@@ -141,7 +146,7 @@ std::vector<Condition> Deactivate(const std::vector<Condition>& current,
 std::vector<Condition> MergeConditions(const std::vector<Condition>& current,
                                        const std::vector<std::string_view>& owned,
                                        const std::vector<Condition>& updates,
-                                       std::string_view now) {
+                                       std::string_view now, int64_t generation) {
   std::vector<Condition> out;
   for (std::string_view type : owned) {
     const Condition* update = FindCondition(updates, type);
@@ -155,6 +160,7 @@ std::vector<Condition> MergeConditions(const std::vector<Condition>& current,
                                      !existing->last_transition_time.empty()
                                  ? existing->last_transition_time
                                  : std::string(now);
+    c.observed_generation = generation;
     out.push_back(std::move(c));
   }
   return out;
@@ -169,7 +175,7 @@ bool SameConditions(const std::vector<Condition>& current,
   for (const Condition& w : wanted) {
     const Condition* c = FindCondition(current, w.type);
     if (c == nullptr || c->status != w.status || c->reason != w.reason ||
-        c->message != w.message) {
+        c->message != w.message || c->observed_generation != w.observed_generation) {
       return false;
     }
   }

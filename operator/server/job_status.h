@@ -3,7 +3,7 @@
 //
 // Two field managers share status (docs/operator.md "Who writes what"):
 //   * phalanx-operator-admission (the admission controller) owns status.admission,
-//     status.placement and the conditions Queued, Admitted and Evicted;
+//     status.placement and the conditions Queued, Admitted, Evicted, NodesReplaced and Shrunk;
 //   * phalanx-operator (the job controller) owns status.phase, restarts, startTime,
 //     completionTime and the conditions Running, Restarting, Resizing, Succeeded and Failed.
 // Under server-side apply a manager's apply replaces everything it owns, so each body carries
@@ -43,6 +43,9 @@ struct Condition {
   std::string reason;
   std::string message;
   std::string last_transition_time;  // RFC 3339
+  // metadata.generation of the object when the condition was last set (0: not written, as by
+  // operators before 2026-11-30).
+  int64_t observed_generation = 0;
   bool operator==(const Condition&) const = default;
 };
 
@@ -85,13 +88,16 @@ std::vector<Condition> Deactivate(const std::vector<Condition>& current,
 
 // The conditions of one manager after an update: every condition of `owned` types in `current`,
 // with `updates` set over them. A condition whose status does not change keeps its
-// lastTransitionTime; one that does gets `now`. Ordered as `owned`.
+// lastTransitionTime; one that does gets `now`. Each update gets observedGeneration
+// `generation`, the object's metadata.generation it was decided from (as apimachinery's
+// SetStatusCondition, and Kueue, set it); the conditions it leaves keep theirs. Ordered as
+// `owned`.
 std::vector<Condition> MergeConditions(const std::vector<Condition>& current,
                                        const std::vector<std::string_view>& owned,
                                        const std::vector<Condition>& updates,
-                                       std::string_view now);
-// True if `current` already holds every condition in `wanted` (type, status, reason, message)
-// and nothing else of the `owned` types.
+                                       std::string_view now, int64_t generation);
+// True if `current` already holds every condition in `wanted` (type, status, reason, message,
+// observedGeneration) and nothing else of the `owned` types.
 bool SameConditions(const std::vector<Condition>& current,
                     const std::vector<std::string_view>& owned,
                     const std::vector<Condition>& wanted);

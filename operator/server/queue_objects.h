@@ -109,6 +109,9 @@ struct ClusterQueueStatus {
   // The Active condition's reason when inactive, as Kueue's: "Terminating" (being deleted),
   // "Stopped" (stopPolicy), else "Inactive" (a configuration error; inactive_reason says which).
   std::string inactive_condition_reason = "Inactive";
+  // The queue object's metadata.generation, written as the Active condition's
+  // observedGeneration when > 0. Not computed here: the caller sets it from the object.
+  int64_t observed_generation = 0;
 };
 struct LocalQueueStatus {
   std::string namespace_name;
@@ -123,6 +126,7 @@ struct LocalQueueStatus {
   // Kueue's LocalQueue reasons: "Stopped" (its own stopPolicy), "ClusterTrainingQueueDoesNotExist",
   // "ClusterTrainingQueueIsInactive" (inactive_reason then says why).
   std::string inactive_condition_reason = "Inactive";
+  int64_t observed_generation = 0;  // as ClusterQueueStatus's
 };
 struct QueueStatuses {
   std::vector<ClusterQueueStatus> cluster_queues;  // in Snapshot order
@@ -145,7 +149,8 @@ QueueStatuses ComputeQueueStatuses(const admission::Snapshot& snapshot);
 // phalanx.dev_trainingqueues.yaml. Amounts are written as Kubernetes quantity strings ("1800Gi",
 // "180", "500m"). The Active condition (reason Ready, or inactive_condition_reason with
 // inactive_reason as its message) carries `now_rfc3339` as its lastTransitionTime: pass the
-// previous time while the condition's status is unchanged, as metav1.Condition expects.
+// previous time while the condition's status is unchanged, as metav1.Condition expects; and
+// the status's observed_generation as its observedGeneration.
 std::string ClusterQueueStatusApply(const ClusterQueueStatus& status, std::string_view now_rfc3339);
 std::string LocalQueueStatusApply(const LocalQueueStatus& status, std::string_view now_rfc3339);
 

@@ -65,7 +65,7 @@ std::vector<FlavorUsage> ClusterQueueUsage(const admission::Model& model,
 // The conditions of a queue: only Active (metav1.Condition).
 Value ActiveConditions(const std::string& inactive_reason, std::string_view inactive_code,
                        std::string_view ready_message, std::string_view last_transition,
-                       Alloc& alloc) {
+                       int64_t observed_generation, Alloc& alloc) {
   bool active = inactive_reason.empty();
   Value condition(rapidjson::kObjectType);
   condition.AddMember("type", "Active", alloc);
@@ -74,6 +74,9 @@ Value ActiveConditions(const std::string& inactive_reason, std::string_view inac
   condition.AddMember("message",
                       kube::JsonString(active ? ready_message : inactive_reason, alloc), alloc);
   condition.AddMember("lastTransitionTime", kube::JsonString(last_transition, alloc), alloc);
+  if (observed_generation > 0) {
+    condition.AddMember("observedGeneration", observed_generation, alloc);
+  }
   Value conditions(rapidjson::kArrayType);
   conditions.PushBack(condition, alloc);
   return conditions;
@@ -206,7 +209,8 @@ std::string ClusterQueueStatusApply(const ClusterQueueStatus& status,
   body.AddMember("fairSharing", fair, alloc);
   body.AddMember("conditions",
                  ActiveConditions(status.inactive_reason, status.inactive_condition_reason,
-                                  "Can admit new workloads", now_rfc3339, alloc),
+                                  "Can admit new workloads", now_rfc3339,
+                                  status.observed_generation, alloc),
                  alloc);
   return kube::ToJson(doc);
 }
@@ -218,7 +222,8 @@ std::string LocalQueueStatusApply(const LocalQueueStatus& status, std::string_vi
   doc["status"].AddMember(
       "conditions",
       ActiveConditions(status.inactive_reason, status.inactive_condition_reason,
-                       "Can submit new workloads to its ClusterTrainingQueue", now_rfc3339, alloc),
+                       "Can submit new workloads to its ClusterTrainingQueue", now_rfc3339,
+                       status.observed_generation, alloc),
       alloc);
   return kube::ToJson(doc);
 }

@@ -176,6 +176,11 @@ eventually 30 bash -c "[[ -z \$(kubectl --kubeconfig=$PHALANX_KUBECONFIG -n team
 kc -n team-vision patch trainingjob after-bad --type=merge -p '{"spec":{"suspend":false}}' >/dev/null
 eventually 90 phase_is team-vision after-bad Running && pass "resume: admitted and Running again" ||
   fail "resume: phase '$(phase team-vision after-bad)'"
+# Conditions set since the resume observe the spec that has suspend false (docs/api.md).
+gen=$(jq_job team-vision after-bad .metadata.generation)
+observed=$(jq_job team-vision after-bad '[.status.conditions[] | select(.type=="Admitted" or .type=="Running") | .observedGeneration] | join(" ")')
+[[ $observed == "$gen $gen" ]] && pass "Admitted and Running have observedGeneration $gen, the resumed spec's" ||
+  fail "observedGeneration of Admitted and Running: '$observed', metadata.generation $gen"
 kc -n team-vision delete trainingjob after-bad --wait=true --timeout=60s >/dev/null &&
   pass "delete: the finalizer let the job go" || fail "delete of after-bad did not finish"
 eventually 60 npods_is team-vision after-bad 0 && pass "delete: its pods are gone" || fail "pods of a deleted job remain"

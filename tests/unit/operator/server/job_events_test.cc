@@ -71,7 +71,7 @@ TEST(ResizedAdmitted, KeepsTheAdmissionTimeAndReplacesTheFirstSize) {
   const std::vector<Condition> merged = MergeConditions(
       current, {"Queued", "Admitted"},
       {ResizedAdmitted({.cluster_queue = "gpus", .flavor = "h100", .pods = 12}, 10)},
-      "2026-11-30T02:00:00Z");
+      "2026-11-30T02:00:00Z", 1);
   const Condition* admitted = FindCondition(merged, "Admitted");
   ASSERT_NE(admitted, nullptr);
   EXPECT_THAT(admitted->message, HasSubstr("with 12 pods"));

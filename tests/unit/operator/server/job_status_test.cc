@@ -3,11 +3,14 @@
 #include "operator/server/job_status.h"
 
 #include "absl/time/time.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kube/json.h"
 
 namespace phalanx::operator_server {
 namespace {
+
+using ::testing::HasSubstr;
 
 kube::ObjectMeta Meta() {
   kube::ObjectMeta meta;
@@ -49,7 +52,7 @@ TEST(MergeConditions, KeepsTransitionTimeWhenStatusUnchanged) {
       current, {kConditionQueued, kConditionAdmitted, kConditionEvicted},
       {{.type = "Queued", .status = "True", .reason = "CannotBePlaced", .message = "new"},
        {.type = "Admitted", .status = "False", .reason = "Preempted", .message = "p"}},
-      "2026-11-23T19:00:00Z");
+      "2026-11-23T19:00:00Z", 3);
   ASSERT_EQ(merged.size(), 2u);  // Running is not this manager's: left out
   EXPECT_EQ(merged[0].type, "Queued");
   EXPECT_EQ(merged[0].reason, "CannotBePlaced");
@@ -58,11 +61,43 @@ TEST(MergeConditions, KeepsTransitionTimeWhenStatusUnchanged) {
   EXPECT_EQ(merged[1].last_transition_time, "2026-11-23T19:00:00Z");  // new
 }
 
+TEST(MergeConditions, WhatItSetsObservesTheGenerationWhatItLeavesKeepsItsOwn) {
+  // Queued decided at generation 2; the spec is edited (generation 5) and the job admitted.
+  const std::vector<Condition> current = {
+      {.type = "Queued", .status = "True", .reason = "InsufficientQuota", .message = "m",
+       .last_transition_time = "2026-11-23T18:00:00Z", .observed_generation = 2},
+      {.type = "Evicted", .status = "False", .reason = "Admitted", .message = "Previously: x",
+       .last_transition_time = "2026-11-23T17:00:00Z", .observed_generation = 1}};
+  const std::vector<Condition> merged = MergeConditions(
+      current, {kConditionQueued, kConditionAdmitted, kConditionEvicted},
+      {{.type = "Queued", .status = "False", .reason = "Admitted", .message = "a"},
+       {.type = "Admitted", .status = "True", .reason = "Admitted", .message = "a"}},
+      "2026-11-23T19:00:00Z", 5);
+  ASSERT_EQ(merged.size(), 3u);
+  EXPECT_EQ(merged[0].observed_generation, 5);
+  EXPECT_EQ(merged[1].observed_generation, 5);
+  EXPECT_EQ(merged[2], current[1]);  // not decided again: generation 1 still
+}
+
+TEST(Conditions, ObservedGenerationIsWrittenAndReadBack) {
+  AdmissionStatus status;
+  status.conditions = {{.type = "Queued", .status = "True", .reason = "InsufficientQuota",
+                        .message = "m", .last_transition_time = "2026-11-23T18:00:00Z",
+                        .observed_generation = 7},
+                       {.type = "Evicted", .status = "False", .reason = "Admitted",
+                        .message = "x", .last_transition_time = "2026-11-23T18:00:00Z"}};
+  const std::string body = AdmissionStatusApply(Meta(), status);
+  EXPECT_THAT(body, HasSubstr(R"("observedGeneration":7)"));
+  // A condition set before observedGeneration was written has none (not 0: the CRD allows 0).
+  EXPECT_EQ(body.find("observedGeneration"), body.rfind("observedGeneration"));
+  EXPECT_EQ(ReadConditions(body), status.conditions);
+}
+
 TEST(MergeConditions, FlippedStatusGetsNow) {
   std::vector<Condition> merged =
       MergeConditions({{"Queued", "True", "InsufficientQuota", "m", "2026-11-23T18:00:00Z"}},
                       {kConditionQueued}, {{.type = "Queued", .status = "False", .reason = "Admitted"}},
-                      "2026-11-23T19:00:00Z");
+                      "2026-11-23T19:00:00Z", 1);
   ASSERT_EQ(merged.size(), 1u);
   EXPECT_EQ(merged[0].last_transition_time, "2026-11-23T19:00:00Z");
 }
@@ -82,7 +117,7 @@ TEST(Deactivate, TrueConditionsTurnFalseWithTheirPreviousMessage) {
   EXPECT_EQ(updates[0].message, "Previously: evicted to make room for a/b");
   // Merged as an admission writes it: the eviction's transition time moves to now.
   const std::vector<Condition> merged =
-      MergeConditions(current, {kConditionEvicted}, updates, "2026-11-23T19:00:00Z");
+      MergeConditions(current, {kConditionEvicted}, updates, "2026-11-23T19:00:00Z", 1);
   ASSERT_EQ(merged.size(), 1u);
   EXPECT_EQ(merged[0].last_transition_time, "2026-11-23T19:00:00Z");
 
@@ -169,6 +204,9 @@ TEST(SameConditions, ComparesOwnedTypesOnly) {
   EXPECT_FALSE(SameConditions(current, owned,
                               {{"Queued", "True", "InsufficientQuota", "m", ""},
                                {"Admitted", "False", "Pending", "", ""}}));
+  // The same decision for a newer generation of the spec is written again, to say so.
+  EXPECT_FALSE(SameConditions(current, owned,
+                              {{"Queued", "True", "InsufficientQuota", "m", "", 2}}));
 }
 
 TEST(AdmissionStatusApply, CarriesAdmissionPlacementAndConditions) {

@@ -297,6 +297,7 @@ TEST(StatusApplyTest, ClusterQueueBodyFollowsTheCrd) {
   QueueStatuses statuses = ComputeQueueStatuses(BorrowingSnapshot());
   ClusterQueueStatus a = statuses.cluster_queues[0];
   a.flavors_usage[0].resources.push_back({"memory", 1800LL << 30, 64LL << 30});
+  a.observed_generation = 3;
   rapidjson::Document doc = Parse(ClusterQueueStatusApply(a, "2025-06-01T12:00:00Z"));
   rapidjson::Document want = Parse(R"({
     "apiVersion": "phalanx.dev/v1alpha1", "kind": "ClusterTrainingQueue", "metadata": {"name": "a"},
@@ -310,7 +311,7 @@ TEST(StatusApplyTest, ClusterQueueBodyFollowsTheCrd) {
       "fairSharing": {"weightedShare": 125},
       "conditions": [{"type": "Active", "status": "True", "reason": "Ready",
                       "message": "Can admit new workloads",
-                      "lastTransitionTime": "2025-06-01T12:00:00Z"}]
+                      "lastTransitionTime": "2025-06-01T12:00:00Z", "observedGeneration": 3}]
     }})");
   EXPECT_EQ(doc, want) << kube::ToJson(doc);
   YAML::Node schema = CrdSchema("phalanx.dev_clustertrainingqueues.yaml");
@@ -376,6 +377,7 @@ TEST(StatusApplyTest, StoppedTrainingQueueIsInactiveAlone) {
 TEST(StatusApplyTest, LocalQueueBodyFollowsTheCrd) {
   QueueStatuses statuses = ComputeQueueStatuses(BorrowingSnapshot());
   YAML::Node schema = CrdSchema("phalanx.dev_trainingqueues.yaml");
+  statuses.local_queues[0].observed_generation = 2;
   rapidjson::Document a = Parse(LocalQueueStatusApply(statuses.local_queues[0], "2025-06-01T12:00:00Z"));
   rapidjson::Document want = Parse(R"({
     "apiVersion": "phalanx.dev/v1alpha1", "kind": "TrainingQueue",
@@ -384,7 +386,7 @@ TEST(StatusApplyTest, LocalQueueBodyFollowsTheCrd) {
       "pendingWorkloads": 2, "admittedWorkloads": 1,
       "conditions": [{"type": "Active", "status": "True", "reason": "Ready",
                       "message": "Can submit new workloads to its ClusterTrainingQueue",
-                      "lastTransitionTime": "2025-06-01T12:00:00Z"}]
+                      "lastTransitionTime": "2025-06-01T12:00:00Z", "observedGeneration": 2}]
     }})");
   EXPECT_EQ(a, want) << kube::ToJson(a);
   ExpectMatchesSchema(a["status"], schema["properties"]["status"], "status");
