@@ -271,6 +271,7 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
   std::shared_ptr<const kube::RawObject> raw = informers_.jobs.Get(key);
   if (raw == nullptr) {
     // Gone; its pods, Service and EndpointSlices are garbage-collected.
+    written_.Forget(key);
     absl::MutexLock lock(&mu_);
     slices_.erase(key);
     return std::nullopt;
@@ -342,7 +343,8 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
   }
   if (!has_finalizer) RETURN_IF_ERROR(apply_meta(true));
 
-  // --- the status this controller owns, as it is now ----------------------------------------
+  // --- the status this controller owns, as it is now: its last write, which the informer may
+  // not show yet, else what the informer shows ------------------------------------------------
   std::vector<Condition> all_conditions = ReadConditions(raw->json);
   LifecycleStatus current{.phase = job.status.phase,
                           .restarts = job.status.restarts,
@@ -350,6 +352,11 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
                           .start_time = ReadStatusString(raw->json, "startTime"),
                           .completion_time = ReadStatusString(raw->json, "completionTime"),
                           .conditions = Owned(all_conditions)};
+  if (written_.Apply(meta, current)) {
+    job.status.phase = current.phase;
+    job.status.restarts = current.restarts;
+    job.status.node_fault_restarts = current.node_fault_restarts;
+  }
   LifecycleStatus wanted = current;
   std::vector<Condition> updates;
   auto write = [&]() -> absl::Status {
@@ -362,6 +369,10 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
                       {.field_manager = std::string(kJobFieldManager), .force = true}, "status");
     metrics_.status_writes_total.WithLabels({"TrainingJob", r.ok() ? "ok" : "error"}).Inc();
     if (!r.ok() && !absl::IsNotFound(r.status())) return r.status();
+    if (r.ok()) {
+      absl::StatusOr<kube::RawObject> written = kube::Decode<kube::RawObject>(*r);
+      if (written.ok()) written_.Record(meta, wanted, written->meta.resource_version);
+    }
     if (wanted.phase != current.phase) {
       spdlog::info("TrainingJob {}: {} -> {}", key, current.phase.empty() ? "(new)" : current.phase,
                    wanted.phase);

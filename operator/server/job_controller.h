@@ -5,7 +5,8 @@
 // suspended, evicted or finished job deleted, ttlSecondsAfterFinished, and the finalizer that
 // releases the reservation when the job is deleted.
 //
-// Level-triggered: Reconcile(key) looks at the job and its pods as the informers show them and
+// Level-triggered: Reconcile(key) looks at the job and its pods as the informers show them (with
+// its own status write laid over the job until the informer shows it: lifecycle_overlay.h) and
 // makes one step toward what they should be; pod and job events (and requeues) call it again.
 // It writes only what differs, with server-side apply (field manager "phalanx-operator"), so it
 // never fights another writer in a loop. Admission (status.admission, status.placement) is the
@@ -29,6 +30,7 @@
 #include "operator/controller/pod_builder.h"
 #include "operator/server/create_expectations.h"
 #include "operator/server/informers.h"
+#include "operator/server/lifecycle_overlay.h"
 #include "operator/server/operator_metrics.h"
 #include "scheduler/placement_service.h"
 
@@ -110,6 +112,9 @@ class JobController {
   std::map<std::string, WrittenSlices> slices_;
   // Pods created whose informer event has not arrived: not created twice (create_expectations.h).
   CreateExpectations expected_pods_;
+  // Status writes whose informer event has not arrived: each transition's Event is recorded
+  // once, and a gang is not restarted twice for one failed pod (lifecycle_overlay.h).
+  LifecycleOverlay written_;
 };
 
 }  // namespace phalanx::operator_server

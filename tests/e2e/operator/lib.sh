@@ -62,6 +62,11 @@ set_pod_phase() { # ns pod phase
 has_event() { # ns job reason
   kc -n "$1" get events --field-selector "involvedObject.name=$2" -o jsonpath='{.items[*].reason}' | grep -qw "$3"
 }
+# How often the job's events of `reason` were recorded: their counts added up (a repeat of the
+# same message bumps the count of one Event).
+event_count() { # ns job reason
+  kc -n "$1" get events --field-selector "involvedObject.name=$2,reason=$3" -o json | jq '[.items[].count // 1] | add // 0'
+}
 
 # A TrainingJob of `replicas` pods x 8 GPUs in the namespace's TrainingQueue `training`; topology
 # by default: required one layer-2 domain, preferred one layer-3 block.

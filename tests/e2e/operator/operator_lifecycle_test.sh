@@ -176,6 +176,12 @@ eventually 30 bash -c "[[ -z \$(kubectl --kubeconfig=$PHALANX_KUBECONFIG -n team
 kc -n team-vision patch trainingjob after-bad --type=merge -p '{"spec":{"suspend":false}}' >/dev/null
 eventually 90 phase_is team-vision after-bad Running && pass "resume: admitted and Running again" ||
   fail "resume: phase '$(phase team-vision after-bad)'"
+# One event per transition: it ran twice and was resumed once. Events are written by their own
+# threads, so wait for the counts, then look again for late repeats.
+runs_and_resumes() { echo "Running x$(event_count team-vision after-bad Running), Resumed x$(event_count team-vision after-bad Resumed)"; }
+once_each() { [[ $(runs_and_resumes) == "Running x2, Resumed x1" ]]; }
+eventually 30 once_each; sleep 3
+once_each && pass "one event per transition: $(runs_and_resumes)" || fail "events: $(runs_and_resumes), want Running x2, Resumed x1"
 # Conditions set since the resume observe the spec that has suspend false (docs/api.md).
 gen=$(jq_job team-vision after-bad .metadata.generation)
 observed=$(jq_job team-vision after-bad '[.status.conditions[] | select(.type=="Admitted" or .type=="Running") | .observedGeneration] | join(" ")')

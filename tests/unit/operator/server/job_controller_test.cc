@@ -1,0 +1,223 @@
+// The job controller against recorded objects: informers listed from a mocked API server whose
+// watch then stays silent, so the cache keeps showing the job as it was before the controller's
+// own status write, the way a reconcile woken by a pod event or another writer sees it before
+// the watch delivers that write. Each transition is written once and its Event recorded once.
+#include "operator/server/job_controller.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/metrics/registry.h"
+#include "common/testing/status_matchers.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kube/json.h"
+#include "operator/server/lifecycle_overlay.h"
+#include "tests/mocks/kube/mock_client.h"
+#include "tests/mocks/scheduler/mock_placement_service.h"
+
+namespace phalanx::operator_server {
+namespace {
+
+using ::testing::_;
+using ::testing::ElementsAre;
+using ::testing::Invoke;
+
+constexpr char kNs[] = "ml";
+constexpr char kJob[] = "llama";
+constexpr char kUid[] = "uid-llama";
+
+std::string Job(const std::string& spec, const std::string& status) {
+  return absl::StrCat(R"({"apiVersion":"phalanx.dev/v1alpha1","kind":"TrainingJob",)",
+                      R"("metadata":{"name":"llama","namespace":"ml","uid":"uid-llama",)",
+                      R"("resourceVersion":"10","generation":3,)",
+                      R"("finalizers":["phalanx.dev/reservation"]},)",
+                      R"("spec":{"queueName":"q","replicas":2,"template":{"spec":)",
+                      R"({"containers":[{"name":"trainer","image":"t"}]}},)", spec, "},",
+                      R"("status":)", status, "}");
+}
+
+// Rank `rank` of the job's gang, restart 0, Running on node n<rank>.
+std::string RunningPod(int rank) {
+  return absl::StrCat(R"({"metadata":{"name":"llama-)", rank, R"(","namespace":"ml",)",
+                      R"("uid":"pod-)", rank, R"(","resourceVersion":"20",)",
+                      R"("labels":{"phalanx.dev/job":"llama","phalanx.dev/rank":")", rank,
+                      R"(","phalanx.dev/restart":"0"},)",
+                      R"("ownerReferences":[{"apiVersion":"phalanx.dev/v1alpha1",)",
+                      R"("kind":"TrainingJob","name":"llama","uid":"uid-llama",)",
+                      R"("controller":true}]},)",
+                      R"("spec":{"nodeName":"n)", rank, R"("},"status":{"phase":"Running"}})");
+}
+
+class JobControllerTest : public ::testing::Test {
+ protected:
+  // Lists `jobs` and `pods` (every other resource empty), then watches nothing until the end.
+  void Start(std::vector<std::string> jobs, std::vector<std::string> pods = {}) {
+    ON_CALL(client_, DoListPages(_, _, _, _))
+        .WillByDefault(Invoke([jobs, pods](const kube::Resource& r, std::string_view,
+                                           const kube::ListOptions&,
+                                           const std::function<absl::Status(std::string_view)>&
+                                               on_page) {
+          const std::vector<std::string> none;
+          const std::vector<std::string>& items = r.plural == "trainingjobs" ? jobs
+                                                  : r.plural == "pods"       ? pods
+                                                                             : none;
+          return on_page(absl::StrCat(R"({"metadata":{"resourceVersion":"30"},"items":[)",
+                                      absl::StrJoin(items, ","), "]}"));
+        }));
+    ON_CALL(client_, DoWatch(_, _, _, _, _))
+        .WillByDefault(Invoke([](const kube::Resource&, std::string_view,
+                                 const kube::WatchOptions&, const kube::WatchCallback&,
+                                 const kube::Cancellation* cancel) {
+          while (!cancel->WaitFor(absl::Hours(1))) {
+          }
+          return absl::OkStatus();
+        }));
+    // Status writes answer with the object at a newer resourceVersion.
+    ON_CALL(client_, DoPatch(_, _, _, _, _, _, _))
+        .WillByDefault(Invoke([this](const kube::Resource& r, std::string_view,
+                                     std::string_view, kube::PatchType, std::string_view body,
+                                     const kube::WriteOptions&, std::string_view subresource) {
+          if (r.plural == "events") {
+            ++event_repeats_;
+            return absl::StatusOr<std::string>("{}");
+          }
+          if (r.plural == "trainingjobs" && subresource == "status") {
+            status_writes_.emplace_back(body);
+          }
+          return absl::StatusOr<std::string>(
+              R"({"metadata":{"name":"llama","namespace":"ml","uid":"uid-llama",)"
+              R"("resourceVersion":")" +
+              std::to_string(11 + status_writes_.size()) + R"("}})");
+        }));
+    // Events (created; a repeat would be a merge patch of the same Event) and the Service.
+    ON_CALL(client_, DoCreate(_, _, _, _, _, _))
+        .WillByDefault(Invoke([this](const kube::Resource& r, std::string_view,
+                                     std::string_view body, const kube::WriteOptions&,
+                                     std::string_view, std::string_view) {
+          if (r.plural == "events") {
+            absl::StatusOr<rapidjson::Document> doc = kube::ParseJson(body);
+            if (doc.ok()) events_.emplace_back(kube::StringMember(*doc, "reason"));
+          }
+          return absl::StatusOr<std::string>("{}");
+        }));
+    EXPECT_CALL(client_, DoPatch(_, _, _, _, _, _, _)).Times(::testing::AnyNumber());
+    EXPECT_CALL(client_, DoCreate(_, _, _, _, _, _)).Times(::testing::AnyNumber());
+    EXPECT_CALL(client_, DoListPages(_, _, _, _)).Times(::testing::AnyNumber());
+    EXPECT_CALL(client_, DoWatch(_, _, _, _, _)).Times(::testing::AnyNumber());
+    informers_.Start(&stop_);
+    ASSERT_TRUE(informers_.WaitForSync(absl::Minutes(1), &stop_));
+  }
+
+  // `times` reconciles of the job, each woken while the cache still shows what it listed.
+  void Reconcile(int times) {
+    for (int i = 0; i < times; ++i) {
+      ASSERT_OK(controller_.Reconcile(absl::StrCat(kNs, "/", kJob)).status());
+    }
+  }
+
+  // The first reconcile writes phase `phase` and records an Event `reason`; two more, woken
+  // before the watch shows that write (a pod update, another writer's status write, a
+  // requeue), write nothing and record nothing again.
+  void ExpectOneTransition(const std::string& phase, const std::string& reason) {
+    Reconcile(1);
+    ASSERT_EQ(status_writes_.size(), 1u);
+    EXPECT_THAT(status_writes_[0], ::testing::HasSubstr(R"("phase":")" + phase + "\""));
+    Reconcile(2);
+    EXPECT_THAT(EventsRecorded(), ElementsAre(reason));
+    EXPECT_EQ(status_writes_.size(), 1u);
+  }
+
+  // Every Event write, a repeat's count bump included, by reason.
+  std::vector<std::string> EventsRecorded() const {
+    std::vector<std::string> out = events_;
+    for (int i = 0; i < event_repeats_; ++i) out.push_back("(repeat)");
+    return out;
+  }
+
+  ~JobControllerTest() override {
+    stop_.Cancel();
+    informers_.Join();
+  }
+
+  ::testing::NiceMock<kube::MockClient> client_;
+  placement::MockPlacementService placement_;
+  metrics::Registry registry_;
+  OperatorMetrics metrics_{registry_};
+  kube::Cancellation stop_;
+  Informers informers_{client_};
+  kube::EventRecorder recorder_{client_, {.component = "phalanx-operator"}};
+  JobController controller_{client_, informers_, placement_, recorder_, metrics_};
+  std::vector<std::string> status_writes_;
+  std::vector<std::string> events_;
+  int event_repeats_ = 0;
+};
+
+TEST_F(JobControllerTest, AResumeIsRecordedOnceWhileTheCacheStillShowsSuspended) {
+  Start({Job(R"("suspend":false)", R"({"phase":"Suspended"})")});
+  ExpectOneTransition("Queued", "Resumed");
+}
+
+TEST_F(JobControllerTest, AGangIsRecordedRunningOnceWhileTheCacheStillShowsAdmitted) {
+  Start({Job(R"("suspend":false)",
+             R"({"phase":"Admitted","restarts":0,)"
+             R"("admission":{"clusterQueue":"cq","flavor":"p5","replicas":2},)"
+             R"("placement":{"domain":"nn-1","level":"l3","nodes":["n0","n1"]}})")},
+        {RunningPod(0), RunningPod(1)});
+  ExpectOneTransition("Running", "Running");
+}
+
+// --- the overlay on its own ----------------------------------------------------------------
+
+kube::ObjectMeta Meta(std::string uid, std::string resource_version) {
+  kube::ObjectMeta meta;
+  meta.name = kJob;
+  meta.namespace_ = kNs;
+  meta.uid = std::move(uid);
+  meta.resource_version = std::move(resource_version);
+  return meta;
+}
+
+TEST(LifecycleOverlay, LaidOverTheCacheUntilTheCacheShowsTheWriteOrALaterVersion) {
+  LifecycleOverlay overlay;
+  const LifecycleStatus before{.phase = "Admitted"};
+  const LifecycleStatus written{.phase = "Running", .start_time = "2026-11-30T01:00:00Z"};
+  overlay.Record(Meta(kUid, "10"), written, "12");
+
+  LifecycleStatus current = before;  // the cache at resourceVersion 11: another writer's change
+  EXPECT_TRUE(overlay.Apply(Meta(kUid, "11"), current));
+  EXPECT_EQ(current, written);
+  current = before;  // a relist that skipped 12 and shows a later version: the cache decides
+  EXPECT_FALSE(overlay.Apply(Meta(kUid, "13"), current));
+  EXPECT_EQ(current, before);
+  EXPECT_EQ(overlay.size(), 0u);
+
+  overlay.Record(Meta(kUid, "13"), written, "14");
+  current = written;  // the cache shows the write already
+  EXPECT_FALSE(overlay.Apply(Meta(kUid, "12"), current));
+  EXPECT_EQ(overlay.size(), 0u);
+
+  overlay.Record(Meta(kUid, "14"), written, "15");
+  current = before;  // a new object of the same name: the write was not to it
+  EXPECT_FALSE(overlay.Apply(Meta("uid-other", "3"), current));
+  EXPECT_EQ(current, before);
+  EXPECT_EQ(overlay.size(), 0u);
+
+  overlay.Record(Meta(kUid, "15"), written, "16");
+  overlay.Forget(absl::StrCat(kNs, "/", kJob));
+  EXPECT_EQ(overlay.size(), 0u);
+}
+
+TEST(CaughtUp, NumbersCompareAsNumbersAnythingElseOnlyForEquality) {
+  EXPECT_TRUE(CaughtUp("12", "12"));
+  EXPECT_TRUE(CaughtUp("100", "99"));  // not as text
+  EXPECT_FALSE(CaughtUp("99", "100"));
+  EXPECT_TRUE(CaughtUp("opaque-b", "opaque-b"));
+  EXPECT_FALSE(CaughtUp("opaque-b", "opaque-a"));
+  EXPECT_FALSE(CaughtUp("", "12"));
+}
+
+}  // namespace
+}  // namespace phalanx::operator_server
