@@ -32,6 +32,7 @@
 #include "operator/server/job_controller.h"
 #include "operator/server/operator_config.h"
 #include "operator/server/operator_metrics.h"
+#include "scheduler/grpc/certificate_expiry.h"
 #include "scheduler/grpc/placement_grpc_client.h"
 #include "spdlog/spdlog.h"
 
@@ -82,6 +83,8 @@ int Run(const OperatorConfig& config) {
   registry.AddCallbackGauge("phalanx_operator_ready",
                             "1 once this replica leads and its informers have synced.",
                             [&] { return ready.load() ? 1.0 : 0.0; });
+
+  placement::AddCertificateExpiryMetric(registry, "client", *placement_tls);
 
   HostPort hp = *ParseHostPort(config.health_address, "healthAddress");
   http::RejectionMetrics rejections(registry);

@@ -19,9 +19,6 @@
 namespace phalanx::placement {
 namespace {
 
-// No certificate bundle or key comes near this.
-constexpr size_t kMaxPemBytes = size_t{1} << 20;
-
 // Reads `path` for option `name` and checks that it holds a PEM block of one of `kinds`
 // ("CERTIFICATE"; "PRIVATE KEY", "EC PRIVATE KEY", "RSA PRIVATE KEY").
 absl::StatusOr<std::string> ReadPem(const std::string& path, const std::string& name,

@@ -20,6 +20,7 @@
 // cluster only phalanx-operator (and whoever holds a client certificate) may call it.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <optional>
 #include <string>
@@ -29,6 +30,9 @@
 #include "grpcpp/security/server_credentials.h"
 
 namespace phalanx::placement {
+
+// The most a TLS file may hold; no certificate bundle or key comes near it.
+inline constexpr size_t kMaxPemBytes = size_t{1} << 20;
 
 // Paths of PEM files; empty = not given.
 struct TlsFiles {

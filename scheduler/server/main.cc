@@ -35,6 +35,7 @@
 #include "kube/transport_cpprest.h"
 #include "scheduler/extender/extender.h"
 #include "scheduler/extender/kube_binder.h"
+#include "scheduler/grpc/certificate_expiry.h"
 #include "scheduler/grpc/placement_grpc_server.h"
 #include "scheduler/in_process_placement_service.h"
 #include "scheduler/server/live_snapshot.h"
@@ -133,6 +134,7 @@ int Run(const SchedulerConfig& config) {
     });
     return summary;
   });
+  placement::AddCertificateExpiryMetric(registry, "server", *grpc_tls);
   registry.AddCallbackGauge("phalanx_scheduler_ready",
                             "1 once the snapshot is synced and reservations are rebuilt.",
                             [&] { return ready.load() ? 1.0 : 0.0; });

@@ -85,9 +85,10 @@ out=$(promtool check rules "$TMP/dashboard_rules.yaml" 2>&1) && pass "all $n das
   fail "dashboard queries: $out"
 
 # docs/metrics.md lists exactly the metrics the binaries register (their names are string
-# literals in operator/server, scheduler/server and common/http); the e2e test checks labels and types.
+# literals in operator/server, scheduler/server, scheduler/grpc and common/http); the e2e test
+# checks labels and types.
 documented=$(grep -o '^| `phalanx_[a-z_]*`' "$ROOT/docs/metrics.md" | tr -d '|` ' | sort -u)
-registered=$(grep -rhoE '"phalanx_[a-z_]+"' "$ROOT/operator/server" "$ROOT/scheduler/server" "$ROOT/common/http" --include=*.cc --include=*.h | tr -d '"' | sort -u)
+registered=$(grep -rhoE '"phalanx_[a-z_]+"' "$ROOT/operator/server" "$ROOT/scheduler/server" "$ROOT/scheduler/grpc" "$ROOT/common/http" --include=*.cc --include=*.h | tr -d '"' | sort -u)
 diff_out=$(diff <(echo "$registered") <(echo "$documented"))
 [[ -z $diff_out ]] && pass "docs/metrics.md lists the $(echo "$registered" | wc -l) metrics the binaries register" ||
   fail "docs/metrics.md vs the source (< registered only, > documented only): $(echo $diff_out)"

@@ -20,7 +20,8 @@
 #   5. `helm uninstall` leaves the CRDs, the TrainingJobs and their pods;
 #   and the Placement API runs with the chart's mutual TLS: the operator reserves over it, a
 #   plain-text client and a client without a certificate are refused, the CLI with the
-#   operator's certificate is served, and helm upgrade keeps the generated certificates.
+#   operator's certificate is served, helm upgrade keeps the generated certificates, and each
+#   binary's phalanx_tls_certificate_expiry_timestamp_seconds is its certificate's notAfter.
 # The operator -> scheduler gRPC through the chart's Service is not exercised (no pod networking
 # on kwok); the out-of-cluster operator calls phalanx-scheduler on 127.0.0.1, expecting the
 # Service's name in its certificate (--placement-tls-server-name).
@@ -158,6 +159,18 @@ out=$("$PHX" placement snapshot --server "$PHALANX_SCHEDULER_GRPC" "${tls_ca[@]}
       --tls-cert "$PHALANX_OPERATOR_TLS_CERT" --tls-key "$PHALANX_OPERATOR_TLS_KEY" 2>&1) &&
   pass "the operator's certificate reads it too" || fail "the CLI with the operator certificate: $out"
 sched_cert=$(kc -n $NS get secret phalanx-scheduler-tls -o jsonpath='{.data.tls\.crt}')
+# Each binary's certificate expiry gauge: the notAfter of the certificate file it presents.
+not_after() { date -u -d "$(openssl x509 -noout -enddate -in "$1" | cut -d= -f2)" +%s; }
+expiry_gauge() { # port role
+  curl -sf "http://127.0.0.1:$1/metrics" |
+    awk -v s="phalanx_tls_certificate_expiry_timestamp_seconds{role=\"$2\"}" '$1 == s {print $2}'
+}
+want=$(not_after "$PHALANX_CLUSTER_DIR/tls/scheduler/tls.crt") got=$(expiry_gauge "$PHALANX_SCHEDULER_HEALTH_PORT" server)
+[[ -n $want && $got == "$want" ]] && pass "phalanx-scheduler reports its serving certificate's notAfter ($got)" ||
+  fail "phalanx_tls_certificate_expiry_timestamp_seconds{role=\"server\"} is '$got', the certificate's notAfter $want"
+want=$(not_after "$PHALANX_OPERATOR_TLS_CERT") got=$(expiry_gauge "$PHALANX_OPERATOR_HEALTH_PORT" client)
+[[ -n $want && $got == "$want" ]] && pass "phalanx-operator reports its client certificate's notAfter ($got)" ||
+  fail "phalanx_tls_certificate_expiry_timestamp_seconds{role=\"client\"} is '$got', the certificate's notAfter $want"
 
 # Forbidden requests a binary tolerates (a retried list, an optional feature) would show here.
 # Not RBAC, and retried: OwnerReferencesPermissionEnforcement refuses blockOwnerDeletion until
