@@ -779,6 +779,18 @@ void AdmissionController::WriteQueueStatuses(const admission::Snapshot& snapshot
     }
     written[cache_key] = fingerprint;
   };
+  // The Active condition's lastTransitionTime moves only when its status does, as
+  // metav1.Condition means it: a queue whose counts change keeps the time it became Active.
+  auto since = [&](const kube::Informer<kube::RawObject>& informer, const std::string& key,
+                   bool active) {
+    const auto object = informer.Get(key);
+    if (object == nullptr) return now;
+    const std::vector<Condition> conditions = ReadConditions(object->json);
+    const Condition* c = FindCondition(conditions, "Active");
+    const bool same = c != nullptr && c->status == (active ? "True" : "False") &&
+                      !c->last_transition_time.empty();
+    return same ? c->last_transition_time : now;
+  };
   // Every queue gauge is set for what exists now, and the series of anything else (a deleted
   // ClusterTrainingQueue, a flavor or resource taken out of one) are dropped: a gauge left at
   // its last value would keep an alert on it firing forever.
@@ -786,7 +798,8 @@ void AdmissionController::WriteQueueStatuses(const admission::Snapshot& snapshot
   for (const ClusterQueueStatus& cq : statuses.cluster_queues) {
     apply(informers_.cluster_queues, kube::ClusterTrainingQueues(), "", cq.name,
           ClusterQueueStatusApply(cq, ""),
-          ClusterQueueStatusApply(cq, now));
+          ClusterQueueStatusApply(
+              cq, since(informers_.cluster_queues, cq.name, cq.inactive_reason.empty())));
     metrics_.admitted_active_workloads.WithLabels({cq.name}).Set(cq.admitted);
     const std::string_view state = cq.inactive_reason.empty() ? "active"
                                    : cq.inactive_condition_reason == "Terminating" ? "terminating"
@@ -835,7 +848,10 @@ void AdmissionController::WriteQueueStatuses(const admission::Snapshot& snapshot
       [&](const std::vector<std::string>& labels) { return !queues.contains({labels[0]}); });
   for (const LocalQueueStatus& lq : statuses.local_queues) {
     apply(informers_.local_queues, kube::TrainingQueues(), lq.namespace_name, lq.name,
-          LocalQueueStatusApply(lq, ""), LocalQueueStatusApply(lq, now));
+          LocalQueueStatusApply(lq, ""),
+          LocalQueueStatusApply(lq, since(informers_.local_queues,
+                                          lq.namespace_name + "/" + lq.name,
+                                          lq.inactive_reason.empty())));
   }
   queue_status_ = std::move(written);  // the queues that exist now, and nothing else
 }

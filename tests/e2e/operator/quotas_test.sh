@@ -106,6 +106,11 @@ finish_job() { # ns job replicas: every rank Succeeded
 cluster_queue borrow-a share-a 16 "  fairSharing: {weight: 2}" || die "cannot create ClusterTrainingQueue borrow-a"
 cluster_queue lend-a share-a 32 "  preemption: {reclaimWithinCohort: Any}" || die "cannot create ClusterTrainingQueue lend-a"
 team qa-borrower borrow-a && team qa-lender lend-a || die "cannot create the namespaces of case 1"
+active_since() { kc get clustertrainingqueue "$1" -o jsonpath='{.status.conditions[?(@.type=="Active")].lastTransitionTime}'; }
+has_active_since() { [[ -n $(active_since "$1") ]]; }
+eventually 30 has_active_since borrow-a || fail "borrow-a has no Active condition: $(kc get ctq borrow-a -o jsonpath='{.status}')"
+borrow_a_active_since=$(active_since borrow-a)
+sleep 1  # a write in a later second would show a new time
 job qa-borrower big 5
 eventually 90 all_running qa-borrower big 5 && pass "borrowing: 40 GPUs run in a 16-GPU queue with its peer's idle quota" ||
   fail "borrowing: qa-borrower/big not Running: phase '$(phase qa-borrower big)', $(cond qa-borrower big Queued)"
@@ -119,6 +124,9 @@ eventually 30 gpu_usage_is lend-a "0 0" || fail "borrowing: lend-a flavorsUsage 
 eventually 30 weighted_share_is borrow-a 250 && pass "borrowing: borrow-a status.fairSharing.weightedShare 250" ||
   fail "borrowing: borrow-a weightedShare '$(weighted_share borrow-a)', want 250"
 weighted_share_is lend-a 0 || fail "borrowing: lend-a weightedShare '$(weighted_share lend-a)', want 0"
+[[ $(active_since borrow-a) == "$borrow_a_active_since" ]] &&
+  pass "borrowing: borrow-a's Active condition kept its lastTransitionTime ($borrow_a_active_since) through the status writes" ||
+  fail "borrowing: borrow-a's Active lastTransitionTime moved from $borrow_a_active_since to $(active_since borrow-a) while it stayed Active"
 
 # --- 2. reclaim by preemption (reclaimWithinCohort Any) -------------------------------------
 # lend-a can use 48 - 24 = 24 GPUs of the cohort while big borrows; claim needs its nominal 32.
