@@ -20,6 +20,11 @@ namespace {
 
 constexpr char kCycleKey[] = "cycle";
 constexpr absl::Duration kMaxPlacementRetryDelay = absl::Seconds(30);
+// A gang that quota admits but no domain holds now waits for capacity, and capacity also frees
+// where the operator sees no event: pods of other workloads ending (it watches only its own),
+// a reservation released through the Placement API by hand. Such gangs are looked at again at
+// least this often, as kube-scheduler retries unschedulable pods at the latest after 5 minutes.
+constexpr absl::Duration kCannotBePlacedRecheck = absl::Seconds(30);
 const std::vector<std::string_view> kOwned = {kConditionQueued, kConditionAdmitted,
                                               kConditionEvicted, kConditionNodesReplaced,
                                               kConditionShrunk};
@@ -615,9 +620,12 @@ CycleStats AdmissionController::RunCycle() {
   // backoff is capped because a request the scheduler rejects (an unknown topology level) fails
   // every cycle too, and must not slow the recovery from the next outage.
   bool placement_failed = false;
+  bool cannot_be_placed = false;
   for (const admission::PendingDecision& p : result.pending) {
     placement_failed |= p.reason == admission::PendingReason::kPlacementError;
+    cannot_be_placed |= p.reason == admission::PendingReason::kTopology;
   }
+  if (cannot_be_placed) queue_.AddAfter(kCycleKey, kCannotBePlacedRecheck);
   if (placement_failed) {
     queue_.AddRateLimited(kCycleKey);
     queue_.AddAfter(kCycleKey, kMaxPlacementRetryDelay);  // the sooner of the two wins
