@@ -649,24 +649,33 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
     }
   }
 
-  int running = 0;
-  for (const auto& [rank, pod] : ranks) running += pod->phase == "Running" ? 1 : 0;
+  // A rank that succeeded before the others (successPolicy All, or a rank other than 0 under
+  // RankZero) leaves the gang running, as a PyTorchJob stays Running until its replicas end.
+  int running = 0, done = 0;
+  for (const auto& [rank, pod] : ranks) {
+    running += pod->phase == "Running" ? 1 : 0;
+    done += pod->phase == "Succeeded" ? 1 : 0;
+  }
   std::vector<int> present;
   for (const auto& [rank, pod] : ranks) present.push_back(rank);
   const bool resizing = (current.phase == "Running" || current.phase == "Resizing") &&
                         GangResizing(job.elastic.has_value(), world, present, beyond);
-  if (running == world && beyond == 0) {
+  if (running > 0 && running + done == world && beyond == 0) {
     if (FindCondition(current.conditions, kConditionResizing) != nullptr) {
       updates.push_back(Cond(kConditionResizing, false, "Resized",
                              absl::StrCat("the gang runs ", world, " ranks")));
     }
     wanted.phase = "Running";
     if (wanted.start_time.empty()) wanted.start_time = now;
-    std::string message = absl::StrCat("all ", world, " ranks are running");
+    std::string message =
+        done > 0 ? absl::StrCat(running, " of ", world, " ranks running, ", done, " succeeded")
+        : world == 1 ? std::string("its one rank is running")
+                     : absl::StrCat("all ", world, " ranks are running");
     if (current.phase != "Running") {
       (void)events_.Record(JobReference(meta), kube::EventType::kNormal, "Running", message);
     }
-    updates.push_back(Cond(kConditionRunning, true, "AllRanksRunning", message));
+    updates.push_back(Cond(kConditionRunning, true,
+                           done > 0 ? "RanksRunningOrSucceeded" : "AllRanksRunning", message));
     if (FindCondition(current.conditions, kConditionRestarting) != nullptr) {
       updates.push_back(Cond(kConditionRestarting, false, "AllRanksRunning", message));
     }

@@ -169,6 +169,25 @@ TEST_F(JobControllerTest, AGangIsRecordedRunningOnceWhileTheCacheStillShowsAdmit
   ExpectOneTransition("Running", "Running");
 }
 
+// successPolicy All: a rank that finished first leaves the job Running, not back at Admitted
+// as if the gang had not started (audit 2026-11-30); a PyTorchJob stays Running until every
+// replica is done.
+TEST_F(JobControllerTest, ARankThatSucceededFirstLeavesTheGangRunning) {
+  std::string done = RunningPod(1);
+  done.replace(done.find(R"("phase":"Running")"), 17, R"("phase":"Succeeded")");
+  Start({Job(R"("suspend":false)",
+             R"({"phase":"Running","restarts":0,)"
+             R"("admission":{"clusterQueue":"cq","flavor":"p5","replicas":2},)"
+             R"("placement":{"domain":"nn-1","level":"l3","nodes":["n0","n1"]}})")},
+        {RunningPod(0), done});
+  Reconcile(1);
+  ASSERT_EQ(status_writes_.size(), 1u);
+  EXPECT_THAT(status_writes_[0], ::testing::HasSubstr(R"("phase":"Running")"));
+  EXPECT_THAT(status_writes_[0], ::testing::HasSubstr("RanksRunningOrSucceeded"));
+  EXPECT_THAT(status_writes_[0], ::testing::HasSubstr("1 of 2 ranks running, 1 succeeded"));
+  EXPECT_THAT(EventsRecorded(), ::testing::IsEmpty());  // still Running: no new Running event
+}
+
 // --- the overlay on its own ----------------------------------------------------------------
 
 kube::ObjectMeta Meta(std::string uid, std::string resource_version) {
