@@ -198,6 +198,23 @@ EnvList GangEnv(const kube::TrainingJob& job, const PodContext& ctx, int rank, i
   return env;
 }
 
+// The processes per pod a template chooses itself: the literal value of the first
+// PET_NPROC_PER_NODE it sets in a container's env ("" if none). Pods without nvidia.com/gpu
+// (Trainium, AMD, CPU) have nothing else to count them by, and WORLD_SIZE follows it.
+std::string TemplateNprocPerNode(const Value& containers) {
+  for (const Value& c : containers.GetArray()) {
+    if (!c.IsObject()) continue;
+    auto env = c.FindMember("env");
+    if (env == c.MemberEnd() || !env->value.IsArray()) continue;
+    for (const Value& e : env->value.GetArray()) {
+      if (!e.IsObject() || kube::StringMember(e, "name") != "PET_NPROC_PER_NODE") continue;
+      const std::string_view value = kube::StringMember(e, "value");
+      if (!value.empty()) return std::string(value);
+    }
+  }
+  return "";
+}
+
 // Puts `env` first in every container's env list and drops the template's entries of the same
 // names (ours win: a stale RANK copied into the template would split the gang).
 absl::Status InjectEnv(Value& containers, std::string_view field, const EnvList& env,
@@ -389,7 +406,9 @@ absl::StatusOr<std::string> BuildPod(const kube::TrainingJob& job, const PodCont
     return Invalid("spec.template.spec.containers", "at least one container is required");
   }
   ASSIGN_OR_RETURN(int64_t gpus, GpusPerPod(*containers, "spec.template.spec.containers"));
-  const EnvList env = GangEnv(job, ctx, rank, gpus);
+  PodContext context = ctx;
+  if (context.nproc_per_node.empty()) context.nproc_per_node = TemplateNprocPerNode(*containers);
+  const EnvList env = GangEnv(job, context, rank, gpus);
   RETURN_IF_ERROR(InjectEnv(*containers, "spec.template.spec.containers", env, alloc));
   // Init containers and sidecars get the env too: a step that waits for rank 0's DNS name or
   // stages this rank's shard needs it, and it costs the others nothing. (Kubeflow sets it on

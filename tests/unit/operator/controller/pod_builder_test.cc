@@ -334,6 +334,12 @@ TEST(BuildPodTest, ProcessesPerNodeFollowTheGpusOrTheOverride) {
   EXPECT_EQ(env(kTrainer), std::make_pair(std::string("2"), std::string("8")));
 
   ctx.nproc_per_node.clear();
+  // A template's own PET_NPROC_PER_NODE chooses, for pods without nvidia.com/gpu to count
+  // (Trainium, AMD, CPU): WORLD_SIZE follows it, and the value is not replaced.
+  EXPECT_EQ(env(R"({"spec":{"containers":[{"name":"neuron",
+                "env":[{"name":"PET_NPROC_PER_NODE","value":"32"}],
+                "resources":{"limits":{"aws.amazon.com/neuron":"16"}}}]}})"),
+            std::make_pair(std::string("32"), std::string("128")));
   EXPECT_THAT(BuildPod(Job(R"({"spec":{"containers":[{"name":"a","resources":{
                                "limits":{"nvidia.com/gpu":"1500m"}}}]}})"),
                        ctx, 0),
