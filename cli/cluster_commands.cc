@@ -384,9 +384,12 @@ absl::StatusOr<std::string> Explain(const Flags& flags) {
                                   ",involvedObject.kind=", std::string(kube::kTrainingJobKind))}));
   std::optional<PlacementAnswer> answer;
   ASSIGN_OR_RETURN(kube::TrainingJob decoded, kube::DecodeTrainingJob(job));
-  // A placed gang holds its nodes: a dry run would only say where a second copy would go.
+  // A placed gang holds its nodes: a dry run would only say where a second copy would go; a
+  // finished one needs no nodes any more.
   const bool placed = decoded.status.placement && !decoded.status.placement->nodes.empty();
-  if (!flags.server.empty() && !placed) {
+  const bool finished =
+      decoded.status.phase == "Succeeded" || decoded.status.phase == "Failed";
+  if (!flags.server.empty() && !placed && !finished) {
     placement::GangRequest request = scheduler::GangRequestFrom(decoded);
     answer = PlacementAnswer{
         .server = flags.server, .request = request, .result = Scheduler(flags).Place(request)};

@@ -628,7 +628,12 @@ std::string NodeList(const std::vector<std::string>& nodes, size_t max = 8) {
                       ", ... (", nodes.size() - max, " more)");
 }
 
-std::string SchedulerText(const std::optional<PlacementAnswer>& answer, bool placed) {
+std::string SchedulerText(const std::optional<PlacementAnswer>& answer, bool placed,
+                          std::string_view phase) {
+  if (!answer && (phase == "Succeeded" || phase == "Failed")) {
+    return absl::StrCat("Scheduler:   not asked: the job has finished (", std::string(phase),
+                        "); its reservation was released\n");
+  }
   if (!answer && placed) {
     return "Scheduler:   not asked: the gang holds the nodes under Placement\n";
   }
@@ -842,8 +847,10 @@ absl::StatusOr<std::string> FormatExplain(std::string_view job_json,
     }
     out += table.Render("  ");
   }
-  out += "\n" + SchedulerText(placement, job.status.placement.has_value() &&
-                                             !job.status.placement->nodes.empty());
+  out += "\n" + SchedulerText(placement,
+                              job.status.placement.has_value() &&
+                                  !job.status.placement->nodes.empty(),
+                              row.phase);
   return out;
 }
 

@@ -314,6 +314,19 @@ TEST(FormatExplain, PlacedJobIsNotAskedAgain) {
   EXPECT_THAT(out, HasSubstr("Scheduler:   not asked: the gang holds the nodes under Placement\n"));
 }
 
+// A finished job holds nothing: explain says so instead of pointing at its last placement
+// (audit 2026-11-30 b, finding 4).
+TEST(FormatExplain, AFinishedJobIsSaidToHoldNothing) {
+  std::string job = Job("llama-pretrain-64");
+  const size_t at = job.find(R"("phase":"Running")");
+  ASSERT_NE(at, std::string::npos);
+  job.replace(at, 17, R"("phase":"Succeeded")");
+  ASSERT_OK_AND_ASSIGN(std::string out, FormatExplain(job, {}, std::nullopt, 10, {.now = Now()}));
+  EXPECT_THAT(out, HasSubstr("Scheduler:   not asked: the job has finished (Succeeded); its "
+                             "reservation was released\n"));
+  EXPECT_THAT(out, Not(HasSubstr("the gang holds the nodes")));
+}
+
 // maxRestarts bounds the job's own failures; restarts after node failures are shown apart.
 TEST(FormatExplain, RestartsAfterNodeFailuresAreNotCountedAgainstMaxRestarts) {
   ASSERT_OK_AND_ASSIGN(rapidjson::Document doc, kube::ParseJson(Job("llama-pretrain-64")));
