@@ -15,36 +15,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 start_cluster --nodes 8 --ttl 600
 
 NS=backfill
-kc apply -f - >/dev/null <<YAML || die "cannot create the queues"
-apiVersion: phalanx.dev/v1alpha1
-kind: NodeFlavor
-metadata: {name: bf-p5}
-spec:
-  nodeLabels: {node.kubernetes.io/instance-type: p5.48xlarge}
----
-apiVersion: phalanx.dev/v1alpha1
-kind: ClusterTrainingQueue
-metadata: {name: bf}
-spec:
-  namespaceSelector: {}
-  localityWaitSeconds: 0
-  resourceGroups:
-  - coveredResources: [nvidia.com/gpu]
-    flavors:
-    - name: bf-p5
-      resources:
-      - {name: nvidia.com/gpu, nominalQuota: 128}
----
-apiVersion: v1
-kind: Namespace
-metadata: {name: $NS}
----
-apiVersion: phalanx.dev/v1alpha1
-kind: TrainingQueue
-metadata: {name: training, namespace: $NS}
-spec: {clusterQueue: bf}
-YAML
-eventually 60 kc -n $NS get serviceaccount default >/dev/null || die "no default serviceaccount in $NS"
+one_queue $NS bf-p5 bf 128
 L3="{required: topology.k8s.aws/network-node-layer-3}"
 queued_msg() { jq_job $NS "$1" '.status.conditions[]? | select(.type=="Queued" and .status=="True") | .message'; }
 queued_says() { queued_msg "$1" | grep -q -- "$2"; }

@@ -12,36 +12,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 start_cluster --nodes 4 --ttl 600
 
 NS=foreign
-kc apply -f - >/dev/null <<YAML || die "cannot create the queues"
-apiVersion: phalanx.dev/v1alpha1
-kind: NodeFlavor
-metadata: {name: fp-p5}
-spec:
-  nodeLabels: {node.kubernetes.io/instance-type: p5.48xlarge}
----
-apiVersion: phalanx.dev/v1alpha1
-kind: ClusterTrainingQueue
-metadata: {name: fp}
-spec:
-  namespaceSelector: {}
-  localityWaitSeconds: 0
-  resourceGroups:
-  - coveredResources: [nvidia.com/gpu]
-    flavors:
-    - name: fp-p5
-      resources:
-      - {name: nvidia.com/gpu, nominalQuota: 64}
----
-apiVersion: v1
-kind: Namespace
-metadata: {name: $NS}
----
-apiVersion: phalanx.dev/v1alpha1
-kind: TrainingQueue
-metadata: {name: training, namespace: $NS}
-spec: {clusterQueue: fp}
-YAML
-eventually 60 kc -n $NS get serviceaccount default >/dev/null || die "no default serviceaccount in $NS"
+one_queue $NS fp-p5 fp 64
 
 # --- 1. other workloads' pods fill the nodes ----------------------------------------------
 mapfile -t NODES < <(kc get nodes -o jsonpath='{range .items[*]}{.metadata.name}{"\n"}{end}' | sort)

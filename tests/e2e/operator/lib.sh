@@ -45,6 +45,41 @@ add_fake_nodes() { # fake-nodes.sh args...
   eventually 120 no_lifecycle_taints || die "fake nodes still carry node lifecycle taints: $(lifecycle_taints)"
 }
 
+# A NodeFlavor of the p5.48xlarge nodes, a ClusterTrainingQueue with `gpus` of quota in it and no
+# locality wait, the namespace and its TrainingQueue `training`; waits for its service account.
+one_queue() { # ns flavor cluster-queue gpus
+  kc apply -f - >/dev/null <<YAML || die "cannot create the queues"
+apiVersion: phalanx.dev/v1alpha1
+kind: NodeFlavor
+metadata: {name: $2}
+spec:
+  nodeLabels: {node.kubernetes.io/instance-type: p5.48xlarge}
+---
+apiVersion: phalanx.dev/v1alpha1
+kind: ClusterTrainingQueue
+metadata: {name: $3}
+spec:
+  namespaceSelector: {}
+  localityWaitSeconds: 0
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors:
+    - name: $2
+      resources:
+      - {name: nvidia.com/gpu, nominalQuota: $4}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: $1}
+---
+apiVersion: phalanx.dev/v1alpha1
+kind: TrainingQueue
+metadata: {name: training, namespace: $1}
+spec: {clusterQueue: $3}
+YAML
+  eventually 60 kc -n "$1" get serviceaccount default >/dev/null || die "no default serviceaccount in $1"
+}
+
 jq_job() { kc -n "$1" get trainingjob "$2" -o json | jq -r "$3"; }
 phase() { jq_job "$1" "$2" '.status.phase // ""'; }
 phase_is() { [[ $(phase "$1" "$2") == "$3" ]]; }
