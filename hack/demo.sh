@@ -62,7 +62,7 @@ done
 
 say "queues"
 if "$BUILD/cli/phalanx" queues --help >/dev/null 2>&1; then
-  "$BUILD/cli/phalanx" queues
+  "$BUILD/cli/phalanx" queues -A
 else
   kubectl get clustertrainingqueues
   kubectl get trainingqueues -A

@@ -16,6 +16,8 @@ done
 cliques=$(grep -E '^ +moe-gb200-tp16-[0-9]+ ' <<<"$out" | awk '{print $4}' | sort -u)
 [[ $(wc -l <<<"$cliques") == 1 && -n $cliques ]] && pass "all 16 GB200 ranks in one NVLink clique ($cliques)" ||
   fail "GB200 ranks span cliques: $cliques"
+grep -qE '^team-llm +training +llm ' <<<"$out" && pass "the demo lists the teams' TrainingQueues (phalanx queues -A)" ||
+  fail "the demo's queue listing has no team-llm TrainingQueue: $(grep -A12 'NAMESPACE' <<<"$out" | head -8)"
 grep -q "stopping everything" <<<"$out" && pass "the demo stops what it started" || fail "no stop message"
 sleep 2
 if [[ -f $PHALANX_CLUSTER_DIR/pids ]] && grep -q . "$PHALANX_CLUSTER_DIR/pids" 2>/dev/null; then
