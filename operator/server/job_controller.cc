@@ -502,8 +502,12 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
     if (p.node_name.empty()) return "";
     std::shared_ptr<const kube::Node> node = informers_.nodes.Get(p.node_name.str());
     std::optional<NodeFault> fault = DetectNodeFault(p.node_name.str(), node.get(), {});
-    // A taint is a fault only for the gang's tolerations, which are not at hand here.
-    if (!fault || fault->kind == NodeFaultKind::kTainted) return "";
+    // A taint is a fault only for the gang's tolerations, which are not at hand here; a cordon
+    // stops no pod (before 2026-11-30 it was a taint here, and so never a cause either).
+    if (!fault || fault->kind == NodeFaultKind::kTainted ||
+        fault->kind == NodeFaultKind::kCordoned) {
+      return "";
+    }
     return fault->detail;
   };
   // Success by policy (checked after failures: a failed rank restarts the gang first).

@@ -53,16 +53,19 @@ std::string RunningPod(int rank) {
 
 class JobControllerTest : public ::testing::Test {
  protected:
-  // Lists `jobs` and `pods` (every other resource empty), then watches nothing until the end.
-  void Start(std::vector<std::string> jobs, std::vector<std::string> pods = {}) {
+  // Lists `jobs`, `pods` and `nodes` (every other resource empty), then watches nothing until
+  // the end.
+  void Start(std::vector<std::string> jobs, std::vector<std::string> pods = {},
+             std::vector<std::string> nodes = {}) {
     ON_CALL(client_, DoListPages(_, _, _, _))
-        .WillByDefault(Invoke([jobs, pods](const kube::Resource& r, std::string_view,
-                                           const kube::ListOptions&,
-                                           const std::function<absl::Status(std::string_view)>&
-                                               on_page) {
+        .WillByDefault(Invoke([jobs, pods, nodes](
+                                  const kube::Resource& r, std::string_view,
+                                  const kube::ListOptions&,
+                                  const std::function<absl::Status(std::string_view)>& on_page) {
           const std::vector<std::string> none;
           const std::vector<std::string>& items = r.plural == "trainingjobs" ? jobs
                                                   : r.plural == "pods"       ? pods
+                                                  : r.plural == "nodes"      ? nodes
                                                                              : none;
           return on_page(absl::StrCat(R"({"metadata":{"resourceVersion":"30"},"items":[)",
                                       absl::StrJoin(items, ","), "]}"));
@@ -186,6 +189,27 @@ TEST_F(JobControllerTest, ARankThatSucceededFirstLeavesTheGangRunning) {
   EXPECT_THAT(status_writes_[0], ::testing::HasSubstr("RanksRunningOrSucceeded"));
   EXPECT_THAT(status_writes_[0], ::testing::HasSubstr("1 of 2 ranks running, 1 succeeded"));
   EXPECT_THAT(EventsRecorded(), ::testing::IsEmpty());  // still Running: no new Running event
+}
+
+// A cordon stops no pod: a rank that fails on a cordoned node failed for its own reasons, and
+// the restart counts against maxRestarts (a NotReady node's would not).
+TEST_F(JobControllerTest, AFailureOnACordonedNodeCountsAgainstMaxRestarts) {
+  std::string failed = RunningPod(1);
+  failed.replace(failed.find(R"("phase":"Running")"), 17, R"("phase":"Failed")");
+  Start({Job(R"("suspend":false)",
+             R"({"phase":"Running","restarts":0,)"
+             R"("admission":{"clusterQueue":"cq","flavor":"p5","replicas":2},)"
+             R"("placement":{"domain":"nn-1","level":"l3","nodes":["n0","n1"]}})")},
+        {RunningPod(0), failed},
+        {R"({"metadata":{"name":"n1"},"spec":{"unschedulable":true,)"
+         R"("taints":[{"key":"node.kubernetes.io/unschedulable","effect":"NoSchedule"}]},)"
+         R"("status":{"conditions":[{"type":"Ready","status":"True"}]}})"});
+  Reconcile(1);
+  ASSERT_EQ(status_writes_.size(), 1u);
+  EXPECT_THAT(status_writes_[0], ::testing::HasSubstr(
+                                     "pod llama-1 (rank 1) failed; restarting the gang (restart 1 "
+                                     "of at most 3)"));
+  EXPECT_THAT(status_writes_[0], ::testing::HasSubstr("PodFailed"));
 }
 
 // --- the overlay on its own ----------------------------------------------------------------
