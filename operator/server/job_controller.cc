@@ -445,10 +445,8 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
   int beyond = 0;               // pods of this generation above the admitted size (a shrink)
   for (const auto& pod : pods) {
     names.insert(pod->meta.name);
-    const kube::OwnerReference* owner = pod->meta.ControllerRef();
-    const int rank = PodIntLabel(*pod, kRankLabel);
-    const bool this_generation = owner != nullptr && owner->uid == meta.uid && rank >= 0 &&
-                                 PodIntLabel(*pod, controller::kRestartLabel) == generation;
+    const int rank = GangRank(*pod, meta.uid, generation);
+    const bool this_generation = rank >= 0;
     if (this_generation && rank >= world) ++beyond;
     if (this_generation && rank < world && pod->meta.deletion_timestamp.empty()) ranks[rank] = pod;
   }

@@ -155,19 +155,23 @@ std::string_view PinnedNode(const kube::Pod& pod) {
   return node == nullptr ? std::string_view() : std::string_view(*node);
 }
 
+int GangRank(const kube::Pod& pod, std::string_view job_uid, int32_t restarts) {
+  const kube::OwnerReference* owner = pod.meta.ControllerRef();
+  if (owner == nullptr || owner->uid.view() != job_uid ||
+      PodIntLabel(pod, controller::kRestartLabel) != restarts) {
+    return -1;
+  }
+  return PodIntLabel(pod, kRankLabel);
+}
+
 std::set<int32_t> RanksInPlace(const kube::TrainingJob& job,
                                const std::vector<std::shared_ptr<const kube::Pod>>& pods) {
   std::set<int32_t> out;
   if (!job.status.placement) return out;
   const std::vector<std::string>& reserved = job.status.placement->nodes;
   for (const auto& pod : pods) {
-    const kube::OwnerReference* owner = pod->meta.ControllerRef();
-    const int rank = PodIntLabel(*pod, kRankLabel);
-    if (owner == nullptr || owner->uid != job.meta.uid || rank < 0 ||
-        rank >= static_cast<int>(reserved.size()) ||
-        PodIntLabel(*pod, controller::kRestartLabel) != job.status.restarts) {
-      continue;
-    }
+    const int rank = GangRank(*pod, job.meta.uid, job.status.restarts);
+    if (rank < 0 || rank >= static_cast<int>(reserved.size())) continue;
     if (pod->meta.deletion_timestamp.empty() && pod->phase != "Failed" &&
         pod->node_name.view() == reserved[rank]) {
       out.insert(rank);

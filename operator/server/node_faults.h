@@ -72,6 +72,9 @@ std::optional<NodeFault> DetectNodeFault(std::string_view name, const kube::Node
 int PodIntLabel(const kube::Pod& pod, std::string_view key);
 // The node a pod runs on, or before it is bound the node it was created for; "" if neither.
 std::string_view PinnedNode(const kube::Pod& pod);
+// The rank of `pod` in gang generation `restarts` (status.restarts) of the TrainingJob with uid
+// `job_uid`, its controller; -1 for a pod of another job or another generation.
+int GangRank(const kube::Pod& pod, std::string_view job_uid, int32_t restarts);
 // The ranks of `job`'s current gang (its restart generation, status.restarts) whose pod runs
 // on the node status.placement names for the rank and needs no new pod: bound there, not being
 // deleted, not Failed. `pods` are the job's pods, of any generation.
