@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <set>
 #include <utility>
 
@@ -28,6 +29,7 @@ constexpr absl::Duration kCannotBePlacedRecheck = absl::Seconds(30);
 const std::vector<std::string_view> kOwned = {kConditionQueued, kConditionAdmitted,
                                               kConditionEvicted, kConditionNodesReplaced,
                                               kConditionShrunk};
+
 
 bool Finished(std::string_view phase) { return phase == "Succeeded" || phase == "Failed"; }
 
@@ -766,19 +768,33 @@ void AdmissionController::WriteQueueStatuses(const admission::Snapshot& snapshot
   // Keyed by the object's uid too: a queue deleted and created again under the same name is a
   // new object with no status, whatever was last written to the old one.
   std::map<std::string, std::string> written;
+  // `body(time)` is the status with `time` as its Active condition's lastTransitionTime; with ""
+  // it is the fingerprint of what the status says. The time moves only when the condition's
+  // status does, as metav1.Condition means it: a queue whose counts change keeps the time it
+  // became Active. It is read from the object only when a status is written.
   auto apply = [&](const kube::Informer<kube::RawObject>& informer,
                    const kube::Resource& resource, const std::string& ns, const std::string& name,
-                   const std::string& fingerprint, const std::string& body) {
+                   bool active, const std::function<std::string(const std::string&)>& body) {
     const std::string key = ns.empty() ? name : ns + "/" + name;
     const auto object = informer.Get(key);
     const std::string cache_key = key + "@" + (object ? object->meta.uid : "");
+    const std::string fingerprint = body("");
     auto last = queue_status_.find(cache_key);
     if (last != queue_status_.end() && last->second == fingerprint) {
       written.insert(*last);
       return;
     }
+    std::string since = now;
+    if (object != nullptr) {
+      const std::vector<Condition> conditions = ReadConditions(object->json);
+      const Condition* c = FindCondition(conditions, "Active");
+      if (c != nullptr && c->status == (active ? "True" : "False") &&
+          !c->last_transition_time.empty()) {
+        since = c->last_transition_time;
+      }
+    }
     absl::StatusOr<std::string> result = client_.Patch(
-        resource, ns, name, kube::PatchType::kApply, body,
+        resource, ns, name, kube::PatchType::kApply, body(since),
         {.field_manager = std::string(kAdmissionFieldManager), .force = true}, "status");
     metrics_.status_writes_total.WithLabels({resource.kind, result.ok() ? "ok" : "error"}).Inc();
     if (!result.ok()) {
@@ -787,27 +803,14 @@ void AdmissionController::WriteQueueStatuses(const admission::Snapshot& snapshot
     }
     written[cache_key] = fingerprint;
   };
-  // The Active condition's lastTransitionTime moves only when its status does, as
-  // metav1.Condition means it: a queue whose counts change keeps the time it became Active.
-  auto since = [&](const kube::Informer<kube::RawObject>& informer, const std::string& key,
-                   bool active) {
-    const auto object = informer.Get(key);
-    if (object == nullptr) return now;
-    const std::vector<Condition> conditions = ReadConditions(object->json);
-    const Condition* c = FindCondition(conditions, "Active");
-    const bool same = c != nullptr && c->status == (active ? "True" : "False") &&
-                      !c->last_transition_time.empty();
-    return same ? c->last_transition_time : now;
-  };
   // Every queue gauge is set for what exists now, and the series of anything else (a deleted
   // ClusterTrainingQueue, a flavor or resource taken out of one) are dropped: a gauge left at
   // its last value would keep an alert on it firing forever.
   std::set<std::vector<std::string>> queues, usage, quota, borrowing, lending;
   for (const ClusterQueueStatus& cq : statuses.cluster_queues) {
     apply(informers_.cluster_queues, kube::ClusterTrainingQueues(), "", cq.name,
-          ClusterQueueStatusApply(cq, ""),
-          ClusterQueueStatusApply(
-              cq, since(informers_.cluster_queues, cq.name, cq.inactive_reason.empty())));
+          cq.inactive_reason.empty(),
+          [&](const std::string& time) { return ClusterQueueStatusApply(cq, time); });
     metrics_.admitted_active_workloads.WithLabels({cq.name}).Set(cq.admitted);
     const std::string_view state = cq.inactive_reason.empty() ? "active"
                                    : cq.inactive_condition_reason == "Terminating" ? "terminating"
@@ -856,10 +859,8 @@ void AdmissionController::WriteQueueStatuses(const admission::Snapshot& snapshot
       [&](const std::vector<std::string>& labels) { return !queues.contains({labels[0]}); });
   for (const LocalQueueStatus& lq : statuses.local_queues) {
     apply(informers_.local_queues, kube::TrainingQueues(), lq.namespace_name, lq.name,
-          LocalQueueStatusApply(lq, ""),
-          LocalQueueStatusApply(lq, since(informers_.local_queues,
-                                          lq.namespace_name + "/" + lq.name,
-                                          lq.inactive_reason.empty())));
+          lq.inactive_reason.empty(),
+          [&](const std::string& time) { return LocalQueueStatusApply(lq, time); });
   }
   queue_status_ = std::move(written);  // the queues that exist now, and nothing else
 }
