@@ -17,6 +17,13 @@ namespace {
 // -(r + 2), or kNone.
 constexpr int kNone = -1;
 
+// A size the elastic grid allows: min + k * step, divisible by the group size when set.
+bool OnGrowthGrid(const Workload& w, int32_t size) {
+  const placement::ElasticRange& range = *w.elastic;
+  return size >= range.min && (size - range.min) % range.step == 0 &&
+         (w.group_size <= 0 || size % w.group_size == 0);
+}
+
 }  // namespace
 
 // Running elastic workloads that may grow this cycle, best first. A workload may not grow while
@@ -24,7 +31,7 @@ constexpr int kNone = -1;
 // cycle, so pending next cycle) in its ClusterQueue or cohort, which competes for the same
 // quota, or one that could run in one of its flavors, which competes for the same nodes. Those
 // held back although quota would let them grow are told who holds them (`holds`).
-std::vector<int> Cycle::Growable(std::vector<GrowthHold>* holds) const {
+std::vector<int> Cycle::Growable(std::vector<GrowthHold>& holds) const {
   std::vector<int> queue_blocker(model_.cqs.size(), kNone);
   std::vector<int> cohort_blocker(model_.cohorts.size(), kNone);
   std::vector<int> flavor_blocker(model_.flavors.size(), kNone);
@@ -73,39 +80,35 @@ std::vector<int> Cycle::Growable(std::vector<GrowthHold>* holds) const {
     if (!w.elastic || r.touched || r.count <= 0 || r.count >= w.elastic->max) continue;
     const CompiledClusterQueue& queue = model_.cqs[r.cq];
     if (!queue.held.empty() || LocalQueueStopOf(w) != nullptr) continue;
-    std::string held;
-    if (queue_blocker[r.cq] != kNone) {
-      held = absl::StrCat(describe(queue_blocker[r.cq], true), " in the same ClusterTrainingQueue ",
-                          queue.spec->name);
-    } else if (queue.cohort >= 0 && cohort_blocker[queue.cohort] != kNone) {
-      held = absl::StrCat(describe(cohort_blocker[queue.cohort], false), " in cohort ",
-                          model_.cohorts[queue.cohort]);
-    } else {
-      for (const auto& [fr, amount] : r.per_pod) {
-        const int flavor = model_.frs[fr].first;
-        if (flavor_blocker[flavor] == kNone) continue;
-        held = absl::StrCat(describe(flavor_blocker[flavor], false),
-                            " and could run on NodeFlavor ", model_.flavors[flavor]->name);
-        break;
-      }
+    const int by_queue = queue_blocker[r.cq];
+    const int by_cohort = queue.cohort >= 0 ? cohort_blocker[queue.cohort] : kNone;
+    int by_flavor = kNone;
+    int flavor = -1;
+    for (const auto& [fr, amount] : r.per_pod) {
+      flavor = model_.frs[fr].first;
+      by_flavor = flavor_blocker[flavor];
+      if (by_flavor != kNone) break;
     }
-    if (held.empty()) {
+    if (by_queue == kNone && by_cohort == kNone && by_flavor == kNone) {
       out.push_back(static_cast<int>(i));
       continue;
     }
-    // Told only when quota would let it grow: otherwise quota, not the waiting one, holds it.
-    if (holds == nullptr) continue;
-    const placement::ElasticRange& range = *w.elastic;
-    for (int32_t size = r.count + 1; size <= range.max; ++size) {
-      if ((size - range.min) % range.step != 0) continue;
-      if (w.group_size > 0 && size % w.group_size != 0) continue;
-      if (quota_.Fits(r.cq, Scale(r.per_pod, size - r.count))) {
-        holds->push_back({w.key, r.count,
-                          absl::StrCat("not grown beyond ", r.count, " pods while ", held,
-                                       " (growth takes only capacity nobody waits for)")});
-      }
-      break;  // the next size on the grid: a larger one needs more quota still
-    }
+    // Told only when quota would let it take its next size: otherwise quota, not the waiting
+    // one, holds it (a larger size needs more quota still).
+    int32_t next = r.count + 1;
+    while (next <= w.elastic->max && !OnGrowthGrid(w, next)) ++next;
+    if (next > w.elastic->max || !quota_.Fits(r.cq, Scale(r.per_pod, next - r.count))) continue;
+    const std::string held =
+        by_queue != kNone
+            ? absl::StrCat(describe(by_queue, true), " in the same ClusterTrainingQueue ",
+                           queue.spec->name)
+        : by_cohort != kNone
+            ? absl::StrCat(describe(by_cohort, false), " in cohort ", model_.cohorts[queue.cohort])
+            : absl::StrCat(describe(by_flavor, false), " and could run on NodeFlavor ",
+                           model_.flavors[flavor]->name);
+    holds.push_back({w.key, r.count,
+                     absl::StrCat("not grown beyond ", r.count, " pods while ", held,
+                                  " (growth takes only capacity nobody waits for)")});
   }
   // Higher priority first, then the longest running: the order admission would have used.
   std::sort(out.begin(), out.end(), [&](int a, int b) {
@@ -123,7 +126,7 @@ std::vector<int> Cycle::Growable(std::vector<GrowthHold>* holds) const {
 void Cycle::Grow() {
   int budget = options_.max_growth_resizes;
   if (budget <= 0) return;
-  for (int i : Growable(&result_.growth_holds)) {
+  for (int i : Growable(result_.growth_holds)) {
     if (budget <= 0) break;
     GrowOne(running_[i], budget);
   }
@@ -138,7 +141,7 @@ void Cycle::GrowOne(RunningEntry& r, int& budget) {
   for (int32_t k = (range.max - range.min) / range.step; k >= 0 && tries > 0 && budget > 0; --k) {
     const int32_t size = range.min + k * range.step;
     if (size <= r.count) break;
-    if (w.group_size > 0 && size % w.group_size != 0) continue;
+    if (!OnGrowthGrid(w, size)) continue;
     const Demand more = Scale(r.per_pod, size - r.count);
     if (!quota_.Fits(r.cq, more)) continue;
     --tries;

@@ -192,7 +192,7 @@ class Cycle {
 
   // growth.cc
   void Grow();
-  std::vector<int> Growable(std::vector<GrowthHold>* holds) const;
+  std::vector<int> Growable(std::vector<GrowthHold>& holds) const;
   void GrowOne(RunningEntry& running, int& budget);
 
   const Snapshot& snapshot_;
