@@ -297,8 +297,11 @@ std::pair<PendingReason, std::string> Cycle::LevelProblem(const Workload& w) {
     }
   }
   if (!known_levels_) return {};
-  const std::string levels = absl::StrCat(absl::StrJoin(*known_levels_, ", "), ", ",
-                                          std::string(placement::kHostnameLabel));
+  // For a message only: most workloads name levels the topology has, in order.
+  auto levels = [&] {
+    return absl::StrCat(absl::StrJoin(*known_levels_, ", "), ", ",
+                        std::string(placement::kHostnameLabel));
+  };
   // Coarsest first, the hostname finest of all; -1 for a level the topology lacks.
   auto depth = [&](const std::string& level) {
     if (level == placement::kHostnameLabel) return static_cast<int>(known_levels_->size());
@@ -309,7 +312,7 @@ std::pair<PendingReason, std::string> Cycle::LevelProblem(const Workload& w) {
     if (level->empty() || depth(*level) >= 0) continue;
     return {PendingReason::kUnknownLevel,
             absl::StrCat(field, " (\"", *level, "\") is not a level of the scheduler's topology; ",
-                         "levels: ", levels)};
+                         "levels: ", levels())};
   }
   // A preferred level coarser than the required one would make the locality wait ask for the
   // coarser domain instead of the required one: refused, as phalanx plan and the Placement
@@ -320,7 +323,7 @@ std::pair<PendingReason, std::string> Cycle::LevelProblem(const Workload& w) {
             absl::StrCat("spec.topology.preferred (\"", w.preferred_level,
                          "\") is coarser than spec.topology.required (\"", w.required_level,
                          "\"): the preferred level must be the required one or finer; levels, ",
-                         "coarsest first: ", levels)};
+                         "coarsest first: ", levels())};
   }
   return {};
 }
