@@ -387,9 +387,7 @@ absl::StatusOr<std::string> Explain(const Flags& flags) {
   // A placed gang holds its nodes: a dry run would only say where a second copy would go; a
   // finished one needs no nodes any more.
   const bool placed = decoded.status.placement && !decoded.status.placement->nodes.empty();
-  const bool finished =
-      decoded.status.phase == "Succeeded" || decoded.status.phase == "Failed";
-  if (!flags.server.empty() && !placed && !finished) {
+  if (!flags.server.empty() && !placed && !kube::FinishedPhase(decoded.status.phase)) {
     placement::GangRequest request = scheduler::GangRequestFrom(decoded);
     answer = PlacementAnswer{
         .server = flags.server, .request = request, .result = Scheduler(flags).Place(request)};

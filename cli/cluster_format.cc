@@ -536,7 +536,7 @@ absl::StatusOr<std::string> FormatJobs(const std::vector<std::string>& jobs,
   Table table(std::move(headers));
   for (const JobRow& row : rows) {
     // A finished job holds no nodes and no quota, whatever status.admission still says.
-    const bool finished = row.phase == "Succeeded" || row.phase == "Failed";
+    const bool finished = kube::FinishedPhase(row.phase);
     std::vector<std::string> cells = {row.name,
                                       OrAbsent(row.queue),
                                       OrAbsent(row.phase),
@@ -630,7 +630,7 @@ std::string NodeList(const std::vector<std::string>& nodes, size_t max = 8) {
 
 std::string SchedulerText(const std::optional<PlacementAnswer>& answer, bool placed,
                           std::string_view phase) {
-  if (!answer && (phase == "Succeeded" || phase == "Failed")) {
+  if (!answer && kube::FinishedPhase(phase)) {
     return absl::StrCat("Scheduler:   not asked: the job has finished (", std::string(phase),
                         "); its reservation was released\n");
   }

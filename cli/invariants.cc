@@ -22,10 +22,8 @@ namespace {
 constexpr char kJobLabel[] = "phalanx.dev/job";
 constexpr char kRankLabel[] = "phalanx.dev/rank";
 
-bool Finished(const kube::TrainingJob& job) {
-  return job.status.phase == "Succeeded" || job.status.phase == "Failed";
-}
-bool PodFinished(const kube::Pod& pod) { return pod.phase == "Succeeded" || pod.phase == "Failed"; }
+bool Finished(const kube::TrainingJob& job) { return kube::FinishedPhase(job.status.phase); }
+bool PodFinished(const kube::Pod& pod) { return kube::FinishedPhase(pod.phase); }
 // Holds its node's devices: bound and not finished (terminating pods still run).
 bool HoldsNode(const kube::Pod& pod) { return !pod.node_name.empty() && !PodFinished(pod); }
 // Counts as one of the job's running ranks: holds its node and is not on its way out.

@@ -23,6 +23,11 @@
 
 namespace kube {
 
+// Succeeded or Failed: the phase of a pod, or of a TrainingJob, after which it runs no more.
+inline bool FinishedPhase(std::string_view phase) {
+  return phase == "Succeeded" || phase == "Failed";
+}
+
 // A small sorted string map (labels, annotations): flat, so a pod's dozen labels cost one
 // allocation instead of a dozen tree nodes; interned, so keys and values that many objects
 // share are stored once; and shared, so the pods of one DaemonSet hold one copy of their labels.

@@ -31,8 +31,6 @@ const std::vector<std::string_view> kOwned = {kConditionQueued, kConditionAdmitt
                                               kConditionShrunk};
 
 
-bool Finished(std::string_view phase) { return phase == "Succeeded" || phase == "Failed"; }
-
 // The flavor a gang's GPUs were admitted in (the one pods are pinned to), else any.
 std::string MainFlavor(const std::map<std::string, std::string>& flavors) {
   auto gpu = flavors.find(std::string(kResourceGpu));
@@ -210,7 +208,7 @@ void AdmissionController::ReleaseOrphans() {
   int released = 0;
   for (const auto& raw : informers_.jobs.List()) {
     absl::StatusOr<kube::TrainingJob> job = kube::DecodeTrainingJob(raw->json);
-    if (!job.ok() || job->status.admission || Finished(job->status.phase)) continue;
+    if (!job.ok() || job->status.admission || kube::FinishedPhase(job->status.phase)) continue;
     absl::Status s = placement_.Release(raw->meta.Key());
     if (s.ok()) {
       ++released;
@@ -299,7 +297,7 @@ CycleStats AdmissionController::RunCycle() {
       continue;
     }
     in_flight_.Apply(key, *job);
-    if (!job->meta.deletion_timestamp.empty() || Finished(job->status.phase)) continue;
+    if (!job->meta.deletion_timestamp.empty() || kube::FinishedPhase(job->status.phase)) continue;
     objects[key] = raw;
     if (job->suspend) {
       (job->status.admission ? to_release : suspended).push_back(key);

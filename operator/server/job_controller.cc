@@ -25,8 +25,7 @@ const std::vector<std::string_view> kOwned = {kConditionRunning, kConditionResta
                                               kConditionResizing, kConditionSucceeded,
                                               kConditionFailed};
 
-bool Finished(std::string_view phase) { return phase == "Succeeded" || phase == "Failed"; }
-bool Terminal(const kube::Pod& pod) { return pod.phase == "Succeeded" || pod.phase == "Failed"; }
+bool Terminal(const kube::Pod& pod) { return kube::FinishedPhase(pod.phase); }
 
 std::vector<Condition> Owned(const std::vector<Condition>& all) {
   std::vector<Condition> out;
@@ -381,7 +380,7 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
   };
 
   // --- finished: nothing runs; ttl ------------------------------------------------------------
-  if (Finished(job.status.phase)) {
+  if (kube::FinishedPhase(job.status.phase)) {
     RETURN_IF_ERROR(delete_pods([](const kube::Pod& p) { return !Terminal(p); }));
     RETURN_IF_ERROR(SyncEndpoints(job, {}));
     if (!job.ttl_seconds_after_finished) return std::nullopt;

@@ -20,7 +20,6 @@ std::map<std::string, std::string> ToMap(const kube::StringMap& labels) {
   return out;
 }
 
-bool Finished(std::string_view phase) { return phase == "Succeeded" || phase == "Failed"; }
 
 }  // namespace
 
@@ -39,7 +38,7 @@ placement::NodeInfo NodeInfoFrom(const kube::Node& node) {
 }
 
 std::optional<placement::PodInfo> PodInfoFrom(const kube::Pod& pod) {
-  if (pod.node_name.empty() || Finished(pod.phase)) return std::nullopt;
+  if (pod.node_name.empty() || kube::FinishedPhase(pod.phase)) return std::nullopt;
   placement::PodInfo info;
   info.key = pod.meta.Key();
   info.node = pod.node_name;
@@ -87,7 +86,7 @@ std::optional<Restorable> RestorableFrom(const kube::TrainingJob& job) {
   // A job being deleted keeps its status, but the operator has released (or is releasing) its
   // reservation: restoring it from that status would hold the nodes for a job that is going.
   if (!job.status.admission || !job.status.placement || job.status.placement->nodes.empty() ||
-      Finished(job.status.phase) || !job.meta.deletion_timestamp.empty()) {
+      kube::FinishedPhase(job.status.phase) || !job.meta.deletion_timestamp.empty()) {
     return std::nullopt;
   }
   Restorable r;
@@ -260,7 +259,7 @@ void LiveSnapshot::ApplyJobLocked(const std::string& key, const kube::RawObject*
   std::optional<Restorable> restorable = RestorableFrom(*job);
   if (!restorable) {
     unrestored_.erase(key);
-    ReleaseLeftoverLocked(key, Finished(job->status.phase));
+    ReleaseLeftoverLocked(key, kube::FinishedPhase(job->status.phase));
     return;
   }
   if (!RestoreLocked(*restorable, /*retry=*/false)) unrestored_.insert_or_assign(key, *std::move(restorable));
