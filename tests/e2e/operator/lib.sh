@@ -45,8 +45,23 @@ add_fake_nodes() { # fake-nodes.sh args...
   eventually 120 no_lifecycle_taints || die "fake nodes still carry node lifecycle taints: $(lifecycle_taints)"
 }
 
+# A namespace whose TrainingQueue `training` feeds ClusterTrainingQueue $2.
+team() { # namespace cluster-queue
+  kc apply -f - >/dev/null <<YAML || return 1
+apiVersion: v1
+kind: Namespace
+metadata: {name: $1}
+---
+apiVersion: phalanx.dev/v1alpha1
+kind: TrainingQueue
+metadata: {name: training, namespace: $1}
+spec: {clusterQueue: $2}
+YAML
+  eventually 60 kc -n "$1" get serviceaccount default
+}
+
 # A NodeFlavor of the p5.48xlarge nodes, a ClusterTrainingQueue with `gpus` of quota in it and no
-# locality wait, the namespace and its TrainingQueue `training`; waits for its service account.
+# locality wait, and a team namespace (team) on it.
 one_queue() { # ns flavor cluster-queue gpus
   kc apply -f - >/dev/null <<YAML || die "cannot create the queues"
 apiVersion: phalanx.dev/v1alpha1
@@ -67,17 +82,8 @@ spec:
     - name: $2
       resources:
       - {name: nvidia.com/gpu, nominalQuota: $4}
----
-apiVersion: v1
-kind: Namespace
-metadata: {name: $1}
----
-apiVersion: phalanx.dev/v1alpha1
-kind: TrainingQueue
-metadata: {name: training, namespace: $1}
-spec: {clusterQueue: $3}
 YAML
-  eventually 60 kc -n "$1" get serviceaccount default >/dev/null || die "no default serviceaccount in $1"
+  team "$1" "$3" >/dev/null || die "cannot create namespace $1 and its TrainingQueue"
 }
 
 jq_job() { kc -n "$1" get trainingjob "$2" -o json | jq -r "$3"; }

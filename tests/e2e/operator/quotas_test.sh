@@ -64,20 +64,6 @@ spec:
 ${4:-}
 YAML
 }
-# A namespace whose TrainingQueue `training` feeds ClusterTrainingQueue $2.
-team() { # namespace cluster-queue
-  kc apply -f - >/dev/null <<YAML || return 1
-apiVersion: v1
-kind: Namespace
-metadata: {name: $1}
----
-apiVersion: phalanx.dev/v1alpha1
-kind: TrainingQueue
-metadata: {name: training, namespace: $1}
-spec: {clusterQueue: $2}
-YAML
-  eventually 60 kc -n "$1" get serviceaccount default
-}
 # "<total> <borrowed>" of nvidia.com/gpu in flavor q-p5 from the ClusterTrainingQueue's status.
 gpu_usage() {
   kc get clustertrainingqueue "$1" -o json |
