@@ -754,6 +754,7 @@ absl::StatusOr<std::string> FormatExplain(std::string_view job_json,
                      });
       Number(w, "restarts", row.restarts);
       Number(w, "nodeFaultRestarts", job.status.node_fault_restarts);
+      Number(w, "ignoredRestarts", job.status.ignored_restarts);
       if (job.active_deadline_seconds) {
         Number(w, "activeDeadlineSeconds", *job.active_deadline_seconds);
       }
@@ -805,13 +806,19 @@ absl::StatusOr<std::string> FormatExplain(std::string_view job_json,
                             " on ", NodeList(job.status.placement->nodes))
              : std::string(kAbsent));
     // maxRestarts bounds the restarts the job's own failures caused; those after node failures
-    // (status.nodeFaultRestarts) are not counted.
+    // (status.nodeFaultRestarts) and those an Ignore rule matched (status.ignoredRestarts) are
+    // not counted.
     const int32_t node_faults = job.status.node_fault_restarts;
-    line("Restarts",
-         absl::StrCat(row.restarts - node_faults, " of ", job.max_restarts, " allowed",
-                      node_faults > 0 ? absl::StrCat(", and ", node_faults,
-                                                     " after node failures (not counted)")
-                                      : ""));
+    const int32_t ignored = job.status.ignored_restarts;
+    std::string restarts =
+        absl::StrCat(row.restarts - node_faults - ignored, " of ", job.max_restarts, " allowed");
+    if (node_faults > 0) {
+      absl::StrAppend(&restarts, ", and ", node_faults, " after node failures (not counted)");
+    }
+    if (ignored > 0) {
+      absl::StrAppend(&restarts, ", and ", ignored, " ignored by failure rules (not counted)");
+    }
+    line("Restarts", restarts);
   }
   if (job.active_deadline_seconds) {
     std::string text = absl::StrCat(*job.active_deadline_seconds, "s from admission");

@@ -701,13 +701,42 @@ absl::Status DecodePodSpec(value& spec, Context& cx, Pod* pod) {
   return absl::OkStatus();
 }
 
+// Adds the entry of a containerStatuses array in `c` to pod->exits if its container ended with a
+// non-zero exit code.
+absl::Status ReadContainerExit(value& c, std::string_view where, bool init, Context& cx,
+                               Pod* pod) {
+  ContainerExit exit;
+  exit.init = init;
+  bool terminated = false;
+  RETURN_IF_ERROR(ForEachField(c, where, [&](const raw_json_string& key, value& item) {
+    if (Is(key, "name")) return ReadString(item, where, cx, &exit.name);
+    if (!Is(key, "state")) return absl::OkStatus();
+    return ForEachField(item, where, [&](const raw_json_string& state, value& detail) {
+      if (!Is(state, "terminated")) return absl::OkStatus();
+      terminated = true;
+      return ForEachField(detail, where, [&](const raw_json_string& f, value& v) -> absl::Status {
+        if (Is(f, "exitCode")) {
+          int64_t code = 0;
+          KUBE_JSON_TRY(v.get_int64().get(code), where);
+          exit.exit_code = static_cast<int32_t>(code);
+        }
+        if (Is(f, "reason")) return ReadString(v, where, cx, &exit.reason);
+        if (Is(f, "finishedAt")) return ReadString(v, where, &exit.finished_at);
+        return absl::OkStatus();
+      });
+    });
+  }));
+  if (terminated && exit.exit_code != 0) pod->exits.push_back(std::move(exit));
+  return absl::OkStatus();
+}
+
 absl::Status DecodePod(value& root, Context& cx, Pod* pod) {
   return ForEachField(root, "pod", [&](const raw_json_string& key, value& item) -> absl::Status {
     if (Is(key, "metadata")) return ReadMeta(item, cx, &pod->meta);
     if (Is(key, "spec")) return DecodePodSpec(item, cx, pod);
     if (Is(key, "status")) {
       bool seen_phase = false, seen_conditions = false, seen_ip = false;
-      return ForEachField(
+      RETURN_IF_ERROR(ForEachField(
           item, "status",
           [&](const raw_json_string& k, value& field) {
             if (Is(k, "phase")) {
@@ -726,11 +755,29 @@ absl::Status DecodePod(value& root, Context& cx, Pod* pod) {
                 if (type == "DisruptionTarget") pod->disruption_target = status == "True";
               });
             }
+            if (Is(k, "reason")) return ReadString(field, "status.reason", cx, &pod->status_reason);
+            if (Is(k, "message")) return ReadString(field, "status.message", &pod->status_message);
+            if (Is(k, "containerStatuses")) {
+              return ForEachIn(field, "status.containerStatuses", [&](value& c) {
+                return ReadContainerExit(c, "status.containerStatuses", false, cx, pod);
+              });
+            }
+            if (Is(k, "initContainerStatuses")) {
+              return ForEachIn(field, "status.initContainerStatuses", [&](value& c) {
+                return ReadContainerExit(c, "status.initContainerStatuses", true, cx, pod);
+              });
+            }
             return absl::OkStatus();
           },
           // podIP follows phase and conditions in the API server's field order; a pod without
-          // one (not started yet) is read to the end of its status.
-          [&] { return seen_phase && seen_conditions && seen_ip; });
+          // one (not started yet) is read to the end of its status, and so is a Failed pod,
+          // for its containers' exit codes.
+          [&] { return seen_phase && seen_conditions && seen_ip && pod->phase != "Failed"; }));
+      // The API server writes initContainerStatuses first; a Job's podFailurePolicy, which
+      // TrainingJob's failure rules follow, looks at the regular containers first.
+      std::stable_partition(pod->exits.begin(), pod->exits.end(),
+                            [](const ContainerExit& e) { return !e.init; });
+      return absl::OkStatus();
     }
     return absl::OkStatus();
   });

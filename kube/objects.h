@@ -151,6 +151,16 @@ struct Node {
   bool ready = false;
 };
 
+// A container of a pod that ended with a non-zero exit code: an entry of status.containerStatuses
+// or status.initContainerStatuses whose state.terminated.exitCode is not 0.
+struct ContainerExit {
+  InternedString name;
+  bool init = false;  // an init container (or sidecar)
+  int32_t exit_code = 0;
+  InternedString reason;    // state.terminated.reason: OOMKilled, Error, ...
+  std::string finished_at;  // state.terminated.finishedAt (RFC 3339), "" if not reported
+};
+
 struct Pod {
   ObjectMeta meta;
   InternedString node_name;
@@ -168,6 +178,14 @@ struct Pod {
   // it (a NoExecute taint such as an unreachable node, node shutdown, node-pressure eviction,
   // garbage collection on a deleted node, preemption).
   bool disruption_target = false;
+  // status.reason and status.message: why the kubelet failed the pod as a whole (Evicted,
+  // DeadlineExceeded, ...), "" if it did not.
+  InternedString status_reason;
+  std::string status_message;
+  // Of a Failed pod only (others are not read that far): its containers that exited non-zero,
+  // the regular containers first, then the init containers, each in status order (the order a
+  // Job's podFailurePolicy looks at them in).
+  std::vector<ContainerExit> exits;
   SharedList<Toleration> tolerations;
   StringMap node_selector;
   // Effective requests as kube-scheduler computes them: the sum over containers plus sidecars

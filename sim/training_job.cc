@@ -48,6 +48,14 @@ const RuleChecks& TrainingJobRules() {
       {"spec.topology.groupSize must divide spec.elastic.minReplicas, spec.elastic.maxReplicas "
        "and spec.elastic.step",
        nullptr},
+      {"spec.failurePolicy.rules[].onExitCodes.values must not contain 0 with operator In",
+       [](const YAML::Node& self) {
+         if (self["operator"].as<std::string>("") != "In") return true;
+         for (const YAML::Node& v : self["values"]) {
+           if (v.IsScalar() && v.Scalar() == "0") return false;
+         }
+         return true;
+       }},
       {"spec.template.spec.nodeName must not be set; Phalanx places the pods",
        [](const YAML::Node& self) { return !self["nodeName"].IsDefined(); }},
       {"metadata.name must be a DNS-1035 label (lowercase letters, digits, '-', starting with a "

@@ -53,6 +53,42 @@ absl::Status ReadPlacement(const Value& status, TrainingJobStatus* out) {
   return absl::OkStatus();
 }
 
+absl::Status ReadFailureRules(const Value& failure, std::vector<TrainingJobFailureRule>* out) {
+  const Value* rules = Member(failure, "rules");
+  if (rules == nullptr) return absl::OkStatus();
+  if (!rules->IsArray()) {
+    return absl::InvalidArgumentError("spec.failurePolicy.rules: not an array");
+  }
+  for (rapidjson::SizeType i = 0; i < rules->Size(); ++i) {
+    const std::string where = absl::StrCat("spec.failurePolicy.rules[", i, "]");
+    const Value& rule = (*rules)[i];
+    if (!rule.IsObject()) return absl::InvalidArgumentError(absl::StrCat(where, ": not an object"));
+    TrainingJobFailureRule r;
+    RETURN_IF_ERROR(ReadString(rule, "action", where + ".action", &r.action));
+    const Value* on = Member(rule, "onExitCodes");
+    if (on == nullptr || !on->IsObject()) {
+      return absl::InvalidArgumentError(absl::StrCat(where, ".onExitCodes: missing"));
+    }
+    RETURN_IF_ERROR(
+        ReadString(*on, "containerName", where + ".onExitCodes.containerName", &r.container_name));
+    std::string op;
+    RETURN_IF_ERROR(ReadString(*on, "operator", where + ".onExitCodes.operator", &op));
+    r.not_in = op == "NotIn";
+    const Value* values = Member(*on, "values");
+    if (values != nullptr && values->IsArray()) {
+      for (const Value& v : values->GetArray()) {
+        if (!v.IsInt()) {
+          return absl::InvalidArgumentError(
+              absl::StrCat(where, ".onExitCodes.values: not an int32"));
+        }
+        r.values.push_back(v.GetInt());
+      }
+    }
+    out->push_back(std::move(r));
+  }
+  return absl::OkStatus();
+}
+
 // The API server defaults a pod's container requests to its limits for every resource that has a
 // limit and no request (extended resources such as nvidia.com/gpu are usually given only as
 // limits). A pod template inside a custom resource is not defaulted, so do it here: the gang's
@@ -164,6 +200,7 @@ absl::StatusOr<TrainingJob> DecodeTrainingJob(std::string_view json) {
   if (const Value* failure = Member(*spec, "failurePolicy"); failure != nullptr) {
     RETURN_IF_ERROR(ReadInt32(*failure, "maxRestarts", "spec.failurePolicy.maxRestarts",
                               &job.max_restarts));
+    RETURN_IF_ERROR(ReadFailureRules(*failure, &job.failure_rules));
   }
   RETURN_IF_ERROR(
       ReadString(*spec, "successPolicy", "spec.successPolicy", &job.success_policy));
@@ -200,6 +237,8 @@ absl::StatusOr<TrainingJob> DecodeTrainingJob(std::string_view json) {
     RETURN_IF_ERROR(ReadInt32(*status, "restarts", "status.restarts", &job.status.restarts));
     RETURN_IF_ERROR(ReadInt32(*status, "nodeFaultRestarts", "status.nodeFaultRestarts",
                               &job.status.node_fault_restarts));
+    RETURN_IF_ERROR(ReadInt32(*status, "ignoredRestarts", "status.ignoredRestarts",
+                              &job.status.ignored_restarts));
     RETURN_IF_ERROR(ReadAdmission(*status, &job.status));
     RETURN_IF_ERROR(ReadPlacement(*status, &job.status));
   }

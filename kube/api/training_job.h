@@ -54,6 +54,15 @@ struct TrainingJobPlacement {
   std::vector<std::string> nodes;  // nodes[rank]
 };
 
+// An entry of spec.failurePolicy.rules: what a failed rank's container exit code does, as a
+// rule of a Job's podFailurePolicy with onExitCodes.
+struct TrainingJobFailureRule {
+  std::string action;          // FailJob | Ignore | Count
+  std::string container_name;  // onExitCodes.containerName; "" = any container
+  bool not_in = false;         // onExitCodes.operator NotIn (else In)
+  std::vector<int32_t> values;
+};
+
 struct TrainingJobStatus {
   std::string phase;
   std::optional<TrainingJobAdmission> admission;
@@ -62,6 +71,11 @@ struct TrainingJobStatus {
   // Of those, the restarts after a rank failed because of its node (not counted against
   // maxRestarts).
   int32_t node_fault_restarts = 0;
+  // Of those, the restarts a failure rule with action Ignore left uncounted.
+  int32_t ignored_restarts = 0;
+
+  // The restarts counted against spec.failurePolicy.maxRestarts.
+  int32_t CountedRestarts() const { return restarts - node_fault_restarts - ignored_restarts; }
 };
 
 struct TrainingJob {
@@ -73,6 +87,7 @@ struct TrainingJob {
   std::optional<TrainingJobElastic> elastic;
   TrainingJobTopology topology;
   int32_t max_restarts = 3;
+  std::vector<TrainingJobFailureRule> failure_rules;  // spec.failurePolicy.rules, in order
   std::string success_policy = "All";
   bool suspend = false;
   std::optional<int32_t> ttl_seconds_after_finished;

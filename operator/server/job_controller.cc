@@ -6,11 +6,13 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "common/api_labels.h"
 #include "common/status.h"
 #include "kube/decode.h"
 #include "kube/errors.h"
 #include "operator/controller/pod_builder.h"
+#include "operator/controller/rank_failure.h"
 #include "operator/server/job_events.h"
 #include "operator/server/job_status.h"
 #include "operator/server/node_faults.h"
@@ -348,6 +350,7 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
   LifecycleStatus current{.phase = job.status.phase,
                           .restarts = job.status.restarts,
                           .node_fault_restarts = job.status.node_fault_restarts,
+                          .ignored_restarts = job.status.ignored_restarts,
                           .start_time = ReadStatusString(raw->json, "startTime"),
                           .completion_time = ReadStatusString(raw->json, "completionTime"),
                           .conditions = Owned(all_conditions)};
@@ -355,6 +358,7 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
     job.status.phase = current.phase;
     job.status.restarts = current.restarts;
     job.status.node_fault_restarts = current.node_fault_restarts;
+    job.status.ignored_restarts = current.ignored_restarts;
   }
   LifecycleStatus wanted = current;
   std::vector<Condition> updates;
@@ -525,28 +529,122 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
                                ")"));
   }
 
-  const int32_t counted = job.status.restarts - job.status.node_fault_restarts;
+  // The failed ranks of this generation, judged together: one rank's failure usually makes the
+  // others fail too (NCCL timeouts, a lost rendezvous store). In order: a node fault in the gang
+  // restarts it uncounted (docs/operator.md "Faults"); else a FailJob rule that any failed rank
+  // matches fails the job; else an Ignore rule that any matches restarts it uncounted; else the
+  // restart counts against maxRestarts. A rank its own node failed is not judged by the rules.
+  struct RankFailure {
+    int rank = 0;
+    const kube::Pod* pod = nullptr;
+    std::string node_cause;
+    std::optional<controller::FailureRuleMatch> rule;
+  };
+  std::vector<RankFailure> failures;
   for (const auto& [rank, pod] : ranks) {
     if (pod->phase != "Failed") continue;
-    const std::string cause = node_cause(*pod);
-    if (!cause.empty() || counted < job.max_restarts) {
+    RankFailure& f = failures.emplace_back(RankFailure{.rank = rank, .pod = pod.get()});
+    f.node_cause = node_cause(*pod);
+    if (f.node_cause.empty()) f.rule = controller::MatchFailureRules(job.failure_rules, *pod);
+  }
+  auto failed_pod = [&](const RankFailure& f) {
+    std::string text = absl::StrCat("pod ", f.pod->meta.name, " (rank ", f.rank, ") failed");
+    const std::string why = controller::DescribePodFailure(*f.pod);
+    if (!why.empty()) absl::StrAppend(&text, ": ", why);
+    return text;
+  };
+  auto action_is = [](const RankFailure& f, std::string_view action) {
+    return f.rule && f.rule->action == action;
+  };
+  const int32_t counted = job.status.CountedRestarts();
+  // "; 2 other ranks failed" (a cascade), so the message names one pod but hides none.
+  auto others = [&]() -> std::string {
+    if (failures.size() < 2) return "";
+    return absl::StrCat("; ", failures.size() - 1, " other rank",
+                        failures.size() == 2 ? "" : "s", " failed too");
+  };
+  auto uncounted_so_far = [&]() -> std::string {
+    std::vector<std::string> parts;
+    if (job.status.node_fault_restarts > 0) {
+      parts.push_back(absl::StrCat(job.status.node_fault_restarts, " after node failures"));
+    }
+    if (job.status.ignored_restarts > 0) {
+      parts.push_back(absl::StrCat(job.status.ignored_restarts, " ignored by failure rules"));
+    }
+    return absl::StrJoin(parts, " and ");
+  };
+  if (!failures.empty()) {
+    // The failure that ended first: the root cause of a cascade, as torchrun reports it (the
+    // lowest rank if no time is known).
+    auto ended = [](const RankFailure& f) -> std::string_view {
+      for (const kube::ContainerExit& e : f.pod->exits) {
+        if (!e.finished_at.empty()) return e.finished_at;
+      }
+      return "";
+    };
+    const RankFailure* first = &failures.front();
+    for (const RankFailure& f : failures) {
+      // RFC 3339 times in the API server's one format: their text sorts as they do.
+      const std::string_view when = ended(f), best = ended(*first);
+      if (!when.empty() && (best.empty() || when < best)) first = &f;
+    }
+    // A node fault explains the failures, before any rule: a failed rank's own node, or a
+    // rank's still shown running (its peers fail on NCCL timeouts before its pod is marked
+    // Failed).
+    const RankFailure* decides = nullptr;
+    std::string node_cause_text;
+    for (const RankFailure& f : failures) {
+      if (decides != nullptr || f.node_cause.empty()) continue;
+      decides = &f;
+      node_cause_text =
+          absl::StrCat("pod ", f.pod->meta.name, " (rank ", f.rank, ") failed: ", f.node_cause);
+    }
+    for (const auto& [rank, pod] : ranks) {
+      if (decides != nullptr) break;
+      if (pod->phase == "Failed") continue;
+      const std::string cause = node_cause(*pod);
+      if (cause.empty()) continue;
+      decides = first;
+      node_cause_text = absl::StrCat(failed_pod(*first), "; the node of rank ", rank,
+                                     " failed: ", cause);
+    }
+    if (decides == nullptr) {
+      for (const RankFailure& f : failures) {
+        if (!action_is(f, controller::kActionFailJob)) continue;
+        return finish(false, "PodFailurePolicy",
+                      absl::StrCat(failed_pod(f), ", which spec.failurePolicy.rules[",
+                                   f.rule->index, "] (FailJob) matches", others()));
+      }
+      for (const RankFailure& f : failures) {
+        if (decides == nullptr && action_is(f, controller::kActionIgnore)) decides = &f;
+      }
+    }
+    const RankFailure& f = decides != nullptr ? *decides : *first;
+    const bool by_node = !node_cause_text.empty();
+    const bool ignored = !by_node && decides != nullptr;
+    if (by_node || ignored || counted < job.max_restarts) {
       wanted.restarts = job.status.restarts + 1;
       std::string message;
       std::string_view reason = "PodFailed";
-      if (!cause.empty()) {
+      if (by_node) {
         reason = kReasonNodeFailure;
         wanted.node_fault_restarts = job.status.node_fault_restarts + 1;
-        message = absl::StrCat("pod ", pod->meta.name, " (rank ", rank, ") failed: ", cause,
-                               "; restarting the gang (restart ", wanted.restarts,
-                               ", not counted against maxRestarts: ", counted, " of at most ",
-                               job.max_restarts, " counted)");
+        message = absl::StrCat(node_cause_text, others(), "; restarting the gang (restart ",
+                               wanted.restarts, ", not counted against maxRestarts: ", counted,
+                               " of at most ", job.max_restarts, " counted)");
+      } else if (ignored) {
+        reason = "PodFailureIgnored";
+        wanted.ignored_restarts = job.status.ignored_restarts + 1;
+        message = absl::StrCat(failed_pod(f), ", which spec.failurePolicy.rules[", f.rule->index,
+                               "] (Ignore) matches", others(), "; restarting the gang (restart ",
+                               wanted.restarts, ", not counted against maxRestarts: ", counted,
+                               " of at most ", job.max_restarts, " counted)");
       } else {
-        message = absl::StrCat("pod ", pod->meta.name, " (rank ", rank,
-                               ") failed; restarting the gang (restart ", counted + 1,
-                               " of at most ", job.max_restarts, ")");
-        if (job.status.node_fault_restarts > 0) {
-          absl::StrAppend(&message, "; ", job.status.node_fault_restarts,
-                          " earlier restarts after node failures not counted");
+        message = absl::StrCat(failed_pod(f), others(), "; restarting the gang (restart ",
+                               counted + 1, " of at most ", job.max_restarts, ")");
+        const std::string uncounted = uncounted_so_far();
+        if (!uncounted.empty()) {
+          absl::StrAppend(&message, "; earlier restarts not counted: ", uncounted);
         }
       }
       wanted.phase = "Restarting";
@@ -557,13 +655,13 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
       (void)events_.Record(JobReference(meta), kube::EventType::kWarning, "Restarting", message);
       return std::nullopt;
     }
+    const std::string uncounted = uncounted_so_far();
     return finish(false, "MaxRestartsExceeded",
-                  absl::StrCat("pod ", pod->meta.name, " (rank ", rank, ") failed after ",
-                               counted, " restarts (maxRestarts ", job.max_restarts, ")",
-                               job.status.node_fault_restarts > 0
-                                   ? absl::StrCat(" and ", job.status.node_fault_restarts,
-                                                  " after node failures, not counted")
-                                   : ""));
+                  absl::StrCat(failed_pod(f), others(), f.pod->exits.empty() ? " " : "; ",
+                               "after ", counted, " restarts (maxRestarts ", job.max_restarts,
+                               ")",
+                               uncounted.empty() ? "" : absl::StrCat(" and ", uncounted,
+                                                                     ", not counted")));
   }
 
   if (success) {

@@ -229,6 +229,7 @@ std::string LifecycleStatusApply(const kube::ObjectMeta& job, const LifecycleSta
   if (!s.phase.empty()) AddString(status, "phase", s.phase, a);
   status.AddMember("restarts", s.restarts, a);
   if (s.node_fault_restarts > 0) status.AddMember("nodeFaultRestarts", s.node_fault_restarts, a);
+  if (s.ignored_restarts > 0) status.AddMember("ignoredRestarts", s.ignored_restarts, a);
   if (!s.start_time.empty()) AddString(status, "startTime", s.start_time, a);
   if (!s.completion_time.empty()) AddString(status, "completionTime", s.completion_time, a);
   if (job.generation > 0) status.AddMember("observedGeneration", job.generation, a);

@@ -124,6 +124,7 @@ struct LifecycleStatus {
   std::string phase;
   int32_t restarts = 0;
   int32_t node_fault_restarts = 0;  // written once above 0 (it never goes down)
+  int32_t ignored_restarts = 0;     // the same
   std::string start_time;       // "" = unset
   std::string completion_time;  // "" = unset
   std::vector<Condition> conditions;  // Running, Restarting, Resizing, Succeeded, Failed

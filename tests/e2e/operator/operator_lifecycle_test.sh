@@ -9,7 +9,8 @@
 #      starts when the first finishes;
 #   3. a failed pod restarts the gang; a pod that fails on a NotReady node restarts it without
 #      counting against maxRestarts (status.nodeFaultRestarts, reason NodeFailure); after
-#      maxRestarts counted restarts the job fails and frees its nodes;
+#      maxRestarts counted restarts the job fails and frees its nodes; spec.failurePolicy.rules
+#      decide by exit code (Ignore: restarted uncounted; FailJob: Failed at once);
 #   4. bad input (missing TrainingQueue, a job larger than the cluster, an unknown topology level)
 #      gets a Queued condition and an event naming the problem, and admission goes on;
 #   5. suspend releases and deletes the pods, resume admits again; delete releases through the
@@ -137,6 +138,36 @@ eventually 60 bash -c "[[ \$(kubectl --kubeconfig=$PHALANX_KUBECONFIG -n ${secon
   pass "no pod of the failed job still runs" || fail "pods of the failed job still run"
 eventually 30 bash -c "[[ -z \$(kubectl --kubeconfig=$PHALANX_KUBECONFIG -n ${second[0]} get endpointslices -l kubernetes.io/service-name=${second[1]} -o name) ]]" &&
   pass "the failed job's EndpointSlices are deleted" || fail "EndpointSlices of the failed job remain: $(slice_addresses "${second[@]}" | tr '\n' ';')"
+
+# --- 3b. spec.failurePolicy.rules: the exit code decides ----------------------------------
+# The kubelet's report of a failed container, as kwok's nodes have no kubelet.
+fail_with_exit() { # ns pod exit-code reason
+  kc -n "$1" patch pod "$2" --subresource=status --type=merge -p "{\"status\":{\"phase\":\"Failed\",\"containerStatuses\":[{\"name\":\"trainer\",\"image\":\"registry.example/trainer:1\",\"imageID\":\"\",\"ready\":false,\"restartCount\":0,\"state\":{\"terminated\":{\"exitCode\":$3,\"reason\":\"$4\",\"finishedAt\":\"$(date -u +%Y-%m-%dT%H:%M:%SZ)\"}}}]}}" >/dev/null
+}
+job $NS rules 2 "" "  failurePolicy:
+    maxRestarts: 0
+    rules:
+    - {action: FailJob, onExitCodes: {containerName: trainer, operator: In, values: [42]}}
+    - {action: Ignore, onExitCodes: {operator: In, values: [137]}}"
+eventually 90 all_running $NS rules 2 || fail "rules is not Running: $(cond $NS rules Queued)"
+fail_with_exit $NS rules-1 137 OOMKilled || fail "cannot fail rules-1"
+ignored() { [[ $(jq_job $NS rules '"\(.status.restarts // 0)/\(.status.ignoredRestarts // 0)"') == 1/1 ]]; }
+# The gang may be Running again by the time this looks: the Restarting event keeps the message.
+restart_msg() { kc -n $NS get events --field-selector involvedObject.name=rules,reason=Restarting -o jsonpath='{.items[0].message}'; }
+eventually 60 ignored &&
+  [[ $(restart_msg) == "pod rules-1 (rank 1) failed: container trainer exited with code 137 (OOMKilled), which spec.failurePolicy.rules[1] (Ignore) matches; restarting the gang (restart 1, not counted against maxRestarts: 0 of at most 0 counted)" ]] &&
+  pass "exit code 137 matched the Ignore rule: restarted with maxRestarts 0 ($(restart_msg))" ||
+  fail "after exit code 137: status $(jq_job $NS rules '.status | {phase, restarts, ignoredRestarts}' | tr -d '\n '), event '$(restart_msg)'"
+rules_restarted() { [[ $(pods_of $NS rules | jq '[.items[] | select(.metadata.labels["phalanx.dev/restart"]=="1" and .status.phase=="Running")] | length') == 2 ]]; }
+eventually 90 rules_restarted || fail "rules' restarted gang is not Running: $(phase $NS rules)"
+fail_with_exit $NS rules-0 42 Error || fail "cannot fail rules-0"
+eventually 60 phase_is $NS rules Failed &&
+  [[ $(cond $NS rules Failed) == "True PodFailurePolicy: pod rules-0 (rank 0) failed: container trainer exited with code 42 (Error), which spec.failurePolicy.rules[0] (FailJob) matches" ]] &&
+  has_event $NS rules PodFailurePolicy &&
+  pass "exit code 42 matched the FailJob rule: Failed at once, with an event ($(cond $NS rules Failed))" ||
+  fail "after exit code 42: phase $(phase $NS rules), $(cond $NS rules Failed)"
+restarts_metric=$(curl -sf "http://127.0.0.1:$PHALANX_OPERATOR_HEALTH_PORT/metrics" | grep -F 'phalanx_job_restarts_total{reason="PodFailureIgnored"}')
+[[ $restarts_metric == *" 1" ]] && pass "/metrics: $restarts_metric" || fail "/metrics: '$restarts_metric'"
 
 # --- 4. bad input ------------------------------------------------------------------------
 kc -n team-llm apply -f - >/dev/null <<YAML

@@ -159,6 +159,29 @@ void ExpectPod(const Pod& pod, const Value& p) {
   EXPECT_EQ(pod.ready, Condition(status, "Ready") == "True");
   EXPECT_EQ(pod.unschedulable, Condition(status, "PodScheduled") == "False");
   EXPECT_EQ(pod.disruption_target, Condition(status, "DisruptionTarget") == "True");
+  EXPECT_EQ(pod.status_reason, Str(status, "reason"));
+  EXPECT_EQ(pod.status_message, Str(status, "message"));
+  // A Failed pod's containers that exited non-zero: containers first, then init containers.
+  std::vector<std::string> exits, want_exits;
+  for (const ContainerExit& e : pod.exits) {
+    exits.push_back(absl::StrCat(e.init, " ", e.name.str(), " ", e.exit_code, " ",
+                                 e.reason.str(), " ", e.finished_at));
+  }
+  if (Str(status, "phase") == "Failed") {
+    for (const auto& [list, init] : {std::pair{"containerStatuses", false},
+                                     std::pair{"initContainerStatuses", true}}) {
+      const Value* statuses = Member(status, list);
+      if (statuses == nullptr) continue;
+      for (const Value& c : statuses->GetArray()) {
+        const Value* state = Member(c, "state");
+        const Value* t = state == nullptr ? nullptr : Member(*state, "terminated");
+        if (t == nullptr || (*t)["exitCode"].GetInt() == 0) continue;
+        want_exits.push_back(absl::StrCat(init, " ", Str(c, "name"), " ", (*t)["exitCode"].GetInt(),
+                                          " ", Str(*t, "reason"), " ", Str(*t, "finishedAt")));
+      }
+    }
+  }
+  EXPECT_EQ(exits, want_exits);
   StringPairs selector(pod.node_selector.begin(), pod.node_selector.end());
   EXPECT_EQ(selector, Pairs(Member(spec, "nodeSelector")));
   const Value* tolerations = Member(spec, "tolerations");

@@ -109,6 +109,42 @@ TEST(DecodePodTest, DisruptionTargetCondition) {
   EXPECT_FALSE(kept.disruption_target);
 }
 
+// A Failed pod is read to the end of its status for its containers' exit codes: the regular
+// containers first, then the init containers (the API server writes those first), as a Job's
+// podFailurePolicy looks at them; a container that exited 0 or still runs is not an exit.
+TEST(DecodePodTest, AFailedPodsExitCodesAndReason) {
+  ASSERT_OK_AND_ASSIGN(Pod failed, Decode<Pod>(R"({"metadata":{"name":"a"},"status":{
+      "phase":"Failed","conditions":[{"type":"Ready","status":"False"}],
+      "reason":"Evicted","message":"The node was low on resource: memory.",
+      "podIP":"10.0.0.7",
+      "initContainerStatuses":[{"name":"setup","state":{"terminated":{"exitCode":2,
+        "reason":"Error","finishedAt":"2026-11-30T01:00:00Z"}}}],
+      "containerStatuses":[
+        {"name":"sidecar","state":{"terminated":{"exitCode":0,"reason":"Completed"}}},
+        {"name":"trainer","ready":false,"restartCount":0,"state":{"terminated":{
+          "exitCode":137,"reason":"OOMKilled","startedAt":"2026-11-30T00:00:00Z",
+          "finishedAt":"2026-11-30T01:00:05Z","containerID":"containerd://1"}},
+         "lastState":{"terminated":{"exitCode":1}}},
+        {"name":"logger","state":{"running":{"startedAt":"2026-11-30T00:00:00Z"}}}],
+      "qosClass":"Burstable"}})"));
+  EXPECT_EQ(failed.status_reason, "Evicted");
+  EXPECT_EQ(failed.status_message, "The node was low on resource: memory.");
+  ASSERT_EQ(failed.exits.size(), 2u);
+  EXPECT_EQ(failed.exits[0].name, "trainer");
+  EXPECT_FALSE(failed.exits[0].init);
+  EXPECT_EQ(failed.exits[0].exit_code, 137);
+  EXPECT_EQ(failed.exits[0].reason, "OOMKilled");
+  EXPECT_EQ(failed.exits[0].finished_at, "2026-11-30T01:00:05Z");
+  EXPECT_EQ(failed.exits[1].name, "setup");
+  EXPECT_TRUE(failed.exits[1].init);
+  EXPECT_EQ(failed.exits[1].exit_code, 2);
+  // A running pod is read only as far as it needs: no exits, whatever its statuses say.
+  ASSERT_OK_AND_ASSIGN(Pod running, Decode<Pod>(R"({"metadata":{"name":"b"},"status":{
+      "phase":"Running","conditions":[],"podIP":"10.0.0.8","containerStatuses":[
+        {"name":"init-done","state":{"terminated":{"exitCode":3}}}]}})"));
+  EXPECT_TRUE(running.exits.empty());
+}
+
 TEST(DecodePodTest, BadQuantityNamesTheField) {
   EXPECT_THAT(Decode<Pod>(R"({"metadata":{"name":"p"},"spec":{"containers":[
                   {"name":"c","resources":{"requests":{"memory":"12Qi"}}}]}})"),

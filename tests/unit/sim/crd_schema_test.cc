@@ -53,7 +53,7 @@ TEST(TrainingJobCrdTest, EveryCelRuleIsExercisedByAnInvalidManifest) {
   // spec.queueName, activeDeadlineSeconds, template, replicas, elastic, topology and
   // priorityClassName cannot change while the job is admitted
   EXPECT_EQ(transition, 7);
-  EXPECT_EQ(checked, 10);
+  EXPECT_EQ(checked, 11);
 }
 
 // A small schema exercising every keyword the walker knows, with the API server's messages.

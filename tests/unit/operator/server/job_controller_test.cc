@@ -39,12 +39,12 @@ std::string Job(const std::string& spec, const std::string& status) {
                       R"("status":)", status, "}");
 }
 
-// Rank `rank` of the job's gang, restart 0, Running on node n<rank>.
-std::string RunningPod(int rank) {
+// Rank `rank` of the job's gang, restart `restart`, Running on node n<rank>.
+std::string RunningPod(int rank, int restart = 0) {
   return absl::StrCat(R"({"metadata":{"name":"llama-)", rank, R"(","namespace":"ml",)",
                       R"("uid":"pod-)", rank, R"(","resourceVersion":"20",)",
                       R"("labels":{"phalanx.dev/job":"llama","phalanx.dev/rank":")", rank,
-                      R"(","phalanx.dev/restart":"0"},)",
+                      R"(","phalanx.dev/restart":")", restart, R"("},)",
                       R"("ownerReferences":[{"apiVersion":"phalanx.dev/v1alpha1",)",
                       R"("kind":"TrainingJob","name":"llama","uid":"uid-llama",)",
                       R"("controller":true}]},)",
@@ -201,7 +201,8 @@ TEST_F(JobControllerTest, AFailureOnACordonedNodeCountsAgainstMaxRestarts) {
              R"("admission":{"clusterQueue":"cq","flavor":"p5","replicas":2},)"
              R"("placement":{"domain":"nn-1","level":"l3","nodes":["n0","n1"]}})")},
         {RunningPod(0), failed},
-        {R"({"metadata":{"name":"n1"},"spec":{"unschedulable":true,)"
+        {R"({"metadata":{"name":"n0"},"status":{"conditions":[{"type":"Ready","status":"True"}]}})",
+         R"({"metadata":{"name":"n1"},"spec":{"unschedulable":true,)"
          R"("taints":[{"key":"node.kubernetes.io/unschedulable","effect":"NoSchedule"}]},)"
          R"("status":{"conditions":[{"type":"Ready","status":"True"}]}})"});
   Reconcile(1);
@@ -210,6 +211,144 @@ TEST_F(JobControllerTest, AFailureOnACordonedNodeCountsAgainstMaxRestarts) {
                                      "pod llama-1 (rank 1) failed; restarting the gang (restart 1 "
                                      "of at most 3)"));
   EXPECT_THAT(status_writes_[0], ::testing::HasSubstr("PodFailed"));
+}
+
+// --- failed ranks: exit codes and spec.failurePolicy.rules --------------------------------
+
+// Rank `rank`'s pod, Failed: its container `trainer` exited with `code` at `finished`.
+std::string FailedPod(int rank, int code, const std::string& finished,
+                      const std::string& reason = "Error", int restart = 0) {
+  std::string pod = RunningPod(rank, restart);
+  const std::string running = R"("status":{"phase":"Running"})";
+  pod.replace(pod.find(running), running.size(),
+              absl::StrCat(R"("status":{"phase":"Failed","podIP":"10.0.0.)", rank, R"(",)",
+                           R"("containerStatuses":[{"name":"trainer","ready":false,)",
+                           R"("state":{"terminated":{"exitCode":)", code, R"(,"reason":")",
+                           reason, R"(","finishedAt":")", finished, R"("}}}]})"));
+  return pod;
+}
+
+// Nodes n0 and n1, Ready.
+std::vector<std::string> ReadyNodes() {
+  std::vector<std::string> nodes;
+  for (const char* name : {"n0", "n1"}) {
+    nodes.push_back(absl::StrCat(R"({"metadata":{"name":")", name, R"("},)",
+                                 R"("status":{"conditions":[{"type":"Ready","status":"True"}]}})"));
+  }
+  return nodes;
+}
+
+constexpr char kRunningGang[] =
+    R"({"phase":"Running","restarts":0,)"
+    R"("admission":{"clusterQueue":"cq","flavor":"p5","replicas":2},)"
+    R"("placement":{"domain":"nn-1","level":"l3","nodes":["n0","n1"]}})";
+
+// The restart names the rank that failed first (the root cause of a cascade), how, and the
+// others; it counts against maxRestarts.
+TEST_F(JobControllerTest, ARestartNamesTheFirstRankToFailAndItsExitCode) {
+  Start({Job(R"("suspend":false)", kRunningGang)},
+        {FailedPod(0, 1, "2026-11-30T01:00:05Z"), FailedPod(1, 137, "2026-11-30T01:00:00Z",
+                                                             "OOMKilled")},
+        ReadyNodes());
+  Reconcile(1);
+  ASSERT_EQ(status_writes_.size(), 1u);
+  EXPECT_THAT(status_writes_[0],
+              ::testing::HasSubstr("pod llama-1 (rank 1) failed: container trainer exited with "
+                                   "code 137 (OOMKilled); 1 other rank failed too; restarting "
+                                   "the gang (restart 1 of at most 3)"));
+  EXPECT_THAT(status_writes_[0], ::testing::HasSubstr(R"("reason":"PodFailed")"));
+  EXPECT_THAT(status_writes_[0], ::testing::Not(::testing::HasSubstr("ignoredRestarts")));
+}
+
+// A FailJob rule ends the job at once, whatever restarts are left (a Job's podFailurePolicy).
+TEST_F(JobControllerTest, AFailJobRuleFailsTheJobAtOnce) {
+  Start({Job(R"("suspend":false,"failurePolicy":{"maxRestarts":3,"rules":[)"
+             R"({"action":"Count","onExitCodes":{"operator":"In","values":[1]}},)"
+             R"({"action":"FailJob","onExitCodes":{"containerName":"trainer",)"
+             R"("operator":"In","values":[42,43]}}]})",
+             kRunningGang)},
+        {RunningPod(0), FailedPod(1, 42, "2026-11-30T01:00:00Z")}, ReadyNodes());
+  Reconcile(1);
+  ASSERT_EQ(status_writes_.size(), 1u);
+  EXPECT_THAT(status_writes_[0], ::testing::HasSubstr(R"("phase":"Failed")"));
+  EXPECT_THAT(status_writes_[0], ::testing::HasSubstr(R"("reason":"PodFailurePolicy")"));
+  EXPECT_THAT(status_writes_[0],
+              ::testing::HasSubstr("pod llama-1 (rank 1) failed: container trainer exited with "
+                                   "code 42 (Error), which spec.failurePolicy.rules[1] (FailJob) "
+                                   "matches"));
+}
+
+// An Ignore rule restarts the gang without counting it: with maxRestarts 0 the job goes on.
+TEST_F(JobControllerTest, AnIgnoreRuleRestartsWithoutCounting) {
+  Start({Job(R"("suspend":false,"failurePolicy":{"maxRestarts":0,"rules":[)"
+             R"({"action":"Ignore","onExitCodes":{"operator":"NotIn","values":[1,2]}}]})",
+             R"({"phase":"Running","restarts":2,"nodeFaultRestarts":1,"ignoredRestarts":1,)"
+             R"("admission":{"clusterQueue":"cq","flavor":"p5","replicas":2},)"
+             R"("placement":{"domain":"nn-1","level":"l3","nodes":["n0","n1"]}})")},
+        {FailedPod(0, 137, "2026-11-30T01:00:00Z", "OOMKilled", 2), RunningPod(1, 2)},
+        ReadyNodes());
+  Reconcile(1);
+  ASSERT_EQ(status_writes_.size(), 1u);
+  EXPECT_THAT(status_writes_[0], ::testing::HasSubstr(R"("phase":"Restarting")"));
+  EXPECT_THAT(status_writes_[0], ::testing::HasSubstr(R"("restarts":3)"));
+  EXPECT_THAT(status_writes_[0], ::testing::HasSubstr(R"("ignoredRestarts":2)"));
+  EXPECT_THAT(status_writes_[0], ::testing::HasSubstr(R"("reason":"PodFailureIgnored")"));
+  EXPECT_THAT(status_writes_[0],
+              ::testing::HasSubstr("which spec.failurePolicy.rules[0] (Ignore) matches; "
+                                   "restarting the gang (restart 3, not counted against "
+                                   "maxRestarts: 0 of at most 0 counted)"));
+}
+
+// A rank whose node failed takes the others' failures with it: the restart is not counted,
+// although rank 0 (its container exited 1, as NCCL's timeout makes it) failed too.
+TEST_F(JobControllerTest, ACascadeFromANodeFailureIsNotCounted) {
+  std::string disrupted = FailedPod(1, 137, "2026-11-30T01:00:00Z");
+  disrupted.replace(disrupted.find(R"("podIP")"), 7,
+                    R"("conditions":[{"type":"DisruptionTarget","status":"True"}],"podIP")");
+  Start({Job(R"("suspend":false,"failurePolicy":{"maxRestarts":0})", kRunningGang)},
+        {FailedPod(0, 1, "2026-11-30T00:59:00Z"), disrupted}, ReadyNodes());
+  Reconcile(1);
+  ASSERT_EQ(status_writes_.size(), 1u);
+  EXPECT_THAT(status_writes_[0], ::testing::HasSubstr(R"("phase":"Restarting")"));
+  EXPECT_THAT(status_writes_[0], ::testing::HasSubstr(R"("nodeFaultRestarts":1)"));
+  EXPECT_THAT(status_writes_[0],
+              ::testing::HasSubstr("pod llama-1 (rank 1) failed: Kubernetes stopped it "
+                                   "(condition DisruptionTarget); 1 other rank failed too"));
+}
+
+// Rank 1's node is NotReady and its pod still shows Running, while rank 0 already failed on
+// an NCCL timeout: the node is the cause, and the restart is not counted.
+TEST_F(JobControllerTest, AFailureWhileAPeersNodeIsDownIsNotCounted) {
+  std::vector<std::string> nodes = ReadyNodes();
+  nodes[1] = R"({"metadata":{"name":"n1"},"status":{"conditions":[)"
+             R"({"type":"Ready","status":"Unknown","reason":"NodeStatusUnknown"}]}})";
+  Start({Job(R"("suspend":false,"failurePolicy":{"maxRestarts":0,"rules":[)"
+             R"({"action":"FailJob","onExitCodes":{"operator":"In","values":[1]}}]})",
+             kRunningGang)},
+        {FailedPod(0, 1, "2026-11-30T01:00:00Z"), RunningPod(1)}, nodes);
+  Reconcile(1);
+  ASSERT_EQ(status_writes_.size(), 1u);
+  EXPECT_THAT(status_writes_[0], ::testing::HasSubstr(R"("phase":"Restarting")"));
+  EXPECT_THAT(status_writes_[0], ::testing::HasSubstr(R"("reason":"NodeFailure")"));
+  EXPECT_THAT(status_writes_[0],
+              ::testing::HasSubstr("pod llama-0 (rank 0) failed: container trainer exited with "
+                                   "code 1 (Error); the node of rank 1 failed: n1 is"));
+}
+
+// With no restart left the job fails, and the message says how the last rank failed.
+TEST_F(JobControllerTest, NoRestartLeftFailsTheJobWithTheExitCode) {
+  Start({Job(R"("suspend":false,"failurePolicy":{"maxRestarts":1})",
+             R"({"phase":"Running","restarts":2,"nodeFaultRestarts":1,)"
+             R"("admission":{"clusterQueue":"cq","flavor":"p5","replicas":2},)"
+             R"("placement":{"domain":"nn-1","level":"l3","nodes":["n0","n1"]}})")},
+        {FailedPod(0, 3, "2026-11-30T01:00:00Z", "Error", 2), RunningPod(1, 2)}, ReadyNodes());
+  Reconcile(1);
+  ASSERT_EQ(status_writes_.size(), 1u);
+  EXPECT_THAT(status_writes_[0], ::testing::HasSubstr(R"("reason":"MaxRestartsExceeded")"));
+  EXPECT_THAT(status_writes_[0],
+              ::testing::HasSubstr("pod llama-0 (rank 0) failed: container trainer exited with "
+                                   "code 3 (Error); after 1 restarts (maxRestarts 1) and 1 after "
+                                   "node failures, not counted"));
 }
 
 // --- the overlay on its own ----------------------------------------------------------------
