@@ -62,6 +62,29 @@ absl::StatusOr<ResourceList> ParseResourceList(const std::map<std::string, std::
   return out;
 }
 
+std::string NonOvercommitLimitProblem(const std::map<std::string, std::string>& requests,
+                                      const std::map<std::string, std::string>& limits,
+                                      std::string_view limits_field) {
+  for (const auto& [name, request] : requests) {
+    if (!IsExtendedResourceName(name) && name.rfind("hugepages-", 0) != 0) continue;
+    const std::string field = absl::StrCat(std::string(limits_field), "[", name, "]");
+    auto limit = limits.find(name);
+    if (limit == limits.end()) {
+      return absl::StrCat(field, ": must be set, equal to the request (\"", request,
+                          "\"): the API server refuses a pod that requests ", name,
+                          " without an equal limit (it cannot be overcommitted)");
+    }
+    absl::StatusOr<ResourceList> a = ParseResourceList({{name, request}}, field);
+    absl::StatusOr<ResourceList> b = ParseResourceList({{name, limit->second}}, field);
+    if (a.ok() && b.ok() && *a != *b) {
+      return absl::StrCat(field, ": must equal the request (\"", request, "\"), got \"",
+                          limit->second, "\": the API server refuses a pod whose ", name,
+                          " request and limit differ (it cannot be overcommitted)");
+    }
+  }
+  return "";
+}
+
 void AddTo(ResourceList& a, const ResourceList& b) {
   for (const auto& [name, amount] : b) a[name] += amount;
 }

@@ -47,6 +47,14 @@ bool IsExtendedResourceName(std::string_view name);
 absl::StatusOr<ResourceList> ParseResourceList(const std::map<std::string, std::string>& text,
                                                std::string_view field);
 
+// The API server refuses a pod whose container requests an extended resource or hugepages
+// without a limit equal to the request (they cannot be overcommitted). Returns that problem for
+// one container's requests and limits (quantity texts), named by field ("<limits_field>[name]:
+// must be set, equal to the request ..."), or "" when there is none.
+std::string NonOvercommitLimitProblem(const std::map<std::string, std::string>& requests,
+                                      const std::map<std::string, std::string>& limits,
+                                      std::string_view limits_field);
+
 // a += b, a -= b (entries that reach zero are kept), and scaling by a count.
 void AddTo(ResourceList& a, const ResourceList& b);
 void SubtractFrom(ResourceList& a, const ResourceList& b);

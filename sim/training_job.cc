@@ -169,6 +169,9 @@ absl::StatusOr<PlannedJob> FromDocument(const YamlReader& in, const YAML::Node& 
     ASSIGN_OR_RETURN(const YAML::Node resources, in.Map(containers[i], "resources", f));
     ASSIGN_OR_RETURN(auto requests, StringMap(in, resources["requests"], f + ".requests"));
     ASSIGN_OR_RETURN(auto limits, StringMap(in, resources["limits"], f + ".limits"));
+    // As the operator refuses it (kube/api/training_job.cc): every pod would be refused.
+    const std::string unequal = NonOvercommitLimitProblem(requests, limits, f + ".limits");
+    if (!unequal.empty()) return in.Error(resources, f, unequal);
     for (const auto& [name, value] : limits) requests.emplace(name, value);  // requests win
     absl::StatusOr<ResourceList> list = ParseResourceList(requests, f + ".requests");
     if (!list.ok()) return in.Error(resources, f, std::string(list.status().message()));

@@ -1,6 +1,7 @@
 #include "kube/api/training_job.h"
 
 #include <limits>
+#include <map>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -89,6 +90,17 @@ absl::Status ReadFailureRules(const Value& failure, std::vector<TrainingJobFailu
   return absl::OkStatus();
 }
 
+// A container's `resources` member `kind` (requests or limits) as name -> quantity text.
+std::map<std::string, std::string> QuantityTexts(const Value& resources, const char* kind) {
+  std::map<std::string, std::string> out;
+  if (!resources.HasMember(kind) || !resources[kind].IsObject()) return out;
+  for (const auto& amount : resources[kind].GetObject()) {
+    out[amount.name.GetString()] =
+        amount.value.IsString() ? std::string(amount.value.GetString()) : ToJson(amount.value);
+  }
+  return out;
+}
+
 // The API server defaults a pod's container requests to its limits for every resource that has a
 // limit and no request (extended resources such as nvidia.com/gpu are usually given only as
 // limits). A pod template inside a custom resource is not defaulted, so do it here: the gang's
@@ -128,6 +140,11 @@ std::string DefaultRequestsFromLimits(Value& tmpl, rapidjson::Document::Allocato
               absl::StrCat("spec.template.spec.", list, "[", index, "].resources.", kind));
           if (!whole.ok()) problem = std::string(whole.status().message());
         }
+      }
+      if (problem.empty()) {
+        problem = phalanx::NonOvercommitLimitProblem(
+            QuantityTexts(resources, "requests"), QuantityTexts(resources, "limits"),
+            absl::StrCat("spec.template.spec.", list, "[", index, "].resources.limits"));
       }
       if (!resources.HasMember("limits") || !resources["limits"].IsObject()) continue;
       if (!resources.HasMember("requests") || !resources["requests"].IsObject()) {

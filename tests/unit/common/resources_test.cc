@@ -48,6 +48,28 @@ TEST(ResourcesTest, ExtendedResourcesAreWholeNumbers) {
   EXPECT_FALSE(IsExtendedResourceName("kubernetes.io/something"));
 }
 
+// The API server's rule for resources that cannot be overcommitted (extended resources,
+// hugepages): a request needs a limit, and the two must be equal. cpu and memory may differ.
+TEST(ResourcesTest, NonOvercommittableRequestsNeedAnEqualLimit) {
+  const std::string field = "spec.containers[0].resources.limits";
+  EXPECT_EQ(NonOvercommitLimitProblem({{"cpu", "4"}, {"nvidia.com/gpu", "8"}},
+                                      {{"cpu", "8"}, {"nvidia.com/gpu", "8"}}, field),
+            "");
+  EXPECT_EQ(NonOvercommitLimitProblem({}, {{"nvidia.com/gpu", "8"}}, field), "");
+  EXPECT_EQ(NonOvercommitLimitProblem({{"vpc.amazonaws.com/efa", "4"}}, {}, field),
+            "spec.containers[0].resources.limits[vpc.amazonaws.com/efa]: must be set, equal to "
+            "the request (\"4\"): the API server refuses a pod that requests "
+            "vpc.amazonaws.com/efa without an equal limit (it cannot be overcommitted)");
+  EXPECT_EQ(NonOvercommitLimitProblem({{"nvidia.com/gpu", "4"}}, {{"nvidia.com/gpu", "8"}}, field),
+            "spec.containers[0].resources.limits[nvidia.com/gpu]: must equal the request "
+            "(\"4\"), got \"8\": the API server refuses a pod whose nvidia.com/gpu request and "
+            "limit differ (it cannot be overcommitted)");
+  EXPECT_EQ(NonOvercommitLimitProblem({{"hugepages-2Mi", "1Gi"}}, {{"hugepages-2Mi", "1024Mi"}},
+                                      field),
+            "");  // equal amounts, written differently
+  EXPECT_NE(NonOvercommitLimitProblem({{"hugepages-1Gi", "2Gi"}}, {}, field), "");
+}
+
 TEST(ResourcesTest, ArithmeticAndFit) {
   ResourceList free{{"cpu", 4000}, {"nvidia.com/gpu", 8}};
   ResourceList pod{{"cpu", 1000}, {"nvidia.com/gpu", 2}};

@@ -484,6 +484,30 @@ TEST(CliTest, PlanAcceptsEveryExampleTrainingJob) {
   EXPECT_EQ(checked, 3);
 }
 
+// A template the API server would refuse every pod of is refused by plan as by the operator:
+// an extended resource requested without an equal limit.
+TEST(CliTest, PlanRejectsAnExtendedRequestWithoutAnEqualLimit) {
+  const std::string job = WriteFile("efa.yaml", R"(apiVersion: phalanx.dev/v1alpha1
+kind: TrainingJob
+metadata: {name: efa, namespace: t}
+spec:
+  queueName: q
+  replicas: 2
+  template:
+    spec:
+      containers:
+      - name: trainer
+        image: t
+        resources:
+          requests: {nvidia.com/gpu: 8, vpc.amazonaws.com/efa: 32}
+          limits: {nvidia.com/gpu: 8}
+)");
+  CliRun run = Phalanx("plan -f " + job);
+  EXPECT_EQ(run.code, 2) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("spec.template.spec.containers[0].resources.limits"
+                                    "[vpc.amazonaws.com/efa]: must be set, equal to the request"));
+}
+
 // Unknown fields are rejected by path (kubectl's default, --validate=strict), types by the
 // schema; inside the pod spec (x-kubernetes-preserve-unknown-fields) anything goes, as on the
 // API server.

@@ -563,6 +563,26 @@ TEST(DecodeTrainingJobTest, ActiveDeadlineSeconds) {
 // A fraction of a GPU in the template (which the CRD's schema cannot refuse) would have every
 // pod refused by the API server: the job is Invalid, naming the field, and never admitted.
 // A fraction of a native resource is fine.
+// An extended resource requested without an equal limit: the API server would refuse every
+// pod ("Limit must be set for non overcommitable resources"), so the job is Invalid before it
+// holds any node (audit 2026-11-30: 16 GB200 nodes were held while pod creates failed).
+TEST(WorkloadFromJobTest, AnExtendedRequestWithoutAnEqualLimitIsInvalid) {
+  rapidjson::Document doc = std::move(ExampleDocuments("10-trainingjob-pretrain-64gpu.yaml").at(0));
+  auto& alloc = doc.GetAllocator();
+  rapidjson::Value& resources = doc["spec"]["template"]["spec"]["containers"][0]["resources"];
+  if (!resources.HasMember("requests")) {
+    resources.AddMember("requests", rapidjson::Value(rapidjson::kObjectType), alloc);
+  }
+  kube::SetMember(resources["requests"], "vpc.amazonaws.com/efa", rapidjson::Value("4"), alloc);
+  resources["limits"].RemoveMember("vpc.amazonaws.com/efa");
+  EXPECT_THAT(WorkloadFromJob(Decoded(kube::DecodeTrainingJob(kube::ToJson(doc)))),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("spec.template.spec.containers[0].resources.limits"
+                                 "[vpc.amazonaws.com/efa]: must be set, equal to the request")));
+  kube::SetMember(resources["limits"], "vpc.amazonaws.com/efa", rapidjson::Value(4), alloc);
+  EXPECT_THAT(WorkloadFromJob(Decoded(kube::DecodeTrainingJob(kube::ToJson(doc)))), IsOk());
+}
+
 TEST(WorkloadFromJobTest, FractionOfAnExtendedResourceIsInvalid) {
   rapidjson::Document doc = std::move(ExampleDocuments("10-trainingjob-pretrain-64gpu.yaml").at(0));
   auto& alloc = doc.GetAllocator();
