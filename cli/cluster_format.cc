@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
 #include "common/quantity.h"
 #include "common/resources.h"
 #include "common/status.h"
@@ -27,6 +28,8 @@ using rapidjson::Value;
 
 constexpr char kAbsent[] = "-";
 constexpr size_t kReasonWidth = 60;
+// explain's condition and event messages: shown whole, wrapped to lines this long.
+constexpr size_t kMessageWidth = 80;
 
 // ---- Reading API objects ---------------------------------------------------------------------
 
@@ -117,6 +120,25 @@ std::string Clip(const std::string& text, size_t width) {
   return absl::StrCat(line.substr(0, width - 3), "...");
 }
 
+// All of `text`, in lines of at most `width` characters broken at spaces (a longer word keeps
+// its own line whole), joined by '\n'; its own line breaks are kept.
+std::string Wrap(const std::string& text, size_t width) {
+  std::vector<std::string> lines;
+  const std::string clean = absl::StrReplaceAll(text, {{"\r", ""}});
+  for (absl::string_view paragraph : absl::StrSplit(clean, '\n')) {
+    std::string line;
+    for (absl::string_view word : absl::StrSplit(paragraph, ' ', absl::SkipEmpty())) {
+      if (!line.empty() && line.size() + 1 + word.size() > width) {
+        lines.push_back(std::move(line));
+        line.clear();
+      }
+      absl::StrAppend(&line, line.empty() ? "" : " ", word);
+    }
+    lines.push_back(std::move(line));
+  }
+  return absl::StrJoin(lines, "\n");
+}
+
 // metav1.Condition.
 struct Condition {
   std::string type, status, reason, message;
@@ -143,26 +165,37 @@ const Condition* FindCondition(const std::vector<Condition>& conditions, std::st
 
 // ---- Writing ---------------------------------------------------------------------------------
 
-// kubectl's table: upper-case headers, columns three spaces apart, the last one unpadded.
+// kubectl's table: upper-case headers, columns three spaces apart, the last one unpadded. A
+// cell of several lines ('\n') makes its row that many lines high, the other cells blank below.
 class Table {
  public:
   explicit Table(std::vector<std::string> headers) { rows_.push_back(std::move(headers)); }
   void Add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
 
   std::string Render(std::string_view indent = "") const {
+    std::vector<std::vector<std::vector<std::string>>> rows;  // row, cell, line
     std::vector<size_t> width(rows_[0].size(), 0);
     for (const auto& row : rows_) {
-      for (size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
+      auto& cells = rows.emplace_back();
+      for (size_t i = 0; i < row.size(); ++i) {
+        cells.push_back(absl::StrSplit(row[i], '\n'));
+        for (const std::string& line : cells.back()) width[i] = std::max(width[i], line.size());
+      }
     }
     std::string out;
-    for (const auto& row : rows_) {
-      std::string line(indent);
-      for (size_t i = 0; i < row.size(); ++i) {
-        absl::StrAppend(&line, row[i]);
-        if (i + 1 < row.size()) line.append(width[i] - row[i].size() + 3, ' ');
+    for (const auto& cells : rows) {
+      size_t height = 0;
+      for (const auto& cell : cells) height = std::max(height, cell.size());
+      for (size_t l = 0; l < height; ++l) {
+        std::string line(indent);
+        for (size_t i = 0; i < cells.size(); ++i) {
+          const std::string text = l < cells[i].size() ? cells[i][l] : "";
+          absl::StrAppend(&line, text);
+          if (i + 1 < cells.size()) line.append(width[i] - text.size() + 3, ' ');
+        }
+        line.erase(line.find_last_not_of(' ') + 1);
+        absl::StrAppend(&out, line, "\n");
       }
-      line.erase(line.find_last_not_of(' ') + 1);
-      absl::StrAppend(&out, line, "\n");
     }
     return out;
   }
@@ -838,8 +871,8 @@ absl::StatusOr<std::string> FormatExplain(std::string_view job_json,
   } else {
     Table table({"TYPE", "STATUS", "REASON", "AGE", "MESSAGE"});
     for (const Condition& c : conditions) {
-      table.Add(
-          {c.type, c.status, OrAbsent(c.reason), Age(c.since, options.now), Clip(c.message, 200)});
+      table.Add({c.type, c.status, OrAbsent(c.reason), Age(c.since, options.now),
+                 Wrap(c.message, kMessageWidth)});
     }
     out += table.Render("  ");
   }
@@ -850,7 +883,7 @@ absl::StatusOr<std::string> FormatExplain(std::string_view job_json,
     Table table({"LAST SEEN", "TYPE", "REASON", "FROM", "MESSAGE"});
     for (const EventRow& e : latest) {
       table.Add({Age(e.last, options.now) + (e.count > 1 ? absl::StrCat(" (x", e.count, ")") : ""),
-                 e.type, e.reason, OrAbsent(e.from), Clip(e.message, 200)});
+                 e.type, e.reason, OrAbsent(e.from), Wrap(e.message, kMessageWidth)});
     }
     out += table.Render("  ");
   }

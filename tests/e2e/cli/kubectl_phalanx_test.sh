@@ -138,8 +138,12 @@ if expect_ok "explain mistral-finetune --server" explain mistral-finetune -n tea
     has 'Per pod:     cpu=180, memory=1800Gi, nvidia.com/gpu=8, vpc.amazonaws.com/efa=32' &&
     has 'Topology:    preferred layer-2 (topology.k8s.aws/network-node-layer-2)' &&
     pass "explain: the spec summary (elastic range, per-pod requests, topology)" || fail "explain: spec"
-  has_line "^  Queued +True +InsufficientQuota +[0-9a-z]+ +$WHY\$" &&
-    pass "explain: the Queued condition with reason and message" || fail "explain: conditions"
+  # The message is shown whole, continued under MESSAGE past 80 characters: read back joined.
+  queued_message=$(awk '/^  TYPE /{on=1; next} on && /^$/{exit} on' <<<"$out" |
+    sed -E 's/^  Queued +True +InsufficientQuota +[0-9a-z]+ +//; s/^ +//' | paste -sd' ')
+  [[ $queued_message == "$WHY" ]] &&
+    pass "explain: the Queued condition with reason and message" ||
+    fail "explain: conditions: '$queued_message'"
   has_line '^  [0-9a-z]+ \(x3\) +Normal +Queued +phalanx-operator +waiting in ClusterTrainingQueue research$' &&
     pass "explain: the job's Event (involvedObject field selector)" || fail "explain: events"
   has_line '^  would place 8 pods in layer-3 nn-[a-z0-9-]+: p5-00(0[89]|1[0-5]), ' &&

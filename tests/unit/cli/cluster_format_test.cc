@@ -3,6 +3,10 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "common/testing/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -285,8 +289,9 @@ TEST(FormatExplain, QueuedJobWithEventsAndTheSchedulersDryRun) {
             "Conditions:\n"
             "  TYPE     STATUS   REASON              AGE     MESSAGE\n"
             "  Queued   True     InsufficientQuota   4m51s   needs 16 nvidia.com/gpu in flavor p5 "
-            "of ClusterTrainingQueue research: 0 of 128 free after borrowing limits; waiting for "
-            "llm to release quota\n"
+            "of ClusterTrainingQueue research: 0 of 128\n"
+            "                                                free after borrowing limits; "
+            "waiting for llm to release quota\n"
             "\n"
             "Events:\n"
             "  LAST SEEN    TYPE     REASON   FROM               MESSAGE\n"
@@ -340,6 +345,40 @@ TEST(FormatExplain, RestartsAfterNodeFailuresAreNotCountedAgainstMaxRestarts) {
   ASSERT_OK_AND_ASSIGN(std::string json,
                        FormatExplain(job, {}, std::nullopt, 10, {.json = true, .now = Now()}));
   EXPECT_THAT(json, HasSubstr(R"("restarts":3,"nodeFaultRestarts":2)"));
+}
+
+// A condition's message is shown whole however long it is (it was cut at 200 characters),
+// wrapped in lines of at most 80 under the MESSAGE column; so is an Event's. --json has them whole.
+TEST(FormatExplain, LongMessagesAreWrappedNotCut) {
+  std::string message;
+  for (int i = 0; i < 40; ++i) absl::StrAppend(&message, i == 0 ? "" : " ", "word", i);
+  message += " end-of-message";
+  ASSERT_OK_AND_ASSIGN(rapidjson::Document doc, kube::ParseJson(Job("mistral-finetune")));
+  auto& alloc = doc.GetAllocator();
+  rapidjson::Value& condition = doc["status"]["conditions"][0];
+  kube::SetMember(condition, "message", rapidjson::Value(message.c_str(), alloc), alloc);
+  const std::string event = absl::StrCat(
+      R"({"reason":"Queued","type":"Normal","message":")", message,
+      R"(","lastTimestamp":"2026-11-23T19:22:41Z","source":{"component":"phalanx-operator"}})");
+  ASSERT_OK_AND_ASSIGN(std::string out, FormatExplain(kube::ToJson(doc), {event}, std::nullopt,
+                                                      10, {.now = Now()}));
+  EXPECT_THAT(out, Not(HasSubstr("...")));
+  EXPECT_THAT(out, HasSubstr("  Queued   True     InsufficientQuota   4m51s   word0 word1 "));
+  // Continuation lines start under MESSAGE; read across its lines, each table has the message
+  // whole.
+  EXPECT_THAT(out, HasSubstr("\n                                                word"));
+  std::vector<std::string> words = absl::StrSplit(out, absl::ByAnyChar(" \n"), absl::SkipEmpty());
+  const std::vector<std::string> tables = absl::StrSplit(absl::StrJoin(words, " "), message);
+  EXPECT_EQ(tables.size(), 3u) << out;
+  // The widest table's MESSAGE column (Events) starts at column 51.
+  for (absl::string_view line : absl::StrSplit(out, '\n')) {
+    if (absl::StrContains(line, "word")) {
+      EXPECT_LE(line.size(), 51u + 80u) << line;
+    }
+  }
+  ASSERT_OK_AND_ASSIGN(std::string json, FormatExplain(kube::ToJson(doc), {event}, std::nullopt, 10,
+                                                       {.json = true, .now = Now()}));
+  EXPECT_THAT(json, HasSubstr(absl::StrCat(R"("message":")", message, R"(")")));
 }
 
 // spec.activeDeadlineSeconds: counted from the Admitted condition (19:22:41Z here, 4m51s ago).
