@@ -737,17 +737,10 @@ absl::StatusOr<std::string> FormatExplain(std::string_view job_json,
   const JobRow row = JobFrom(doc);
   const std::vector<Condition> conditions = Conditions(doc);
   ASSIGN_OR_RETURN(std::vector<EventRow> latest, LatestEvents(events, max_events));
-  // When spec.activeDeadlineSeconds runs out: counted from the Admitted=True condition, as the
-  // operator counts it (docs/operator.md); none while the job is not admitted or has finished.
-  std::optional<absl::Time> deadline;
-  if (job.active_deadline_seconds && job.status.admission && row.phase != "Succeeded" &&
-      row.phase != "Failed") {
-    for (const Condition& c : conditions) {
-      if (c.type == "Admitted" && c.status == "True" && c.since) {
-        deadline = *c.since + absl::Seconds(*job.active_deadline_seconds);
-      }
-    }
-  }
+  // When spec.activeDeadlineSeconds runs out, by the operator's own rule.
+  const Condition* admitted = FindCondition(conditions, "Admitted");
+  const std::optional<absl::Time> deadline = kube::ActiveDeadline(
+      job, admitted != nullptr && admitted->status == "True" ? admitted->since : std::nullopt);
 
   if (options.json) {
     return JsonDocument([&](JsonWriter& w) {

@@ -262,4 +262,13 @@ absl::StatusOr<TrainingJob> DecodeTrainingJob(std::string_view json) {
   return job;
 }
 
+std::optional<absl::Time> ActiveDeadline(const TrainingJob& job,
+                                         std::optional<absl::Time> admitted_since) {
+  if (!job.active_deadline_seconds || !job.status.admission || !admitted_since ||
+      FinishedPhase(job.status.phase)) {
+    return std::nullopt;
+  }
+  return *admitted_since + absl::Seconds(*job.active_deadline_seconds);
+}
+
 }  // namespace kube

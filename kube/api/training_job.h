@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "kube/objects.h"
 #include "kube/resource.h"
 
@@ -109,5 +110,13 @@ struct TrainingJob {
 };
 
 absl::StatusOr<TrainingJob> DecodeTrainingJob(std::string_view json);
+
+// When spec.activeDeadlineSeconds runs out for `job`, admitted at `admitted_since` (the
+// lastTransitionTime of its Admitted=True condition, which an eviction or a suspension turns
+// False, so a new admission starts the clock again): that time plus the deadline. nullopt
+// without a deadline, status.admission or `admitted_since`, and for a finished job. The one
+// rule phalanx-operator enforces and `phalanx explain` prints (docs/operator.md).
+std::optional<absl::Time> ActiveDeadline(const TrainingJob& job,
+                                         std::optional<absl::Time> admitted_since);
 
 }  // namespace kube

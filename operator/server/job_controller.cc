@@ -520,7 +520,8 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
 
   // spec.activeDeadlineSeconds, counted from the admission: past it the job fails whatever its
   // pods are doing (as a Job's deadline wins over its backoffLimit), unless it already succeeded.
-  const std::optional<absl::Time> deadline = ActiveDeadline(job, all_conditions);
+  const std::optional<absl::Time> deadline =
+      kube::ActiveDeadline(job, AdmittedAt(all_conditions));
   if (deadline && now_time >= *deadline && !success) {
     return finish(false, "DeadlineExceeded",
                   absl::StrCat("the gang ran past spec.activeDeadlineSeconds (",

@@ -77,12 +77,10 @@ int64_t AdmittedSince(const std::vector<Condition>& conditions) {
   return ParseUnixSeconds(admitted->last_transition_time);
 }
 
-std::optional<absl::Time> ActiveDeadline(const kube::TrainingJob& job,
-                                         const std::vector<Condition>& conditions) {
-  if (!job.active_deadline_seconds || !job.status.admission) return std::nullopt;
+std::optional<absl::Time> AdmittedAt(const std::vector<Condition>& conditions) {
   const int64_t since = AdmittedSince(conditions);
   if (since <= 0) return std::nullopt;
-  return absl::FromUnixSeconds(since) + absl::Seconds(*job.active_deadline_seconds);
+  return absl::FromUnixSeconds(since);
 }
 
 std::vector<Condition> ReadConditions(std::string_view object_json) {

@@ -73,10 +73,8 @@ int64_t QueuedSince(const std::vector<Condition>& conditions, std::string_view c
 // condition (it stays True through restarts, node replacements and resizes, and turns False on
 // an eviction or a suspension); 0 when the job is not admitted or the time is missing.
 int64_t AdmittedSince(const std::vector<Condition>& conditions);
-// When an admitted job with spec.activeDeadlineSeconds runs out of time: its admission plus the
-// deadline. nullopt without a deadline, an admission or an Admitted=True condition.
-std::optional<absl::Time> ActiveDeadline(const kube::TrainingJob& job,
-                                         const std::vector<Condition>& conditions);
+// AdmittedSince as a time for kube::ActiveDeadline; nullopt when AdmittedSince is 0.
+std::optional<absl::Time> AdmittedAt(const std::vector<Condition>& conditions);
 
 // Updates that turn each condition of `types` that is True in `current` to False with `reason`
 // and the message "Previously: <its message>", as Kueue does to Evicted and Preempted when a

@@ -397,6 +397,11 @@ TEST(FormatExplain, ShowsWhenTheActiveDeadlineRunsOut) {
                        FormatExplain(job, {}, std::nullopt, 10, {.json = true, .now = Now()}));
   EXPECT_THAT(json,
               HasSubstr(R"("activeDeadlineSeconds":3600,"deadline":"2026-11-23T20:22:41Z")"));
+  // Finished: only the limit (kube::ActiveDeadline, the operator's rule).
+  kube::SetMember(doc["status"], "phase", rapidjson::Value("Succeeded"), doc.GetAllocator());
+  ASSERT_OK_AND_ASSIGN(out, FormatExplain(kube::ToJson(doc), {}, std::nullopt, 10,
+                                          {.now = Now()}));
+  EXPECT_THAT(out, HasSubstr("Deadline:    3600s from admission\n"));
   // Not admitted: only the limit.
   ASSERT_OK_AND_ASSIGN(rapidjson::Document queued, kube::ParseJson(Job("mistral-finetune")));
   kube::SetMember(queued["spec"], "activeDeadlineSeconds", rapidjson::Value(600),

@@ -148,23 +148,32 @@ TEST(AdmittedSince, TheAdmittedConditionsLastTurnToTrue) {
             0);
 }
 
+// kube::ActiveDeadline (kube/api/training_job.h) is the one rule: the job controller enforces it
+// and `phalanx explain` prints it, each from the Admitted condition it reads.
 TEST(ActiveDeadline, CountsFromTheCurrentAdmission) {
+  auto deadline = [](const kube::TrainingJob& job, const std::vector<Condition>& conditions) {
+    return kube::ActiveDeadline(job, AdmittedAt(conditions));
+  };
   kube::TrainingJob job;
   const std::vector<Condition> admitted = {
       {.type = "Admitted", .status = "True", .last_transition_time = "2026-11-23T19:00:00Z"}};
   job.status.admission = kube::TrainingJobAdmission{"llm", "p5", 4};
-  EXPECT_EQ(ActiveDeadline(job, admitted), std::nullopt);  // no deadline set
+  EXPECT_EQ(deadline(job, admitted), std::nullopt);  // no deadline set
   job.active_deadline_seconds = 3600;
-  EXPECT_EQ(ActiveDeadline(job, admitted), absl::FromUnixSeconds(1795460400 + 3600));
+  EXPECT_EQ(deadline(job, admitted), absl::FromUnixSeconds(1795460400 + 3600));
   // Re-admitted after an eviction: the clock starts again (a resumed Job's startTime is reset).
-  EXPECT_EQ(ActiveDeadline(job, {{.type = "Admitted", .status = "True",
-                                  .last_transition_time = "2026-11-23T21:30:00Z"}}),
+  EXPECT_EQ(deadline(job, {{.type = "Admitted", .status = "True",
+                            .last_transition_time = "2026-11-23T21:30:00Z"}}),
             absl::FromUnixSeconds(1795460400 + 9000 + 3600));
   // Queued again, or admitted by a write the informer has not shown yet: no deadline yet.
-  EXPECT_EQ(ActiveDeadline(job, {{.type = "Admitted", .status = "False"}}), std::nullopt);
-  EXPECT_EQ(ActiveDeadline(job, {}), std::nullopt);
+  EXPECT_EQ(deadline(job, {{.type = "Admitted", .status = "False"}}), std::nullopt);
+  EXPECT_EQ(deadline(job, {}), std::nullopt);
+  // Finished: none (explain printed none, the operator never looks at a finished job's).
+  job.status.phase = "Failed";
+  EXPECT_EQ(deadline(job, admitted), std::nullopt);
+  job.status.phase = "Running";
   job.status.admission.reset();
-  EXPECT_EQ(ActiveDeadline(job, admitted), std::nullopt);
+  EXPECT_EQ(deadline(job, admitted), std::nullopt);
 }
 
 TEST(QueuedSince, WaitStartsAtTheLastTimeTheJobWasQueued) {
