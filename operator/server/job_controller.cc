@@ -362,6 +362,9 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
   }
   LifecycleStatus wanted = current;
   std::vector<Condition> updates;
+  // Normal Events (reason, message) about the transition this step writes: recorded once the
+  // write has landed, so that the retry of a failed write does not record them twice.
+  std::vector<std::pair<std::string, std::string>> on_written;
   auto write = [&]() -> absl::Status {
     wanted.conditions =
         MergeConditions(current.conditions, kOwned, updates, now, meta.generation);
@@ -375,6 +378,9 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
     if (r.ok()) {
       absl::StatusOr<kube::RawObject> written = kube::Decode<kube::RawObject>(*r);
       if (written.ok()) written_.Record(meta, wanted, written->meta.resource_version);
+      for (auto& [reason, message] : on_written) {
+        (void)events_.Record(JobReference(meta), kube::EventType::kNormal, reason, message);
+      }
     }
     if (wanted.phase != current.phase) {
       spdlog::info("TrainingJob {}: {} -> {}", key, current.phase.empty() ? "(new)" : current.phase,
@@ -400,8 +406,8 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
   }
 
   if (current.phase == "Suspended" && !job.suspend) {
-    (void)events_.Record(JobReference(meta), kube::EventType::kNormal, kReasonResumed,
-                         "spec.suspend is false: the job waits for admission again");
+    on_written.emplace_back(kReasonResumed,
+                            "spec.suspend is false: the job waits for admission again");
   }
 
   // --- not admitted (queued, evicted, suspended): no pods ----------------------------------
@@ -771,9 +777,7 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
         done > 0 ? absl::StrCat(running, " of ", world, " ranks running, ", done, " succeeded")
         : world == 1 ? std::string("its one rank is running")
                      : absl::StrCat("all ", world, " ranks are running");
-    if (current.phase != "Running") {
-      (void)events_.Record(JobReference(meta), kube::EventType::kNormal, "Running", message);
-    }
+    if (current.phase != "Running") on_written.emplace_back("Running", message);
     updates.push_back(Cond(kConditionRunning, true,
                            done > 0 ? "RanksRunningOrSucceeded" : "AllRanksRunning", message));
     if (FindCondition(current.conditions, kConditionRestarting) != nullptr) {
@@ -784,9 +788,7 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
     std::string message = absl::StrCat("resizing to ", world, " ranks: ", running, " running",
                                        beyond > 0 ? absl::StrCat(", ", beyond, " above it stopping")
                                                   : std::string());
-    if (current.phase != "Resizing") {
-      (void)events_.Record(JobReference(meta), kube::EventType::kNormal, "Resizing", message);
-    }
+    if (current.phase != "Resizing") on_written.emplace_back("Resizing", message);
     updates.push_back(Cond(kConditionResizing, true, "Resizing", message));
   } else if (current.phase != "Restarting") {
     wanted.phase = "Admitted";

@@ -88,6 +88,10 @@ class JobControllerTest : public ::testing::Test {
             return absl::StatusOr<std::string>("{}");
           }
           if (r.plural == "trainingjobs" && subresource == "status") {
+            if (failed_status_writes_ > 0) {
+              --failed_status_writes_;
+              return absl::StatusOr<std::string>(absl::UnavailableError("etcd timeout"));
+            }
             status_writes_.emplace_back(body);
           }
           return absl::StatusOr<std::string>(
@@ -133,6 +137,22 @@ class JobControllerTest : public ::testing::Test {
     EXPECT_EQ(status_writes_.size(), 1u);
   }
 
+  // Phase Admitted at 2 ranks on n0 and n1, and both ranks' pods Running.
+  void StartAdmittedWithRunningPods() {
+    Start({Job(R"("suspend":false)",
+               R"({"phase":"Admitted","restarts":0,)"
+               R"("admission":{"clusterQueue":"cq","flavor":"p5","replicas":2},)"
+               R"("placement":{"domain":"nn-1","level":"l3","nodes":["n0","n1"]}})")},
+          {RunningPod(0), RunningPod(1)});
+  }
+
+  // A reconcile whose status write fails: it errs and records no Event.
+  void ReconcileWithAFailedStatusWrite() {
+    failed_status_writes_ = 1;
+    EXPECT_FALSE(controller_.Reconcile(absl::StrCat(kNs, "/", kJob)).ok());
+    EXPECT_THAT(EventsRecorded(), ::testing::IsEmpty());
+  }
+
   // Every Event write, a repeat's count bump included, by reason.
   std::vector<std::string> EventsRecorded() const {
     std::vector<std::string> out = events_;
@@ -154,6 +174,7 @@ class JobControllerTest : public ::testing::Test {
   kube::EventRecorder recorder_{client_, {.component = "phalanx-operator"}};
   JobController controller_{client_, informers_, placement_, recorder_, metrics_};
   std::vector<std::string> status_writes_;
+  int failed_status_writes_ = 0;  // the next this many status writes fail (503)
   std::vector<std::string> events_;
   int event_repeats_ = 0;
 };
@@ -164,11 +185,21 @@ TEST_F(JobControllerTest, AResumeIsRecordedOnceWhileTheCacheStillShowsSuspended)
 }
 
 TEST_F(JobControllerTest, AGangIsRecordedRunningOnceWhileTheCacheStillShowsAdmitted) {
-  Start({Job(R"("suspend":false)",
-             R"({"phase":"Admitted","restarts":0,)"
-             R"("admission":{"clusterQueue":"cq","flavor":"p5","replicas":2},)"
-             R"("placement":{"domain":"nn-1","level":"l3","nodes":["n0","n1"]}})")},
-        {RunningPod(0), RunningPod(1)});
+  StartAdmittedWithRunningPods();
+  ExpectOneTransition("Running", "Running");
+}
+
+// The Events of a transition are recorded once its status write lands: the write that failed
+// recorded nothing, the retry that wrote it records them once (audit: both recorded them).
+TEST_F(JobControllerTest, AFailedStatusWriteRecordsNoEventItsRetryRecordsThemOnce) {
+  Start({Job(R"("suspend":false)", R"({"phase":"Suspended"})")});
+  ReconcileWithAFailedStatusWrite();
+  ExpectOneTransition("Queued", "Resumed");
+}
+
+TEST_F(JobControllerTest, ARunningGangIsRecordedOnceAfterAFailedStatusWrite) {
+  StartAdmittedWithRunningPods();
+  ReconcileWithAFailedStatusWrite();
   ExpectOneTransition("Running", "Running");
 }
 
