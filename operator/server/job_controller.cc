@@ -406,6 +406,8 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
   }
 
   if (current.phase == "Suspended" && !job.suspend) {
+    // As a resumed Job's startTime is reset: the gang's next run sets it again.
+    wanted.start_time.clear();
     on_written.emplace_back(kReasonResumed,
                             "spec.suspend is false: the job waits for admission again");
   }

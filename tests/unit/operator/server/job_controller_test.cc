@@ -24,6 +24,7 @@ namespace {
 using ::testing::_;
 using ::testing::ElementsAre;
 using ::testing::Invoke;
+using ::testing::Not;
 
 constexpr char kNs[] = "ml";
 constexpr char kJob[] = "llama";
@@ -187,6 +188,26 @@ TEST_F(JobControllerTest, AResumeIsRecordedOnceWhileTheCacheStillShowsSuspended)
 TEST_F(JobControllerTest, AGangIsRecordedRunningOnceWhileTheCacheStillShowsAdmitted) {
   StartAdmittedWithRunningPods();
   ExpectOneTransition("Running", "Running");
+}
+
+// A resume resets status.startTime, as batch/v1 Job's controller resets a resumed Job's: the
+// run before the suspension is not the run that follows it. It is set again when the gang runs.
+TEST_F(JobControllerTest, AResumeResetsStartTime) {
+  Start({Job(R"("suspend":false)",
+             R"({"phase":"Suspended","startTime":"2026-11-01T00:00:00Z"})")});
+  ExpectOneTransition("Queued", "Resumed");
+  EXPECT_THAT(status_writes_[0], Not(::testing::HasSubstr("startTime")));
+}
+
+// Suspended again, or still suspended: the start time of the last run stays (as a Job's).
+TEST_F(JobControllerTest, ASuspensionKeepsStartTime) {
+  Start({Job(R"("suspend":true)",
+             R"({"phase":"Running","startTime":"2026-11-01T00:00:00Z",)"
+             R"("admission":{"clusterQueue":"cq","flavor":"p5","replicas":2}})")});
+  Reconcile(1);
+  ASSERT_EQ(status_writes_.size(), 1u);
+  EXPECT_THAT(status_writes_[0], ::testing::HasSubstr(R"("phase":"Suspended")"));
+  EXPECT_THAT(status_writes_[0], ::testing::HasSubstr(R"("startTime":"2026-11-01T00:00:00Z")"));
 }
 
 // The Events of a transition are recorded once its status write lands: the write that failed
