@@ -420,10 +420,11 @@ CycleStats AdmissionController::RunCycle() {
       status.placement = job.status.placement;
       status.placement->nodes.resize(std::min<size_t>(status.placement->nodes.size(),
                                                       static_cast<size_t>(p.new_count)));
+      // The same conditions as a shrink after node failures: Shrunk=True says why.
       status.conditions = MergeConditions(
           conditions_of(p.victim), kOwned,
-          {ResizedAdmitted(AdmittedNow(*status.admission, status.placement),
-                           job.status.admission->replicas)},
+          ShrunkUpdates(AdmittedNow(*status.admission, status.placement),
+                        job.status.admission->replicas, reason, p.message),
           now, job.meta.generation);
     } else {
       status.conditions = MergeConditions(
@@ -648,15 +649,16 @@ bool AdmissionController::ApplyFault(const kube::RawObject& raw, kube::TrainingJ
       evicted ? std::vector{kConditionQueued, kConditionEvicted, kConditionAdmitted}
               : std::vector{kept_condition};
   std::vector<Condition> updates;
-  for (std::string_view type : types) {
-    updates.push_back({.type = std::string(type),
-                       .status = type == kConditionAdmitted ? "False" : "True",
-                       .reason = reason,
-                       .message = fault.message});
-  }
   if (fault.action == FaultAction::kShrunk && fault.admission && job.status.admission) {
-    updates.push_back(ResizedAdmitted(AdmittedNow(*fault.admission, fault.placement),
-                                      job.status.admission->replicas));
+    updates = ShrunkUpdates(AdmittedNow(*fault.admission, fault.placement),
+                            job.status.admission->replicas, reason, fault.message);
+  } else {
+    for (std::string_view type : types) {
+      updates.push_back({.type = std::string(type),
+                         .status = type == kConditionAdmitted ? "False" : "True",
+                         .reason = reason,
+                         .message = fault.message});
+    }
   }
   AdmissionStatus status{.admission = fault.admission, .placement = fault.placement};
   status.conditions =

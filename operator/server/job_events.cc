@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "operator/server/node_faults.h"
 
 namespace phalanx::operator_server {
 namespace {
@@ -34,6 +35,15 @@ Condition ResizedAdmitted(const Admitted& now, int32_t from) {
           .message = absl::StrCat(AdmittedMessage(now), "; ",
                                   now.pods > from ? "grown" : "shrunk", " from ", from,
                                   from == 1 ? " pod" : " pods")};
+}
+
+std::vector<Condition> ShrunkUpdates(const Admitted& now, int32_t from, std::string_view reason,
+                                     const std::string& message) {
+  return {{.type = std::string(kConditionShrunk),
+           .status = "True",
+           .reason = std::string(reason),
+           .message = message},
+          ResizedAdmitted(now, from)};
 }
 
 std::string PlacedIn(const std::optional<kube::TrainingJobPlacement>& placement) {

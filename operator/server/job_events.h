@@ -49,6 +49,12 @@ std::string GrownMessage(int32_t from, int32_t to, std::string_view where);
 // topology.k8s.aws/network-node-layer-3=nn-3; grown from 10 pods".
 Condition ResizedAdmitted(const Admitted& now, int32_t from);
 
+// The condition updates of an admitted gang shrunk from `from` pods to `now.pods`, by a node
+// failure or for a preemptor alike: Shrunk=True with `reason` and `message` (the job's news, as
+// NodesReplaced or Evicted are), and the Admitted condition ResizedAdmitted gives.
+std::vector<Condition> ShrunkUpdates(const Admitted& now, int32_t from, std::string_view reason,
+                                     const std::string& message);
+
 // Admitted::where of a gang placed at `placement`: "<level>=<domain>", or "" for the whole
 // cluster or no placement.
 std::string PlacedIn(const std::optional<kube::TrainingJobPlacement>& placement);

@@ -81,6 +81,32 @@ TEST(ResizedAdmitted, KeepsTheAdmissionTimeAndReplacesTheFirstSize) {
   EXPECT_EQ(*FindCondition(merged, "Queued"), current[0]);
 }
 
+// A shrink for a preemptor and a shrink after node failures write the same conditions (the
+// preemptor's wrote no Shrunk condition, only its event): Shrunk=True naming why, over the
+// Admitted condition's time, and Admitted with the new size.
+TEST(ShrunkUpdates, ShrunkTrueWithTheReasonAndTheAdmissionResized) {
+  const std::vector<Condition> current = {
+      {.type = "Admitted", .status = "True", .reason = "Admitted",
+       .message = AdmittedMessage({.cluster_queue = "llm", .flavor = "p5", .pods = 4}),
+       .last_transition_time = "2026-11-30T01:00:00Z"}};
+  const std::string message = "shrunk to 2 pods to make room for team-llm/hi: lower priority";
+  const std::vector<Condition> merged = MergeConditions(
+      current, {"Queued", "Admitted", "Evicted", "NodesReplaced", "Shrunk"},
+      ShrunkUpdates({.cluster_queue = "llm", .flavor = "p5", .pods = 2}, 4, "Preempted", message),
+      "2026-11-30T02:00:00Z", 1);
+  const Condition* shrunk = FindCondition(merged, "Shrunk");
+  ASSERT_NE(shrunk, nullptr);
+  EXPECT_EQ(shrunk->status, "True");
+  EXPECT_EQ(shrunk->reason, "Preempted");
+  EXPECT_EQ(shrunk->message, message);
+  EXPECT_EQ(shrunk->last_transition_time, "2026-11-30T02:00:00Z");
+  const Condition* admitted = FindCondition(merged, "Admitted");
+  ASSERT_NE(admitted, nullptr);
+  EXPECT_THAT(admitted->message, HasSubstr("with 2 pods; placed in anywhere in the cluster; "
+                                           "shrunk from 4 pods"));
+  EXPECT_EQ(admitted->last_transition_time, "2026-11-30T01:00:00Z");
+}
+
 TEST(PlacedIn, LevelAndDomainOrNothingForTheWholeCluster) {
   EXPECT_EQ(PlacedIn(kube::TrainingJobPlacement{
                 .domain = "nn-3", .level = "topology.k8s.aws/network-node-layer-3"}),
