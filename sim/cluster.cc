@@ -54,12 +54,29 @@ ClusterSpec DefaultClusterSpec(int32_t nodes) {
 
 namespace {
 
+// The resources a simulated node has (BuildCluster's allocatable). Quotas count only GPUs
+// (trace jobs request nothing else); a quota on any of the others is allowed and has no effect,
+// one on a name no node has (`nvidia.com/gpus`) can only be a typo.
+const std::vector<std::string>& NodeResources() {
+  static const auto* names = new std::vector<std::string>{
+      std::string(kResourceCpu), std::string(kResourceMemory), std::string(kResourceGpu),
+      std::string(kResourcePods), std::string(kResourceEfa)};
+  return *names;
+}
+
 absl::StatusOr<ResourceList> ParseQuota(const YamlReader& in, const YAML::Node& node,
                                         const std::string& field) {
   if (!node.IsMap()) return in.Error(node, field, "want a map of resource name to quantity");
   std::map<std::string, std::string> text;
   for (const auto& entry : node) {
     const std::string name = entry.first.as<std::string>("");
+    const std::vector<std::string>& known = NodeResources();
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      return in.Error(entry.first, absl::StrCat(field, ".", name),
+                      absl::StrCat("unknown resource \"", name, "\": simulated nodes have ",
+                                   absl::StrJoin(known, ", "), " (quotas count ",
+                                   std::string(kResourceGpu), " only)"));
+    }
     ASSIGN_OR_RETURN(std::string value, in.Scalar(entry.second, absl::StrCat(field, ".", name)));
     text[name] = value;
   }

@@ -48,6 +48,13 @@ TEST(CliTest, SimulateBadClusterIsExit2WithFileLineAndField) {
   CliRun run = Phalanx("simulate --cluster " + path);
   EXPECT_EQ(run.code, 2);
   EXPECT_THAT(run.output, HasSubstr(path + ":3: nodeGroups[0].count: want an integer"));
+  const std::string typo = WriteFile("typo-cluster.yaml",
+                                     "nodeGroups:\n- instanceType: p5.48xlarge\n  count: 4\n"
+                                     "queues:\n- name: q\n  nominalQuota: {nvidia.com/gpus: 8}\n");
+  run = Phalanx("simulate --cluster " + typo);
+  EXPECT_EQ(run.code, 2);
+  EXPECT_THAT(run.output, HasSubstr(typo + ":6: queues[0].nominalQuota.nvidia.com/gpus: unknown "
+                                           "resource \"nvidia.com/gpus\""));
 }
 
 TEST(CliTest, SimulateBadTraceAndFlagsAreExit2) {

@@ -114,6 +114,17 @@ TEST(ClusterTest, QueuePreemptionDefaultsAreTheCrds) {
   }
 }
 
+// A quota on a resource the nodes have but no job requests (a ClusterTrainingQueue's cpu and
+// memory, copied from a cluster) is allowed: only nvidia.com/gpu counts.
+TEST(ClusterTest, QuotaOnOtherNodeResourcesIsAllowed) {
+  ASSERT_OK_AND_ASSIGN(ClusterSpec spec,
+                       ParseClusterSpec("nodeGroups:\n- {instanceType: p5.48xlarge, count: 4}\n"
+                                        "queues:\n- name: q\n  nominalQuota: {nvidia.com/gpu: 8, "
+                                        "cpu: 768, memory: 8Ti, vpc.amazonaws.com/efa: 128}\n",
+                                        "q.yaml"));
+  EXPECT_EQ(spec.queues[0].flavors[0].nominal.at("nvidia.com/gpu"), 8);
+}
+
 struct BadSpec {
   std::string text;
   std::string message;  // file:line: field: ...
@@ -148,6 +159,17 @@ INSTANTIATE_TEST_SUITE_P(
         BadSpec{"nodeGroups:\n- instanceType: p5.48xlarge\n  count: 4\nqueues:\n- name: q\n"
                 "  nominalQuota: {nvidia.com/gpu: lots}\n",
                 "bad.yaml:6: queues[0].nominalQuota"},
+        // A resource no simulated node has is a typo, not a quota of nothing (it was read as a
+        // queue without GPU quota, which only the trace's jobs then showed).
+        BadSpec{"nodeGroups:\n- instanceType: p5.48xlarge\n  count: 4\nqueues:\n- name: q\n"
+                "  nominalQuota: {nvidia.com/gpus: 8}\n",
+                "bad.yaml:6: queues[0].nominalQuota.nvidia.com/gpus: unknown resource "
+                "\"nvidia.com/gpus\": simulated nodes have cpu, memory, nvidia.com/gpu, pods, "
+                "vpc.amazonaws.com/efa (quotas count nvidia.com/gpu only)"},
+        BadSpec{"nodeGroups:\n- {name: h100, instanceType: p5.48xlarge, count: 4}\nqueues:\n"
+                "- name: q\n  flavors:\n  - name: h100\n    nominalQuota: {nvidia.com/gpu: 8}\n"
+                "    borrowingLimit:\n      amd.com/gpu: 8\n",
+                "bad.yaml:9: queues[0].flavors[0].borrowingLimit.amd.com/gpu: unknown resource"},
         BadSpec{"nodeGroups:\n- instanceType: p5.48xlarge\n  count: 4\nqueues:\n- name: q\n"
                 "  nominalQuota: {nvidia.com/gpu: 8}\n  localityWaitSeconds: -1\n",
                 "bad.yaml:7: queues[0].localityWaitSeconds: must be >= 0"},
