@@ -28,6 +28,26 @@ TEST(TraceTest, ParsesCsvWithHeaderNamedColumnsAndSortsBySubmit) {
   EXPECT_EQ(jobs[1].origin, "t.csv:2");
 }
 
+// A job of pods without GPUs is a TrainingJob the CRD accepts (it has no rule on a pod's
+// requests: the template is a PodSpec the API server validates as pods), so a trace takes it
+// too, in both formats; it holds at most 110 pods per node (the kubelet's default) and no GPU
+// quota. A negative count is refused with its line and field.
+TEST(TraceTest, AJobWithoutGpusIsAcceptedANegativeCountIsNot) {
+  ASSERT_OK_AND_ASSIGN(
+      std::vector<TraceJob> jobs,
+      ParseCsvTrace("name,submit_s,queue,pods,gpus_per_pod,duration_s\ncpu,0,q,4,0,60\n", "t.csv"));
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0].gpus_per_pod, 0);
+  ASSERT_OK_AND_ASSIGN(jobs, ParseYamlTrace("jobs:\n- {queue: q, pods: 4, gpusPerPod: 0, "
+                                            "duration: 60}\n",
+                                            "t.yaml"));
+  EXPECT_EQ(jobs[0].gpus(), 0);
+  absl::StatusOr<std::vector<TraceJob>> bad =
+      ParseCsvTrace("name,submit_s,queue,pods,gpus_per_pod,duration_s\ncpu,0,q,4,-1,60\n", "t.csv");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(std::string(bad.status().message()), HasSubstr("t.csv:2: gpusPerPod: must be >= 0"));
+}
+
 TEST(TraceTest, CsvErrorsNameLineAndColumn) {
   absl::StatusOr<std::vector<TraceJob>> jobs =
       ParseCsvTrace("submit_s,queue,pods,duration_s\n0,q,two,60\n", "t.csv");
