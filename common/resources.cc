@@ -85,6 +85,16 @@ std::string NonOvercommitLimitProblem(const std::map<std::string, std::string>& 
   return "";
 }
 
+std::string UnmodelledSchedulingProblem(std::string_view field) {
+  const bool spread = field.find("topologySpreadConstraints") != std::string_view::npos;
+  return absl::StrCat(
+      std::string(field),
+      ": not modelled by gang placement, which reserves every rank's node before the pods "
+      "exist, so the rule could leave ranks unschedulable on their reserved nodes; ",
+      spread ? "use spec.topology to place the gang, or whenUnsatisfiable: ScheduleAnyway"
+             : "remove it (for one rank per node, request all of a node's GPUs per pod)");
+}
+
 void AddTo(ResourceList& a, const ResourceList& b) {
   for (const auto& [name, amount] : b) a[name] += amount;
 }

@@ -55,6 +55,12 @@ std::string NonOvercommitLimitProblem(const std::map<std::string, std::string>& 
                                       const std::map<std::string, std::string>& limits,
                                       std::string_view limits_field);
 
+// Why a pod-template field that constrains where pods may run, and that gang placement does not
+// model, is refused: `field` is a required podAffinity or podAntiAffinity term, or a
+// topologySpreadConstraint with whenUnsatisfiable DoNotSchedule. The gang's nodes are chosen
+// before its pods exist, so such a rule could leave ranks unschedulable on their reserved nodes.
+std::string UnmodelledSchedulingProblem(std::string_view field);
+
 // a += b, a -= b (entries that reach zero are kept), and scaling by a count.
 void AddTo(ResourceList& a, const ResourceList& b);
 void SubtractFrom(ResourceList& a, const ResourceList& b);

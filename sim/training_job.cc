@@ -157,6 +157,29 @@ absl::StatusOr<PlannedJob> FromDocument(const YamlReader& in, const YAML::Node& 
     }
     r.tolerations.push_back(std::move(t));
   }
+  // As the operator refuses them (kube/api/training_job.cc): constraints placement cannot keep.
+  // The pod spec is not schema-checked: any of these may be missing or not a map.
+  auto child = [](const YAML::Node& node, const char* key) -> YAML::Node {
+    if (!node.IsDefined() || !node.IsMap()) return YAML::Node();
+    const YAML::Node found = node[key];
+    return found.IsDefined() ? found : YAML::Node();
+  };
+  for (const char* kind : {"podAffinity", "podAntiAffinity"}) {
+    const YAML::Node required = child(child(child(pod, "affinity"), kind),
+                                      "requiredDuringSchedulingIgnoredDuringExecution");
+    if (required.IsSequence() && required.size() > 0) {
+      const std::string field = absl::StrCat("spec.template.spec.affinity.", kind,
+                                             ".requiredDuringSchedulingIgnoredDuringExecution");
+      return in.Error(required, field, UnmodelledSchedulingProblem(field).substr(field.size() + 2));
+    }
+  }
+  const YAML::Node spread = child(pod, "topologySpreadConstraints");
+  for (size_t i = 0; spread.IsSequence() && i < spread.size(); ++i) {
+    const YAML::Node when = child(spread[i], "whenUnsatisfiable");
+    if (!when.IsScalar() || when.Scalar() != "DoNotSchedule") continue;
+    const std::string field = absl::StrCat("spec.template.spec.topologySpreadConstraints[", i, "]");
+    return in.Error(spread[i], field, UnmodelledSchedulingProblem(field).substr(field.size() + 2));
+  }
   ASSIGN_OR_RETURN(YAML::Node containers,
                    in.Sequence(pod, "containers", "spec.template.spec.containers", true));
   if (containers.size() == 0) {

@@ -101,6 +101,35 @@ std::map<std::string, std::string> QuantityTexts(const Value& resources, const c
   return out;
 }
 
+// The first field of the pod template `tmpl` that constrains placement in a way gang placement
+// does not model (phalanx::UnmodelledSchedulingProblem), or "".
+std::string UnmodelledSchedulingField(const Value& tmpl) {
+  const Value* spec = Member(tmpl, "spec");
+  if (spec == nullptr || !spec->IsObject()) return "";
+  if (const Value* affinity = Member(*spec, "affinity"); affinity && affinity->IsObject()) {
+    for (const char* kind : {"podAffinity", "podAntiAffinity"}) {
+      const Value* rules = Member(*affinity, kind);
+      if (rules == nullptr || !rules->IsObject()) continue;
+      const Value* required = Member(*rules, "requiredDuringSchedulingIgnoredDuringExecution");
+      if (required != nullptr && required->IsArray() && !required->Empty()) {
+        return absl::StrCat("spec.template.spec.affinity.", kind,
+                            ".requiredDuringSchedulingIgnoredDuringExecution");
+      }
+    }
+  }
+  const Value* spread = Member(*spec, "topologySpreadConstraints");
+  if (spread == nullptr || !spread->IsArray()) return "";
+  for (rapidjson::SizeType i = 0; i < spread->Size(); ++i) {
+    const Value& c = (*spread)[i];
+    const Value* when = c.IsObject() ? Member(c, "whenUnsatisfiable") : nullptr;
+    if (when != nullptr && when->IsString() && std::string_view(when->GetString()) ==
+                                                   "DoNotSchedule") {
+      return absl::StrCat("spec.template.spec.topologySpreadConstraints[", i, "]");
+    }
+  }
+  return "";
+}
+
 // The API server defaults a pod's container requests to its limits for every resource that has a
 // limit and no request (extended resources such as nvidia.com/gpu are usually given only as
 // limits). A pod template inside a custom resource is not defaulted, so do it here: the gang's
@@ -245,6 +274,11 @@ absl::StatusOr<TrainingJob> DecodeTrainingJob(std::string_view json) {
   rapidjson::Document defaulted;
   defaulted.CopyFrom(*tmpl, defaulted.GetAllocator());
   job.template_problem = DefaultRequestsFromLimits(defaulted, defaulted.GetAllocator());
+  if (job.template_problem.empty()) {
+    if (const std::string field = UnmodelledSchedulingField(*tmpl); !field.empty()) {
+      job.template_problem = phalanx::UnmodelledSchedulingProblem(field);
+    }
+  }
   absl::StatusOr<Pod> pod = Decode<Pod>(ToJson(defaulted));
   if (!pod.ok()) return phalanx::Annotate(pod.status(), "spec.template");
   job.pod = *std::move(pod);

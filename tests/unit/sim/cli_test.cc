@@ -515,6 +515,31 @@ spec:
                                     "[vpc.amazonaws.com/efa]: must be set, equal to the request"));
 }
 
+// Required pod anti-affinity is refused by plan as by the operator, naming the field and line.
+TEST(CliTest, PlanRejectsRequiredPodAntiAffinity) {
+  const std::string job = WriteFile("anti.yaml", R"(apiVersion: phalanx.dev/v1alpha1
+kind: TrainingJob
+metadata: {name: anti, namespace: t}
+spec:
+  queueName: q
+  replicas: 4
+  template:
+    spec:
+      affinity:
+        podAntiAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+          - labelSelector: {matchLabels: {app: anti}}
+            topologyKey: kubernetes.io/hostname
+      containers:
+      - {name: c, image: t, resources: {limits: {nvidia.com/gpu: 4}}}
+)");
+  CliRun run = Phalanx("plan -f " + job);
+  EXPECT_EQ(run.code, 2) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("anti.yaml:12: spec.template.spec.affinity.podAntiAffinity."
+                                    "requiredDuringSchedulingIgnoredDuringExecution: not modelled "
+                                    "by gang placement"));
+}
+
 // Unknown fields are rejected by path (kubectl's default, --validate=strict), types by the
 // schema; inside the pod spec (x-kubernetes-preserve-unknown-fields) anything goes, as on the
 // API server.
