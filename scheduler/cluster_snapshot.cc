@@ -7,6 +7,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
+#include "scheduler/node_affinity.h"
 #include "scheduler/gang_search.h"
 #include "scheduler/node_replacement.h"
 #include "scheduler/preemption_planner.h"
@@ -291,8 +292,9 @@ const std::vector<int>* ClusterSnapshot::NodesWithLabel(const std::string& key,
 }
 
 const ClusterSnapshot::SelectorMatch* ClusterSnapshot::MatchSelector(
-    const std::vector<std::pair<std::string, std::string>>& selector) const {
-  if (selector.empty()) return nullptr;
+    const std::vector<std::pair<std::string, std::string>>& selector,
+    const std::vector<NodeSelectorTerm>& affinity) const {
+  if (selector.empty() && affinity.empty()) return nullptr;
   if (selector_cache_generation_ != labels_generation_) {
     selector_cache_.clear();
     selector_cache_generation_ = labels_generation_;
@@ -302,6 +304,10 @@ const ClusterSnapshot::SelectorMatch* ClusterSnapshot::MatchSelector(
     key.append(k).push_back('\0');
     key.append(v).push_back('\0');
   }
+  if (!affinity.empty()) {
+    key.push_back('\1');
+    AppendAffinityKey(affinity, &key);
+  }
   if (auto hit = selector_cache_.find(key); hit != selector_cache_.end()) return &hit->second;
   // Bounded against a stream of distinct selectors. Only a new selector clears it, so searches
   // that share one selector (a preemption plan's many searches) never see their entry go away.
@@ -309,21 +315,36 @@ const ClusterSnapshot::SelectorMatch* ClusterSnapshot::MatchSelector(
   SelectorMatch& match = selector_cache_[std::move(key)];
   match.node_ok.assign(nodes_.size(), 0);
   match.domain_ok.assign(domains_.size(), 0);
-  std::vector<const std::vector<int>*> lists;
-  for (const auto& [k, v] : selector) {
-    const std::vector<int>* list = NodesWithLabel(k, v);
-    if (list == nullptr) return &match;  // some pair matches no node: nothing is eligible
-    lists.push_back(list);
-  }
-  // hits[n] = how many of lists[0..l) hold node n, counted only while it held every earlier one.
-  std::vector<uint32_t> hits(nodes_.size(), 0);
-  for (size_t l = 0; l < lists.size(); ++l) {
-    for (int node : *lists[l]) {
-      if (hits[node] == l) hits[node] = static_cast<uint32_t>(l + 1);
+  // The live nodes carrying every selector pair (all live nodes for no selector), then those
+  // the affinity admits, which only a look at each node's labels can tell.
+  std::vector<int> candidates;
+  if (selector.empty()) {
+    for (size_t node = 0; node < nodes_.size(); ++node) {
+      if (!nodes_[node].removed) candidates.push_back(static_cast<int>(node));
+    }
+  } else {
+    std::vector<const std::vector<int>*> lists;
+    for (const auto& [k, v] : selector) {
+      const std::vector<int>* list = NodesWithLabel(k, v);
+      if (list == nullptr) return &match;  // some pair matches no node: nothing is eligible
+      lists.push_back(list);
+    }
+    // hits[n] = how many of lists[0..l) hold node n, counted only while it held every earlier
+    // one.
+    std::vector<uint32_t> hits(nodes_.size(), 0);
+    for (size_t l = 0; l < lists.size(); ++l) {
+      for (int node : *lists[l]) {
+        if (hits[node] == l) hits[node] = static_cast<uint32_t>(l + 1);
+      }
+    }
+    for (int node : *lists[0]) {
+      if (hits[node] == lists.size()) candidates.push_back(node);
     }
   }
-  for (int node : *lists[0]) {
-    if (hits[node] != lists.size()) continue;
+  for (int node : candidates) {
+    if (!MatchesNodeAffinity(affinity, nodes_[node].info.labels, nodes_[node].info.name)) {
+      continue;
+    }
     match.node_ok[node] = 1;
     for (int d = nodes_[node].domain; d >= 0 && !match.domain_ok[d]; d = domains_[d].parent) {
       match.domain_ok[d] = 1;

@@ -189,18 +189,22 @@ class ClusterSnapshot {
   // computed at one generation stay valid until it moves.
   uint64_t labels_generation() const { return labels_generation_; }
 
-  // Which nodes and domains a node selector admits, computed once per distinct selector and
-  // labels generation and then shared by every search (an admission cycle places ~1,000 gangs
-  // that mostly share a few ResourceFlavor selectors).
+  // Which nodes and domains a node selector and a required node affinity (both optional)
+  // admit, computed once per distinct pair and labels generation and then shared by every
+  // search (an admission cycle places ~1,000 gangs that mostly share a few ResourceFlavor
+  // selectors).
   struct SelectorMatch {
-    std::vector<uint8_t> node_ok;    // per node index: live and carries every selector label
+    std::vector<uint8_t> node_ok;    // per node index: live, carries every selector label and
+                                     // satisfies the affinity
     std::vector<uint8_t> domain_ok;  // per domain index: holds at least one such node
   };
-  // Null for an empty selector (everything matches). The result stays valid until the next
-  // node change or the next call with a selector not seen since (the cache is bounded), so hold
-  // it only for one search; not thread-safe (callers serialise access, like every method).
+  // Null for an empty selector and affinity (everything matches). The result stays valid until
+  // the next node change or the next call with a selector not seen since (the cache is
+  // bounded), so hold it only for one search; not thread-safe (callers serialise access, like
+  // every method).
   const SelectorMatch* MatchSelector(
-      const std::vector<std::pair<std::string, std::string>>& selector) const;
+      const std::vector<std::pair<std::string, std::string>>& selector,
+      const std::vector<NodeSelectorTerm>& affinity = {}) const;
 
   // The per-shape search cache of `key` (see GangSearch), created empty on first use. The
   // snapshot keeps a bounded number, least recently used out; a copy of the snapshot starts

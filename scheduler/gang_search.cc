@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/status.h"
+#include "scheduler/node_affinity.h"
 
 namespace phalanx::placement {
 namespace {
@@ -155,6 +156,7 @@ absl::StatusOr<GangShape> ValidateGang(const GangRequest& request,
       RETURN_IF_ERROR(check_divides("request.count", shape.min_count));
     }
   }
+  RETURN_IF_ERROR(ValidateNodeAffinity(request.node_affinity, "request.node_affinity"));
 
   bool pods_given = false;
   for (const auto& [name, amount] : request.per_pod) {
@@ -185,6 +187,7 @@ absl::StatusOr<GangShape> ValidateGang(const GangRequest& request,
     shape.min_node_depth = std::max(shape.min_node_depth, shape.group_level);
   }
   shape.node_selector.assign(request.node_selector.begin(), request.node_selector.end());
+  shape.node_affinity = request.node_affinity;
   shape.tolerations = request.tolerations;
   for (const std::string& name : request.excluded_nodes) {
     if (int node = snapshot.FindNode(name); node >= 0) shape.excluded.push_back(node);
@@ -226,6 +229,9 @@ std::string ShapeCacheKey(const GangShape& shape) {
     add(k);
     add(v);
   }
+  std::string affinity;
+  AppendAffinityKey(shape.node_affinity, &affinity);
+  add(affinity);
   add("tolerations");
   for (const Toleration& t : shape.tolerations) {
     for (const std::string* part : {&t.key, &t.op, &t.value, &t.effect}) add(*part);
@@ -242,7 +248,7 @@ GangSearch::GangSearch(const ClusterSnapshot& snapshot, const GangShape& shape, 
       overlay_(overlay),
       as_if_empty_(as_if_empty),
       scratch_(scratch != nullptr ? scratch : &own_scratch_),
-      selector_(snapshot.MatchSelector(shape.node_selector)),
+      selector_(snapshot.MatchSelector(shape.node_selector, shape.node_affinity)),
       visited_(snapshot.topology().depth() + 1) {
   const int64_t per = shape.per_pod[kGpuIndex];
   for (int k = 0; k < kGpuBuckets; ++k) pods_per_bucket_[k] = per > 0 ? k / per : 0;

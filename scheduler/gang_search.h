@@ -50,6 +50,7 @@ struct GangShape {
   int group_level = 0;
   int min_node_depth = 0;       // nodes carrying fewer topology labels cannot be used
   std::vector<std::pair<std::string, std::string>> node_selector;
+  std::vector<NodeSelectorTerm> node_affinity;  // GangRequest::node_affinity, validated
   std::vector<Toleration> tolerations;
   std::vector<int> excluded;    // node indices never used (GangRequest::excluded_nodes), sorted
   ResourceList per_pod_list;    // as requested, for messages

@@ -35,6 +35,24 @@ struct Toleration {
   std::string effect;             // empty tolerates every effect
 };
 
+// One requirement of a required node affinity term (Kubernetes core/v1 NodeSelectorRequirement).
+// As a matchExpressions entry `key` is a node label and `op` one of In, NotIn, Exists,
+// DoesNotExist, Gt, Lt (Gt/Lt compare the label's value as an integer); as a matchFields entry
+// `key` is "metadata.name" and `op` In or NotIn with one value (scheduler/node_affinity.h).
+struct NodeSelectorRequirement {
+  std::string key;
+  std::string op;
+  std::vector<std::string> values;
+  friend bool operator==(const NodeSelectorRequirement&, const NodeSelectorRequirement&) = default;
+};
+
+// Its entries are ANDed; a term with none matches no node.
+struct NodeSelectorTerm {
+  std::vector<NodeSelectorRequirement> match_expressions;
+  std::vector<NodeSelectorRequirement> match_fields;
+  friend bool operator==(const NodeSelectorTerm&, const NodeSelectorTerm&) = default;
+};
+
 // Elastic size: candidate counts are min, min+step, min+2*step, ... up to max.
 struct ElasticRange {
   int32_t min = 0;
@@ -49,6 +67,9 @@ struct GangRequest {
   std::optional<ElasticRange> elastic;    // place the largest feasible count in the range
   ResourceList per_pod;                   // canonical units (common/resources.h)
   std::map<std::string, std::string> node_selector;
+  // The pods' spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution
+  // nodeSelectorTerms, ORed; empty = no node affinity.
+  std::vector<NodeSelectorTerm> node_affinity;
   std::vector<Toleration> tolerations;
   std::string required_level;             // node label key: hard ceiling; "" = whole cluster
   std::string preferred_level;            // node label key: target, may be exceeded

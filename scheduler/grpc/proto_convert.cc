@@ -71,6 +71,50 @@ absl::StatusOr<std::map<std::string, Value, std::less<>>> DecodeMap(const ProtoM
   return out;
 }
 
+absl::Status DecodeRequirements(
+    const google::protobuf::RepeatedPtrField<pb::NodeSelectorRequirement>& in,
+    const std::string& field, std::vector<NodeSelectorRequirement>* out) {
+  RETURN_IF_ERROR(CheckEntries(in.size(), field));
+  for (int i = 0; i < in.size(); ++i) {
+    const pb::NodeSelectorRequirement& r = in.Get(i);
+    const std::string at = absl::StrCat(field, "[", i, "]");
+    RETURN_IF_ERROR(CheckString(r.key(), at + ".key"));
+    RETURN_IF_ERROR(CheckString(r.operator_(), at + ".operator"));
+    RETURN_IF_ERROR(CheckEntries(r.values_size(), at + ".values", kMaxSelectorValues));
+    for (int v = 0; v < r.values_size(); ++v) {
+      RETURN_IF_ERROR(CheckString(r.values(v), absl::StrCat(at, ".values[", v, "]")));
+    }
+    out->push_back({.key = r.key(),
+                    .op = r.operator_(),
+                    .values = {r.values().begin(), r.values().end()}});
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<NodeSelectorTerm>> DecodeNodeAffinity(
+    const google::protobuf::RepeatedPtrField<pb::NodeSelectorTerm>& in, const std::string& field) {
+  RETURN_IF_ERROR(CheckEntries(in.size(), field));
+  std::vector<NodeSelectorTerm> out(in.size());
+  for (int t = 0; t < in.size(); ++t) {
+    const std::string at = absl::StrCat(field, "[", t, "]");
+    RETURN_IF_ERROR(DecodeRequirements(in.Get(t).match_expressions(), at + ".match_expressions",
+                                       &out[t].match_expressions));
+    RETURN_IF_ERROR(
+        DecodeRequirements(in.Get(t).match_fields(), at + ".match_fields", &out[t].match_fields));
+  }
+  return out;
+}
+
+void ToProto(const std::vector<NodeSelectorRequirement>& in,
+             google::protobuf::RepeatedPtrField<pb::NodeSelectorRequirement>* out) {
+  for (const NodeSelectorRequirement& r : in) {
+    pb::NodeSelectorRequirement* wire = out->Add();
+    wire->set_key(r.key);
+    wire->set_operator_(r.op);
+    for (const std::string& value : r.values) wire->add_values(value);
+  }
+}
+
 absl::StatusOr<ElasticRange> DecodeElastic(const pb::ElasticRange& in, const std::string& field) {
   RETURN_IF_ERROR(CheckPods(in.min(), field + ".min"));
   RETURN_IF_ERROR(CheckPods(in.max(), field + ".max"));
@@ -122,6 +166,11 @@ void ToProto(const GangRequest& in, pb::GangRequest* out) {
     wire->set_operator_(t.op);
     wire->set_value(t.value);
     wire->set_effect(t.effect);
+  }
+  for (const NodeSelectorTerm& term : in.node_affinity) {
+    pb::NodeSelectorTerm* wire = out->add_node_affinity();
+    ToProto(term.match_expressions, wire->mutable_match_expressions());
+    ToProto(term.match_fields, wire->mutable_match_fields());
   }
   out->set_required_level(in.required_level);
   out->set_preferred_level(in.preferred_level);
@@ -261,6 +310,8 @@ absl::StatusOr<GangRequest> DecodeGangRequest(const pb::GangRequest& in,
     RETURN_IF_ERROR(CheckString(value, absl::StrCat(field, ".node_selector[", key, "]")));
     out.node_selector.emplace(key, std::move(value));
   }
+  ASSIGN_OR_RETURN(out.node_affinity,
+                   DecodeNodeAffinity(in.node_affinity(), field + ".node_affinity"));
   RETURN_IF_ERROR(CheckEntries(in.tolerations_size(), field + ".tolerations"));
   for (int i = 0; i < in.tolerations_size(); ++i) {
     const pb::Toleration& t = in.tolerations(i);

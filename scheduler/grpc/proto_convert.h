@@ -36,7 +36,9 @@ inline constexpr int kMaxBatchRequests = 10'000;
 inline constexpr int kMaxPodsPerGang = 65'536;   // count, elastic bounds, group_size, new_count,
                                                  // ReplaceNodes' nodes
 inline constexpr size_t kMaxStringBytes = 1'024;  // job ids, label keys and values, names
-inline constexpr int kMaxMapEntries = 64;         // per_pod, node_selector, tolerations
+inline constexpr int kMaxMapEntries = 64;         // per_pod, node_selector, tolerations,
+                                                  // node_affinity terms and their entries
+inline constexpr int kMaxSelectorValues = 1'024;  // values of one node_affinity entry
 inline constexpr int kMaxCandidates = 100'000;    // PlanPreemption candidates, EstimateStart ends
 inline constexpr int kDefaultSummaryDomains = 1'000;
 inline constexpr int kMaxSummaryDomains = 100'000;

@@ -41,6 +41,16 @@ inline std::string Describe(const GangRequest& r) {
   for (const Toleration& t : r.tolerations) {
     absl::StrAppend(&out, "{", t.key, " ", t.op, " ", t.value, " ", t.effect, "}");
   }
+  absl::StrAppend(&out, "] affinity=[");
+  for (const NodeSelectorTerm& term : r.node_affinity) {
+    for (const auto* list : {&term.match_expressions, &term.match_fields}) {
+      absl::StrAppend(&out, "{");
+      for (const NodeSelectorRequirement& e : *list) {
+        absl::StrAppend(&out, "(", e.key, " ", e.op, " ", Describe(e.values), ")");
+      }
+      absl::StrAppend(&out, "}");
+    }
+  }
   absl::StrAppend(&out, "] required=", r.required_level, " preferred=", r.preferred_level,
                   " group=", r.group_size, "@", r.group_level, " priority=", r.priority,
                   " excluded=", Describe(r.excluded_nodes), "}");

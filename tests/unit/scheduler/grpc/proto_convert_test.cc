@@ -32,6 +32,12 @@ GangRequest FullRequest() {
   r.elastic = ElasticRange{.min = 8, .max = 32, .step = 4};
   r.per_pod = {{"nvidia.com/gpu", 8}, {"cpu", 96000}, {"memory", int64_t{1} << 40}, {"x", 0}};
   r.node_selector = {{"node.kubernetes.io/instance-type", "p5.48xlarge"}, {"pool", "a"}};
+  r.node_affinity = {
+      {.match_expressions = {{"topology.k8s.aws/network-node-layer-3", "NotIn", {"nn-1", "nn-2"}},
+                             {"gpus", "Gt", {"4"}}}},
+      {.match_expressions = {{"pool", "Exists", {}}},
+       .match_fields = {{"metadata.name", "In", {"n7"}}}},
+      {}};
   r.tolerations = {{"nvidia.com/gpu", "Exists", "", "NoSchedule"},
                    {"dedicated", "Equal", "training", ""},
                    {"", "", "", ""}};
@@ -294,8 +300,41 @@ TEST(ProtoConvert, GangRequestLimitsNameTheField) {
               StatusIs(kInvalid, HasSubstr("requests[3].group_level: 1025 bytes")));
   EXPECT_THAT(DecodeWith([](pb::GangRequest& r) { r.set_group_size(65537); }),
               StatusIs(kInvalid, HasSubstr("requests[3].group_size: 65537 pods")));
+  EXPECT_THAT(DecodeWith([](pb::GangRequest& r) {
+                for (int i = 0; i < kMaxMapEntries; ++i) r.add_node_affinity();
+              }),
+              StatusIs(kInvalid, HasSubstr("requests[3].node_affinity: 67 entries")));
+  EXPECT_THAT(DecodeWith([](pb::GangRequest& r) {
+                for (int i = 0; i < kMaxMapEntries; ++i) {
+                  r.mutable_node_affinity(1)->add_match_fields();
+                }
+              }),
+              StatusIs(kInvalid, HasSubstr("requests[3].node_affinity[1].match_fields: 65")));
+  EXPECT_THAT(DecodeWith([](pb::GangRequest& r) {
+                auto* e = r.mutable_node_affinity(0)->mutable_match_expressions(1);
+                for (int i = 0; i < kMaxSelectorValues; ++i) e->add_values("v");
+              }),
+              StatusIs(kInvalid, "requests[3].node_affinity[0].match_expressions[1].values: "
+                                 "1025 entries, more than the limit of 1024"));
+  EXPECT_THAT(DecodeWith([](pb::GangRequest& r) {
+                r.mutable_node_affinity(0)->mutable_match_expressions(0)->set_values(1, Long());
+              }),
+              StatusIs(kInvalid, HasSubstr("node_affinity[0].match_expressions[0].values[1]: "
+                                           "1025 bytes")));
+  EXPECT_THAT(DecodeWith([](pb::GangRequest& r) {
+                r.mutable_node_affinity(1)->mutable_match_fields(0)->set_key(Long());
+              }),
+              StatusIs(kInvalid, HasSubstr("node_affinity[1].match_fields[0].key: 1025 bytes")));
+  EXPECT_THAT(DecodeWith([](pb::GangRequest& r) {
+                r.mutable_node_affinity(1)->mutable_match_expressions(0)->set_operator_(Long());
+              }),
+              StatusIs(kInvalid,
+                       HasSubstr("node_affinity[1].match_expressions[0].operator: 1025 bytes")));
   // At the limits exactly, everything passes.
   EXPECT_OK(DecodeWith([](pb::GangRequest& r) {
+    auto* e = r.mutable_node_affinity(0)->mutable_match_expressions(0);
+    while (e->values_size() < kMaxSelectorValues) e->add_values("v");
+    while (r.node_affinity_size() < kMaxMapEntries) r.add_node_affinity();
     r.set_job(std::string(kMaxStringBytes, 'j'));
     r.set_count(kMaxPodsPerGang);
     r.mutable_elastic()->set_max(kMaxPodsPerGang);
@@ -314,6 +353,8 @@ TEST(ProtoConvert, SemanticChecksAreLeftToThePlacementCore) {
     (*r.mutable_per_pod())["nvidia.com/gpu"] = -8;
     r.set_required_level("no-such-level");
     r.set_group_size(-1);
+    r.mutable_node_affinity(0)->mutable_match_expressions(0)->set_operator_("Near");
+    r.mutable_node_affinity(1)->mutable_match_fields(0)->set_key("metadata.namespace");
   }));
 }
 
