@@ -12,11 +12,75 @@
 #include "kube/json.h"
 #include "kube/resource.h"
 #include "rapidjson/document.h"
+#include "scheduler/node_affinity.h"
 
 namespace kube {
 namespace {
 
 using rapidjson::Value;
+using phalanx::placement::NodeSelectorRequirement;
+using phalanx::placement::NodeSelectorTerm;
+
+// The member `key` of `object` as an array (nullptr when absent), or InvalidArgument.
+absl::StatusOr<const Value*> ArrayMember(const Value& object, std::string_view key,
+                                         const std::string& field) {
+  const Value* array = Member(object, key);
+  if (array != nullptr && !array->IsArray()) {
+    return absl::InvalidArgumentError(absl::StrCat(field, ": not an array"));
+  }
+  return array;
+}
+
+absl::Status ReadRequirements(const Value& term, std::string_view key, const std::string& field,
+                              std::vector<NodeSelectorRequirement>* out) {
+  ASSIGN_OR_RETURN(const Value* list, ArrayMember(term, key, field));
+  for (rapidjson::SizeType i = 0; list != nullptr && i < list->Size(); ++i) {
+    const Value& entry = (*list)[i];
+    const std::string at = absl::StrCat(field, "[", i, "]");
+    if (!entry.IsObject()) return absl::InvalidArgumentError(at + ": not an object");
+    NodeSelectorRequirement& r = out->emplace_back();
+    RETURN_IF_ERROR(ReadString(entry, "key", at + ".key", &r.key));
+    RETURN_IF_ERROR(ReadString(entry, "operator", at + ".operator", &r.op));
+    ASSIGN_OR_RETURN(const Value* values, ArrayMember(entry, "values", at + ".values"));
+    for (rapidjson::SizeType v = 0; values != nullptr && v < values->Size(); ++v) {
+      if (!(*values)[v].IsString()) {
+        return absl::InvalidArgumentError(absl::StrCat(at, ".values[", v, "]: not a string"));
+      }
+      r.values.emplace_back((*values)[v].GetString(), (*values)[v].GetStringLength());
+    }
+  }
+  return absl::OkStatus();
+}
+
+// spec.template's required node affinity into `out`, or InvalidArgument naming the field of a
+// form placement cannot honour (and kube-scheduler would refuse or never match).
+absl::Status ReadRequiredNodeAffinity(const Value& tmpl, std::vector<NodeSelectorTerm>* out) {
+  constexpr std::string_view kRequired =
+      "spec.template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution";
+  const Value* spec = Member(tmpl, "spec");
+  const Value* affinity = spec == nullptr ? nullptr : Member(*spec, "affinity");
+  const Value* node = affinity == nullptr ? nullptr : Member(*affinity, "nodeAffinity");
+  const Value* required =
+      node == nullptr ? nullptr : Member(*node, "requiredDuringSchedulingIgnoredDuringExecution");
+  if (required == nullptr) return absl::OkStatus();
+  const std::string field = std::string(kRequired) + ".nodeSelectorTerms";
+  ASSIGN_OR_RETURN(const Value* terms, ArrayMember(*required, "nodeSelectorTerms", field));
+  if (terms == nullptr || terms->Empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ": must have at least one node selector term"));
+  }
+  for (rapidjson::SizeType t = 0; t < terms->Size(); ++t) {
+    const Value& term = (*terms)[t];
+    const std::string at = absl::StrCat(field, "[", t, "]");
+    if (!term.IsObject()) return absl::InvalidArgumentError(at + ": not an object");
+    NodeSelectorTerm& parsed = out->emplace_back();
+    RETURN_IF_ERROR(ReadRequirements(term, "matchExpressions", at + ".matchExpressions",
+                                     &parsed.match_expressions));
+    RETURN_IF_ERROR(
+        ReadRequirements(term, "matchFields", at + ".matchFields", &parsed.match_fields));
+  }
+  return phalanx::placement::ValidateNodeAffinity(*out, field);
+}
 
 absl::Status ReadAdmission(const Value& status, TrainingJobStatus* out) {
   const Value* admission = Member(status, "admission");
@@ -278,6 +342,11 @@ absl::StatusOr<TrainingJob> DecodeTrainingJob(std::string_view json) {
     if (const std::string field = UnmodelledSchedulingField(*tmpl); !field.empty()) {
       job.template_problem = phalanx::UnmodelledSchedulingProblem(field);
     }
+  }
+  if (absl::Status affinity = ReadRequiredNodeAffinity(*tmpl, &job.node_affinity);
+      !affinity.ok()) {
+    job.node_affinity.clear();
+    if (job.template_problem.empty()) job.template_problem = std::string(affinity.message());
   }
   absl::StatusOr<Pod> pod = Decode<Pod>(ToJson(defaulted));
   if (!pod.ok()) return phalanx::Annotate(pod.status(), "spec.template");

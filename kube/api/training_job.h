@@ -22,6 +22,7 @@
 #include "absl/time/time.h"
 #include "kube/objects.h"
 #include "kube/resource.h"
+#include "scheduler/placement_types.h"
 
 namespace kube {
 
@@ -99,6 +100,9 @@ struct TrainingJob {
   // effective per-pod requests (containers, sidecars, init containers, overhead), with requests
   // defaulted to limits as the API server does for pods (a template is not defaulted).
   Pod pod;
+  // spec.template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution
+  // .nodeSelectorTerms, validated (a bad one is the template_problem); empty = none.
+  std::vector<phalanx::placement::NodeSelectorTerm> node_affinity;
   // spec.template as JSON text, for building the pods.
   std::string template_json;
   // Why no pod built from the template would be accepted, "" if nothing is known: a fraction of

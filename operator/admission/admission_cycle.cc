@@ -396,7 +396,8 @@ void Cycle::SetupWorkload(const Workload& w) {
   if (queue.resource_index.contains(kResourcePods)) {
     entry.per_pod.try_emplace(std::string(kResourcePods), 1);
   }
-  auto shape = MakeShape(model_, entry.cq, entry.per_pod, w.node_selector, w.tolerations);
+  auto shape = MakeShape(model_, entry.cq, entry.per_pod, w.node_selector, w.node_affinity,
+                         w.tolerations);
   if (auto* error = std::get_if<ShapeError>(&shape)) return fail(error->reason, error->message);
   entry.shape = std::get<Shape>(std::move(shape));
   entry.waiting = true;
@@ -446,6 +447,7 @@ placement::GangRequest Cycle::Request(const PendingEntry& entry, const Assignmen
   }
   request.per_pod = w.per_pod;
   request.node_selector = w.node_selector;
+  request.node_affinity = w.node_affinity;
   request.tolerations = w.tolerations;
   std::set<std::string_view> seen;
   for (const auto& [resource, flavor_name] : assignment.flavors) {

@@ -8,6 +8,7 @@ namespace phalanx::admission {
 
 std::variant<Shape, ShapeError> MakeShape(const Model& model, int cq, const ResourceList& per_pod,
                                           const std::map<std::string, std::string>& node_selector,
+                                          const std::vector<placement::NodeSelectorTerm>& affinity,
                                           const std::vector<placement::Toleration>& tolerations) {
   const CompiledClusterQueue& queue = model.cqs[cq];
   const std::string& name = queue.spec->name;
@@ -34,7 +35,7 @@ std::variant<Shape, ShapeError> MakeShape(const Model& model, int cq, const Reso
     std::vector<std::string> mismatches;
     for (size_t p = 0; p < compiled.flavors.size(); ++p) {
       std::string why = FlavorMismatch(*model.flavors[compiled.flavors[p]], node_selector,
-                                       tolerations);
+                                       affinity, tolerations);
       if (why.empty()) {
         compatible.push_back(static_cast<int>(p));
       } else {

@@ -49,7 +49,8 @@ struct AssignOutcome {
 };
 
 // The shape of `workload` in ClusterQueue `cq`, or why it can never be admitted there
-// (a resource the queue does not cover; no flavor matches the selector or tolerations).
+// (a resource the queue does not cover; no flavor matches the selector, the required node
+// affinity or the tolerations).
 // `per_pod` already includes the synthesized "pods" entry when the queue covers it.
 struct ShapeError {
   PendingReason reason;
@@ -57,6 +58,7 @@ struct ShapeError {
 };
 std::variant<Shape, ShapeError> MakeShape(const Model& model, int cq, const ResourceList& per_pod,
                                           const std::map<std::string, std::string>& node_selector,
+                                          const std::vector<placement::NodeSelectorTerm>& affinity,
                                           const std::vector<placement::Toleration>& tolerations);
 
 // The demand of `choice` for `count` pods.

@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "scheduler/node_affinity.h"
 
 namespace phalanx::admission {
 
@@ -55,6 +57,28 @@ bool ToleratesOne(const placement::Toleration& t, const placement::Taint& taint)
   return t.key == taint.key && t.value == taint.value;
 }
 
+// Whether a node carrying only `labels` would satisfy `terms` once every matchExpressions entry
+// on another key, and every matchFields entry, is dropped (Kueue's flavorSelector).
+bool AffinityAdmitsFlavor(const std::vector<placement::NodeSelectorTerm>& terms,
+                          const std::map<std::string, std::string>& labels) {
+  if (terms.empty()) return true;
+  bool some_term_holds = false;
+  for (const placement::NodeSelectorTerm& term : terms) {
+    bool looked = false;
+    bool holds = true;
+    for (const placement::NodeSelectorRequirement& r : term.match_expressions) {
+      auto it = labels.find(r.key);
+      if (it == labels.end()) continue;
+      looked = true;
+      holds = holds && placement::MatchesRequirement(r, &it->second);
+    }
+    // A term left empty would admit everything: the whole affinity is then dropped.
+    if (!looked) return true;
+    some_term_holds = some_term_holds || holds;
+  }
+  return some_term_holds;
+}
+
 }  // namespace
 
 bool Tolerates(const std::vector<placement::Toleration>& tolerations,
@@ -65,6 +89,7 @@ bool Tolerates(const std::vector<placement::Toleration>& tolerations,
 
 std::string FlavorMismatch(const ResourceFlavor& flavor,
                            const std::map<std::string, std::string>& node_selector,
+                           const std::vector<placement::NodeSelectorTerm>& node_affinity,
                            const std::vector<placement::Toleration>& tolerations) {
   for (const auto& [key, value] : flavor.node_labels) {
     auto it = node_selector.find(key);
@@ -72,6 +97,11 @@ std::string FlavorMismatch(const ResourceFlavor& flavor,
       return absl::StrCat("node selector wants ", key, "=", it->second, ", flavor ", flavor.name,
                           " has ", key, "=", value);
     }
+  }
+  if (!AffinityAdmitsFlavor(node_affinity, flavor.node_labels)) {
+    return absl::StrCat("flavor ", flavor.name, "'s node labels (",
+                        absl::StrJoin(flavor.node_labels, ", ", absl::PairFormatter("=")),
+                        ") do not match the required node affinity");
   }
   for (const placement::Taint& taint : flavor.node_taints) {
     // PreferNoSchedule never keeps a pod off a node, so it never keeps a flavor from a workload.

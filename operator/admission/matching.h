@@ -27,10 +27,15 @@ bool Matches(const LabelSelector& selector, const std::map<std::string, std::str
 bool Tolerates(const std::vector<placement::Toleration>& tolerations,
                const placement::Taint& taint);
 
-// Empty if `flavor` can serve a workload with this node selector and these tolerations;
-// otherwise why not ("node selector wants gpu=a100, flavor h100 has gpu=h100").
+// Empty if `flavor` can serve a workload with this node selector, required node affinity and
+// these tolerations; otherwise why not ("node selector wants gpu=a100, flavor h100 has
+// gpu=h100"). Kueue's rule (kubernetes-sigs/kueue pkg/scheduler/flavorassigner/flavorassigner.go,
+// flavorSelector): only the label keys the flavor's nodeLabels define are looked at; an
+// affinity term left with no matchExpressions by that (matchFields are never looked at) lets
+// every flavor through, as its terms are ORed.
 std::string FlavorMismatch(const ResourceFlavor& flavor,
                            const std::map<std::string, std::string>& node_selector,
+                           const std::vector<placement::NodeSelectorTerm>& node_affinity,
                            const std::vector<placement::Toleration>& tolerations);
 
 }  // namespace phalanx::admission

@@ -175,6 +175,8 @@ struct Workload {
   int32_t group_size = 0;
   std::string group_level;
   std::map<std::string, std::string> node_selector;
+  // The pods' required node affinity terms (placement::GangRequest::node_affinity); empty = none.
+  std::vector<placement::NodeSelectorTerm> node_affinity;
   std::vector<placement::Toleration> tolerations;
   std::optional<AdmittedState> admitted;
   // How long it is expected to run once started, at its smallest size (an elastic one at its

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/resources.h"
+#include "scheduler/node_affinity.h"
 
 namespace phalanx::admission::testing {
 namespace {
@@ -60,7 +61,8 @@ bool FakePlacementService::Matches(const placement::GangRequest& request, int do
                      [&](const auto& kv) {
                        auto it = labels.find(kv.first);
                        return it != labels.end() && it->second == kv.second;
-                     });
+                     }) &&
+         placement::MatchesNodeAffinity(request.node_affinity, labels, domains_[domain].name);
 }
 
 std::optional<std::pair<int, int32_t>> FakePlacementService::Fit(

@@ -30,6 +30,7 @@ using ::phalanx::testing::IsOk;
 using ::phalanx::testing::StatusIs;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::IsEmpty;
 using ::testing::Pair;
 using ::testing::StartsWith;
 
@@ -637,6 +638,67 @@ TEST(WorkloadFromJobTest, FractionOfAnExtendedResourceIsInvalid) {
   kube::SetMember(resources["limits"], "nvidia.com/gpu", rapidjson::Value(8), alloc);
   kube::SetMember(resources["requests"], "nvidia.com/gpu", rapidjson::Value(8), alloc);
   EXPECT_THAT(WorkloadFromJob(Decoded(kube::DecodeTrainingJob(kube::ToJson(doc)))), IsOk());
+}
+
+// The template with `affinity` (JSON) as spec.template.spec.affinity, decoded.
+kube::TrainingJob JobWithAffinity(const std::string& affinity) {
+  rapidjson::Document doc = std::move(ExampleDocuments("10-trainingjob-pretrain-64gpu.yaml").at(0));
+  rapidjson::Document value;
+  value.Parse(affinity.c_str());
+  kube::SetMember(doc["spec"]["template"]["spec"], "affinity",
+                  rapidjson::Value(value, doc.GetAllocator()), doc.GetAllocator());
+  return Decoded(kube::DecodeTrainingJob(kube::ToJson(doc)));
+}
+
+TEST(WorkloadFromJobTest, RequiredNodeAffinityIsCarriedToTheWorkload) {
+  admission::Workload w = Decoded(WorkloadFromJob(JobWithAffinity(R"({"nodeAffinity":{
+      "requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[
+        {"matchExpressions":[{"key":"topology.k8s.aws/network-node-layer-3","operator":"NotIn",
+                              "values":["nn-1"]},{"key":"gpus","operator":"Gt","values":["4"]}]},
+        {"matchFields":[{"key":"metadata.name","operator":"In","values":["n1"]}]}]},
+      "preferredDuringSchedulingIgnoredDuringExecution":[{"weight":1,"preference":{
+        "matchExpressions":[{"key":"zone","operator":"In","values":["a"]}]}}]}})")));
+  const std::vector<placement::NodeSelectorTerm> want = {
+      {.match_expressions = {{"topology.k8s.aws/network-node-layer-3", "NotIn", {"nn-1"}},
+                             {"gpus", "Gt", {"4"}}}},
+      {.match_fields = {{"metadata.name", "In", {"n1"}}}}};
+  EXPECT_EQ(w.node_affinity, want);
+  // Only a preference, or only pod affinity: nothing placement must honour.
+  EXPECT_THAT(Decoded(WorkloadFromJob(JobWithAffinity(R"({"nodeAffinity":{
+      "preferredDuringSchedulingIgnoredDuringExecution":[]},"podAffinity":{}})")))
+                  .node_affinity,
+              IsEmpty());
+}
+
+// A form kube-scheduler refuses or placement cannot honour: Invalid, naming the field.
+TEST(WorkloadFromJobTest, ABadRequiredNodeAffinityIsInvalid) {
+  const std::string kField =
+      "spec.template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+      ".nodeSelectorTerms";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"({"nodeSelectorTerms":[]})", ": must have at least one node selector term"},
+      {R"({})", ": must have at least one node selector term"},
+      {R"({"nodeSelectorTerms":{}})", ": not an array"},
+      {R"({"nodeSelectorTerms":[{"matchExpressions":[{"key":"k","operator":"Near"}]}]})",
+       "[0].matchExpressions[0].operator: unsupported value \"Near\""},
+      {R"({"nodeSelectorTerms":[{},{"matchExpressions":[{"key":"k","operator":"Lt",
+           "values":["ten"]}]}]})",
+       "[1].matchExpressions[0].values: for Gt and Lt, exactly one integer value"},
+      {R"({"nodeSelectorTerms":[{"matchFields":[{"key":"metadata.uid","operator":"In",
+           "values":["x"]}]}]})",
+       "[0].matchFields[0].key: \"metadata.uid\": only metadata.name is supported"},
+      {R"({"nodeSelectorTerms":[{"matchExpressions":[{"key":"k","operator":"In",
+           "values":[1]}]}]})",
+       "[0].matchExpressions[0].values[0]: not a string"},
+  };
+  for (const auto& [required, message] : cases) {
+    SCOPED_TRACE(required);
+    kube::TrainingJob job = JobWithAffinity(absl::StrCat(
+        R"({"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":)", required, "}}"));
+    EXPECT_THAT(job.node_affinity, IsEmpty());
+    EXPECT_THAT(WorkloadFromJob(job), StatusIs(absl::StatusCode::kInvalidArgument,
+                                               HasSubstr(kField + message)));
+  }
 }
 
 TEST(DecodeTrainingJobTest, RestartCountersComeFromTheStatus) {

@@ -318,6 +318,9 @@ TEST(GangRequestFromTest, ReadsEveryFieldOfTheJob) {
                          R"("preferred":"topology.k8s.aws/network-node-layer-3","groupSize":4,)"
                          R"("groupLevel":"topology.k8s.aws/network-node-layer-3"},)"
                          R"("template":{"spec":{"nodeSelector":{"pool":"p5"},)"
+                         R"("affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":)"
+                         R"({"nodeSelectorTerms":[{"matchExpressions":[{"key":"zone","operator":"In",)"
+                         R"("values":["a"]}]}]}}},)"
                          R"("tolerations":[{"key":"nvidia.com/gpu","operator":"Exists","effect":"NoSchedule"}],)"
                          R"("containers":[{"name":"t","resources":{"requests":{"nvidia.com/gpu":"8","cpu":"500m"}}}]}}}})");
   ASSERT_OK_AND_ASSIGN(kube::TrainingJob job, kube::DecodeTrainingJob(raw));
@@ -331,6 +334,9 @@ TEST(GangRequestFromTest, ReadsEveryFieldOfTheJob) {
   EXPECT_EQ(r.per_pod.at("nvidia.com/gpu"), 8);
   EXPECT_EQ(r.per_pod.at("cpu"), 500);
   EXPECT_EQ(r.node_selector.at("pool"), "p5");
+  ASSERT_EQ(r.node_affinity.size(), 1u);
+  EXPECT_EQ(r.node_affinity[0].match_expressions,
+            (std::vector<placement::NodeSelectorRequirement>{{"zone", "In", {"a"}}}));
   ASSERT_EQ(r.tolerations.size(), 1u);
   EXPECT_EQ(r.tolerations[0].op, "Exists");
   EXPECT_EQ(r.required_level, "topology.k8s.aws/network-node-layer-2");
