@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "common/resources.h"
 #include "common/status.h"
+#include "scheduler/node_affinity.h"
 #include "sim/crd_schema.h"
 #include "sim/job_shape.h"
 #include "sim/trainingjob_crd.h"
@@ -27,6 +28,61 @@ absl::StatusOr<std::map<std::string, std::string>> StringMap(const YamlReader& i
   for (const auto& entry : node) {
     const std::string key = entry.first.as<std::string>("");
     ASSIGN_OR_RETURN(out[key], in.Scalar(entry.second, absl::StrCat(field, ".", key)));
+  }
+  return out;
+}
+
+absl::Status ReadRequirements(const YamlReader& in, const YAML::Node& term, const char* key,
+                              const std::string& field,
+                              std::vector<placement::NodeSelectorRequirement>* out) {
+  ASSIGN_OR_RETURN(YAML::Node list, in.Sequence(term, key, field));
+  for (size_t i = 0; list.IsDefined() && i < list.size(); ++i) {
+    const std::string at = absl::StrCat(field, "[", i, "]");
+    if (!list[i].IsMap()) return in.Error(list[i], at, "want a map");
+    placement::NodeSelectorRequirement& r = out->emplace_back();
+    ASSIGN_OR_RETURN(r.key, in.String(list[i], "key", at + ".key", ""));
+    ASSIGN_OR_RETURN(r.op, in.String(list[i], "operator", at + ".operator", ""));
+    ASSIGN_OR_RETURN(YAML::Node values, in.Sequence(list[i], "values", at + ".values"));
+    for (size_t v = 0; values.IsDefined() && v < values.size(); ++v) {
+      ASSIGN_OR_RETURN(r.values.emplace_back(),
+                       in.Scalar(values[v], absl::StrCat(at, ".values[", v, "]")));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The pod template's required node affinity, refused as the operator refuses it
+// (kube/api/training_job.h: template_problem) when placement cannot honour it.
+absl::StatusOr<std::vector<placement::NodeSelectorTerm>> RequiredNodeAffinity(
+    const YamlReader& in, const YAML::Node& pod) {
+  std::string field = "spec.template.spec.affinity";
+  ASSIGN_OR_RETURN(YAML::Node affinity, in.Map(pod, "affinity", field));
+  if (!affinity.IsDefined()) return std::vector<placement::NodeSelectorTerm>{};
+  ASSIGN_OR_RETURN(YAML::Node node, in.Map(affinity, "nodeAffinity", field += ".nodeAffinity"));
+  if (!node.IsDefined()) return std::vector<placement::NodeSelectorTerm>{};
+  ASSIGN_OR_RETURN(YAML::Node required,
+                   in.Map(node, "requiredDuringSchedulingIgnoredDuringExecution",
+                          field += ".requiredDuringSchedulingIgnoredDuringExecution"));
+  if (!required.IsDefined()) return std::vector<placement::NodeSelectorTerm>{};
+  ASSIGN_OR_RETURN(YAML::Node terms,
+                   in.Sequence(required, "nodeSelectorTerms", field += ".nodeSelectorTerms"));
+  if (!terms.IsDefined() || terms.size() == 0) {
+    return in.Error(required, field, "must have at least one node selector term");
+  }
+  std::vector<placement::NodeSelectorTerm> out(terms.size());
+  for (size_t t = 0; t < terms.size(); ++t) {
+    const std::string at = absl::StrCat(field, "[", t, "]");
+    if (!terms[t].IsMap()) return in.Error(terms[t], at, "want a map");
+    RETURN_IF_ERROR(ReadRequirements(in, terms[t], "matchExpressions", at + ".matchExpressions",
+                                     &out[t].match_expressions));
+    RETURN_IF_ERROR(ReadRequirements(in, terms[t], "matchFields", at + ".matchFields",
+                                     &out[t].match_fields));
+  }
+  if (absl::Status status = placement::ValidateNodeAffinity(out, field); !status.ok()) {
+    // "<field>: <why>", said at the terms' line.
+    const std::string message(status.message());
+    const size_t colon = message.find(": ");
+    return in.Error(terms, message.substr(0, colon), message.substr(colon + 2));
   }
   return out;
 }
@@ -143,6 +199,7 @@ absl::StatusOr<PlannedJob> FromDocument(const YamlReader& in, const YAML::Node& 
   ASSIGN_OR_RETURN(YAML::Node pod, in.Map(tmpl, "spec", "spec.template.spec", true));
   ASSIGN_OR_RETURN(r.node_selector,
                    StringMap(in, pod["nodeSelector"], "spec.template.spec.nodeSelector"));
+  ASSIGN_OR_RETURN(r.node_affinity, RequiredNodeAffinity(in, pod));
   ASSIGN_OR_RETURN(YAML::Node tolerations,
                    in.Sequence(pod, "tolerations", "spec.template.spec.tolerations"));
   for (size_t i = 0; tolerations.IsDefined() && i < tolerations.size(); ++i) {

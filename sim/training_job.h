@@ -4,8 +4,8 @@
 // time; sim/crd_schema.h): unknown fields, types, bounds, enums, patterns and the CEL rules (the
 // shape rules through ValidateJobShape). Only the fields placement looks at are then read:
 // spec.replicas, spec.elastic, spec.topology, spec.priority, and from spec.template.spec the
-// nodeSelector, tolerations and the containers' resource requests (limits stand in for missing
-// requests, as Kubernetes defaults them).
+// nodeSelector, required node affinity, tolerations and the containers' resource requests
+// (limits stand in for missing requests, as Kubernetes defaults them).
 //
 //   ASSIGN_OR_RETURN(PlannedJob job, LoadTrainingJob("job.yaml"));
 //   service.Place(job.request);

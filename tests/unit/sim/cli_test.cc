@@ -347,6 +347,64 @@ spec:
   EXPECT_THAT(run.output, HasSubstr("holds 16 of 40 pods"));
 }
 
+// A 2-pod job with `topology.k8s.aws/network-node-layer-3 <op> [values]` as its required node
+// affinity ("" = none), planned; returns the output.
+std::string PlanWithAffinity(const std::string& name, const std::string& op,
+                             const std::string& values, int* code) {
+  std::string affinity;
+  if (!op.empty()) {
+    affinity = R"(      affinity:
+        nodeAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+            nodeSelectorTerms:
+            - matchExpressions:
+              - {key: topology.k8s.aws/network-node-layer-3, operator: )" +
+               op + ", values: [" + values + "]}\n";
+  }
+  const std::string job = WriteFile(name + ".yaml", R"(apiVersion: phalanx.dev/v1alpha1
+kind: TrainingJob
+metadata: {name: )" + name + R"(, namespace: t}
+spec:
+  queueName: q
+  replicas: 2
+  topology: {required: topology.k8s.aws/network-node-layer-3}
+  template:
+    spec:
+)" + affinity + R"(      containers:
+      - name: c
+        resources: {limits: {nvidia.com/gpu: 8}}
+)");
+  CliRun run = Phalanx("plan -f " + job);
+  *code = run.code;
+  return run.output;
+}
+
+// `phalanx plan` honours the template's required node affinity as placement does.
+TEST(CliTest, PlanKeepsTheGangOutOfTheBlockItsAffinityExcludes) {
+  int code = 0;
+  const std::string free = PlanWithAffinity("free", "", "", &code);
+  ASSERT_EQ(code, 0) << free;
+  const std::string kInside = "inside topology.k8s.aws/network-node-layer-3=";
+  const size_t at = free.find(kInside);
+  ASSERT_NE(at, std::string::npos) << free;
+  const std::string block =
+      free.substr(at + kInside.size(), free.find_first_of(" \n:,", at + kInside.size()) -
+                                           (at + kInside.size()));
+  const std::string away = PlanWithAffinity("away", "NotIn", block, &code);
+  EXPECT_EQ(code, 0) << away;
+  EXPECT_THAT(away, HasSubstr(kInside));
+  EXPECT_THAT(away, Not(HasSubstr(kInside + block))) << "excluded " << block;
+  const std::string nowhere = PlanWithAffinity("nowhere", "In", "no-such-block", &code);
+  EXPECT_EQ(code, 0) << nowhere;
+  EXPECT_THAT(nowhere, HasSubstr("cannot be placed"));
+  EXPECT_THAT(nowhere, HasSubstr("NodeSelectorMismatch"));
+  const std::string bad = PlanWithAffinity("bad", "Gt", "ten", &code);
+  EXPECT_EQ(code, 2) << bad;
+  EXPECT_THAT(bad, HasSubstr(":14: spec.template.spec.affinity.nodeAffinity."
+                             "requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]"
+                             ".matchExpressions[0].values: for Gt and Lt, exactly one integer"));
+}
+
 TEST(CliTest, PlanBadJobIsExit2WithFileLineAndField) {
   const std::string job = WriteFile("bad-job.yaml", R"(apiVersion: phalanx.dev/v1alpha1
 kind: TrainingJob
