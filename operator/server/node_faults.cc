@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/api_labels.h"
+#include "common/resources.h"
 #include "common/status.h"
 #include "operator/controller/pod_builder.h"
 #include "operator/server/job_status.h"
@@ -81,6 +82,8 @@ std::string_view FaultReason(NodeFaultKind kind) {
       return "NodeDeleted";
     case NodeFaultKind::kCordoned:
       return "NodeCordoned";
+    case NodeFaultKind::kCapacityLost:
+      return "NodeCapacityLost";
   }
   return "NodeFailure";
 }
@@ -95,6 +98,24 @@ std::string_view ActionName(FaultAction action) {
       return "evicted";
   }
   return "";
+}
+
+std::optional<NodeFault> DetectCapacityLoss(std::string_view name, const kube::Node& node,
+                                            const phalanx::ResourceList& per_pod, int ranks) {
+  const phalanx::ResourceList& allocatable = node.allocatable.get();
+  for (const auto& [resource, amount] : per_pod) {
+    if (amount <= 0 || resource == "pods") continue;
+    auto it = allocatable.find(resource);
+    const int64_t has = it == allocatable.end() ? 0 : it->second;
+    if (has >= amount * ranks) continue;
+    NodeFault fault{.node = std::string(name), .kind = NodeFaultKind::kCapacityLost};
+    fault.detail = absl::StrCat(
+        fault.node, " has ", phalanx::FormatResources({{resource, has}}), " allocatable, below ",
+        ranks == 1 ? "its rank's " : absl::StrCat("its ", ranks, " ranks' "),
+        phalanx::FormatResources({{resource, amount * ranks}}));
+    return fault;
+  }
+  return std::nullopt;
 }
 
 std::optional<NodeFault> DetectNodeFault(std::string_view name, const kube::Node* node,
@@ -245,6 +266,10 @@ std::optional<FaultDecision> NodeFaultResponder::Respond(const kube::TrainingJob
     if (!seen.insert(name).second) continue;
     std::shared_ptr<const kube::Node> node = nodes_(name);
     std::optional<NodeFault> fault = DetectNodeFault(name, node.get(), tolerations);
+    if (!fault && node != nullptr) {
+      const int ranks = static_cast<int>(std::count(nodes.begin(), nodes.end(), name));
+      fault = DetectCapacityLoss(name, *node, job.pod.requests.get(), ranks);
+    }
     if (!fault) continue;
     if (fault->kind == NodeFaultKind::kNotReady) {
       const absl::Time since = not_ready_since_.try_emplace(name, now).first->second;
@@ -259,7 +284,7 @@ std::optional<FaultDecision> NodeFaultResponder::Respond(const kube::TrainingJob
       }
       absl::StrAppend(&fault->detail, " for ", absl::ToInt64Seconds(now - since), "s");
     }
-    if (fault->kind == NodeFaultKind::kCordoned) {
+    if (fault->kind == NodeFaultKind::kCordoned || fault->kind == NodeFaultKind::kCapacityLost) {
       if (!in_place) in_place = RanksInPlace(job, pods_(job.meta.Key()));
       std::vector<int32_t> homeless;  // the node's ranks that need a new pod
       for (int32_t r = 0; r < static_cast<int32_t>(nodes.size()); ++r) {

@@ -22,7 +22,8 @@
 // other than Schedulable, or is gone. A cordon (spec.unschedulable) is the exception: it keeps
 // new pods off the node, as kube-scheduler reads it, and moves no running rank; it fails a
 // rank that needs a new pod there (drained, lost, or a new gang generation) — the rank goes to
-// a spare instead of waiting on a node that takes no pod. Not thread-safe: one admission cycle
+// a spare instead of waiting on a node that takes no pod. So does a node whose allocatable fell
+// below its ranks' requests (kCapacityLost). Not thread-safe: one admission cycle
 // at a time uses it.
 #pragma once
 
@@ -49,10 +50,10 @@ inline constexpr std::string_view kConditionShrunk = "Shrunk";
 // The reason of an eviction after node failures (conditions, event, evicted-workloads metric).
 inline constexpr std::string_view kReasonNodeFailure = "NodeFailure";
 
-enum class NodeFaultKind { kNotReady, kTainted, kUnhealthy, kDeleted, kCordoned };
+enum class NodeFaultKind { kNotReady, kTainted, kUnhealthy, kDeleted, kCordoned, kCapacityLost };
 
-// "NodeNotReady", "NodeTainted", "NodeUnhealthy", "NodeDeleted", "NodeCordoned": condition
-// reasons and the `reason` label of the metrics.
+// "NodeNotReady", "NodeTainted", "NodeUnhealthy", "NodeDeleted", "NodeCordoned",
+// "NodeCapacityLost": condition reasons and the `reason` label of the metrics.
 std::string_view FaultReason(NodeFaultKind kind);
 
 struct NodeFault {
@@ -66,6 +67,13 @@ struct NodeFault {
 // responder's), and so is a cordon (kCordoned: the responder spares the ranks running there).
 std::optional<NodeFault> DetectNodeFault(std::string_view name, const kube::Node* node,
                                          const std::vector<placement::Toleration>& tolerations);
+
+// kCapacityLost when node `name` can no longer hold the `ranks` ranks placed on it even with
+// nothing else there: its allocatable fell below their requests (`per_pod` each), as when a GPU
+// falls off the bus and the device plugin re-registers with fewer devices. Like a cordon it
+// stops no running pod; a rank there that needs a new pod could never bind.
+std::optional<NodeFault> DetectCapacityLoss(std::string_view name, const kube::Node& node,
+                                            const phalanx::ResourceList& per_pod, int ranks);
 
 // A pod's integer label (phalanx.dev/rank, phalanx.dev/restart), or -1 if absent or not a
 // number.

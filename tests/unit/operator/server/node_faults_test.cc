@@ -344,6 +344,34 @@ TEST_F(NodeFaultsTest, ACordonMovesNoRunningRankButARankThatNeedsAPodGoesToASpar
   EXPECT_THAT(d->placement->nodes, ElementsAre("x0", "x4", "x2"));
 }
 
+// A reserved node whose allocatable falls below its rank's request (a GPU off the bus: the
+// device plugin re-registers with fewer devices) is a fault like a cordon: a running rank stays,
+// a rank that needs a new pod (here not yet bound) moves to a spare instead of waiting for ever.
+TEST_F(NodeFaultsTest, ANodeThatLostCapacityMovesARankThatNeedsAPod) {
+  kube::TrainingJob job = Admit(3, kLayer2);  // x0..x2; x3, x4 free in c1
+  job.meta.uid = "u1";
+  job.pod.requests = phalanx::ResourceList{{"nvidia.com/gpu", 8}};
+  for (int r = 0; r < 3; ++r) {
+    pods_.push_back(std::make_shared<const kube::Pod>(
+        RankPod(r, 0, job.status.placement->nodes[r], "Running")));
+  }
+  kube::Node x1 = nodes_["x1"];
+  x1.allocatable = phalanx::ResourceList{{"nvidia.com/gpu", 4}};
+  SetNode(x1);
+  EXPECT_EQ(faults_.Respond(job, t0_), std::nullopt);  // rank 1 still runs there
+  EXPECT_TRUE(faults_.calls().empty());
+
+  kube::Pod pending = RankPod(1, 0, "", "Pending");  // a new pod, not bound yet
+  pods_[1] = std::make_shared<const kube::Pod>(pending);
+  std::optional<FaultDecision> d = faults_.Respond(job, t0_);
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->reason, "NodeCapacityLost");
+  EXPECT_THAT(d->placement->nodes, ElementsAre("x0", "x3", "x2"));
+  EXPECT_THAT(d->message, ::testing::HasSubstr(
+                              "x1 has nvidia.com/gpu=4 allocatable, below its rank's "
+                              "nvidia.com/gpu=8 and rank 1 there needs a new pod"));
+}
+
 TEST_F(NodeFaultsTest, AnElasticGangWithoutASpareShrinksAndTheLostRankTakesAFreedNode) {
   kube::TrainingJob job =
       Admit(5, kLayer3, kube::TrainingJobElastic{.min_replicas = 2, .max_replicas = 5, .step = 1});
