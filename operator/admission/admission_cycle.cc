@@ -670,6 +670,12 @@ bool Cycle::Pass(bool last) {
     }
   }
   std::vector<bool> strict_failed(model_.cqs.size(), false);
+  struct Refused {
+    int entry;
+    std::string summary;   // the placement explanation
+    const Demand* demand;  // the batch's assignment
+  };
+  std::vector<Refused> refused;
   for (size_t i = 0; i < batch.size(); ++i) {
     Tentative& t = batch[i];
     PendingEntry& entry = pending_[t.entry];
@@ -714,15 +720,7 @@ bool Cycle::Pass(bool last) {
                                      " fit with the domain empty)");
       } else {
         entry.failed.insert(t.assignment.choice);
-        std::string why = absl::StrCat("placement: ", LocalityWaitNote(entry),
-                                       r->explanation.summary, "; quota: ",
-                                       QuotaLeft(cq, t.assignment.demand));
-        // Each pass tries another flavor choice: say why every one failed, not only the last
-        // (a p5 job told only that the gb200 nodes do not match would look in the wrong place).
-        entry.message = entry.reason == PendingReason::kTopology && !entry.message.empty()
-                            ? absl::StrCat(entry.message, "; next flavor: ", why)
-                            : std::move(why);
-        entry.reason = PendingReason::kTopology;
+        refused.push_back({t.entry, std::move(r->explanation.summary), &t.assignment.demand});
       }
       continue;
     }
@@ -735,6 +733,19 @@ bool Cycle::Pass(bool last) {
       retry = true;
     }
     Admit(t.entry, t.assignment, r->placement, {});
+  }
+  // The quota left is told once every refused gang of the batch gave its tentative charge back
+  // (told in the loop, a gang refused later in it still counted as using its quota).
+  for (const Refused& f : refused) {
+    PendingEntry& entry = pending_[f.entry];
+    std::string why = absl::StrCat("placement: ", LocalityWaitNote(entry), f.summary,
+                                   "; quota: ", QuotaLeft(entry.cq, *f.demand));
+    // Each pass tries another flavor choice: say why every one failed, not only the last
+    // (a p5 job told only that the gb200 nodes do not match would look in the wrong place).
+    entry.message = entry.reason == PendingReason::kTopology && !entry.message.empty()
+                        ? absl::StrCat(entry.message, "; next flavor: ", why)
+                        : std::move(why);
+    entry.reason = PendingReason::kTopology;
   }
   return retry;
 }

@@ -70,6 +70,27 @@ TEST(AdmissionCycleTest, FitsQuotaButNotTopologyStaysPendingWithBothExplanations
   EXPECT_FALSE(fake.Holds("team-a/big"));
 }
 
+// Two gangs refused by placement in one batch: each is told the quota the queue really has,
+// not what is left after the other's tentative charge (audit 2026-11-30: "48 available" of a
+// 64-GPU queue that used nothing).
+TEST(AdmissionCycleTest, GangsRefusedTogetherAreToldTheQuotaNoneOfThemHolds) {
+  FakePlacementService fake({{.name = "b1", .gpus = 8}, {.name = "b2", .gpus = 8}});
+  World world(fake);
+  world.Flavor("h100").Queue(GpuQueue("team-a", "", {{"h100", Gpu(64)}}));
+  world.Add(Job("team-a/first", 2, 8, 0, 0));
+  world.Add(Job("team-a/second", 2, 8, 0, 1));
+  CycleResult result = world.Cycle();
+  EXPECT_THAT(result.admissions, IsEmpty());
+  for (const char* key : {"team-a/first", "team-a/second"}) {
+    const PendingDecision* pending = PendingFor(result, key);
+    ASSERT_NE(pending, nullptr) << key;
+    EXPECT_EQ(pending->reason, PendingReason::kTopology) << key;
+    EXPECT_THAT(pending->message, HasSubstr("ClusterTrainingQueue team-a has 64 nvidia.com/gpu "
+                                            "in flavor h100 available"))
+        << key;
+  }
+}
+
 TEST(AdmissionCycleTest, QuotaShortfallSaysHowMuchIsLeft) {
   FakePlacementService fake({{.name = "b1", .gpus = 128}});
   World world(fake);
