@@ -720,7 +720,21 @@ bool Cycle::Pass(bool last) {
                                      " fit with the domain empty)");
       } else {
         entry.failed.insert(t.assignment.choice);
-        refused.push_back({t.entry, std::move(r->explanation.summary), &t.assignment.demand});
+        std::string summary = std::move(r->explanation.summary);
+        const std::optional<int32_t>& most = r->explanation.max_fit_empty;
+        if (!entry.locality_wait && most && *most < r->explanation.wanted) {
+          // No wait can help in this flavor: say so first, not "the best fits 6" alone.
+          const std::string& level = entry.workload->required_level;
+          std::set<std::string> flavors;
+          for (const auto& [resource, flavor] : t.assignment.flavors) flavors.insert(flavor);
+          summary = absl::StrCat("can never be placed in flavor ", absl::StrJoin(flavors, "+"),
+                                 ": at most ", *most, " of its ", r->explanation.wanted,
+                                 " pods fit ",
+                                 level.empty() ? std::string("in the cluster")
+                                               : absl::StrCat("in one ", level, " domain"),
+                                 " even with every node empty (", summary, ")");
+        }
+        refused.push_back({t.entry, std::move(summary), &t.assignment.demand});
       }
       continue;
     }

@@ -64,6 +64,11 @@ TEST(AdmissionCycleTest, FitsQuotaButNotTopologyStaysPendingWithBothExplanations
   ASSERT_NE(pending, nullptr);
   EXPECT_EQ(pending->reason, PendingReason::kTopology);
   EXPECT_THAT(pending->message, HasSubstr("needs 64 GPUs in one block; the best block b1 has 32 free"));
+  // No wait can help: the message says so first (audit 2026-11-30: "the best fits 6" alone had
+  // users wait for capacity that would never come).
+  EXPECT_THAT(pending->message,
+              HasSubstr("placement: can never be placed in flavor h100: at most 4 of its 8 pods "
+                        "fit in the cluster even with every node empty (needs 64 GPUs"));
   EXPECT_THAT(pending->message,
               HasSubstr(
                   "ClusterTrainingQueue team-a has 64 nvidia.com/gpu in flavor h100 available"));

@@ -107,6 +107,14 @@ placement::PlacementResult FakePlacementService::Result(
     }
   }
   result.explanation.wanted = wanted;
+  // The most pods one matching block holds when empty: what no wait can exceed.
+  int32_t most = 0;
+  for (size_t d = 0; d < domains_.size(); ++d) {
+    if (g > 0 && Matches(request, static_cast<int>(d))) {
+      most = std::max(most, static_cast<int32_t>(domains_[d].gpus / g));
+    }
+  }
+  if (g > 0) result.explanation.max_fit_empty = most;
   if (best < 0) {
     result.explanation.summary = "no domain matches the node selector";
     return result;
