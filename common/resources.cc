@@ -21,10 +21,13 @@ absl::StatusOr<int64_t> CanonicalAmount(std::string_view name, const Quantity& q
 
 std::string FormatQuantity(std::string_view name, int64_t amount) {
   if (name == kResourceCpu) return Quantity::FromMilli(amount).ToString();
+  // Devices are counted: "1000 nvidia.com/gpu", not "1k".
+  if (IsExtendedResourceName(name)) return std::to_string(amount);
   Quantity::Format format = Quantity::Format::kDecimalSI;
-  if (name == kResourceMemory || absl::string_view(name.data(), name.size()).find("storage") !=
-                                     absl::string_view::npos) {
-    format = Quantity::Format::kBinarySI;
+  const absl::string_view n(name.data(), name.size());
+  if (name == kResourceMemory || absl::StrContains(n, "storage") ||
+      absl::StartsWith(n, "hugepages-")) {
+    format = Quantity::Format::kBinarySI;  // "1000Gi", not "1073741824k"
   }
   return Quantity::FromValue(amount, format).ToString();
 }

@@ -86,6 +86,12 @@ TEST(ResourcesTest, ArithmeticAndFit) {
 TEST(ResourcesTest, FormatsForHumans) {
   EXPECT_EQ(FormatResources({{"cpu", 4500}, {"memory", int64_t{64} << 30}, {"nvidia.com/gpu", 8}}),
             "cpu=4500m, memory=64Gi, nvidia.com/gpu=8");
+  // Devices are counted, hugepages are bytes (audit 2026-11-30: "1k nvidia.com/gpu",
+  // "1073741824k hugepages-2Mi").
+  EXPECT_EQ(FormatQuantity("nvidia.com/gpu", 1000), "1000");
+  EXPECT_EQ(FormatQuantity("vpc.amazonaws.com/efa", 10000), "10000");
+  EXPECT_EQ(FormatQuantity("hugepages-2Mi", int64_t{1000} << 30), "1000Gi");
+  EXPECT_EQ(FormatQuantity("pods", 1000), "1k");
 }
 
 // A placement explanation formats whatever a request asked for, unchecked amounts included
