@@ -871,6 +871,15 @@ Explanation GangSearch::Explain(int64_t wanted, const FreeOverlay* overlay) cons
   std::vector<std::string> parts;
   for (size_t i = 0; i < reasons.size() && i < 4; ++i) {
     parts.push_back(absl::StrCat(reasons[i].second, i == 0 ? " nodes " : " ", reasons[i].first));
+    if (reasons[i].first == RejectName(kRejectMissingLabel)) {
+      // Which labels: a node counts at a level only with every coarser level's label too.
+      absl::StrAppend(&parts.back(), " (", shape_.min_node_depth == 1 ? "" : "every label from ",
+                      topology.LevelLabel(1),
+                      shape_.min_node_depth == 1
+                          ? ""
+                          : absl::StrCat(" down to ", topology.LevelLabel(shape_.min_node_depth)),
+                      " needed)");
+    }
   }
   why.summary = absl::StrCat(what, " ", where, groups, "; ", best);
   if (!parts.empty()) absl::StrAppend(&why.summary, "; ", absl::StrJoin(parts, ", "));

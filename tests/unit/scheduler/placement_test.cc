@@ -268,6 +268,11 @@ TEST(PlaceTest, NodesMissingALevelLabelServeOnlyRequestsThatDoNotNeedIt) {
   ASSERT_OK_AND_ASSIGN(PlacementResult result, snapshot.Place(Gang("ns/j", 2, 8, kLayer3)));
   EXPECT_FALSE(result.placed);
   EXPECT_EQ(result.explanation.nodes_rejected["MissingTopologyLabel"], 3);
+  // The summary says which labels count (audit 2026-11-30: it named none).
+  EXPECT_THAT(result.explanation.summary,
+              ::testing::HasSubstr("3 nodes MissingTopologyLabel (every label from "
+                                   "topology.k8s.aws/network-node-layer-1 down to "
+                                   "topology.k8s.aws/network-node-layer-3 needed)"));
   ASSERT_OK_AND_ASSIGN(result, snapshot.Place(Gang("ns/j", 4, 8, kLayer2)));
   ASSERT_TRUE(result.placed);
   EXPECT_EQ(result.placement.domain.ToString(), kLayer2 + "=b");
