@@ -610,7 +610,8 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
     }
     for (const auto& [rank, pod] : ranks) {
       if (decides != nullptr) break;
-      if (pod->phase == "Failed") continue;
+      // A rank that is done needs its node no more (it may have been scaled away since).
+      if (kube::FinishedPhase(pod->phase)) continue;
       const std::string cause = node_cause(*pod);
       if (cause.empty()) continue;
       decides = first;

@@ -387,6 +387,20 @@ TEST_F(JobControllerTest, AFailureWhileAPeersNodeIsDownIsNotCounted) {
                                    "code 1 (Error); the node of rank 1 failed: n1 is"));
 }
 
+// A rank that already succeeded needs its node no more: that node scaled away is not the cause
+// of another rank's failure, which counts.
+TEST_F(JobControllerTest, AFinishedRanksGoneNodeDoesNotExcuseAFailure) {
+  std::string done = RunningPod(1);
+  done.replace(done.find(R"("phase":"Running")"), 17, R"("phase":"Succeeded")");
+  Start({Job(R"("suspend":false)", kRunningGang)},
+        {FailedPod(0, 1, "2026-11-30T01:00:00Z"), done}, {ReadyNodes()[0]});  // n1 deleted
+  Reconcile(1);
+  ASSERT_EQ(status_writes_.size(), 1u);
+  EXPECT_THAT(status_writes_[0], ::testing::HasSubstr(R"("reason":"PodFailed")"));
+  EXPECT_THAT(status_writes_[0],
+              ::testing::HasSubstr("restarting the gang (restart 1 of at most 3)"));
+}
+
 // With no restart left the job fails, and the message says how the last rank failed.
 TEST_F(JobControllerTest, NoRestartLeftFailsTheJobWithTheExitCode) {
   Start({Job(R"("suspend":false,"failurePolicy":{"maxRestarts":1})",
