@@ -26,7 +26,7 @@ std::string FormatQuantity(std::string_view name, int64_t amount) {
   Quantity::Format format = Quantity::Format::kDecimalSI;
   const absl::string_view n(name.data(), name.size());
   if (name == kResourceMemory || absl::StrContains(n, "storage") ||
-      absl::StartsWith(n, "hugepages-")) {
+      IsHugePagesResourceName(name)) {
     format = Quantity::Format::kBinarySI;  // "1000Gi", not "1073741824k"
   }
   return Quantity::FromValue(amount, format).ToString();
@@ -36,6 +36,10 @@ bool IsExtendedResourceName(std::string_view name) {
   const absl::string_view n(name.data(), name.size());
   return absl::StrContains(n, "/") && !absl::StrContains(n, "kubernetes.io/") &&
          !absl::StartsWith(n, "requests.");
+}
+
+bool IsHugePagesResourceName(std::string_view name) {
+  return absl::StartsWith(absl::string_view(name.data(), name.size()), "hugepages-");
 }
 
 absl::StatusOr<ResourceList> ParseResourceList(const std::map<std::string, std::string>& text,
@@ -69,7 +73,7 @@ std::string NonOvercommitLimitProblem(const std::map<std::string, std::string>& 
                                       const std::map<std::string, std::string>& limits,
                                       std::string_view limits_field) {
   for (const auto& [name, request] : requests) {
-    if (!IsExtendedResourceName(name) && name.rfind("hugepages-", 0) != 0) continue;
+    if (!IsExtendedResourceName(name) && !IsHugePagesResourceName(name)) continue;
     const std::string field = absl::StrCat(std::string(limits_field), "[", name, "]");
     auto limit = limits.find(name);
     if (limit == limits.end()) {

@@ -39,6 +39,8 @@ std::string FormatQuantity(std::string_view name, int64_t amount);
 // Kubernetes' extended resources (nvidia.com/gpu, vpc.amazonaws.com/efa, ...): a name with a
 // domain outside kubernetes.io. The API server takes only whole numbers of them.
 bool IsExtendedResourceName(std::string_view name);
+// hugepages-2Mi, hugepages-1Gi, ...: bytes, and, like extended resources, never overcommitted.
+bool IsHugePagesResourceName(std::string_view name);
 
 // Parses name -> quantity text. `field` names the source in errors, e.g.
 // "spec.template.spec.containers[0].resources.requests[memory]: invalid quantity \"12Qi\"...".

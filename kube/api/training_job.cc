@@ -119,12 +119,8 @@ absl::Status ReadPlacement(const Value& status, TrainingJobStatus* out) {
 }
 
 absl::Status ReadFailureRules(const Value& failure, std::vector<TrainingJobFailureRule>* out) {
-  const Value* rules = Member(failure, "rules");
-  if (rules == nullptr) return absl::OkStatus();
-  if (!rules->IsArray()) {
-    return absl::InvalidArgumentError("spec.failurePolicy.rules: not an array");
-  }
-  for (rapidjson::SizeType i = 0; i < rules->Size(); ++i) {
+  ASSIGN_OR_RETURN(const Value* rules, ArrayMember(failure, "rules", "spec.failurePolicy.rules"));
+  for (rapidjson::SizeType i = 0; rules != nullptr && i < rules->Size(); ++i) {
     const std::string where = absl::StrCat("spec.failurePolicy.rules[", i, "]");
     const Value& rule = (*rules)[i];
     if (!rule.IsObject()) return absl::InvalidArgumentError(absl::StrCat(where, ": not an object"));
@@ -139,15 +135,14 @@ absl::Status ReadFailureRules(const Value& failure, std::vector<TrainingJobFailu
     std::string op;
     RETURN_IF_ERROR(ReadString(*on, "operator", where + ".onExitCodes.operator", &op));
     r.not_in = op == "NotIn";
-    const Value* values = Member(*on, "values");
-    if (values != nullptr && values->IsArray()) {
-      for (const Value& v : values->GetArray()) {
-        if (!v.IsInt()) {
-          return absl::InvalidArgumentError(
-              absl::StrCat(where, ".onExitCodes.values: not an int32"));
-        }
-        r.values.push_back(v.GetInt());
+    ASSIGN_OR_RETURN(const Value* values,
+                     ArrayMember(*on, "values", where + ".onExitCodes.values"));
+    for (rapidjson::SizeType v = 0; values != nullptr && v < values->Size(); ++v) {
+      if (!(*values)[v].IsInt()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(where, ".onExitCodes.values[", v, "]: not an int32"));
       }
+      r.values.push_back((*values)[v].GetInt());
     }
     out->push_back(std::move(r));
   }

@@ -600,13 +600,15 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
     // A node fault explains the failures, before any rule: a failed rank's own node, or a
     // rank's still shown running (its peers fail on NCCL timeouts before its pod is marked
     // Failed).
-    const RankFailure* decides = nullptr;
+    auto find = [&](auto&& pred) -> const RankFailure* {
+      auto it = std::find_if(failures.begin(), failures.end(), pred);
+      return it == failures.end() ? nullptr : &*it;
+    };
+    const RankFailure* decides = find([](const RankFailure& f) { return !f.node_cause.empty(); });
     std::string node_cause_text;
-    for (const RankFailure& f : failures) {
-      if (decides != nullptr || f.node_cause.empty()) continue;
-      decides = &f;
-      node_cause_text =
-          absl::StrCat("pod ", f.pod->meta.name, " (rank ", f.rank, ") failed: ", f.node_cause);
+    if (decides != nullptr) {
+      node_cause_text = absl::StrCat("pod ", decides->pod->meta.name, " (rank ", decides->rank,
+                                     ") failed: ", decides->node_cause);
     }
     for (const auto& [rank, pod] : ranks) {
       if (decides != nullptr) break;
@@ -625,9 +627,7 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
                       absl::StrCat(failed_pod(f), ", which spec.failurePolicy.rules[",
                                    f.rule->index, "] (FailJob) matches", others()));
       }
-      for (const RankFailure& f : failures) {
-        if (decides == nullptr && action_is(f, controller::kActionIgnore)) decides = &f;
-      }
+      decides = find([&](const RankFailure& f) { return action_is(f, controller::kActionIgnore); });
     }
     const RankFailure& f = decides != nullptr ? *decides : *first;
     const bool by_node = !node_cause_text.empty();
@@ -636,19 +636,20 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
       wanted.restarts = job.status.restarts + 1;
       std::string message;
       std::string_view reason = "PodFailed";
+      auto uncounted_restart = [&] {
+        return absl::StrCat(others(), "; restarting the gang (restart ", wanted.restarts,
+                            ", not counted against maxRestarts: ", counted, " of at most ",
+                            job.max_restarts, " counted)");
+      };
       if (by_node) {
         reason = kReasonNodeFailure;
         wanted.node_fault_restarts = job.status.node_fault_restarts + 1;
-        message = absl::StrCat(node_cause_text, others(), "; restarting the gang (restart ",
-                               wanted.restarts, ", not counted against maxRestarts: ", counted,
-                               " of at most ", job.max_restarts, " counted)");
+        message = absl::StrCat(node_cause_text, uncounted_restart());
       } else if (ignored) {
         reason = "PodFailureIgnored";
         wanted.ignored_restarts = job.status.ignored_restarts + 1;
         message = absl::StrCat(failed_pod(f), ", which spec.failurePolicy.rules[", f.rule->index,
-                               "] (Ignore) matches", others(), "; restarting the gang (restart ",
-                               wanted.restarts, ", not counted against maxRestarts: ", counted,
-                               " of at most ", job.max_restarts, " counted)");
+                               "] (Ignore) matches", uncounted_restart());
       } else {
         message = absl::StrCat(failed_pod(f), others(), "; restarting the gang (restart ",
                                counted + 1, " of at most ", job.max_restarts, ")");
