@@ -5,6 +5,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/api_labels.h"
@@ -667,10 +668,11 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
       return std::nullopt;
     }
     const std::string uncounted = uncounted_so_far();
+    // "pod x (rank 0) failed after ...", or after a description: "...; after ...".
+    const std::string what = absl::StrCat(failed_pod(f), others());
     return finish(false, "MaxRestartsExceeded",
-                  absl::StrCat(failed_pod(f), others(), f.pod->exits.empty() ? " " : "; ",
-                               "after ", counted, " restarts (maxRestarts ", job.max_restarts,
-                               ")",
+                  absl::StrCat(what, absl::EndsWith(what, ") failed") ? " " : "; ", "after ",
+                               counted, " restarts (maxRestarts ", job.max_restarts, ")",
                                uncounted.empty() ? "" : absl::StrCat(" and ", uncounted,
                                                                      ", not counted")));
   }

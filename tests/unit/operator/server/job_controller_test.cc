@@ -401,6 +401,22 @@ TEST_F(JobControllerTest, AFinishedRanksGoneNodeDoesNotExcuseAFailure) {
               ::testing::HasSubstr("restarting the gang (restart 1 of at most 3)"));
 }
 
+// A pod failed as a whole (evicted: no container exit code) with no restart left: the reason
+// is said, then the count, with a separator between them.
+TEST_F(JobControllerTest, NoRestartLeftAfterAnEvictionSaysWhyAndCounts) {
+  std::string evicted = RunningPod(0);
+  evicted.replace(evicted.find(R"("status":{"phase":"Running"})"), 28,
+                  R"("status":{"phase":"Failed","reason":"Evicted",)"
+                  R"("message":"The node was low on resource: memory."})");
+  Start({Job(R"("suspend":false,"failurePolicy":{"maxRestarts":0})", kRunningGang)},
+        {evicted, RunningPod(1)}, ReadyNodes());
+  Reconcile(1);
+  ASSERT_EQ(status_writes_.size(), 1u);
+  EXPECT_THAT(status_writes_[0],
+              ::testing::HasSubstr("pod llama-0 (rank 0) failed: Evicted: The node was low on "
+                                   "resource: memory.; after 0 restarts (maxRestarts 0)"));
+}
+
 // With no restart left the job fails, and the message says how the last rank failed.
 TEST_F(JobControllerTest, NoRestartLeftFailsTheJobWithTheExitCode) {
   Start({Job(R"("suspend":false,"failurePolicy":{"maxRestarts":1})",
