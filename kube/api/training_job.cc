@@ -354,6 +354,12 @@ absl::StatusOr<TrainingJob> DecodeTrainingJob(std::string_view json) {
                               &job.status.node_fault_restarts));
     RETURN_IF_ERROR(ReadInt32(*status, "ignoredRestarts", "status.ignoredRestarts",
                               &job.status.ignored_restarts));
+    if (const Value* rq = Member(*status, "requeueState"); rq != nullptr && rq->IsObject()) {
+      TrainingJobRequeueState& state = job.status.requeue_state.emplace();
+      RETURN_IF_ERROR(ReadInt32(*rq, "count", "status.requeueState.count", &state.count));
+      RETURN_IF_ERROR(ReadString(*rq, "requeueAt", "status.requeueState.requeueAt",
+                                 &state.requeue_at));
+    }
     RETURN_IF_ERROR(ReadAdmission(*status, &job.status));
     RETURN_IF_ERROR(ReadPlacement(*status, &job.status));
   }

@@ -65,6 +65,15 @@ struct TrainingJobFailureRule {
   std::vector<int32_t> values;
 };
 
+// status.requeueState, Kueue's Workload requeueState: how often the job was evicted because its
+// gang did not get every rank running in time (phalanx-operator --pods-ready-timeout-seconds),
+// and when it may be admitted again.
+struct TrainingJobRequeueState {
+  int32_t count = 0;
+  std::string requeue_at;  // RFC 3339; "" = not requeued (the backoff limit was reached)
+  bool operator==(const TrainingJobRequeueState&) const = default;
+};
+
 struct TrainingJobStatus {
   std::string phase;
   std::optional<TrainingJobAdmission> admission;
@@ -75,6 +84,7 @@ struct TrainingJobStatus {
   int32_t node_fault_restarts = 0;
   // Of those, the restarts a failure rule with action Ignore left uncounted.
   int32_t ignored_restarts = 0;
+  std::optional<TrainingJobRequeueState> requeue_state;
 
   // The restarts counted against spec.failurePolicy.maxRestarts.
   int32_t CountedRestarts() const { return restarts - node_fault_restarts - ignored_restarts; }

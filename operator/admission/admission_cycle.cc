@@ -29,6 +29,7 @@ std::string_view ToString(PendingReason reason) {
     case PendingReason::kTopology: return "CannotBePlaced";
     case PendingReason::kStrictFifoBlocked: return "BlockedByStrictFIFO";
     case PendingReason::kPlacementError: return "PlacementError";
+    case PendingReason::kRequeueBackoff: return "RequeueBackoff";
   }
   return "Unknown";
 }
@@ -352,6 +353,12 @@ void Cycle::SetupWorkload(const Workload& w) {
   entry.cq = lq->second;
   if (std::string problem = CheckWorkload(w); !problem.empty()) {
     return fail(PendingReason::kInvalid, problem);
+  }
+  if (w.requeue_at > snapshot_.now) {
+    const int64_t left = w.requeue_at - snapshot_.now;
+    result_.requeue_at = std::min(result_.requeue_at.value_or(w.requeue_at), w.requeue_at);
+    return fail(PendingReason::kRequeueBackoff,
+                absl::StrCat("requeued after an eviction: not admitted again for ", left, "s"));
   }
   entry.priority = w.priority;
   if (!w.priority_class.empty()) {

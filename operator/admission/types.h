@@ -184,6 +184,9 @@ struct Workload {
   // end at admitted->admission_time + this. Only backfill reads it (docs/admission.md
   // "Backfill"): without estimates no reservation is made and nothing counts as short.
   std::optional<int64_t> expected_runtime_seconds;
+  // Not admitted before this Snapshot::now (Kueue's requeueState.requeueAt: a backoff after an
+  // eviction); 0 = no backoff. Pending with reason kRequeueBackoff until then.
+  int64_t requeue_at = 0;
   // Changes whenever anything above changes (the object's resourceVersion, or a counter the
   // caller bumps), 0 = unknown. Only CycleCache reads it: an equal non-zero revision lets a
   // cycle reuse last cycle's resolution without comparing the fields.
@@ -249,6 +252,7 @@ enum class PendingReason {
   kTopology,           // quota fits, but the gang cannot be placed
   kStrictFifoBlocked,  // behind a StrictFIFO head that cannot be admitted
   kPlacementError,     // the PlacementService returned an error
+  kRequeueBackoff,     // evicted, and its Workload::requeue_at has not come yet
 };
 
 struct PendingDecision {
@@ -311,9 +315,9 @@ struct CycleResult {
   std::vector<PendingDecision> pending;
   std::vector<ObjectError> errors;
   PlacementCalls calls;
-  // The Snapshot::now at which the earliest locality wait among the pending workloads ends:
-  // a cycle then may admit at the required level what this one held back, even if nothing
-  // else changes, so the caller should run one (the operator requeues; the simulator wakes up).
+  // The Snapshot::now at which the earliest locality wait or requeue backoff among the pending
+  // workloads ends: a cycle then may admit what this one held back, even if nothing else
+  // changes, so the caller should run one (the operator requeues; the simulator wakes up).
   std::optional<int64_t> requeue_at;
 };
 

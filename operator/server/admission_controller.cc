@@ -13,6 +13,7 @@
 #include "operator/server/job_events.h"
 #include "operator/server/job_status.h"
 #include "operator/server/parallel.h"
+#include "operator/server/pods_ready.h"
 #include "operator/server/queue_objects.h"
 #include "spdlog/spdlog.h"
 
@@ -244,6 +245,117 @@ bool AdmissionController::ApplyJobStatus(const kube::RawObject& job, const std::
   return true;
 }
 
+bool AdmissionController::ApplyRequeueState(
+    const kube::RawObject& job, const std::optional<kube::TrainingJobRequeueState>& state) {
+  absl::StatusOr<std::string> result = client_.Patch(
+      kube::TrainingJobs(), job.meta.namespace_, job.meta.name, kube::PatchType::kApply,
+      RequeueStateApply(job.meta, state),
+      {.field_manager = std::string(kRequeueFieldManager), .force = true}, "status");
+  metrics_.status_writes_total.WithLabels({"TrainingJob", result.ok() ? "ok" : "error"}).Inc();
+  if (!result.ok()) {
+    spdlog::warn("TrainingJob {}: requeue state write failed: {}", job.meta.Key(),
+                 result.status());
+  }
+  return result.ok();
+}
+
+bool AdmissionController::ApplySuspend(const kube::RawObject& job) {
+  absl::StatusOr<std::string> result = client_.Patch(
+      kube::TrainingJobs(), job.meta.namespace_, job.meta.name, kube::PatchType::kApply,
+      SuspendApply(job.meta), {.field_manager = std::string(kRequeueFieldManager), .force = true});
+  if (!result.ok()) {
+    spdlog::warn("TrainingJob {}: suspend at the requeuing limit failed: {}", job.meta.Key(),
+                 result.status());
+  }
+  return result.ok();
+}
+
+bool AdmissionController::EvictIfNotReady(const kube::RawObject& raw, kube::TrainingJob& job,
+                                          int64_t not_running_since, absl::Time now,
+                                          CycleStats& stats,
+                                          std::optional<absl::Time>& next_check) {
+  const PodsReadyPolicy& policy = options_.pods_ready;
+  const absl::Time due = absl::FromUnixSeconds(not_running_since + policy.timeout_seconds);
+  if (now < due) {
+    next_check = next_check ? std::min(*next_check, due) : due;
+    return false;
+  }
+  const std::string key = raw.meta.Key();
+  const int64_t now_s = absl::ToUnixSeconds(now);
+  // A requeue state written for this eviction already (its status write failed after it):
+  // keep it, so that one eviction counts once.
+  kube::TrainingJobRequeueState state;
+  const std::optional<kube::TrainingJobRequeueState>& before = job.status.requeue_state;
+  const bool written = before && !before->requeue_at.empty() &&
+                       ParseUnixSeconds(before->requeue_at) > now_s;
+  state.count = written ? before->count : (before ? before->count : 0) + 1;
+  const bool at_limit =
+      policy.backoff_limit_count >= 0 && state.count > policy.backoff_limit_count;
+  const int64_t delay = RequeueDelaySeconds(policy, state.count);
+  if (written) {
+    state.requeue_at = before->requeue_at;
+  } else if (!at_limit) {
+    state.requeue_at = Rfc3339(now + absl::Seconds(delay));
+  }
+  // The reservation first, as a suspension releases it: if a write below fails, the job still
+  // shows admitted, and the next cycle does all of this again (a second release is NotFound).
+  absl::Status released = placement_.Release(key);
+  if (!released.ok() && !absl::IsNotFound(released)) {
+    spdlog::warn("TrainingJob {}: release after the pods-ready timeout: {}", key, released);
+    Trigger();
+    return false;
+  }
+  const std::vector<std::shared_ptr<const kube::Pod>> pods =
+      informers_.pods.ByIndex(kIndexByJob, key);
+  const int64_t admitted = AdmittedSince(ReadConditions(raw.json));
+  std::string message = absl::StrCat(
+      "the gang did not have every rank running within ", policy.timeout_seconds, "s of ",
+      not_running_since > admitted ? "when it stopped running" : "its admission",
+      " (phalanx-operator --pods-ready-timeout-seconds): ", DescribeNotRunning(job, pods),
+      "; evicted");
+  if (at_limit) {
+    absl::StrAppend(&message, " and suspended: requeue ", state.count,
+                    " would pass --requeuing-backoff-limit-count ", policy.backoff_limit_count,
+                    "; resume the job (spec.suspend: false) to queue it again");
+  } else {
+    absl::StrAppend(&message, ", requeue ", state.count, " at ", state.requeue_at,
+                    " (backoff ", delay, "s)");
+  }
+  if (!ApplyRequeueState(raw, state)) {
+    ++stats.write_errors;
+    Trigger();
+    return false;
+  }
+  const std::string now_text = Rfc3339(now);
+  AdmissionStatus status;
+  const std::string reason(kReasonPodsReadyTimeout);
+  std::vector<Condition> updates;
+  for (std::string_view type : {kConditionQueued, kConditionEvicted, kConditionAdmitted}) {
+    updates.push_back({.type = std::string(type),
+                       .status = type == kConditionAdmitted ? "False" : "True",
+                       .reason = reason,
+                       .message = message});
+  }
+  status.conditions =
+      MergeConditions(ReadConditions(raw.json), kOwned, updates, now_text, job.meta.generation);
+  const std::optional<kube::TrainingJobAdmission> admission = job.status.admission;
+  if (!ApplyJobStatus(raw, AdmissionStatusApply(job.meta, status))) {
+    ++stats.write_errors;
+    Trigger();
+    return false;
+  }
+  job.status.admission.reset();
+  job.status.placement.reset();
+  job.status.requeue_state = state;
+  in_flight_.Record(key, job.meta.uid, {.requeue_state = state});
+  ++stats.evicted;
+  metrics_.evicted_workloads_total.WithLabels({admission->cluster_queue, reason}).Inc();
+  spdlog::warn("TrainingJob {}: {}", key, message);
+  (void)events_.Record(JobReference(job.meta), kube::EventType::kWarning, reason, message);
+  if (at_limit && !ApplySuspend(raw)) Trigger();  // retried by the next cycle
+  return true;
+}
+
 CycleStats AdmissionController::RunCycle() {
   CycleStats stats;
   const absl::Time now_time = absl::Now();
@@ -280,6 +392,7 @@ CycleStats AdmissionController::RunCycle() {
   std::vector<std::string> suspended;    // not admitted and suspended
   std::vector<admission::PendingDecision> invalid;
   std::map<std::string, DecodedJob> decoded;  // replaces decoded_jobs_ after the loop
+  std::optional<absl::Time> pods_ready_check;  // when the next gang's pods-ready timeout ends
   for (const auto& raw : informers_.jobs.List()) {
     const std::string key = raw->meta.Key();
     DecodedJob& entry = decoded[key];
@@ -289,7 +402,9 @@ CycleStats AdmissionController::RunCycle() {
     } else {
       entry.raw = raw;
       entry.job = kube::DecodeTrainingJob(raw->json);
-      entry.admitted_since = AdmittedSince(ReadConditions(raw->json));
+      const std::vector<Condition> conditions = ReadConditions(raw->json);
+      entry.admitted_since = AdmittedSince(conditions);
+      entry.not_running_since = NotRunningSince(conditions);
     }
     absl::StatusOr<kube::TrainingJob> job = entry.job;  // a copy: in-flight writes go over it
     if (!job.ok()) {
@@ -306,6 +421,18 @@ CycleStats AdmissionController::RunCycle() {
     }
     if (std::optional<FaultDecision> fault = faults_.Respond(*job, now_time)) {
       if (!ApplyFault(*raw, *job, *fault, now, stats)) continue;
+    }
+    if (job->status.admission && options_.pods_ready.timeout_seconds > 0 &&
+        entry.not_running_since > 0 &&
+        EvictIfNotReady(*raw, *job, entry.not_running_since, now_time, stats, pods_ready_check) &&
+        job->status.requeue_state->requeue_at.empty()) {
+      continue;  // suspended at the requeuing limit: the next cycle sees spec.suspend
+    }
+    if (!job->status.admission && job->status.requeue_state &&
+        job->status.requeue_state->requeue_at.empty()) {
+      // At the requeuing limit, but the suspension did not land: try again.
+      if (!ApplySuspend(*raw)) Trigger();
+      continue;
     }
     // Admitted since its Admitted condition turned True; admitted by this operator and not
     // yet seen with that condition (a write the informer has not caught up with): just now.
@@ -571,12 +698,20 @@ CycleStats AdmissionController::RunCycle() {
   std::map<std::string, double> oldest_pending;               // cluster queue -> since
   for (const admission::PendingDecision& p : result.pending) {
     ++stats.pending;
-    // A job that cannot be admitted until someone changes something, or that the scheduler
-    // could not be asked about, is a warning; one waiting its turn is not.
-    const bool warn =
-        Inadmissible(p.reason) || p.reason == admission::PendingReason::kPlacementError;
-    const double since = static_cast<double>(
-        write_queued(p.workload, "True", admission::ToString(p.reason), p.message, warn));
+    double since;
+    if (p.reason == admission::PendingReason::kRequeueBackoff) {
+      // The eviction's Queued condition says why and until when; nothing to add to it.
+      since = static_cast<double>(QueuedSince(
+          conditions_of(p.workload), jobs.at(p.workload).meta.creation_timestamp.str(),
+          snapshot.now));
+    } else {
+      // A job that cannot be admitted until someone changes something, or that the scheduler
+      // could not be asked about, is a warning; one waiting its turn is not.
+      const bool warn =
+          Inadmissible(p.reason) || p.reason == admission::PendingReason::kPlacementError;
+      since = static_cast<double>(
+          write_queued(p.workload, "True", admission::ToString(p.reason), p.message, warn));
+    }
     if (!p.cluster_queue.empty()) {
       auto& counts = pending_by_cq[p.cluster_queue];
       (Inadmissible(p.reason) ? counts.second : counts.first)++;
@@ -590,6 +725,14 @@ CycleStats AdmissionController::RunCycle() {
   }
   for (const std::string& key : suspended) {
     write_queued(key, "False", "Suspended", suspended_message, false);
+  }
+  // A suspension resets the requeue count, as Kueue resets a deactivated workload's.
+  for (const auto* keys : {&suspended, &to_release}) {
+    for (const std::string& key : *keys) {
+      if (jobs.at(key).status.requeue_state && !ApplyRequeueState(*objects.at(key), std::nullopt)) {
+        ++stats.write_errors;
+      }
+    }
   }
 
   WriteStatuses(queued_writes);
@@ -612,6 +755,9 @@ CycleStats AdmissionController::RunCycle() {
   metrics_.oldest_pending.Replace(std::move(oldest_pending));
   if (result.requeue_at) {
     queue_.AddAfter(kCycleKey, absl::Seconds(std::max<int64_t>(1, *result.requeue_at - snapshot.now)));
+  }
+  if (pods_ready_check) {
+    queue_.AddAfter(kCycleKey, std::max(absl::Milliseconds(100), *pods_ready_check - now_time));
   }
   if (std::optional<absl::Time> at = faults_.next_check()) {
     queue_.AddAfter(kCycleKey, std::max(absl::Milliseconds(100), *at - now_time));

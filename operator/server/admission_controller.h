@@ -52,6 +52,8 @@ struct AdmissionControllerOptions {
   NodeFaultOptions faults;
   // --allow-job-priority: honour spec.priority (WorkloadFromJob).
   bool allow_job_priority = false;
+  // Kueue's waitForPodsReady (--pods-ready-timeout-seconds, --requeuing-backoff-*).
+  PodsReadyPolicy pods_ready;
 };
 
 // What one cycle did, for logs and tests.
@@ -93,6 +95,12 @@ class AdmissionController {
   // Writes what the fault responder did to `job` and lays it over `job`'s status for the rest
   // of the cycle. False if the job leaves this cycle (evicted: it is admitted again in a later
   // one, after its pods are gone).
+  // Kueue's waitForPodsReady: evicts `job` if its gang has lacked a running rank since
+  // `not_running_since` for the timeout, and requeues it with a backoff (or suspends it at the
+  // limit). Returns whether it was evicted; otherwise lowers `next_check` to when it would be.
+  bool EvictIfNotReady(const kube::RawObject& raw, kube::TrainingJob& job,
+                       int64_t not_running_since, absl::Time now, CycleStats& stats,
+                       std::optional<absl::Time>& next_check);
   bool ApplyFault(const kube::RawObject& raw, kube::TrainingJob& job, const FaultDecision& fault,
                   const std::string& now, CycleStats& stats);
   void WriteQueueStatuses(const admission::Snapshot& snapshot, const std::string& now);
@@ -100,6 +108,10 @@ class AdmissionController {
   // deleted one go once nothing in `snapshot` (after the cycle's decisions) uses it.
   void ReconcileFinalizers(const admission::Snapshot& snapshot);
   bool ApplyJobStatus(const kube::RawObject& job, const std::string& body);
+  // The requeue manager's writes: status.requeueState (nullopt clears it), spec.suspend: true.
+  bool ApplyRequeueState(const kube::RawObject& job,
+                         const std::optional<kube::TrainingJobRequeueState>& state);
+  bool ApplySuspend(const kube::RawObject& job);
   // A job's status write, and the Event to record once it has landed.
   struct StatusWrite {
     const kube::RawObject* object = nullptr;
@@ -135,6 +147,8 @@ class AdmissionController {
     absl::StatusOr<kube::TrainingJob> job;
     // Unix seconds of the lastTransitionTime of its Admitted=True condition; 0 without one.
     int64_t admitted_since = 0;
+    // NotRunningSince of its conditions: 0 unless admitted and without every rank running.
+    int64_t not_running_since = 0;
   };
   std::map<std::string, DecodedJob> decoded_jobs_;
   // Configuration errors reported so far ("Kind name" -> message): each is logged and recorded

@@ -77,6 +77,21 @@ int64_t AdmittedSince(const std::vector<Condition>& conditions) {
   return ParseUnixSeconds(admitted->last_transition_time);
 }
 
+int64_t NotRunningSince(const std::vector<Condition>& conditions) {
+  const int64_t admitted = AdmittedSince(conditions);
+  if (admitted <= 0) return 0;
+  const Condition* running = FindCondition(conditions, kConditionRunning);
+  if (running == nullptr) return admitted;
+  if (running->status == "True") return 0;
+  return std::max(admitted, ParseUnixSeconds(running->last_transition_time));
+}
+
+int64_t RequeueDelaySeconds(const PodsReadyPolicy& policy, int32_t count) {
+  int64_t delay = std::max<int64_t>(1, policy.backoff_base_seconds);
+  for (int32_t i = 1; i < count && delay < policy.backoff_max_seconds; ++i) delay *= 2;
+  return std::min(delay, policy.backoff_max_seconds);
+}
+
 std::optional<absl::Time> AdmittedAt(const std::vector<Condition>& conditions) {
   const int64_t since = AdmittedSince(conditions);
   if (since <= 0) return std::nullopt;
@@ -210,6 +225,32 @@ std::string AdmissionStatusApply(const kube::ObjectMeta& job, const AdmissionSta
   }
   status.AddMember("conditions", ConditionsJson(s.conditions, a), a);
   doc.AddMember("status", status, a);
+  return kube::ToJson(doc);
+}
+
+std::string RequeueStateApply(const kube::ObjectMeta& job,
+                              const std::optional<kube::TrainingJobRequeueState>& state) {
+  rapidjson::Document doc = kube::NewApiObject(kube::TrainingJobs().ApiVersion(),
+                                               kube::kTrainingJobKind, job.name, job.namespace_);
+  Alloc& a = doc.GetAllocator();
+  rapidjson::Value status(rapidjson::kObjectType);
+  if (state) {
+    rapidjson::Value rq(rapidjson::kObjectType);
+    rq.AddMember("count", state->count, a);
+    if (!state->requeue_at.empty()) AddString(rq, "requeueAt", state->requeue_at, a);
+    status.AddMember("requeueState", rq, a);
+  }
+  doc.AddMember("status", status, a);
+  return kube::ToJson(doc);
+}
+
+std::string SuspendApply(const kube::ObjectMeta& job) {
+  rapidjson::Document doc = kube::NewApiObject(kube::TrainingJobs().ApiVersion(),
+                                               kube::kTrainingJobKind, job.name, job.namespace_);
+  Alloc& a = doc.GetAllocator();
+  rapidjson::Value spec(rapidjson::kObjectType);
+  spec.AddMember("suspend", true, a);
+  doc.AddMember("spec", spec, a);
   return kube::ToJson(doc);
 }
 

@@ -24,9 +24,15 @@ namespace phalanx::operator_server {
 
 inline constexpr std::string_view kAdmissionFieldManager = "phalanx-operator-admission";
 inline constexpr std::string_view kJobFieldManager = "phalanx-operator";
+// Owns status.requeueState, and spec.suspend when the requeuing limit suspends a job: apart
+// from the admission manager, whose every status write would otherwise have to carry it.
+inline constexpr std::string_view kRequeueFieldManager = "phalanx-operator-requeue";
 // Held by every TrainingJob the operator has seen, so a deleted job's reservation is released
 // and its pods deleted before the object goes.
 inline constexpr std::string_view kReservationFinalizer = "phalanx.dev/reservation";
+
+// Evicted because the gang did not have every rank running in time (Kueue's reason too).
+inline constexpr std::string_view kReasonPodsReadyTimeout = "PodsReadyTimeout";
 
 inline constexpr std::string_view kConditionQueued = "Queued";
 inline constexpr std::string_view kConditionAdmitted = "Admitted";
@@ -76,6 +82,21 @@ int64_t AdmittedSince(const std::vector<Condition>& conditions);
 // AdmittedSince as a time for kube::ActiveDeadline; nullopt when AdmittedSince is 0.
 std::optional<absl::Time> AdmittedAt(const std::vector<Condition>& conditions);
 
+// Kueue's waitForPodsReady with its requeuingStrategy (phalanx-operator
+// --pods-ready-timeout-seconds and --requeuing-backoff-*; docs/operator.md "Pods ready").
+struct PodsReadyPolicy {
+  int64_t timeout_seconds = 0;  // 0 = off
+  int64_t backoff_base_seconds = 60;
+  int64_t backoff_max_seconds = 3600;
+  int32_t backoff_limit_count = -1;  // requeues before the job is suspended; -1 = no limit
+};
+// Unix seconds since which an admitted job's gang has lacked a running rank: the later of its
+// admission (AdmittedSince) and the last time its Running condition turned False (a restart, a
+// rank lost); 0 when it is not admitted or its Running condition is True.
+int64_t NotRunningSince(const std::vector<Condition>& conditions);
+// How long the `count`-th requeue (1, 2, ...) waits: base * 2^(count-1) seconds, at most max.
+int64_t RequeueDelaySeconds(const PodsReadyPolicy& policy, int32_t count);
+
 // Updates that turn each condition of `types` that is True in `current` to False with `reason`
 // and the message "Previously: <its message>", as Kueue does to Evicted and Preempted when a
 // workload reserves quota again: a condition about an earlier admission must not read as one
@@ -107,6 +128,11 @@ struct AdmissionStatus {
   std::vector<Condition> conditions;  // Queued, Admitted, Evicted
 };
 std::string AdmissionStatusApply(const kube::ObjectMeta& job, const AdmissionStatus& status);
+// The requeue manager's status apply: status.requeueState, or nothing (which clears it).
+std::string RequeueStateApply(const kube::ObjectMeta& job,
+                              const std::optional<kube::TrainingJobRequeueState>& state);
+// The requeue manager's apply of spec.suspend: true (the requeuing limit was reached).
+std::string SuspendApply(const kube::ObjectMeta& job);
 // status.placement of a gang placed at `placement`: the tightest domain's label value ("cluster"
 // for the whole cluster), its level, the node of each rank.
 kube::TrainingJobPlacement PlacementStatus(const placement::Placement& placement);

@@ -149,6 +149,11 @@ int Run(const OperatorConfig& config) {
     admission_options.fair_sharing.enable = config.fair_sharing;
     admission_options.allow_job_priority = config.allow_job_priority;
     admission_options.faults.not_ready_grace = absl::Seconds(config.not_ready_grace_seconds);
+    admission_options.pods_ready = {
+        .timeout_seconds = config.pods_ready_timeout_seconds,
+        .backoff_base_seconds = config.requeuing_backoff_base_seconds,
+        .backoff_max_seconds = config.requeuing_backoff_max_seconds,
+        .backoff_limit_count = config.requeuing_backoff_limit_count};
     AdmissionController admission(client, informers, placement, events, metrics,
                                   admission_options);
     JobController jobs(client, informers, placement, events, metrics, config.write_concurrency);

@@ -32,6 +32,10 @@ absl::StatusOr<OperatorConfig> ParseOperatorFlags(const std::vector<std::string>
       .Bool("fairSharing", &config.fair_sharing)
       .Bool("allowJobPriority", &config.allow_job_priority)
       .Int("notReadyGraceSeconds", &config.not_ready_grace_seconds, 0, 86400)
+      .Int("podsReadyTimeoutSeconds", &config.pods_ready_timeout_seconds, 0, 7 * 86400)
+      .Int("requeuingBackoffBaseSeconds", &config.requeuing_backoff_base_seconds, 1, 86400)
+      .Int("requeuingBackoffMaxSeconds", &config.requeuing_backoff_max_seconds, 1, 7 * 86400)
+      .Int("requeuingBackoffLimitCount", &config.requeuing_backoff_limit_count, -1, 1000000)
       .Int("httpReadTimeoutSeconds", &config.http_read_timeout_seconds, 1, 3600)
       .Int("httpMaxConnections", &config.http_max_connections, 1, 65536);
   ASSIGN_OR_RETURN(ConfigFlags::Parsed parsed, flags.Parse(args));
@@ -96,6 +100,18 @@ Flags (each also a key of the --config file, written without dashes in camelCase
                                a waiting job that sets spec.priority is refused (Invalid)
   --not-ready-grace-seconds N  how long a node under an admitted gang may be NotReady before its
                                ranks move to other nodes (default 30)
+  --pods-ready-timeout-seconds N
+                               Kueue's waitForPodsReady: evict and requeue an admitted gang
+                               that has not had every rank running for N s since its
+                               admission or since it last stopped running; 0 (default) = off
+  --requeuing-backoff-base-seconds N
+                               the n-th requeue after such an eviction waits N * 2^(n-1) s
+                               (default 60)
+  --requeuing-backoff-max-seconds N
+                               at most this long (default 3600)
+  --requeuing-backoff-limit-count N
+                               after N requeues the job is suspended instead (spec.suspend);
+                               -1 (default) = no limit
   --http-read-timeout-seconds N
                                close a health-port connection whose request has not fully
                                arrived N s after the previous answer or the connect (default 60)

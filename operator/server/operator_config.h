@@ -57,6 +57,15 @@ struct OperatorConfig {
   // How long a node under an admitted gang must stay NotReady before its ranks are moved
   // (docs/operator.md "Faults"); taints and the HyperPod health label act at once.
   int not_ready_grace_seconds = 30;
+  // Kueue's waitForPodsReady: an admitted gang that has not had every rank running for this long
+  // (since its admission, or since it last stopped running) is evicted and requeued with an
+  // exponential backoff (docs/operator.md "Pods ready"); 0 = off (the default, as in Kueue).
+  int pods_ready_timeout_seconds = 0;
+  // Kueue's requeuingStrategy: the n-th requeue waits base * 2^(n-1) s, at most max; after
+  // limit requeues the job is suspended instead (-1 = no limit).
+  int requeuing_backoff_base_seconds = 60;
+  int requeuing_backoff_max_seconds = 3600;
+  int requeuing_backoff_limit_count = -1;
   // Limits of the health port (docs/http-and-metrics.md "Limits").
   int http_read_timeout_seconds = 60;
   int http_max_connections = 512;

@@ -432,6 +432,16 @@ absl::StatusOr<admission::Workload> WorkloadFromJob(const kube::TrainingJob& job
     }
     w.creation_time = absl::ToUnixSeconds(created);
   }
+  if (job.status.requeue_state && !job.status.requeue_state->requeue_at.empty() &&
+      !job.status.admission) {
+    absl::Time at;
+    std::string error;
+    if (!absl::ParseTime(absl::RFC3339_full, job.status.requeue_state->requeue_at, &at, &error)) {
+      return Invalid(absl::StrCat("TrainingJob ", w.key, ": status.requeueState.requeueAt"),
+                     absl::StrCat("\"", job.status.requeue_state->requeue_at, "\": ", error));
+    }
+    w.requeue_at = absl::ToUnixSeconds(at);
+  }
   // Enforced by the job controller, so backfill may trust it as an upper bound (docs/admission.md
   // "What the estimate uses").
   w.expected_runtime_seconds = job.active_deadline_seconds;

@@ -54,7 +54,8 @@ absl::StatusOr<admission::Namespace> DecodeNamespace(std::string_view json);
 // metadata.creationTimestamp in Unix seconds; levels and groups from spec.topology; node
 // selector and tolerations from the template; admitted from status.admission when present
 // (every resource of per_pod, and `pods`, in admission.flavor; count = admission.replicas; at
-// `admission_time`); expected_runtime_seconds = spec.activeDeadlineSeconds; revision from
+// `admission_time`); expected_runtime_seconds = spec.activeDeadlineSeconds; requeue_at from
+// status.requeueState.requeueAt while not admitted; revision from
 // metadata.resourceVersion (0 when it has none).
 // InvalidArgument "TrainingJob ns/name: metadata.creationTimestamp: ..." on a bad timestamp.
 // Without `allow_job_priority` (phalanx-operator --allow-job-priority) spec.priority is not

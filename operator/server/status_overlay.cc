@@ -19,13 +19,15 @@ void StatusOverlay::Apply(const std::string& key, kube::TrainingJob& job) {
   const kube::TrainingJobStatus& s = job.status;
   const bool shown = w.admission.has_value() == s.admission.has_value() &&
                      (!w.admission || w.admission->replicas == s.admission->replicas) &&
-                     (!w.placement || (s.placement && w.placement->nodes == s.placement->nodes));
+                     (!w.placement || (s.placement && w.placement->nodes == s.placement->nodes)) &&
+                     (!w.requeue_state || w.requeue_state == s.requeue_state);
   if (shown) {
     in_flight_.erase(it);
     return;
   }
   job.status.admission = w.admission;
   job.status.placement = w.placement;
+  if (w.requeue_state) job.status.requeue_state = w.requeue_state;
 }
 
 }  // namespace phalanx::operator_server

@@ -29,13 +29,16 @@ class StatusOverlay {
   struct Written {
     std::optional<kube::TrainingJobAdmission> admission;  // nullopt = written as not admitted
     std::optional<kube::TrainingJobPlacement> placement;
+    // Written with the admission (a requeue after a pods-ready eviction); nullopt = not written.
+    std::optional<kube::TrainingJobRequeueState> requeue_state;
   };
 
   // `written` was applied to the status of the object `uid`, job `key`.
   void Record(const std::string& key, const std::string& uid, Written written);
 
   // Lays the write in flight for `job`'s object over its status; forgets it when `job` shows it
-  // already (its admission, replicas and placed nodes are the written ones), or when it was
+  // already (its admission, replicas, placed nodes and any written requeue state are the written
+  // ones), or when it was
   // written to another object of the same name.
   void Apply(const std::string& key, kube::TrainingJob& job);
 

@@ -169,6 +169,30 @@ TEST(AdmissionCycleTest, OrdersByPriorityThenCreationTime) {
   EXPECT_THAT(AdmittedKeys(result), ElementsAre("team-a/new-high"));
 }
 
+// Kueue's requeueState.requeueAt: a workload evicted for its pods' readiness waits out its
+// backoff even with quota and nodes free, does not hold back the workloads behind it, and the
+// cycle says when to look again.
+TEST(AdmissionCycleTest, AWorkloadInRequeueBackoffWaitsItOut) {
+  FakePlacementService fake({{.name = "b1", .gpus = 64}});
+  World world(fake);
+  world.Flavor("h100").Queue(GpuQueue("team-a", "", {{"h100", Gpu(64)}}));
+  world.snapshot.now = 1000;
+  Workload backing_off = Job("team-a/evicted", 2, 8, 10, 0);
+  backing_off.requeue_at = 1060;
+  world.Add(backing_off).Add(Job("team-a/later", 2, 8, 0, 5));
+  CycleResult result = world.Cycle();
+  EXPECT_THAT(AdmittedKeys(result), ElementsAre("team-a/later"));
+  EXPECT_THAT(result.pending,
+              ElementsAre(AllOf(Field(&PendingDecision::workload, "team-a/evicted"),
+                                Field(&PendingDecision::cluster_queue, "team-a"),
+                                Field(&PendingDecision::reason, PendingReason::kRequeueBackoff),
+                                Field(&PendingDecision::message, HasSubstr("for 60s")))));
+  EXPECT_EQ(result.requeue_at, 1060);
+  world.Apply(result);
+  world.snapshot.now = 1060;  // the backoff is over
+  EXPECT_THAT(AdmittedKeys(world.Cycle()), ElementsAre("team-a/evicted"));
+}
+
 TEST(AdmissionCycleTest, FirstFlavorWithQuotaInPreferenceOrder) {
   FakePlacementService fake({{.name = "spot-block", .labels = {{"tier", "spot"}}, .gpus = 64},
                              {.name = "od-block", .labels = {{"tier", "od"}}, .gpus = 64}});

@@ -148,6 +148,69 @@ TEST(AdmittedSince, TheAdmittedConditionsLastTurnToTrue) {
             0);
 }
 
+TEST(NotRunningSince, FromTheAdmissionOrTheLastTimeTheGangStoppedRunning) {
+  const Condition admitted{.type = "Admitted", .status = "True", .reason = "Admitted",
+                           .last_transition_time = "2026-11-23T19:00:00Z"};
+  EXPECT_EQ(NotRunningSince({}), 0);
+  // Admitted, no Running condition yet: since the admission.
+  EXPECT_EQ(NotRunningSince({admitted}), 1795460400);
+  // Every rank running: ready, whenever it was admitted.
+  EXPECT_EQ(NotRunningSince({admitted, {.type = "Running", .status = "True",
+                                        .last_transition_time = "2026-11-23T19:01:00Z"}}),
+            0);
+  // Stopped running after the admission (a restart): since then.
+  EXPECT_EQ(NotRunningSince({admitted, {.type = "Running", .status = "False", .reason = "PodFailed",
+                                        .last_transition_time = "2026-11-23T20:00:00Z"}}),
+            1795464000);
+  // A Running=False from an earlier admission (evicted, admitted again since): the admission.
+  EXPECT_EQ(NotRunningSince({admitted, {.type = "Running", .status = "False", .reason = "Evicted",
+                                        .last_transition_time = "2026-11-23T18:00:00Z"}}),
+            1795460400);
+  // Not admitted: nothing to time.
+  EXPECT_EQ(NotRunningSince({{.type = "Admitted", .status = "False", .reason = "PodsReadyTimeout",
+                              .last_transition_time = "2026-11-23T19:00:00Z"}}),
+            0);
+}
+
+TEST(RequeueDelaySeconds, DoublesFromTheBaseUpToTheMax) {
+  const PodsReadyPolicy policy{.timeout_seconds = 300, .backoff_base_seconds = 60,
+                               .backoff_max_seconds = 3600};
+  EXPECT_EQ(RequeueDelaySeconds(policy, 1), 60);
+  EXPECT_EQ(RequeueDelaySeconds(policy, 2), 120);
+  EXPECT_EQ(RequeueDelaySeconds(policy, 3), 240);
+  EXPECT_EQ(RequeueDelaySeconds(policy, 6), 1920);
+  EXPECT_EQ(RequeueDelaySeconds(policy, 7), 3600);
+  EXPECT_EQ(RequeueDelaySeconds(policy, 1000), 3600);  // no overflow
+}
+
+TEST(RequeueStateApply, CarriesTheStateOrNothing) {
+  auto doc = kube::ParseJson(RequeueStateApply(
+      Meta(), kube::TrainingJobRequeueState{.count = 2, .requeue_at = "2026-11-23T19:02:00Z"}));
+  ASSERT_TRUE(doc.ok());
+  const auto& s = (*doc)["status"];
+  EXPECT_EQ(s["requeueState"]["count"].GetInt(), 2);
+  EXPECT_STREQ(s["requeueState"]["requeueAt"].GetString(), "2026-11-23T19:02:00Z");
+  EXPECT_FALSE(s.HasMember("conditions"));  // the admission manager's
+  // At the limit: a count and no time.
+  doc = kube::ParseJson(RequeueStateApply(Meta(), kube::TrainingJobRequeueState{.count = 4}));
+  ASSERT_TRUE(doc.ok());
+  EXPECT_FALSE((*doc)["status"]["requeueState"].HasMember("requeueAt"));
+  // Cleared: under server-side apply, leaving it out removes it.
+  doc = kube::ParseJson(RequeueStateApply(Meta(), std::nullopt));
+  ASSERT_TRUE(doc.ok());
+  EXPECT_TRUE((*doc)["status"].IsObject());
+  EXPECT_FALSE((*doc)["status"].HasMember("requeueState"));
+}
+
+TEST(SuspendApply, SetsSpecSuspendOnly) {
+  auto doc = kube::ParseJson(SuspendApply(Meta()));
+  ASSERT_TRUE(doc.ok());
+  EXPECT_TRUE((*doc)["spec"]["suspend"].GetBool());
+  EXPECT_EQ((*doc)["spec"].MemberCount(), 1u);
+  EXPECT_FALSE(doc->HasMember("status"));
+  EXPECT_STREQ((*doc)["metadata"]["name"].GetString(), "llama");
+}
+
 // kube::ActiveDeadline (kube/api/training_job.h) is the one rule: the job controller enforces it
 // and `phalanx explain` prints it, each from the Admitted condition it reads.
 TEST(ActiveDeadline, CountsFromTheCurrentAdmission) {

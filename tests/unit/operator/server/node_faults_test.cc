@@ -2,6 +2,7 @@
 // what counts as failed, replace inside the domain, shrink an elastic gang (ranks stay dense),
 // evict otherwise; a NotReady node waits out its grace first.
 #include "operator/server/node_faults.h"
+#include "operator/server/pods_ready.h"
 
 #include <map>
 #include <memory>
@@ -106,6 +107,34 @@ kube::Pod RankPod(int rank, int restart, const std::string& node, const std::str
   pod.node_name = node;
   pod.phase = phase;
   return pod;
+}
+
+// The pods-ready eviction's message (pods_ready.h): the ranks of the current restart that do not
+// run, the first few by name with where they are stuck.
+TEST(DescribeNotRunning, NamesTheFirstRanksNotRunningAndCountsTheRest) {
+  kube::TrainingJob job;
+  job.meta.uid = "u1";
+  job.status.restarts = 1;
+  job.status.admission = kube::TrainingJobAdmission{.replicas = 6};
+  std::vector<std::shared_ptr<const kube::Pod>> pods;
+  auto add = [&](kube::Pod pod) { pods.push_back(std::make_shared<const kube::Pod>(pod)); };
+  add(RankPod(0, 1, "a", "Running"));
+  kube::Pod unschedulable = RankPod(1, 1, "", "Pending");
+  unschedulable.unschedulable = true;
+  add(unschedulable);
+  add(RankPod(2, 1, "c", "Succeeded"));
+  add(RankPod(3, 1, "d", "Pending"));   // bound, its image not pulled yet
+  add(RankPod(4, 0, "e", "Running"));   // the previous restart's: rank 4 has no pod
+  add(RankPod(5, 1, "", "Pending"));
+  EXPECT_EQ(DescribeNotRunning(job, pods),
+            "4 of 6 ranks not running: rank 1 (pod j-1) Pending, not bound to a node "
+            "(unschedulable); rank 3 (pod j-3) Pending on node d and 2 more");
+  EXPECT_EQ(DescribeNotRunning(job, pods, 4),
+            "4 of 6 ranks not running: rank 1 (pod j-1) Pending, not bound to a node "
+            "(unschedulable); rank 3 (pod j-3) Pending on node d; rank 4 has no pod; "
+            "rank 5 (pod j-5) Pending, not bound to a node");
+  job.status.admission->replicas = 1;
+  EXPECT_EQ(DescribeNotRunning(job, {}), "1 of 1 rank not running: rank 0 has no pod");
 }
 
 TEST(RanksInPlace, RanksWhosePodRunsOnTheirReservedNodeAndNeedsNothing) {

@@ -89,7 +89,9 @@ TEST(OperatorConfig, HelpListsEveryFlag) {
                            "--not-ready-grace-seconds", "--http-read-timeout-seconds",
                            "--http-max-connections", "--write-concurrency",
                            "--admission-write-concurrency", "--event-writers",
-                           "--allow-job-priority"}) {
+                           "--allow-job-priority", "--pods-ready-timeout-seconds",
+                           "--requeuing-backoff-base-seconds", "--requeuing-backoff-max-seconds",
+                           "--requeuing-backoff-limit-count"}) {
     EXPECT_NE(OperatorUsage().find(flag), std::string::npos) << flag;
   }
 }
@@ -105,6 +107,23 @@ TEST(OperatorConfig, HealthPortLimitsHaveDefaultsAndBounds) {
   EXPECT_EQ(c->http_max_connections, 32);
   EXPECT_FALSE(ParseOperatorFlags({"--http-read-timeout-seconds", "0"}).ok());
   EXPECT_FALSE(ParseOperatorFlags({"--http-max-connections", "-1"}).ok());
+}
+
+// Kueue's waitForPodsReady: off unless asked for, Kueue's backoff defaults, no limit.
+TEST(OperatorConfig, PodsReadyIsOffByDefaultWithKueuesBackoff) {
+  absl::StatusOr<OperatorConfig> c = ParseOperatorFlags({});
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->pods_ready_timeout_seconds, 0);
+  EXPECT_EQ(c->requeuing_backoff_base_seconds, 60);
+  EXPECT_EQ(c->requeuing_backoff_max_seconds, 3600);
+  EXPECT_EQ(c->requeuing_backoff_limit_count, -1);
+  c = ParseOperatorFlags({"--pods-ready-timeout-seconds=300", "--requeuing-backoff-limit-count",
+                          "3"});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->pods_ready_timeout_seconds, 300);
+  EXPECT_EQ(c->requeuing_backoff_limit_count, 3);
+  EXPECT_FALSE(ParseOperatorFlags({"--pods-ready-timeout-seconds", "-1"}).ok());
+  EXPECT_FALSE(ParseOperatorFlags({"--requeuing-backoff-base-seconds", "0"}).ok());
 }
 
 TEST(ParallelFor, RunsEveryIndexOnce) {

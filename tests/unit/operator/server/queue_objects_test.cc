@@ -712,6 +712,28 @@ TEST(DecodeTrainingJobTest, RestartCountersComeFromTheStatus) {
             0);
 }
 
+// status.requeueState after a pods-ready eviction: the workload is not admitted before its
+// requeueAt; an admitted job's old state holds nothing back.
+TEST(WorkloadFromJobTest, RequeueAtComesFromTheRequeueState) {
+  const kube::TrainingJob job = ExampleJob(
+      "10-trainingjob-pretrain-64gpu.yaml",
+      R"({"requeueState":{"count":2,"requeueAt":"2026-11-23T19:02:00Z"}})");
+  ASSERT_TRUE(job.status.requeue_state.has_value());
+  EXPECT_EQ(job.status.requeue_state->count, 2);
+  EXPECT_EQ(Decoded(WorkloadFromJob(job)).requeue_at, 1795460520);
+  EXPECT_EQ(Decoded(WorkloadFromJob(ExampleJob("10-trainingjob-pretrain-64gpu.yaml")))
+                .requeue_at,
+            0);
+  kube::TrainingJob admitted = job;
+  admitted.status.admission = kube::TrainingJobAdmission{.cluster_queue = "q", .flavor = "p5",
+                                                         .replicas = 8};
+  EXPECT_EQ(Decoded(WorkloadFromJob(admitted, 1)).requeue_at, 0);
+  EXPECT_THAT(kube::DecodeTrainingJob(R"({"metadata":{"name":"a"},"spec":{"template":{}},)"
+                                      R"("status":{"requeueState":{"count":"x"}}})"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("status.requeueState.count")));
+}
+
 TEST(WorkloadFromJobTest, ExplicitPriorityWinsOverTheClass) {
   kube::TrainingJob job = ExampleJob("10-trainingjob-pretrain-64gpu.yaml");
   job.priority = 5;

@@ -70,6 +70,28 @@ TEST(StatusOverlay, AReleaseIsLaidOverAJobStillShownAdmitted) {
   EXPECT_EQ(overlay.size(), 1u);
 }
 
+// A pods-ready eviction writes the requeue state too: a cycle that lists the job before the
+// informer shows it must not admit it again before its backoff ends.
+TEST(StatusOverlay, ARequeueStateIsLaidOverUntilShown) {
+  StatusOverlay overlay;
+  const kube::TrainingJobRequeueState state{.count = 1, .requeue_at = "2026-11-30T12:01:00Z"};
+  overlay.Record("ml/a", "uid-1", {.requeue_state = state});
+  kube::TrainingJob job = ShownAdmitted("uid-1", 2, {"n0", "n1"});
+  overlay.Apply("ml/a", job);
+  EXPECT_FALSE(job.status.admission.has_value());
+  ASSERT_TRUE(job.status.requeue_state.has_value());
+  EXPECT_EQ(*job.status.requeue_state, state);
+  // Released, but the requeue state not shown yet: still laid over.
+  kube::TrainingJob released = Job("uid-1");
+  overlay.Apply("ml/a", released);
+  EXPECT_EQ(released.status.requeue_state, state);
+  EXPECT_EQ(overlay.size(), 1u);
+  kube::TrainingJob shown = Job("uid-1");
+  shown.status.requeue_state = state;
+  overlay.Apply("ml/a", shown);
+  EXPECT_EQ(overlay.size(), 0u);
+}
+
 // `kubectl delete` and `kubectl apply` of the same name before any cycle saw the first object
 // with its admission: the new object has none, and must not inherit the old one's.
 TEST(StatusOverlay, AJobCreatedAgainUnderTheSameNameDoesNotInheritTheWrite) {

@@ -1,0 +1,53 @@
+#include "operator/server/pods_ready.h"
+
+#include <map>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "operator/server/node_faults.h"
+
+namespace phalanx::operator_server {
+
+std::string DescribeNotRunning(const kube::TrainingJob& job,
+                               const std::vector<std::shared_ptr<const kube::Pod>>& pods,
+                               int max_named) {
+  const int32_t world = job.status.admission ? job.status.admission->replicas : job.replicas;
+  std::map<int, const kube::Pod*> ranks;
+  for (const auto& pod : pods) {
+    if (!pod->meta.deletion_timestamp.empty()) continue;
+    const int rank = GangRank(*pod, job.meta.uid, job.status.restarts);
+    if (rank >= 0 && rank < world) ranks[rank] = pod.get();
+  }
+  std::vector<std::string> named;
+  int not_running = 0;
+  for (int rank = 0; rank < world; ++rank) {
+    auto it = ranks.find(rank);
+    const kube::Pod* pod = it == ranks.end() ? nullptr : it->second;
+    if (pod != nullptr && (pod->phase == "Running" || pod->phase == "Succeeded")) continue;
+    ++not_running;
+    if (static_cast<int>(named.size()) >= max_named) continue;
+    if (pod == nullptr) {
+      named.push_back(absl::StrCat("rank ", rank, " has no pod"));
+      continue;
+    }
+    std::string text = absl::StrCat("rank ", rank, " (pod ", pod->meta.name, ") ",
+                                    pod->phase.empty() ? std::string("Pending") : pod->phase.str());
+    if (pod->node_name.empty()) {
+      absl::StrAppend(&text, ", not bound to a node",
+                      pod->unschedulable ? " (unschedulable)" : "");
+    } else {
+      absl::StrAppend(&text, " on node ", pod->node_name.str());
+    }
+    if (!pod->status_reason.empty()) absl::StrAppend(&text, ": ", pod->status_reason.str());
+    named.push_back(std::move(text));
+  }
+  std::string out = absl::StrCat(not_running, " of ", world, " rank", world == 1 ? "" : "s",
+                                 " not running");
+  if (!named.empty()) absl::StrAppend(&out, ": ", absl::StrJoin(named, "; "));
+  if (not_running > static_cast<int>(named.size())) {
+    absl::StrAppend(&out, " and ", not_running - static_cast<int>(named.size()), " more");
+  }
+  return out;
+}
+
+}  // namespace phalanx::operator_server

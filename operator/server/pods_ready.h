@@ -1,0 +1,22 @@
+// Kueue's waitForPodsReady for TrainingJobs: what the admission controller says when an
+// admitted gang has not had every rank running in time (docs/operator.md "Pods ready").
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kube/api/training_job.h"
+#include "kube/objects.h"
+
+namespace phalanx::operator_server {
+
+// Which ranks of `job`'s admitted gang are not running, in words: "2 of 4 ranks not running:
+// rank 1 (pod j-1) Pending, not bound to a node (unschedulable); rank 3 has no pod". Names at
+// most `max_named` ranks ("and 5 more"). A rank counts as running when its pod of the current
+// restart is Running or Succeeded.
+std::string DescribeNotRunning(const kube::TrainingJob& job,
+                               const std::vector<std::shared_ptr<const kube::Pod>>& pods,
+                               int max_named = 2);
+
+}  // namespace phalanx::operator_server
