@@ -417,6 +417,9 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
   if (!job.status.admission || job.suspend) {
     RETURN_IF_ERROR(delete_pods([](const kube::Pod&) { return true; }));
     wanted.phase = job.suspend ? "Suspended" : "Queued";
+    // Evicted: queued again, and the next run sets it anew, as a Kueue-evicted Job is suspended
+    // and its startTime reset when it resumes. A suspension keeps it until the resume (above).
+    if (!job.suspend) wanted.start_time.clear();
     if (FindCondition(current.conditions, kConditionRunning) != nullptr) {
       updates.push_back(Cond(kConditionRunning, false, job.suspend ? "Suspended" : "Evicted",
                              "the gang is not admitted: its pods were deleted"));
@@ -752,6 +755,12 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
     }
     if (!first_error.ok()) {
       metrics_.pods_created_total.WithLabels({}).Inc(created);
+      // Admitted, whatever its pods: a job that holds a reservation must not read as Queued
+      // (the FailedCreate event says what is wrong; the step is retried with backoff).
+      if (current.phase == "Queued" || current.phase.empty()) {
+        wanted.phase = "Admitted";
+        (void)write();
+      }
       return first_error;
     }
     metrics_.pods_created_total.WithLabels({}).Inc(created);

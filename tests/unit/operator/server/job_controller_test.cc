@@ -23,6 +23,7 @@ namespace {
 
 using ::testing::_;
 using ::testing::ElementsAre;
+using ::testing::Contains;
 using ::testing::Invoke;
 using ::testing::Not;
 
@@ -109,6 +110,10 @@ class JobControllerTest : public ::testing::Test {
             absl::StatusOr<rapidjson::Document> doc = kube::ParseJson(body);
             if (doc.ok()) events_.emplace_back(kube::StringMember(*doc, "reason"));
           }
+          if (r.plural == "pods" && pod_creates_fail_) {
+            return absl::StatusOr<std::string>(absl::InvalidArgumentError(
+                "Pod \"llama-0\" is invalid: spec.containers[0].image: Required value"));
+          }
           return absl::StatusOr<std::string>("{}");
         }));
     EXPECT_CALL(client_, DoPatch(_, _, _, _, _, _, _)).Times(::testing::AnyNumber());
@@ -176,6 +181,7 @@ class JobControllerTest : public ::testing::Test {
   JobController controller_{client_, informers_, placement_, recorder_, metrics_};
   std::vector<std::string> status_writes_;
   int failed_status_writes_ = 0;  // the next this many status writes fail (503)
+  bool pod_creates_fail_ = false;  // every pod create is refused (422)
   std::vector<std::string> events_;
   int event_repeats_ = 0;
 };
@@ -208,6 +214,30 @@ TEST_F(JobControllerTest, ASuspensionKeepsStartTime) {
   ASSERT_EQ(status_writes_.size(), 1u);
   EXPECT_THAT(status_writes_[0], ::testing::HasSubstr(R"("phase":"Suspended")"));
   EXPECT_THAT(status_writes_[0], ::testing::HasSubstr(R"("startTime":"2026-11-01T00:00:00Z")"));
+}
+
+// Evicted (preempted, a pods-ready timeout, a node failure without a spare): queued again, and
+// the next run sets startTime anew, as a Kueue-evicted Job's is reset when it resumes.
+TEST_F(JobControllerTest, AnEvictionClearsStartTime) {
+  Start({Job(R"("suspend":false)",
+             R"({"phase":"Running","startTime":"2026-11-01T00:00:00Z"})")});
+  Reconcile(1);
+  ASSERT_EQ(status_writes_.size(), 1u);
+  EXPECT_THAT(status_writes_[0], ::testing::HasSubstr(R"("phase":"Queued")"));
+  EXPECT_THAT(status_writes_[0], Not(::testing::HasSubstr("startTime")));
+}
+
+// An admitted job whose pods the API server refuses holds a reservation: its phase says
+// Admitted, not Queued (audit 2026-11-30: `kubectl get tj` showed ADMITTED 16, PHASE Queued).
+TEST_F(JobControllerTest, AnAdmittedJobWhosePodsAreRefusedReadsAdmitted) {
+  pod_creates_fail_ = true;
+  Start({Job(R"("suspend":false)",
+             R"({"phase":"Queued","admission":{"clusterQueue":"cq","flavor":"p5","replicas":2},)"
+             R"("placement":{"domain":"b","level":"l","nodes":["n0","n1"]}})")});
+  EXPECT_FALSE(controller_.Reconcile(absl::StrCat(kNs, "/", kJob)).ok());
+  ASSERT_EQ(status_writes_.size(), 1u);
+  EXPECT_THAT(status_writes_[0], ::testing::HasSubstr(R"("phase":"Admitted")"));
+  EXPECT_THAT(EventsRecorded(), Contains("FailedCreate"));
 }
 
 // The Events of a transition are recorded once its status write lands: the write that failed
