@@ -596,11 +596,13 @@ CycleStats AdmissionController::RunCycle() {
     if (!status.admission) continue;
     status.admission->replicas = g.new_count;
     status.placement = PlacementStatus(g.placement);
-    status.conditions = MergeConditions(
-        conditions_of(g.workload), kOwned,
-        {ResizedAdmitted(AdmittedNow(*status.admission, status.placement, g.borrowing),
-                         g.old_count)},
-        now, job.meta.generation);
+    const std::vector<Condition> current = conditions_of(g.workload);
+    // A Shrunk=True from before is history once the gang grows again: False, "Previously: ...".
+    std::vector<Condition> updates = Deactivate(current, {kConditionShrunk}, kReasonGrown);
+    updates.push_back(ResizedAdmitted(AdmittedNow(*status.admission, status.placement,
+                                                  g.borrowing),
+                                      g.old_count));
+    status.conditions = MergeConditions(current, kOwned, updates, now, job.meta.generation);
     if (!ApplyJobStatus(*objects[g.workload], AdmissionStatusApply(job.meta, status))) {
       ++stats.write_errors;
       (void)placement_.Resize(g.workload, g.old_count);

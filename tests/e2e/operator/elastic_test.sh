@@ -71,6 +71,8 @@ eventually 60 phase_is $NS $J Running && pass "$J Running again at $S pods; $(co
 admitted_msg() { jq_job $NS $J '.status.conditions[]? | select(.type=="Admitted") | "\(.status) \(.message)"'; }
 [[ $(admitted_msg) == "True admitted "*" with $S pods; "*"; shrunk from 16 pods" ]] &&
   pass "the Admitted condition gives the size now: $(admitted_msg)" || fail "Admitted after the shrink: $(admitted_msg)"
+[[ $(cond $NS $J Shrunk) == "True Preempted:"* ]] && pass "Shrunk=True Preempted" ||
+  fail "Shrunk after the shrink: '$(cond $NS $J Shrunk)'"
 
 # --- 3. grows back when the room is free again -------------------------------------------
 job $NS waiter 10  # priority 0, below $J's: it cannot shrink $J, and 10 nodes never free
@@ -86,6 +88,8 @@ eventually 120 admitted_is 16 && pass "$J grew back to 16 pods" || fail "$J admi
 has_event $NS $J Grown && pass "a Grown event" || fail "no Grown event on $J"
 [[ $(admitted_msg) == "True admitted "*" with 16 pods; "*"; grown from "*" pods" ]] &&
   pass "the Admitted condition gives the size now: $(admitted_msg)" || fail "Admitted after the growth: $(admitted_msg)"
+[[ $(cond $NS $J Shrunk) == "False Grown: Previously: "* ]] && pass "Shrunk is history after the growth: $(cond $NS $J Shrunk)" ||
+  fail "Shrunk after the growth: '$(cond $NS $J Shrunk)'"
 eventually 90 all_running $NS $J 16 && pass "16 ranks Running after the growth" || fail "$J: $(npods $NS $J) pods after growth"
 same=0
 for ((r = 0; r < S; r++)); do [[ $(uid_of_rank $r) == "${keep_uid[$r]}" ]] && same=$((same + 1)); done
