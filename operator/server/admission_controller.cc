@@ -146,6 +146,7 @@ void AdmissionController::RegisterHandlers() {
       {.on_add = trigger,
        .on_update =
            [this](const kube::Node& old, const kube::Node& now) {
+             if (!(old.meta.labels == now.meta.labels)) topology_check_due_ = true;
              if (NodeChangeMatters(old, now)) Trigger();
            },
        .on_delete = trigger});
@@ -393,6 +394,10 @@ CycleStats AdmissionController::RunCycle() {
   std::vector<admission::PendingDecision> invalid;
   std::map<std::string, DecodedJob> decoded;  // replaces decoded_jobs_ after the loop
   std::optional<absl::Time> pods_ready_check;  // when the next gang's pods-ready timeout ends
+  // Node labels changed since the last look: are admitted gangs still where they were placed?
+  const bool check_topology = topology_check_due_.exchange(false);
+  std::map<std::string, std::string> drift_now;
+  auto node_lookup = [this](const std::string& name) { return informers_.nodes.Get(name); };
   for (const auto& raw : informers_.jobs.List()) {
     const std::string key = raw->meta.Key();
     DecodedJob& entry = decoded[key];
@@ -422,6 +427,20 @@ CycleStats AdmissionController::RunCycle() {
     if (std::optional<FaultDecision> fault = faults_.Respond(*job, now_time)) {
       if (!ApplyFault(*raw, *job, *fault, now, stats)) continue;
     }
+    if (check_topology && job->status.admission) {
+      if (std::string drift = TopologyDrift(*job, node_lookup); !drift.empty()) {
+        if (auto last = topology_drift_.find(key);
+            last == topology_drift_.end() || last->second != drift) {
+          const std::string message = absl::StrCat(
+              drift, "; the gang keeps running where it is (suspend and resume the job to ",
+              "place it again)");
+          spdlog::warn("TrainingJob {}: {}", key, message);
+          (void)events_.Record(JobReference(job->meta), kube::EventType::kWarning,
+                               std::string(kReasonTopologyChanged), message);
+        }
+        drift_now[key] = std::move(drift);
+      }
+    }
     if (job->status.admission && options_.pods_ready.timeout_seconds > 0 &&
         entry.not_running_since > 0 &&
         EvictIfNotReady(*raw, *job, entry.not_running_since, now_time, stats, pods_ready_check) &&
@@ -449,6 +468,7 @@ CycleStats AdmissionController::RunCycle() {
     jobs.emplace(key, *std::move(job));
   }
   decoded_jobs_ = std::move(decoded);  // jobs gone from the informer leave the cache
+  if (check_topology) topology_drift_ = std::move(drift_now);
   // A node under a gang went NotReady and is within its grace: the job is told when its ranks
   // will move, once per episode.
   for (const NodeFaultResponder::Notice& notice : faults_.notices()) {

@@ -17,6 +17,7 @@
 // (NodeFaultResponder: replace the nodes, shrink, or evict) and writes the new placement.
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <optional>
 #include <string>
@@ -151,6 +152,10 @@ class AdmissionController {
     int64_t not_running_since = 0;
   };
   std::map<std::string, DecodedJob> decoded_jobs_;
+  // Set by the node informer when a node's labels change: the next cycle checks every admitted
+  // gang's TopologyDrift, and warns once per job and drift (topology_drift_: the last ones).
+  std::atomic<bool> topology_check_due_{true};
+  std::map<std::string, std::string> topology_drift_;
   // Configuration errors reported so far ("Kind name" -> message): each is logged and recorded
   // as an event when it appears or changes, not every cycle.
   std::map<std::string, std::string> object_errors_;

@@ -20,6 +20,8 @@ namespace phalanx::operator_server {
 
 inline constexpr std::string_view kReasonAdmitted = "Admitted";
 inline constexpr std::string_view kReasonGrown = "Grown";
+// A node's labels changed under an admitted gang: it no longer matches its placement.
+inline constexpr std::string_view kReasonTopologyChanged = "TopologyChanged";
 // An elastic job quota would let grow, held at its size because another job waits.
 inline constexpr std::string_view kReasonGrowthHeld = "GrowthHeld";
 inline constexpr std::string_view kReasonResumed = "Resumed";

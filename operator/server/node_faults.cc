@@ -1,6 +1,7 @@
 #include "operator/server/node_faults.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <utility>
 
@@ -161,6 +162,62 @@ std::optional<NodeFault> DetectNodeFault(std::string_view name, const kube::Node
     return fault;
   }
   return std::nullopt;
+}
+
+std::string TopologyDrift(
+    const kube::TrainingJob& job,
+    const std::function<std::shared_ptr<const kube::Node>(const std::string&)>& nodes) {
+  if (!job.status.placement) return "";
+  const kube::TrainingJobPlacement& placed = *job.status.placement;
+  auto label = [](const kube::Node& node, const std::string& key) -> std::string {
+    const std::string* value = node.meta.labels.Find(key);
+    return value == nullptr ? std::string() : *value;
+  };
+  auto has = [](const std::string& key, const std::string& value) {
+    return value.empty() ? absl::StrCat("no ", key, " label") : absl::StrCat(key, "=", value);
+  };
+  std::vector<std::string> found;
+  // The gang's domain: every rank's node inside it.
+  if (!placed.level.empty()) {
+    for (size_t rank = 0; rank < placed.nodes.size(); ++rank) {
+      std::shared_ptr<const kube::Node> node = nodes(placed.nodes[rank]);
+      if (node == nullptr) continue;
+      const std::string value = label(*node, placed.level);
+      if (value == placed.domain) continue;
+      found.push_back(absl::StrCat("rank ", rank, "'s node ", placed.nodes[rank], " now has ",
+                                   has(placed.level, value), ", outside the gang's domain ",
+                                   placed.domain));
+    }
+  }
+  // Each group of groupSize ranks inside one groupLevel domain.
+  const int32_t size = job.topology.group_size;
+  const std::string& level = job.topology.group_level;
+  if (size > 1 && !level.empty()) {
+    for (size_t first = 0; first + size <= placed.nodes.size(); first += size) {
+      std::map<std::string, std::vector<size_t>> domains;  // value -> ranks
+      for (size_t rank = first; rank < first + size; ++rank) {
+        std::shared_ptr<const kube::Node> node = nodes(placed.nodes[rank]);
+        if (node != nullptr) domains[label(*node, level)].push_back(rank);
+      }
+      if (domains.size() < 2) continue;
+      // The odd one out: the rank in the smallest part.
+      auto odd = std::min_element(domains.begin(), domains.end(), [](const auto& a, const auto& b) {
+        return a.second.size() < b.second.size();
+      });
+      const size_t rank = odd->second.front();
+      found.push_back(absl::StrCat("rank ", rank, "'s node ", placed.nodes[rank], " now has ",
+                                   has(level, odd->first), ": group ", first / size, " (ranks ",
+                                   first, "-", first + size - 1, ") spans ", domains.size(), " ",
+                                   level, " domains"));
+    }
+  }
+  if (found.empty()) return "";
+  std::string out = found.front();
+  if (found.size() > 1) {
+    absl::StrAppend(&out, " (and ", found.size() - 1, " more such rank",
+                    found.size() == 2 ? "" : "s", ")");
+  }
+  return out;
 }
 
 int PodIntLabel(const kube::Pod& pod, std::string_view key) {

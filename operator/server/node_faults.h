@@ -103,6 +103,18 @@ struct NodeFaultOptions {
   absl::Duration retry = absl::Seconds(5);
 };
 
+// Where the labels of an admitted gang's nodes no longer match its placement (node labels
+// changed under it; placement is decided from the labels at admission, as Kueue's): a rank's
+// node now outside `status.placement`'s domain at its level, or a `groupSize` group whose nodes
+// now carry different `groupLevel` values (GFD relabels a node's nvidia.com/gpu.clique when its
+// NVLink partition changes). Names the first such rank ("rank 0's node n now has
+// nvidia.com/gpu.clique=c9: group 0 (ranks 0-3) spans 2 nvidia.com/gpu.clique domains") and
+// counts the others; "" when everything matches. Nodes `nodes` does not know are skipped (a
+// deleted node is a fault, not a label change).
+std::string TopologyDrift(
+    const kube::TrainingJob& job,
+    const std::function<std::shared_ptr<const kube::Node>(const std::string&)>& nodes);
+
 enum class FaultAction { kReplaced, kShrunk, kEvicted };
 std::string_view ActionName(FaultAction action);  // "replaced", "shrunk", "evicted"
 

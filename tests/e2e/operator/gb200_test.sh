@@ -10,7 +10,9 @@
 #      empty), the locality wait cannot help, so the job does not wait its 300 s (a3c5e3e: the
 #      wait applies only when a domain of the preferred level could ever hold the gang): it runs
 #      across both cliques at once with every consecutive group of 4 ranks inside one clique:
-#      8 + 8, where filling nodes in rank order would have split ranks 8-11.
+#      8 + 8, where filling nodes in rank order would have split ranks 8-11;
+#   3. rank 0's node relabelled to another clique under the running gang: one TopologyChanged
+#      warning names the split group, and the gang keeps running.
 # Needs hack/cluster/build.sh binaries and $PHALANX_BUILD_DIR (phalanx-scheduler,
 # phalanx-operator).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -76,4 +78,14 @@ split=$(rank_cliques | sort | uniq -c | awk '{print $2 "=" $1}' | paste -sd ' ')
   fail "ranks per clique: $split (want 8 + 8)"
 out=$(groups_in_one_clique) && pass "every group of 4 consecutive ranks inside one clique" || fail "groups split: $out"
 out=$(check_invariants) && pass "invariants hold: exactly its pods on its nodes, no node over-committed" || fail "invariants broken: $out"
+
+# --- 3. a clique relabelled under a running group: the job is told ----------------------------
+rank0=$(jq_job $NS $J '.status.placement.nodes[0]')
+kc label node "$rank0" "$CLIQUE=p6e-gb200-cluster.9" --overwrite >/dev/null || die "cannot relabel $rank0"
+drift_msg() { kc -n $NS get events --field-selector "involvedObject.name=$J,reason=TopologyChanged" -o jsonpath='{.items[*].message}'; }
+drift_named() { [[ $(drift_msg) == "rank 0's node $rank0 now has $CLIQUE=p6e-gb200-cluster.9: group 0 (ranks 0-3) spans 2 $CLIQUE domains"* ]]; }
+eventually 30 drift_named && pass "a TopologyChanged warning names the split group: $(drift_msg)" ||
+  fail "no TopologyChanged event naming rank 0: '$(drift_msg)'"
+[[ $(event_count $NS $J TopologyChanged) == 1 ]] && pass "told once" || fail "TopologyChanged recorded $(event_count $NS $J TopologyChanged) times"
+all_running $NS $J 16 && pass "the gang keeps running" || fail "$J: $(phase $NS $J)"
 finish

@@ -109,6 +109,48 @@ kube::Pod RankPod(int rank, int restart, const std::string& node, const std::str
   return pod;
 }
 
+// A node relabelled under a running gang (GFD moving a GB200 node to another NVLink clique, an
+// EC2 topology label that changed): the job is told which rank and what broke, once.
+TEST(TopologyDrift, ARankOutsideItsDomainOrGroupIsNamed) {
+  const std::string clique = "nvidia.com/gpu.clique", l3 = "topology.k8s.aws/network-node-layer-3";
+  std::map<std::string, std::shared_ptr<const kube::Node>> nodes;
+  auto node = [&](const std::string& name, const std::string& c, const std::string& block) {
+    kube::Node n;
+    n.meta.name = name;
+    std::vector<kube::StringMap::Entry> labels;
+    if (!c.empty()) labels.emplace_back(clique, c);
+    labels.emplace_back(l3, block);
+    n.meta.labels = kube::StringMap(std::move(labels));
+    nodes[name] = std::make_shared<const kube::Node>(n);
+  };
+  auto lookup = [&](const std::string& name) -> std::shared_ptr<const kube::Node> {
+    auto it = nodes.find(name);
+    return it == nodes.end() ? nullptr : it->second;
+  };
+  for (int i = 0; i < 8; ++i) node(absl::StrCat("g", i), i < 4 ? "c1" : "c2", "b1");
+  kube::TrainingJob job;
+  job.topology.group_size = 4;
+  job.topology.group_level = clique;
+  job.status.placement = kube::TrainingJobPlacement{
+      .domain = "b1", .level = l3, .nodes = {"g0", "g1", "g2", "g3", "g4", "g5", "g6", "g7"}};
+  EXPECT_EQ(TopologyDrift(job, lookup), "");
+  node("g0", "c9", "b1");  // rank 0's node moved to another clique
+  EXPECT_EQ(TopologyDrift(job, lookup),
+            "rank 0's node g0 now has nvidia.com/gpu.clique=c9: group 0 (ranks 0-3) spans 2 "
+            "nvidia.com/gpu.clique domains");
+  node("g5", "", "b2");  // and rank 5's lost its clique label and left the block
+  EXPECT_EQ(TopologyDrift(job, lookup),
+            "rank 5's node g5 now has topology.k8s.aws/network-node-layer-3=b2, outside the "
+            "gang's domain b1 (and 2 more such ranks)");
+  nodes.erase("g5");  // a deleted node is a fault, not drift
+  EXPECT_EQ(TopologyDrift(job, lookup),
+            "rank 0's node g0 now has nvidia.com/gpu.clique=c9: group 0 (ranks 0-3) spans 2 "
+            "nvidia.com/gpu.clique domains");
+  job.status.placement->level = "";  // placed on the whole cluster: no domain to leave
+  job.topology.group_size = 0;
+  EXPECT_EQ(TopologyDrift(job, lookup), "");
+}
+
 // The pods-ready eviction's message (pods_ready.h): the ranks of the current restart that do not
 // run, the first few by name with where they are stuck.
 TEST(DescribeNotRunning, NamesTheFirstRanksNotRunningAndCountsTheRest) {
