@@ -77,6 +77,10 @@ int RunPlan(const std::vector<std::string>& args) {
   if (request.group_size > 0) {
     absl::StrAppendFormat(&out, ", groups of %d ranks per %s", request.group_size, request.group_level.c_str());
   }
+  if (request.max_pods_per_node > 0) {
+    absl::StrAppendFormat(&out, ", at most %d rank per node (pod anti-affinity)",
+                          request.max_pods_per_node);
+  }
   absl::StrAppendFormat(&out, "\n\n");
 
   absl::StatusOr<placement::PlacementResult> result = service.Place(request);

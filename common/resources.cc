@@ -1,5 +1,6 @@
 #include "common/resources.h"
 
+#include <algorithm>
 #include <optional>
 
 #include "absl/strings/match.h"
@@ -99,7 +100,34 @@ std::string UnmodelledSchedulingProblem(std::string_view field) {
       ": not modelled by gang placement, which reserves every rank's node before the pods "
       "exist, so the rule could leave ranks unschedulable on their reserved nodes; ",
       spread ? "use spec.topology to place the gang, or whenUnsatisfiable: ScheduleAnyway"
-             : "remove it (for one rank per node, request all of a node's GPUs per pod)");
+             : "the one pod anti-affinity modelled keeps the job's own pods one per node "
+               "(topologyKey kubernetes.io/hostname, a labelSelector the template's own labels "
+               "match, no other namespaces); pod affinity is not modelled");
+}
+
+bool OneRankPerNode(const AntiAffinityTermView& term,
+                    const std::map<std::string, std::string>& pod_labels) {
+  if (term.topology_key != "kubernetes.io/hostname" || term.beyond_own_namespace ||
+      term.label_keys || !term.has_selector) {
+    return false;
+  }
+  for (const auto& [key, value] : term.match_labels) {
+    auto it = pod_labels.find(key);
+    if (it == pod_labels.end() || it->second != value) return false;
+  }
+  for (const AntiAffinityTermView::Expression& e : term.match_expressions) {
+    auto it = pod_labels.find(e.key);
+    const bool has = it != pod_labels.end();
+    const bool in = has && std::find(e.values.begin(), e.values.end(), it->second) !=
+                               e.values.end();
+    const bool holds = e.op == "In"             ? in
+                       : e.op == "NotIn"        ? !in
+                       : e.op == "Exists"       ? has
+                       : e.op == "DoesNotExist" ? !has
+                                                : false;
+    if (!holds) return false;
+  }
+  return true;
 }
 
 void AddTo(ResourceList& a, const ResourceList& b) {

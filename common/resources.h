@@ -13,6 +13,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "common/quantity.h"
@@ -62,6 +63,32 @@ std::string NonOvercommitLimitProblem(const std::map<std::string, std::string>& 
 // topologySpreadConstraint with whenUnsatisfiable DoNotSchedule. The gang's nodes are chosen
 // before its pods exist, so such a rule could leave ranks unschedulable on their reserved nodes.
 std::string UnmodelledSchedulingProblem(std::string_view field);
+
+// A required pod anti-affinity term of a pod template, as decoded from JSON (kube/) or YAML
+// (sim/), for OneRankPerNode.
+struct AntiAffinityTermView {
+  std::string topology_key;
+  bool has_selector = false;       // labelSelector present (an absent one selects no pod)
+  std::map<std::string, std::string> match_labels;
+  struct Expression {
+    std::string key;
+    std::string op;                // In | NotIn | Exists | DoesNotExist
+    std::vector<std::string> values;
+  };
+  std::vector<Expression> match_expressions;
+  // namespaces other than the pod's own, a namespaceSelector, or matchLabelKeys /
+  // mismatchLabelKeys: a term placement does not model.
+  bool beyond_own_namespace = false;
+  bool label_keys = false;
+};
+
+// True when `term` keeps the template's own pods one per node, the one pod anti-affinity gang
+// placement models (GangRequest::max_pods_per_node = 1): topologyKey kubernetes.io/hostname,
+// the pod's own namespace, and a labelSelector that `pod_labels` (the template's) satisfy. The
+// operator narrows such a term to the job's own current pods when it builds them, so other pods
+// that carry the same labels do not count.
+bool OneRankPerNode(const AntiAffinityTermView& term,
+                    const std::map<std::string, std::string>& pod_labels);
 
 // a += b, a -= b (entries that reach zero are kept), and scaling by a count.
 void AddTo(ResourceList& a, const ResourceList& b);

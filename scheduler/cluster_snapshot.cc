@@ -669,6 +669,10 @@ absl::StatusOr<PlacementResult> ClusterSnapshot::Resize(std::string_view job, in
     GangRequest grow = request;
     grow.elastic.reset();
     grow.count = new_count - static_cast<int32_t>(current);
+    if (grow.max_pods_per_node > 0) {
+      // One rank per node (a pod anti-affinity): the new ranks keep off the gang's nodes.
+      for (int node : rank_nodes) grow.excluded_nodes.push_back(nodes_[node].info.name);
+    }
     ASSIGN_OR_RETURN(GangShape shape, ValidateGang(grow, *this));
     GangSearch search(*this, shape);
     search.Run(grow.count);

@@ -157,6 +157,11 @@ absl::StatusOr<GangShape> ValidateGang(const GangRequest& request,
     }
   }
   RETURN_IF_ERROR(ValidateNodeAffinity(request.node_affinity, "request.node_affinity"));
+  if (request.max_pods_per_node < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "request.max_pods_per_node must not be negative, got ", request.max_pods_per_node));
+  }
+  shape.max_per_node = request.max_pods_per_node;
 
   bool pods_given = false;
   for (const auto& [name, amount] : request.per_pod) {
@@ -223,7 +228,8 @@ std::string ShapeCacheKey(const GangShape& shape) {
     key.push_back('\0');
   };
   for (int r : shape.resources) add(absl::StrCat(r, "=", shape.per_pod[r]));
-  add(absl::StrCat(shape.min_node_depth, "/", shape.group_size, "@", shape.group_level));
+  add(absl::StrCat(shape.min_node_depth, "/", shape.group_size, "@", shape.group_level, "/",
+                   shape.max_per_node));
   add(shape.missing_resource);
   for (const auto& [k, v] : shape.node_selector) {
     add(k);
@@ -473,7 +479,7 @@ int64_t GangSearch::ComputeSlots(int index, const ResourceVector* extra) const {
       slots = free / per;
     }
   }
-  return slots;
+  return shape_.max_per_node > 0 ? std::min(slots, shape_.max_per_node) : slots;
 }
 
 int GangSearch::RejectReason(int index, const ResourceVector* extra) const {

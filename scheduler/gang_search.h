@@ -53,6 +53,7 @@ struct GangShape {
   std::vector<NodeSelectorTerm> node_affinity;  // GangRequest::node_affinity, validated
   std::vector<Toleration> tolerations;
   std::vector<int> excluded;    // node indices never used (GangRequest::excluded_nodes), sorted
+  int64_t max_per_node = 0;     // GangRequest::max_pods_per_node; 0 = no limit
   ResourceList per_pod_list;    // as requested, for messages
 };
 

@@ -27,12 +27,19 @@ std::string RankList(const std::vector<int32_t>& ranks) {
   return absl::StrCat(ranks.size() == 1 ? "rank " : "ranks ", absl::StrJoin(ranks, ", "));
 }
 
-// The shape of `count` pods of the reserved gang, with its group constraint or without.
-absl::StatusOr<GangShape> BatchShape(const ClusterSnapshot& snapshot, const GangRequest& gang,
+// The shape of `count` pods of the reserved gang, with its group constraint or without. A gang
+// limited to one rank per node keeps its moving ranks off the nodes of all its ranks.
+absl::StatusOr<GangShape> BatchShape(const ClusterSnapshot& snapshot,
+                                     const ClusterSnapshot::Reservation& reservation,
                                      int32_t count, bool groups) {
-  GangRequest request = gang;
+  GangRequest request = reservation.request;
   request.elastic.reset();
   request.count = count;
+  if (request.max_pods_per_node > 0) {
+    for (const auto& rank : reservation.ranks) {
+      request.excluded_nodes.push_back(snapshot.nodes()[rank.node].info.name);
+    }
+  }
   if (!groups) {
     request.group_size = 0;
     request.group_level.clear();
@@ -74,7 +81,7 @@ ReplacementPlan PlanNodeReplacement(const ClusterSnapshot& snapshot,
 
   // The whole gang, to resolve its levels (a valid reservation always validates).
   absl::StatusOr<GangShape> gang =
-      BatchShape(snapshot, reservation.request, static_cast<int32_t>(ranks.size()), true);
+      BatchShape(snapshot, reservation, static_cast<int32_t>(ranks.size()), true);
   if (!gang.ok()) return infeasible(std::string(gang.status().message()));
 
   // A shrink drops the highest ranks, and a lost lower rank then moves onto a node they freed
@@ -129,7 +136,7 @@ ReplacementPlan PlanNodeReplacement(const ClusterSnapshot& snapshot,
   for (const Batch& batch : batches) {
     const int32_t count = static_cast<int32_t>(batch.ranks.size());
     absl::StatusOr<GangShape> shape =
-        BatchShape(snapshot, reservation.request, count, batch.whole_group);
+        BatchShape(snapshot, reservation, count, batch.whole_group);
     if (!shape.ok()) return infeasible(std::string(shape.status().message()));
     bool placed = false;
     for (int d = batch.start; d >= 0 && domains[d].level >= batch.ceiling_level;

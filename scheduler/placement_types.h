@@ -71,6 +71,9 @@ struct GangRequest {
   // nodeSelectorTerms, ORed; empty = no node affinity.
   std::vector<NodeSelectorTerm> node_affinity;
   std::vector<Toleration> tolerations;
+  // At most this many of the gang's pods on one node (a required pod anti-affinity of the
+  // gang's pods to each other on kubernetes.io/hostname is 1); 0 = no limit.
+  int32_t max_pods_per_node = 0;
   std::string required_level;             // node label key: hard ceiling; "" = whole cluster
   std::string preferred_level;            // node label key: target, may be exceeded
   int32_t group_size = 0;                 // 0 = no groups

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/api_labels.h"
 #include "common/resources.h"
 #include "common/status.h"
 #include "scheduler/node_affinity.h"
@@ -221,14 +222,64 @@ absl::StatusOr<PlannedJob> FromDocument(const YamlReader& in, const YAML::Node& 
     const YAML::Node found = node[key];
     return found.IsDefined() ? found : YAML::Node();
   };
+  // The template's labels, for a pod anti-affinity that keeps its own pods one per node (the one
+  // kind modelled: phalanx::OneRankPerNode).
+  auto labels_of = [&](const YAML::Node& node) {
+    std::map<std::string, std::string> out;
+    if (!node.IsDefined() || !node.IsMap()) return out;
+    for (const auto& entry : node) {
+      if (entry.second.IsScalar()) out[entry.first.as<std::string>()] = entry.second.Scalar();
+    }
+    return out;
+  };
+  auto anti_term = [&](const YAML::Node& term) {
+    AntiAffinityTermView view;
+    if (!term.IsMap()) return std::optional<AntiAffinityTermView>();
+    const YAML::Node key = child(term, "topologyKey");
+    view.topology_key = key.IsScalar() ? key.Scalar() : "";
+    const YAML::Node namespaces = child(term, "namespaces");
+    // `child` answers a Null node for a missing key: present means not Null.
+    view.beyond_own_namespace = !child(term, "namespaceSelector").IsNull() ||
+                                (namespaces.IsSequence() && namespaces.size() > 0);
+    view.label_keys = !child(term, "matchLabelKeys").IsNull() ||
+                      !child(term, "mismatchLabelKeys").IsNull();
+    const YAML::Node selector = child(term, "labelSelector");
+    view.has_selector = selector.IsMap();
+    view.match_labels = labels_of(child(selector, "matchLabels"));
+    const YAML::Node exprs = child(selector, "matchExpressions");
+    for (size_t i = 0; exprs.IsSequence() && i < exprs.size(); ++i) {
+      if (!exprs[i].IsMap()) return std::optional<AntiAffinityTermView>();
+      AntiAffinityTermView::Expression& e = view.match_expressions.emplace_back();
+      const YAML::Node k = child(exprs[i], "key"), op = child(exprs[i], "operator");
+      e.key = k.IsScalar() ? k.Scalar() : "";
+      e.op = op.IsScalar() ? op.Scalar() : "";
+      const YAML::Node values = child(exprs[i], "values");
+      for (size_t j = 0; values.IsSequence() && j < values.size(); ++j) {
+        if (values[j].IsScalar()) e.values.push_back(values[j].Scalar());
+      }
+    }
+    return std::optional<AntiAffinityTermView>(std::move(view));
+  };
   for (const char* kind : {"podAffinity", "podAntiAffinity"}) {
     const YAML::Node required = child(child(child(pod, "affinity"), kind),
                                       "requiredDuringSchedulingIgnoredDuringExecution");
-    if (required.IsSequence() && required.size() > 0) {
-      const std::string field = absl::StrCat("spec.template.spec.affinity.", kind,
-                                             ".requiredDuringSchedulingIgnoredDuringExecution");
+    if (!required.IsSequence() || required.size() == 0) continue;
+    const std::string field = absl::StrCat("spec.template.spec.affinity.", kind,
+                                           ".requiredDuringSchedulingIgnoredDuringExecution");
+    if (std::string_view(kind) == "podAffinity") {
       return in.Error(required, field, UnmodelledSchedulingProblem(field).substr(field.size() + 2));
     }
+    // The pods carry the template's labels and the job label the operator adds.
+    std::map<std::string, std::string> labels = labels_of(child(child(tmpl, "metadata"),
+                                                                "labels"));
+    labels.emplace(std::string(kJobLabel), job.name);
+    for (size_t i = 0; i < required.size(); ++i) {
+      const std::optional<AntiAffinityTermView> term = anti_term(required[i]);
+      if (term && OneRankPerNode(*term, labels)) continue;
+      const std::string at = absl::StrCat(field, "[", i, "]");
+      return in.Error(required[i], at, UnmodelledSchedulingProblem(at).substr(at.size() + 2));
+    }
+    r.max_pods_per_node = 1;
   }
   const YAML::Node spread = child(pod, "topologySpreadConstraints");
   for (size_t i = 0; spread.IsSequence() && i < spread.size(); ++i) {

@@ -160,9 +160,46 @@ std::map<std::string, std::string> QuantityTexts(const Value& resources, const c
   return out;
 }
 
+// A JSON required pod anti-affinity term as common/resources.h's view; false when it is not an
+// object.
+bool ReadAntiAffinityTerm(const Value& term, phalanx::AntiAffinityTermView* out) {
+  if (!term.IsObject()) return false;
+  out->topology_key = std::string(StringMember(term, "topologyKey"));
+  const Value* namespaces = Member(term, "namespaces");
+  out->beyond_own_namespace = Member(term, "namespaceSelector") != nullptr ||
+                              (namespaces != nullptr && namespaces->IsArray() &&
+                               !namespaces->Empty());
+  out->label_keys = Member(term, "matchLabelKeys") != nullptr ||
+                    Member(term, "mismatchLabelKeys") != nullptr;
+  const Value* selector = Member(term, "labelSelector");
+  out->has_selector = selector != nullptr && selector->IsObject();
+  if (!out->has_selector) return true;
+  if (const Value* labels = Member(*selector, "matchLabels"); labels && labels->IsObject()) {
+    for (const auto& m : labels->GetObject()) {
+      if (m.value.IsString()) out->match_labels[m.name.GetString()] = m.value.GetString();
+    }
+  }
+  if (const Value* exprs = Member(*selector, "matchExpressions"); exprs && exprs->IsArray()) {
+    for (const Value& e : exprs->GetArray()) {
+      if (!e.IsObject()) return false;
+      phalanx::AntiAffinityTermView::Expression& x = out->match_expressions.emplace_back();
+      x.key = std::string(StringMember(e, "key"));
+      x.op = std::string(StringMember(e, "operator"));
+      if (const Value* values = Member(e, "values"); values && values->IsArray()) {
+        for (const Value& v : values->GetArray()) {
+          if (v.IsString()) x.values.emplace_back(v.GetString());
+        }
+      }
+    }
+  }
+  return true;
+}
+
 // The first field of the pod template `tmpl` that constrains placement in a way gang placement
-// does not model (phalanx::UnmodelledSchedulingProblem), or "".
-std::string UnmodelledSchedulingField(const Value& tmpl) {
+// does not model (phalanx::UnmodelledSchedulingProblem), or "". Sets `max_pods_per_node` to 1
+// for a required pod anti-affinity that keeps the template's pods one per node.
+std::string UnmodelledSchedulingField(const Value& tmpl, const std::string& job_name,
+                                      int32_t* max_pods_per_node) {
   const Value* spec = Member(tmpl, "spec");
   if (spec == nullptr || !spec->IsObject()) return "";
   if (const Value* affinity = Member(*spec, "affinity"); affinity && affinity->IsObject()) {
@@ -170,10 +207,28 @@ std::string UnmodelledSchedulingField(const Value& tmpl) {
       const Value* rules = Member(*affinity, kind);
       if (rules == nullptr || !rules->IsObject()) continue;
       const Value* required = Member(*rules, "requiredDuringSchedulingIgnoredDuringExecution");
-      if (required != nullptr && required->IsArray() && !required->Empty()) {
-        return absl::StrCat("spec.template.spec.affinity.", kind,
-                            ".requiredDuringSchedulingIgnoredDuringExecution");
+      if (required == nullptr || !required->IsArray() || required->Empty()) continue;
+      const std::string field = absl::StrCat(
+          "spec.template.spec.affinity.", kind, ".requiredDuringSchedulingIgnoredDuringExecution");
+      if (std::string_view(kind) == "podAffinity") return field;
+      // Anti-affinity of the gang's own pods per node: one rank per node, which is modelled.
+      // The pods carry the template's labels and the job label the operator adds.
+      std::map<std::string, std::string> labels = {{std::string(phalanx::kJobLabel), job_name}};
+      if (const Value* meta = Member(tmpl, "metadata"); meta && meta->IsObject()) {
+        if (const Value* l = Member(*meta, "labels"); l && l->IsObject()) {
+          for (const auto& m : l->GetObject()) {
+            if (m.value.IsString()) labels.emplace(m.name.GetString(), m.value.GetString());
+          }
+        }
       }
+      for (rapidjson::SizeType i = 0; i < required->Size(); ++i) {
+        phalanx::AntiAffinityTermView term;
+        if (!ReadAntiAffinityTerm((*required)[i], &term) ||
+            !phalanx::OneRankPerNode(term, labels)) {
+          return absl::StrCat(field, "[", i, "]");
+        }
+      }
+      *max_pods_per_node = 1;
     }
   }
   const Value* spread = Member(*spec, "topologySpreadConstraints");
@@ -334,7 +389,9 @@ absl::StatusOr<TrainingJob> DecodeTrainingJob(std::string_view json) {
   defaulted.CopyFrom(*tmpl, defaulted.GetAllocator());
   job.template_problem = DefaultRequestsFromLimits(defaulted, defaulted.GetAllocator());
   if (job.template_problem.empty()) {
-    if (const std::string field = UnmodelledSchedulingField(*tmpl); !field.empty()) {
+    if (const std::string field = UnmodelledSchedulingField(*tmpl, job.meta.name,
+                                                          &job.max_pods_per_node);
+        !field.empty()) {
       job.template_problem = phalanx::UnmodelledSchedulingProblem(field);
     }
   }

@@ -113,6 +113,9 @@ struct TrainingJob {
   // spec.template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution
   // .nodeSelectorTerms, validated (a bad one is the template_problem); empty = none.
   std::vector<phalanx::placement::NodeSelectorTerm> node_affinity;
+  // 1 when the template's required pod anti-affinity keeps its own pods one per node
+  // (phalanx::OneRankPerNode), else 0: GangRequest::max_pods_per_node.
+  int32_t max_pods_per_node = 0;
   // spec.template as JSON text, for building the pods.
   std::string template_json;
   // Why no pod built from the template would be accepted, "" if nothing is known: a fraction of

@@ -455,6 +455,7 @@ placement::GangRequest Cycle::Request(const PendingEntry& entry, const Assignmen
   request.per_pod = w.per_pod;
   request.node_selector = w.node_selector;
   request.node_affinity = w.node_affinity;
+  request.max_pods_per_node = w.max_pods_per_node;
   request.tolerations = w.tolerations;
   std::set<std::string_view> seen;
   for (const auto& [resource, flavor_name] : assignment.flavors) {

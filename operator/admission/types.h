@@ -177,6 +177,8 @@ struct Workload {
   std::map<std::string, std::string> node_selector;
   // The pods' required node affinity terms (placement::GangRequest::node_affinity); empty = none.
   std::vector<placement::NodeSelectorTerm> node_affinity;
+  // At most this many pods on one node (placement::GangRequest::max_pods_per_node); 0 = any.
+  int32_t max_pods_per_node = 0;
   std::vector<placement::Toleration> tolerations;
   std::optional<AdmittedState> admitted;
   // How long it is expected to run once started, at its smallest size (an elastic one at its

@@ -336,6 +336,36 @@ absl::Status RequireNode(Value& spec, std::string_view node, Alloc& alloc) {
   return absl::OkStatus();
 }
 
+// Narrows every required pod anti-affinity term (the job has only terms that keep its own pods
+// one per node: phalanx::OneRankPerNode) to this job's pods of this restart, by adding the job
+// and restart labels to its labelSelector.matchLabels: the rule placement modelled is "one rank
+// per node", and other pods that carry the template's labels (another job's, or this job's
+// previous generation while it terminates) must not make kube-scheduler refuse a reserved node.
+absl::Status NarrowAntiAffinity(Value& spec, std::string_view job, int32_t restart, Alloc& alloc) {
+  auto member = [](Value* v, const char* key) -> Value* {
+    return v != nullptr && v->IsObject() && v->HasMember(key) ? &(*v)[key] : nullptr;
+  };
+  Value* required = member(member(member(&spec, "affinity"), "podAntiAffinity"),
+                           "requiredDuringSchedulingIgnoredDuringExecution");
+  if (required == nullptr) return absl::OkStatus();
+  Value& terms = *required;
+  const std::string field =
+      "spec.template.spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution";
+  if (!terms.IsArray()) return Invalid(field, "not an array");
+  for (rapidjson::SizeType i = 0; i < terms.Size(); ++i) {
+    const std::string term_field = fmt::format("{}[{}]", field, i);
+    if (!terms[i].IsObject()) return Invalid(term_field, "not an object");
+    ASSIGN_OR_RETURN(Value * selector, ObjectAt(terms[i], "labelSelector",
+                                                term_field + ".labelSelector", alloc));
+    ASSIGN_OR_RETURN(Value * labels, ObjectAt(*selector, "matchLabels",
+                                              term_field + ".labelSelector.matchLabels", alloc));
+    kube::SetMember(*labels, kJobLabel, kube::JsonString(job, alloc), alloc);
+    kube::SetMember(*labels, kRestartLabel, kube::JsonString(std::to_string(restart), alloc),
+                    alloc);
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckContext(const PodContext& ctx, int rank) {
   if (ctx.world_size < 1) {
     return Invalid("world size", fmt::format("{} (want at least 1 pod)", ctx.world_size));
@@ -447,6 +477,9 @@ absl::StatusOr<std::string> BuildPod(const kube::TrainingJob& job, const PodCont
   }
   RETURN_IF_ERROR(MergeNodeSelector(spec, ctx.node_labels, alloc));
   RETURN_IF_ERROR(AppendTolerations(spec, ctx.tolerations, alloc));
+  if (job.max_pods_per_node > 0) {
+    RETURN_IF_ERROR(NarrowAntiAffinity(spec, job.meta.name, ctx.restart, alloc));
+  }
   if (!ctx.nodes.empty()) {
     RETURN_IF_ERROR(RequireNode(spec, ctx.nodes[rank], alloc));
     Value& annotations = kube::ObjectMember(pod["metadata"], "annotations", alloc);

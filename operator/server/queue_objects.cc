@@ -451,6 +451,7 @@ absl::StatusOr<admission::Workload> WorkloadFromJob(const kube::TrainingJob& job
   w.group_level = job.topology.group_level;
   w.node_selector = ToMap(job.pod.node_selector);
   w.node_affinity = job.node_affinity;
+  w.max_pods_per_node = job.max_pods_per_node;
   for (const kube::Toleration& t : job.pod.tolerations) {
     w.tolerations.push_back(
         {t.key, t.operator_.empty() ? "Equal" : t.operator_.str(), t.value, t.effect});

@@ -178,6 +178,7 @@ void ToProto(const GangRequest& in, pb::GangRequest* out) {
   out->set_group_level(in.group_level);
   out->set_priority(in.priority);
   for (const std::string& node : in.excluded_nodes) out->add_excluded_nodes(node);
+  out->set_max_pods_per_node(in.max_pods_per_node);
 }
 
 void ToProto(const RunningGang& in, pb::RunningGang* out) {
@@ -339,6 +340,11 @@ absl::StatusOr<GangRequest> DecodeGangRequest(const pb::GangRequest& in,
         CheckString(in.excluded_nodes(i), absl::StrCat(field, ".excluded_nodes[", i, "]")));
     out.excluded_nodes.push_back(in.excluded_nodes(i));
   }
+  if (in.max_pods_per_node() < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(field, ".max_pods_per_node must not be ",
+                                                   "negative, got ", in.max_pods_per_node()));
+  }
+  out.max_pods_per_node = in.max_pods_per_node();
   return out;
 }
 

@@ -71,6 +71,7 @@ placement::GangRequest GangRequestFrom(const kube::TrainingJob& job) {
   request.per_pod = job.pod.requests;
   request.node_selector = ToMap(job.pod.node_selector);
   request.node_affinity = job.node_affinity;
+  request.max_pods_per_node = job.max_pods_per_node;
   for (const kube::Toleration& t : job.pod.tolerations) {
     request.tolerations.push_back(
         {t.key, t.operator_.empty() ? "Equal" : t.operator_, t.value, t.effect});

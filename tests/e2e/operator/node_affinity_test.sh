@@ -8,7 +8,9 @@
 #      its pods bind and run;
 #   2. a job whose affinity asks for instance type p6e-gb200.36xlarge is admitted in flavor gb200
 #      (p5, first in the queue, has quota) and runs on GB200 nodes;
-#   3. an affinity kube-scheduler cannot evaluate (operator Near) is Invalid, naming the field.
+#   3. an affinity kube-scheduler cannot evaluate (operator Near) is Invalid, naming the field;
+#   4. a required pod anti-affinity of the gang's own pods per node puts 4 pods of 4 GPUs on 4
+#      nodes (not 2), which kube-scheduler binds; one per zone is Invalid.
 # Needs hack/cluster/build.sh binaries and $PHALANX_BUILD_DIR (phalanx-scheduler,
 # phalanx-operator).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -96,6 +98,28 @@ msg=$(cond $NS bad Queued)
   pass "the reason names the field" || fail "reason: $msg"
 [[ $(npods $NS bad) == 0 && -z $(jq_job $NS bad '.status.admission // ""') ]] && pass "bad has no pods and no admission" ||
   fail "bad has $(npods $NS bad) pods, admission '$(jq_job $NS bad '.status.admission')'"
+
+# --- 4. one rank per node: a pod anti-affinity of the gang's own pods -------------------------
+# 4 pods x 4 GPUs would pack two per 8-GPU node; the 4 free p5 nodes (2 per block) take one each.
+affinity_job spread 4 4 "" "      affinity:
+        podAntiAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+          - labelSelector: {matchLabels: {phalanx.dev/job: spread}}
+            topologyKey: kubernetes.io/hostname" || die "cannot create spread"
+eventually 120 all_running $NS spread 4 && pass "spread: 4 pods bound by kube-scheduler and Running" ||
+  fail "spread not Running: phase '$(phase $NS spread)', $(cond $NS spread Queued); pods: $(pods_of $NS spread | jq -c '[.items[] | {n: .metadata.name, node: .spec.nodeName, p: .status.phase}]')"
+nodes=$(pods_of $NS spread | jq -r '.items[].spec.nodeName' | sort -u | wc -l)
+[[ $nodes == 4 ]] && pass "one rank per node: 4 distinct nodes" || fail "spread's 4 pods are on $nodes nodes"
+sel=$(pods_of $NS spread | jq -c '.items[0].spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].labelSelector.matchLabels')
+[[ $sel == '{"phalanx.dev/job":"spread","phalanx.dev/restart":"0"}' ]] &&
+  pass "the pods' anti-affinity is narrowed to the gang's current pods: $sel" || fail "the pods' selector: $sel"
+affinity_job zone 2 4 "" "      affinity:
+        podAntiAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+          - labelSelector: {}
+            topologyKey: topology.kubernetes.io/zone" || die "cannot create zone"
+eventually 60 has_reason $NS zone Invalid && pass "an anti-affinity per zone is Invalid: $(cond $NS zone Queued | cut -c1-160)" ||
+  fail "zone not Invalid: $(cond $NS zone Queued)"
 
 out=$(check_invariants) && pass "invariants hold: exactly its pods on its nodes, no node over-committed" || fail "invariants broken: $out"
 finish

@@ -3,6 +3,7 @@
 #include "scheduler/node_affinity.h"
 
 #include <map>
+#include <set>
 #include <string>
 
 #include "gmock/gmock.h"
@@ -14,6 +15,7 @@ namespace phalanx::placement {
 namespace {
 
 using ::phalanx::testing::StatusIs;
+using ::testing::Contains;
 using ::testing::Each;
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -176,6 +178,42 @@ TEST(NodeAffinityPlacementTest, ABadAffinityIsInvalidArgument) {
   EXPECT_THAT(snapshot.Place(request),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("request.node_affinity[0].matchExpressions[0].values")));
+}
+
+// A required pod anti-affinity of the gang's own pods per node (max_pods_per_node 1): 4-GPU pods
+// that would pack two per 8-GPU node take one node each, a growth and a node replacement keep
+// off the nodes the gang holds, and the cap is part of the search cache's shape.
+TEST(MaxPodsPerNodeTest, OneRankPerNodeThroughReserveResizeAndReplace) {
+  ClusterSnapshot snapshot(Eks());
+  AddNodes(snapshot, {"a", "b", "nn-1"}, "n-", 8);
+  GangRequest request = Gang("ns/j", 4, 4, kLayer3);
+  auto distinct = [](const std::vector<std::string>& nodes) {
+    return std::set<std::string>(nodes.begin(), nodes.end()).size();
+  };
+  ASSERT_OK_AND_ASSIGN(PlacementResult packed, snapshot.Place(request));
+  ASSERT_TRUE(packed.placed);
+  EXPECT_EQ(distinct(packed.placement.nodes), 2u);  // the same shape without the cap: cached
+  request.max_pods_per_node = 1;
+  ASSERT_OK_AND_ASSIGN(PlacementResult spread, snapshot.Reserve(request));
+  ASSERT_TRUE(spread.placed);
+  EXPECT_EQ(distinct(spread.placement.nodes), 4u);
+  ASSERT_OK_AND_ASSIGN(PlacementResult grown, snapshot.Resize("ns/j", 6));
+  ASSERT_TRUE(grown.placed) << grown.explanation.summary;
+  EXPECT_EQ(distinct(grown.placement.nodes), 6u);
+  const std::string failed = grown.placement.nodes[0];
+  ASSERT_OK_AND_ASSIGN(PlacementResult moved, snapshot.ReplaceNodes("ns/j", {failed}));
+  ASSERT_TRUE(moved.placed) << moved.explanation.summary;
+  EXPECT_EQ(distinct(moved.placement.nodes), 6u);
+  EXPECT_THAT(moved.placement.nodes, Not(Contains(failed)));
+  // Eight nodes, one rank each: a gang of 9 never fits, and says so.
+  GangRequest nine = Gang("ns/k", 9, 4, kLayer3);
+  nine.max_pods_per_node = 1;
+  ASSERT_OK_AND_ASSIGN(PlacementResult refused, snapshot.Place(nine));
+  EXPECT_FALSE(refused.placed);
+  EXPECT_THAT(refused.explanation.max_fit_empty, ::testing::Optional(8));
+  nine.max_pods_per_node = -1;
+  EXPECT_THAT(snapshot.Place(nine), StatusIs(absl::StatusCode::kInvalidArgument,
+                                             HasSubstr("request.max_pods_per_node")));
 }
 
 }  // namespace

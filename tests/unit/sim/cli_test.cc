@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -594,8 +596,50 @@ spec:
   CliRun run = Phalanx("plan -f " + job);
   EXPECT_EQ(run.code, 2) << run.output;
   EXPECT_THAT(run.output, HasSubstr("anti.yaml:12: spec.template.spec.affinity.podAntiAffinity."
-                                    "requiredDuringSchedulingIgnoredDuringExecution: not modelled "
-                                    "by gang placement"));
+                                    "requiredDuringSchedulingIgnoredDuringExecution[0]: not "
+                                    "modelled by gang placement"));
+}
+
+// The anti-affinity of a job's own pods per node is modelled: plan places one rank per node
+// where the pods' 4 GPUs would otherwise pack two per 8-GPU node.
+TEST(CliTest, PlanPlacesOneRankPerNodeForSelfAntiAffinity) {
+  auto manifest = [](const std::string& affinity) {
+    return R"(apiVersion: phalanx.dev/v1alpha1
+kind: TrainingJob
+metadata: {name: spread, namespace: t}
+spec:
+  queueName: q
+  replicas: 4
+  template:
+    metadata: {labels: {app: spread}}
+    spec:
+)" + affinity + R"(      containers:
+      - {name: c, image: t, resources: {limits: {nvidia.com/gpu: 4}}}
+)";
+  };
+  const std::string anti = R"(      affinity:
+        podAntiAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+          - labelSelector: {matchLabels: {app: spread}}
+            topologyKey: kubernetes.io/hostname
+)";
+  // The distinct nodes of the "  rank N    NODE ..." lines.
+  auto nodes_used = [](const std::string& output) {
+    std::set<std::string> nodes;
+    std::istringstream lines(output);
+    for (std::string line; std::getline(lines, line);) {
+      std::istringstream words(line);
+      std::string rank, index, node;
+      if (words >> rank >> index >> node && rank == "rank") nodes.insert(node);
+    }
+    return nodes.size();
+  };
+  CliRun packed = Phalanx("plan -f " + WriteFile("packed.yaml", manifest("")));
+  ASSERT_EQ(packed.code, 0) << packed.output;
+  CliRun spread = Phalanx("plan -f " + WriteFile("spread.yaml", manifest(anti)));
+  ASSERT_EQ(spread.code, 0) << spread.output;
+  EXPECT_EQ(nodes_used(packed.output), 2u) << packed.output;
+  EXPECT_EQ(nodes_used(spread.output), 4u) << spread.output;
 }
 
 // Unknown fields are rejected by path (kubectl's default, --validate=strict), types by the

@@ -422,6 +422,38 @@ TEST(BuildPodTest, ReservedNodesPinEachRankThroughNodeAffinity) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("none for rank 1")));
 }
 
+// One rank per node: the template's anti-affinity is narrowed to this job's pods of this
+// restart, so that another job's pods with the same labels, or this job's previous generation
+// still terminating, cannot make kube-scheduler refuse a reserved node. Preferred terms stay.
+TEST(BuildPodTest, OneRankPerNodeAntiAffinityIsNarrowedToTheGangsCurrentPods) {
+  kube::TrainingJob job = Job(R"({"metadata":{"labels":{"app":"t"}},"spec":{
+      "containers":[{"name":"a"}],"affinity":{"podAntiAffinity":{
+        "requiredDuringSchedulingIgnoredDuringExecution":[
+          {"labelSelector":{"matchLabels":{"app":"t"}},"topologyKey":"kubernetes.io/hostname"},
+          {"labelSelector":{"matchExpressions":[{"key":"app","operator":"Exists"}]},
+           "topologyKey":"kubernetes.io/hostname"}],
+        "preferredDuringSchedulingIgnoredDuringExecution":[]}}}})");
+  job.max_pods_per_node = 1;
+  PodContext ctx;
+  ctx.world_size = 4;
+  ctx.restart = 2;
+  rapidjson::Document pod = Parse(BuildPod(job, ctx, 1));
+  rapidjson::Document want;
+  want.Parse(R"({
+      "requiredDuringSchedulingIgnoredDuringExecution":[
+        {"labelSelector":{"matchLabels":{"app":"t","phalanx.dev/job":"llama",
+                                         "phalanx.dev/restart":"2"}},
+         "topologyKey":"kubernetes.io/hostname"},
+        {"labelSelector":{"matchExpressions":[{"key":"app","operator":"Exists"}],
+                          "matchLabels":{"phalanx.dev/job":"llama","phalanx.dev/restart":"2"}},
+         "topologyKey":"kubernetes.io/hostname"}],
+      "preferredDuringSchedulingIgnoredDuringExecution":[]})");
+  EXPECT_TRUE(pod["spec"]["affinity"]["podAntiAffinity"] == want)
+      << kube::ToJson(pod["spec"]["affinity"]["podAntiAffinity"]);
+  // The pod carries the labels it is narrowed to.
+  EXPECT_STREQ(pod["metadata"]["labels"]["phalanx.dev/restart"].GetString(), "2");
+}
+
 TEST(BuildPodTest, TemplatesThatCannotBecomePodsNameTheField) {
   PodContext ctx;
   ctx.world_size = 2;

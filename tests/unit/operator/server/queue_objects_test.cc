@@ -604,8 +604,36 @@ TEST(WorkloadFromJobTest, UnmodelledInterPodRulesAreInvalid) {
                      "topologyKey":"kubernetes.io/hostname"}]}})"),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("spec.template.spec.affinity.podAntiAffinity."
-                                 "requiredDuringSchedulingIgnoredDuringExecution: not modelled "
-                                 "by gang placement")));
+                                 "requiredDuringSchedulingIgnoredDuringExecution[0]: not "
+                                 "modelled by gang placement")));
+  // Anti-affinity to the template's own pods per node is modelled: one rank per node.
+  const char* self = R"({"podAntiAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":
+      [{"labelSelector":{"matchLabels":{"app.kubernetes.io/name":"llama-pretrain"},
+        "matchExpressions":[{"key":"app.kubernetes.io/name","operator":"Exists"}]},
+        "topologyKey":"kubernetes.io/hostname"}]}})";
+  absl::StatusOr<admission::Workload> one_per_node = with("affinity", self);
+  ASSERT_THAT(one_per_node, IsOk());
+  EXPECT_EQ(one_per_node->max_pods_per_node, 1);
+  EXPECT_EQ(Decoded(WorkloadFromJob(ExampleJob("10-trainingjob-pretrain-64gpu.yaml")))
+                .max_pods_per_node,
+            0);
+  // ... but not per zone, not across namespaces, not with a selector its own pods miss.
+  for (const char* other : {
+           R"({"podAntiAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":
+               [{"labelSelector":{},"topologyKey":"topology.kubernetes.io/zone"}]}})",
+           R"({"podAntiAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":
+               [{"labelSelector":{},"namespaceSelector":{},
+                 "topologyKey":"kubernetes.io/hostname"}]}})",
+           R"({"podAntiAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":
+               [{"labelSelector":{},"topologyKey":"kubernetes.io/hostname"},
+                {"labelSelector":{"matchExpressions":[{"key":"app.kubernetes.io/name",
+                  "operator":"NotIn","values":["llama-pretrain"]}]},
+                 "topologyKey":"kubernetes.io/hostname"}]}})"}) {
+    EXPECT_THAT(with("affinity", other),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         HasSubstr("requiredDuringSchedulingIgnoredDuringExecution[")))
+        << other;
+  }
   EXPECT_THAT(with("affinity", R"({"podAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":
                    [{"labelSelector":{},"topologyKey":"kubernetes.io/hostname"}]}})"),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("affinity.podAffinity.")));

@@ -53,7 +53,8 @@ inline std::string Describe(const GangRequest& r) {
   }
   absl::StrAppend(&out, "] required=", r.required_level, " preferred=", r.preferred_level,
                   " group=", r.group_size, "@", r.group_level, " priority=", r.priority,
-                  " excluded=", Describe(r.excluded_nodes), "}");
+                  " excluded=", Describe(r.excluded_nodes), " max_per_node=", r.max_pods_per_node,
+                  "}");
   return out;
 }
 

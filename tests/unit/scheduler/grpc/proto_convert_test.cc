@@ -47,6 +47,7 @@ GangRequest FullRequest() {
   r.group_level = "nvidia.com/gpu.clique";
   r.priority = -7;
   r.excluded_nodes = {"n3", "n1"};
+  r.max_pods_per_node = 1;
   return r;
 }
 
