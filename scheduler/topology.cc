@@ -59,4 +59,16 @@ std::string Topology::LevelLabel(int index) const {
   return levels_[index - 1];
 }
 
+std::optional<Topology::LabelGap> Topology::FindLabelGap(
+    const std::map<std::string, std::string>& labels) const {
+  std::optional<LabelGap> gap;
+  for (const std::string& level : levels_) {
+    const bool carried = labels.contains(level);
+    if (!carried && !gap) gap = LabelGap{.missing = level, .ignored = {}};
+    if (carried && gap) gap->ignored.push_back(level);
+  }
+  if (gap && gap->ignored.empty()) return std::nullopt;
+  return gap;
+}
+
 }  // namespace phalanx::placement

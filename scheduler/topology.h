@@ -8,6 +8,7 @@
 //   topology.LevelIndex("kubernetes.io/hostname");                  // 4
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -38,6 +39,17 @@ class Topology {
   std::optional<int> LevelIndex(std::string_view label) const;
   // The label key of a level index: "" for 0, the hostname label for node_level().
   std::string LevelLabel(int index) const;
+
+  // A node that carries a level's label but lacks a coarser one: it counts only down to the
+  // level above `missing`, and its labels in `ignored` (deeper, present) place it nowhere.
+  struct LabelGap {
+    std::string missing;               // the first level label the node lacks
+    std::vector<std::string> ignored;  // deeper level labels it carries, coarsest first
+
+    friend bool operator==(const LabelGap&, const LabelGap&) = default;
+  };
+  // nullopt when the node's level labels are a prefix of the levels (none, some, or all).
+  std::optional<LabelGap> FindLabelGap(const std::map<std::string, std::string>& labels) const;
 
  private:
   explicit Topology(std::vector<std::string> levels) : levels_(std::move(levels)) {}

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "common/api_labels.h"
 #include "common/status.h"
 #include "spdlog/spdlog.h"
@@ -154,6 +155,12 @@ LiveSnapshotCounters LiveSnapshot::counters() const {
   return counters_;
 }
 
+std::vector<std::pair<std::string, placement::Topology::LabelGap>> LiveSnapshot::LabelGapNodes()
+    const {
+  absl::MutexLock lock(&mu_);
+  return {label_gaps_.begin(), label_gaps_.end()};
+}
+
 std::vector<std::string> LiveSnapshot::UnrestoredJobs() const {
   absl::MutexLock lock(&mu_);
   std::vector<std::string> out;
@@ -164,6 +171,7 @@ std::vector<std::string> LiveSnapshot::UnrestoredJobs() const {
 
 void LiveSnapshot::ApplyNodeLocked(const std::string& name, const kube::Node* node) {
   if (node == nullptr) {
+    TrackLabelGapLocked(name, std::nullopt);
     absl::Status status = service_.Update([&](ClusterSnapshot& s) {
       return s.FindNode(name) < 0 ? absl::OkStatus() : s.RemoveNode(name);
     });
@@ -174,7 +182,9 @@ void LiveSnapshot::ApplyNodeLocked(const std::string& name, const kube::Node* no
     return;
   }
   placement::NodeInfo info = NodeInfoFrom(*node);
+  std::optional<placement::Topology::LabelGap> gap;
   absl::Status status = service_.Update([&](ClusterSnapshot& s) {
+    gap = s.topology().FindLabelGap(info.labels);
     return s.FindNode(name) < 0 ? s.AddNode(info) : s.UpdateNode(info);
   });
   if (!status.ok()) {
@@ -182,6 +192,7 @@ void LiveSnapshot::ApplyNodeLocked(const std::string& name, const kube::Node* no
     spdlog::error("node {} not taken into the snapshot: {}", name, status);
     return;
   }
+  TrackLabelGapLocked(name, std::move(gap));
   // Pods that were bound to this node before it was known.
   if (auto waiting = waiting_.find(name); waiting != waiting_.end()) {
     auto pods = std::move(waiting->second);
@@ -328,6 +339,29 @@ bool LiveSnapshot::RestoreLocked(const Restorable& restorable, bool retry) {
                  job, restorable.placement.nodes.size());
   }
   return true;
+}
+
+void LiveSnapshot::TrackLabelGapLocked(const std::string& name,
+                                       std::optional<placement::Topology::LabelGap> gap) {
+  auto known = label_gaps_.find(name);
+  if (!gap) {
+    if (known == label_gaps_.end()) return;
+    label_gaps_.erase(known);
+    if (options_.log_label_gaps) {
+      spdlog::info("node {}: topology labels no longer skip a level", name);
+    }
+    return;
+  }
+  if (known != label_gaps_.end() && known->second == *gap) {
+    return;  // seen in this state already: one line per node, not one per update
+  }
+  if (options_.log_label_gaps) {
+    spdlog::warn(
+        "node {} carries {} but not {}: its deeper topology labels are ignored (a node counts "
+        "at a level only with every coarser level's label too)",
+        name, absl::StrJoin(gap->ignored, ", "), gap->missing);
+  }
+  label_gaps_.insert_or_assign(name, *std::move(gap));
 }
 
 void LiveSnapshot::RetryUnrestoredLocked() {

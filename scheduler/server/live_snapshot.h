@@ -32,14 +32,19 @@
 //     reservation re-created from it would otherwise be held forever (found by hack/chaos.sh);
 //   * anything else about reservations is the operator's business through the Placement API
 //     (a job whose status has no placement yet may hold a fresh reservation the operator has
-//     not written down).
+//     not written down);
+//   * a node that carries a deeper topology label but lacks a coarser one (its deeper labels
+//     then place it nowhere) is logged once when it enters that state, and listed by
+//     LabelGapNodes() until its labels are complete or it is gone.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -85,9 +90,17 @@ struct LiveSnapshotCounters {
   int64_t errors = 0;  // snapshot calls that failed for another reason (logged)
 };
 
+struct LiveSnapshotOptions {
+  // Warn about nodes with a topology label gap (phalanx-scheduler); `phalanx topology` reports
+  // them in its own output instead.
+  bool log_label_gaps = true;
+};
+
 class LiveSnapshot {
  public:
-  explicit LiveSnapshot(placement::InProcessPlacementService& service) : service_(service) {}
+  explicit LiveSnapshot(placement::InProcessPlacementService& service,
+                        LiveSnapshotOptions options = {})
+      : service_(service), options_(options) {}
 
   // Applies the complete initial state in dependency order (see the file comment). Jobs that
   // do not decode are logged and skipped. Afterwards built() is true.
@@ -104,6 +117,8 @@ class LiveSnapshot {
   LiveSnapshotCounters counters() const;
   // Jobs whose reservation could not be restored yet, sorted.
   std::vector<std::string> UnrestoredJobs() const;
+  // Live nodes with a topology label gap (placement::Topology::FindLabelGap), sorted by name.
+  std::vector<std::pair<std::string, placement::Topology::LabelGap>> LabelGapNodes() const;
 
  private:
   void ApplyNodeLocked(const std::string& name, const kube::Node* node)
@@ -116,12 +131,18 @@ class LiveSnapshot {
   // `retry`: an attempt after an earlier failure (logged at debug, not warn).
   bool RestoreLocked(const Restorable& restorable, bool retry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RetryUnrestoredLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Records a node's label gap (nullopt: none, or the node is gone); logs when one appears or
+  // changes, not on every update of the node.
+  void TrackLabelGapLocked(const std::string& name,
+                           std::optional<placement::Topology::LabelGap> gap)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // A job's status says it holds no reservation: release one held if the job finished, or if it
   // is the one this snapshot restored from the job's earlier status.
   void ReleaseLeftoverLocked(const std::string& key, bool finished)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   placement::InProcessPlacementService& service_;
+  const LiveSnapshotOptions options_;
   mutable absl::Mutex mu_;
   bool built_ ABSL_GUARDED_BY(mu_) = false;
   // Pods in the snapshot: key -> node.
@@ -135,6 +156,7 @@ class LiveSnapshot {
   // Jobs whose reservation this snapshot re-created from status.placement: job -> its nodes.
   std::unordered_map<std::string, std::vector<std::string>> restored_nodes_ ABSL_GUARDED_BY(mu_);
   LiveSnapshotCounters counters_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, placement::Topology::LabelGap> label_gaps_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace phalanx::scheduler

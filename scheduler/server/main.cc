@@ -127,6 +127,11 @@ int Run(const SchedulerConfig& config) {
       "phalanx_reservations_unrestored",
       "TrainingJobs whose status.placement could not be restored yet (a node is missing or full).",
       [&] { return double(live.UnrestoredJobs().size()); });
+  registry.AddCallbackGauge(
+      "phalanx_scheduler_topology_label_gap_nodes",
+      "Live nodes that carry a topology label but lack a coarser level's (each logged once): "
+      "their deeper labels are ignored.",
+      [&] { return double(live.LabelGapNodes().size()); });
   AddSnapshotMetrics(registry, [&service] {
     placement::SnapshotSummary summary;
     service.Read([&](const placement::ClusterSnapshot& s) {

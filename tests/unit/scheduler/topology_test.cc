@@ -34,6 +34,28 @@ TEST(TopologyTest, LevelIndicesCoverClusterLabelsAndHostname) {
   EXPECT_EQ(eks.LevelLabel(0), "");
 }
 
+TEST(TopologyTest, ALabelGapNamesTheFirstMissingLevelAndTheLabelsItMakesIgnored) {
+  ASSERT_OK_AND_ASSIGN(Topology gb200, Topology::Preset("gb200"));
+  const std::string l1 = "topology.k8s.aws/network-node-layer-1";
+  const std::string l2 = "topology.k8s.aws/network-node-layer-2";
+  const std::string l3 = "topology.k8s.aws/network-node-layer-3";
+  const std::string clique = "nvidia.com/gpu.clique";
+  // Levels carried as a prefix (none, some, all) are no gap: the node hangs where they end.
+  EXPECT_EQ(gb200.FindLabelGap({}), std::nullopt);
+  EXPECT_EQ(gb200.FindLabelGap({{l1, "a"}, {l2, "b"}, {"other", "x"}}), std::nullopt);
+  EXPECT_EQ(gb200.FindLabelGap({{l1, "a"}, {l2, "b"}, {l3, "c"}, {clique, "d"}}), std::nullopt);
+  // GFD's clique label without the EC2 network labels (audit 2026-11-30, finding 6).
+  std::optional<Topology::LabelGap> gap = gb200.FindLabelGap({{clique, "gfd-uuid.7"}});
+  ASSERT_TRUE(gap.has_value());
+  EXPECT_EQ(gap->missing, l1);
+  EXPECT_THAT(gap->ignored, ElementsAre(clique));
+  // A layer missing in the middle: the deeper ones are ignored.
+  gap = gb200.FindLabelGap({{l1, "a"}, {l3, "c"}, {clique, "d"}});
+  ASSERT_TRUE(gap.has_value());
+  EXPECT_EQ(gap->missing, l2);
+  EXPECT_THAT(gap->ignored, ElementsAre(l3, clique));
+}
+
 TEST(TopologyTest, RejectsBadLevels) {
   EXPECT_THAT(Topology::Preset("eks-9layer"),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("eks-4layer")));

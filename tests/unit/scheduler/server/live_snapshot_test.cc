@@ -4,6 +4,7 @@
 #include "scheduler/server/live_snapshot.h"
 
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kube/api/training_job.h"
+#include "spdlog/sinks/ostream_sink.h"
+#include "spdlog/spdlog.h"
 
 namespace phalanx::scheduler {
 namespace {
@@ -300,6 +303,62 @@ TEST_F(LiveSnapshotTest, NodeHealthChangesApplyLive) {
   });
   live_.NodeChanged("n0", nullptr);
   service_.Read([](const placement::ClusterSnapshot& s) { EXPECT_EQ(s.FindNode("n0"), -1); });
+}
+
+// A node carrying only the given layers (1..3) of the eks topology.
+std::shared_ptr<const kube::Node> NodeWithLayers(const std::string& name,
+                                                 const std::vector<int>& layers) {
+  auto node = std::make_shared<kube::Node>();
+  node->meta.name = name;
+  for (int layer : layers) {
+    node->meta.labels.Set(absl::StrCat("topology.k8s.aws/network-node-layer-", layer),
+                          absl::StrCat("l", layer));
+  }
+  node->allocatable = {{"nvidia.com/gpu", 8}, {"pods", 110}};
+  node->ready = true;
+  return node;
+}
+
+TEST_F(LiveSnapshotTest, ANodeWithALabelGapIsLoggedOnceAndListed) {
+  // Audit 2026-11-30 (finding 6): a node with a deeper topology label but not a coarser one
+  // (its deeper labels ignored) was silently usable at no deeper level.
+  std::ostringstream log;
+  std::shared_ptr<spdlog::logger> previous = spdlog::default_logger();
+  auto capture = std::make_shared<spdlog::logger>(
+      "capture", std::make_shared<spdlog::sinks::ostream_sink_mt>(log));
+  capture->set_level(spdlog::level::info);
+  spdlog::set_default_logger(capture);
+  auto lines_with = [&](const std::string& text) {
+    int n = 0;
+    std::istringstream in(log.str());
+    for (std::string line; std::getline(in, line);) n += line.find(text) != std::string::npos;
+    return n;
+  };
+  const std::string l1 = "topology.k8s.aws/network-node-layer-1";
+  const std::string l2 = "topology.k8s.aws/network-node-layer-2";
+
+  live_.Build({NodeWithLayers("gap", {1, 3}), NodeWithLayers("short", {1, 2})}, {}, {});
+  // Updates in the same state (status heartbeats) say nothing more.
+  for (int i = 0; i < 3; ++i) live_.NodeChanged("gap", NodeWithLayers("gap", {1, 3}).get());
+  EXPECT_EQ(lines_with("node gap carries " + std::string(kLayer3) + " but not " + l2), 1)
+      << log.str();
+  EXPECT_EQ(lines_with("node short"), 0);  // missing only the deepest labels is no gap
+  auto gaps = live_.LabelGapNodes();
+  ASSERT_EQ(gaps.size(), 1u);
+  EXPECT_EQ(gaps[0].first, "gap");
+  EXPECT_EQ(gaps[0].second.missing, l2);
+  EXPECT_THAT(gaps[0].second.ignored, ElementsAre(kLayer3));
+
+  // Another gap is a new state: logged again. Labels complete: listed no more.
+  live_.NodeChanged("gap", NodeWithLayers("gap", {2, 3}).get());
+  EXPECT_EQ(lines_with("node gap carries " + l2 + ", " + kLayer3 + " but not " + l1), 1);
+  live_.NodeChanged("gap", NodeWithLayers("gap", {1, 2, 3}).get());
+  EXPECT_THAT(live_.LabelGapNodes(), IsEmpty());
+  live_.NodeChanged("short", NodeWithLayers("short", {3}).get());
+  EXPECT_EQ(live_.LabelGapNodes().size(), 1u);
+  live_.NodeChanged("short", nullptr);  // deleted
+  EXPECT_THAT(live_.LabelGapNodes(), IsEmpty());
+  spdlog::set_default_logger(previous);
 }
 
 TEST_F(LiveSnapshotTest, EventsBeforeBuildAreLeftToBuild) {
