@@ -337,7 +337,7 @@ int64_t GangSearch::Visit(int domain, int64_t prune_below) {
   const ClusterSnapshot::Domain& d = snapshot_.domains()[domain];
   if (overlay_ == nullptr && !as_if_empty_) {
     // No node of the subtree matches the selector: nothing to compute below.
-    if (selector_ != nullptr && !selector_->domain_ok[domain]) return 0;
+    if (!Selected(domain, false)) return 0;
     int64_t bound = UpperBound(domain);
     if (bound == 0) return 0;
     // A domain at or above the required level that cannot hold the gang holds no candidate.
@@ -465,7 +465,7 @@ int64_t GangSearch::ComputeSlots(int index, const ResourceVector* extra) const {
       if (IsHardTaint(taint) && !Tolerates(shape_.tolerations, taint)) return 0;
     }
   }
-  if (selector_ != nullptr && !selector_->node_ok[index]) return 0;
+  if (!Selected(index, true)) return 0;
   if (IsExcluded(index)) return 0;
   // One division for the first (usually binding) resource; the others are checked with a
   // multiplication and divided only when they bind tighter.
@@ -495,10 +495,15 @@ int GangSearch::RejectReason(int index, const ResourceVector* extra) const {
       if (IsHardTaint(taint) && !Tolerates(shape_.tolerations, taint)) return kRejectTainted;
     }
   }
-  if (selector_ != nullptr && !selector_->node_ok[index]) return kRejectSelector;
+  if (!Selected(index, true)) return kRejectSelector;
   if (node.depth < shape_.min_node_depth) return kRejectMissingLabel;
   if (!shape_.missing_resource.empty()) return kRejectMissingResource;
   if (IsExcluded(index)) return kRejectExcluded;
+  // Too small even when empty (a 4-GPU node for an 8-GPU pod): no amount of waiting helps, so
+  // it is told apart from a node that is busy now.
+  for (int r : shape_.resources) {
+    if (node.allocatable[r] < shape_.per_pod[r]) return kRejectTooSmall + r;
+  }
   // A node that has at least one pod's worth of every resource holds a pod: not rejected.
   for (int r : shape_.resources) {
     if (node.allocatable[r] - node.used[r] + (extra ? (*extra)[r] : 0) < shape_.per_pod[r]) {
@@ -516,10 +521,14 @@ std::string GangSearch::RejectName(int reason) const {
     case kRejectTainted: return "Tainted";
     case kRejectSelector: return "NodeSelectorMismatch";
     case kRejectMissingLabel: return "MissingTopologyLabel";
-    case kRejectMissingResource: return "Insufficient " + shape_.missing_resource;
+    case kRejectMissingResource: return "TooSmall " + shape_.missing_resource;  // no node has it
     case kRejectExcluded: return "ReservedForBackfill";
-    default: return "Insufficient " + snapshot_.resources().Name(reason - kRejectInsufficient);
+    default: break;
   }
+  if (reason >= kRejectTooSmall) {
+    return "TooSmall " + snapshot_.resources().Name(reason - kRejectTooSmall);
+  }
+  return "Insufficient " + snapshot_.resources().Name(reason - kRejectInsufficient);
 }
 
 int64_t GangSearch::MaxCount() const {
@@ -819,7 +828,8 @@ Explanation GangSearch::Explain(int64_t wanted, const FreeOverlay* overlay) cons
       continue;
     }
     if (cache_ == nullptr) ++counts[RejectReason(static_cast<int>(i))];
-    if (node_ceiling && node_capacity(static_cast<int>(i)) > best_fit) {
+    if (node_ceiling && Selected(static_cast<int>(i), true) &&
+        node_capacity(static_cast<int>(i)) > best_fit) {
       best_fit = node_capacity(static_cast<int>(i));
       best_index = static_cast<int>(i);
     }
@@ -827,7 +837,7 @@ Explanation GangSearch::Explain(int64_t wanted, const FreeOverlay* overlay) cons
   if (!node_ceiling) {
     for (int domain : snapshot_.domains_at_level(ceiling)) {
       if (snapshot_.AncestorAt(domain, root_level) != root_) continue;
-      if (capacity(domain) > best_fit) {
+      if (Selected(domain, false) && capacity(domain) > best_fit) {
         best_fit = capacity(domain);
         best_index = domain;
       }
@@ -863,8 +873,11 @@ Explanation GangSearch::Explain(int64_t wanted, const FreeOverlay* overlay) cons
                           topology.LevelLabel(shape_.group_level));
   }
   std::string best;
-  if (!why.best_domain.has_value()) {
-    best = absl::StrCat("no node carries ", topology.LevelLabel(ceiling));
+  if (!why.best_domain.has_value() && !Selected(root_, false)) {
+    best = "no node matches its node selector and affinity";
+  } else if (!why.best_domain.has_value()) {
+    best = absl::StrCat("no node ", selector_ != nullptr ? "matching its node selector " : "",
+                        "carries ", topology.LevelLabel(ceiling));
   } else if (ceiling == 0) {
     best = absl::StrCat("only ", why.fit_in_best, " fit");
   } else {

@@ -65,7 +65,8 @@ absl::StatusOr<GangShape> ValidateGang(const GangRequest& request, const Cluster
 int32_t LargestCount(const GangShape& shape, int64_t limit);
 
 // Why a node holds no pod of a shape, as a small code (names in GangSearch::Explain):
-// kRejectNone if it holds some, kRejectInsufficient + r when resource r is short.
+// kRejectNone if it holds some, kRejectInsufficient + r when resource r is short now (busy),
+// kRejectTooSmall + r when even the empty node has less of r than one pod requests.
 enum RejectCode : int {
   kRejectNone,
   kRejectNotReady,
@@ -77,8 +78,9 @@ enum RejectCode : int {
   kRejectMissingResource,
   kRejectExcluded,
   kRejectInsufficient,
+  kRejectTooSmall = kRejectInsufficient + kMaxResources,
 };
-inline constexpr int kRejectCodes = kRejectInsufficient + kMaxResources;
+inline constexpr int kRejectCodes = kRejectTooSmall + kMaxResources;
 
 // The cache key of a shape: every field that changes what a node can hold (not the levels a
 // search looks at, except through min_node_depth).
@@ -248,6 +250,12 @@ class GangSearch {
                        const FreeOverlay& overlay) const;
   // The overlay's extra free resources on `node`, or null.
   const ResourceVector* Extra(int node) const;
+  // Whether the shape's node selector and affinity admit the node (or some node of the domain):
+  // only those can be named as the closest candidate in an explanation.
+  bool Selected(int index, bool is_node) const {
+    if (selector_ == nullptr) return true;
+    return is_node ? selector_->node_ok[index] != 0 : selector_->domain_ok[index] != 0;
+  }
   // Why node `node` holds no pod of this shape with `extra` free on top (a RejectCode).
   int RejectReason(int node, const ResourceVector* extra) const;
   int RejectReason(int node) const { return RejectReason(node, Extra(node)); }

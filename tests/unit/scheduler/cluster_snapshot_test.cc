@@ -260,7 +260,8 @@ TEST(ClusterSnapshotTest, ExtendedResourcesAreTracked) {
   request.per_pod = {{"example.com/unknown", 1}};
   ASSERT_OK_AND_ASSIGN(result, snapshot.Place(request));
   EXPECT_FALSE(result.placed);
-  EXPECT_EQ(result.explanation.nodes_rejected["Insufficient example.com/unknown"], 1);
+  // No node advertises it: every node is too small, whatever runs on it.
+  EXPECT_EQ(result.explanation.nodes_rejected["TooSmall example.com/unknown"], 1);
 }
 
 }  // namespace

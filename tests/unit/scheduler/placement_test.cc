@@ -278,6 +278,77 @@ TEST(PlaceTest, NodesMissingALevelLabelServeOnlyRequestsThatDoNotNeedIt) {
   EXPECT_EQ(result.placement.domain.ToString(), kLayer2 + "=b");
 }
 
+TEST(PlaceTest, ExplanationTellsNodesTooSmallFromNodesBusyNow) {
+  // Audit 2026-11-30 (finding 5): a 4-GPU GB200 node for an 8-GPU pod, or a 192-CPU node for a
+  // 200-CPU pod, read "Insufficient", the word for a node that is busy now.
+  ClusterSnapshot snapshot(Eks());
+  AddNodes(snapshot, {"a", "b", "small"}, "s", 2, /*gpus=*/4);
+  std::vector<std::string> busy = AddNodes(snapshot, {"a", "b", "busy"}, "b", 3);
+  for (const std::string& node : busy) Occupy(snapshot, node, 4);
+  ASSERT_OK_AND_ASSIGN(PlacementResult result, snapshot.Place(Gang("ns/j", 2, 8, kLayer3)));
+  ASSERT_FALSE(result.placed);
+  EXPECT_EQ(result.explanation.nodes_rejected["TooSmall nvidia.com/gpu"], 2);
+  EXPECT_EQ(result.explanation.nodes_rejected["Insufficient nvidia.com/gpu"], 3);
+  EXPECT_THAT(result.explanation.summary,
+              HasSubstr("3 nodes Insufficient nvidia.com/gpu, 2 TooSmall nvidia.com/gpu"));
+
+  GangRequest cpu = Gang("ns/c", 1, 4, kLayer3);
+  cpu.per_pod["cpu"] = 200000;  // millicores; every node has 192 CPUs
+  ASSERT_OK_AND_ASSIGN(result, snapshot.Place(cpu));
+  ASSERT_FALSE(result.placed);
+  EXPECT_EQ(result.explanation.nodes_rejected["TooSmall cpu"], 5);
+  EXPECT_EQ(result.explanation.nodes_rejected.count("Insufficient cpu"), 0u);
+}
+
+TEST(PlaceTest, ExplanationNamesABestDomainOnlyAmongSelectedNodes) {
+  // Audit 2026-11-30 (finding 5): with every domain fitting 0, the first in topology order was
+  // named, a GB200 clique for the p5 flavor.
+  ClusterSnapshot snapshot(Eks());
+  for (const auto& [block, type] : {std::pair<std::string, std::string>{"gb", "gb200"},
+                                    {"p5", "p5.48xlarge"}}) {
+    for (int i = 0; i < 2; ++i) {
+      NodeInfo node = GpuNode(snapshot.topology(), absl::StrCat(block, i), {"a", "b", block});
+      node.labels["node.kubernetes.io/instance-type"] = type;
+      ASSERT_OK(snapshot.AddNode(node));
+    }
+  }
+  for (const char* node : {"p50", "p51"}) Occupy(snapshot, node, 8);
+  GangRequest request = Gang("ns/j", 2, 8, kLayer3);
+  request.node_selector = {{"node.kubernetes.io/instance-type", "p5.48xlarge"}};
+  ASSERT_OK_AND_ASSIGN(PlacementResult result, snapshot.Place(request));
+  ASSERT_FALSE(result.placed);
+  ASSERT_TRUE(result.explanation.best_domain.has_value());
+  EXPECT_EQ(result.explanation.best_domain->ToString(), kLayer3 + "=p5");
+  EXPECT_THAT(result.explanation.summary, HasSubstr("the best (p5) fits 0"));
+
+  // The same at the node level: the best node is one the selector admits.
+  request.required_level = kHostname;
+  request.count = 1;
+  ASSERT_OK_AND_ASSIGN(result, snapshot.Place(request));
+  ASSERT_FALSE(result.placed);
+  ASSERT_TRUE(result.explanation.best_domain.has_value());
+  EXPECT_EQ(result.explanation.best_domain->path.back(), "p50");
+
+  // No node of that kind at all: nothing is named, and the summary says why.
+  request.node_selector = {{"node.kubernetes.io/instance-type", "p6-b200.48xlarge"}};
+  request.required_level = kLayer3;
+  ASSERT_OK_AND_ASSIGN(result, snapshot.Place(request));
+  ASSERT_FALSE(result.placed);
+  EXPECT_FALSE(result.explanation.best_domain.has_value());
+  EXPECT_THAT(result.explanation.summary,
+              HasSubstr("no node matches its node selector and affinity; 4 nodes "
+                        "NodeSelectorMismatch"));
+
+  // Matching nodes without the required level's label: said so, nothing named.
+  NodeInfo bare = GpuNode(snapshot.topology(), "bare", {"a", "b"});
+  bare.labels["node.kubernetes.io/instance-type"] = "p6-b200.48xlarge";
+  ASSERT_OK(snapshot.AddNode(bare));
+  ASSERT_OK_AND_ASSIGN(result, snapshot.Place(request));
+  EXPECT_FALSE(result.explanation.best_domain.has_value());
+  EXPECT_THAT(result.explanation.summary,
+              HasSubstr("no node matching its node selector carries " + kLayer3));
+}
+
 TEST(PlaceTest, ExplanationNamesTheBestDomainAndWhatBlocked) {
   ClusterSnapshot snapshot(Eks());
   AddNodes(snapshot, {"a", "b", "nn-11"}, "x", 3);
