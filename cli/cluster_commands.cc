@@ -98,10 +98,15 @@ phalanx-scheduler's live snapshot (Snapshot RPC: it knows every reservation); ot
 here from the cluster's nodes, bound pods and TrainingJob status.placement by the scheduler's
 own code.
 
+Under a domain, "(N nodes without LEVEL)" counts its nodes that lack the next level's label:
+they serve no gang that needs that level.
+
   --nodes               also list each node under its domain (always read from the cluster)
   --max-level L         deepest level listed: 0 the cluster, 1 the coarsest label level, ...
                         (default: all)
-  --topology-preset P   eks | eks-4layer | gb200 (default eks)
+  --topology-preset P   eks | eks-4layer | gb200 (default: phalanx-scheduler's levels when a
+                        scheduler address is known, else eks, with a note when the nodes'
+                        labels or the TrainingJobs suggest other levels)
   --topology NAME       the levels of phalanx.dev NetworkTopology NAME instead of a preset
   --server HOST:PORT    phalanx-scheduler's gRPC address (default $PHALANX_SCHEDULER_GRPC)
 )usage",
@@ -152,7 +157,7 @@ struct Flags {
   placement::GrpcClientOptions scheduler;  // deadline and TLS, from the flags
   int events = 10;
   // topology
-  std::string topology_preset = "eks";
+  std::string topology_preset;  // "" = the scheduler's levels if it can be asked, else eks
   std::string topology;
   bool nodes = false;
   int max_level = -1;
@@ -421,15 +426,36 @@ absl::StatusOr<std::string> Topology(const Flags& flags) {
     }
     TopologyView view{.source = absl::StrCat("phalanx-scheduler ", flags.server,
                                              " (its live snapshot, every reservation included)"),
-                      .summary = *std::move(summary)};
+                      .summary = *std::move(summary),
+                      .max_level = flags.max_level};
     return FormatTopology(view, output);
   }
   ASSIGN_OR_RETURN(Cluster cluster, Connect(flags));
-  absl::StatusOr<placement::Topology> topology = placement::Topology::Preset(flags.topology_preset);
+  TopologyViewOptions options{.max_level = flags.max_level, .nodes = flags.nodes};
+  absl::StatusOr<placement::Topology> topology = absl::NotFoundError("no levels");
   if (!flags.topology.empty()) {
     ASSIGN_OR_RETURN(std::string object,
                      GetObject(cluster, kube::NetworkTopologies(), "", flags.topology));
     topology = scheduler::TopologyFromObject(object, flags.topology);
+    options.levels_source = absl::StrCat("NetworkTopology ", flags.topology);
+  } else if (!flags.topology_preset.empty()) {
+    topology = placement::Topology::Preset(flags.topology_preset);
+    options.levels_source = absl::StrCat("preset ", flags.topology_preset);
+  } else if (!flags.server.empty()) {
+    // The levels phalanx-scheduler places by.
+    absl::StatusOr<std::vector<std::string>> levels = Scheduler(flags).TopologyLevels();
+    if (levels.ok()) {
+      topology = placement::Topology::Create(*std::move(levels));
+      options.levels_source = absl::StrCat("phalanx-scheduler ", flags.server, "'s");
+      options.levels_from_scheduler = true;
+    } else {
+      std::fprintf(stderr, "phalanx topology: phalanx-scheduler %s not asked for its levels: %s\n",
+                   flags.server.c_str(), PrintableLines(levels.status().message()).c_str());
+    }
+  }
+  if (!topology.ok() && options.levels_source.empty()) {
+    topology = placement::Topology::Preset("eks");
+    options.levels_source = "preset eks, the default";
   }
   RETURN_IF_ERROR(topology.status());
   ClusterObjects objects;
@@ -447,9 +473,7 @@ absl::StatusOr<std::string> Topology(const Flags& flags) {
   } else if (!absl::IsNotFound(jobs.status())) {
     return jobs.status();
   }
-  ASSIGN_OR_RETURN(TopologyView view,
-                   TopologyFromObjects(*topology, objects,
-                                       {.max_level = flags.max_level, .nodes = flags.nodes}));
+  ASSIGN_OR_RETURN(TopologyView view, TopologyFromObjects(*topology, objects, options));
   return FormatTopology(view, output);
 }
 

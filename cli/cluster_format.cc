@@ -907,6 +907,46 @@ TreeKey NodeKey(const TopologyNode& node) {
   return key;
 }
 
+// After the domain's child domains, before the nodes directly in it.
+TreeKey GapKey(const placement::DomainId& id) {
+  TreeKey key = DomainKey(id);
+  key.emplace_back(1, "");
+  return key;
+}
+
+// Per listed domain above the deepest level listed: what its nodes without the next level's
+// label add up to (its totals less its children's), for the domains that have such nodes. None
+// when domains were cut by the summary's limit (a child may be missing).
+std::vector<placement::DomainSummary> LabelGapRows(const TopologyView& view) {
+  const placement::SnapshotSummary& s = view.summary;
+  std::vector<placement::DomainSummary> gaps;
+  if (s.total_domains > static_cast<int32_t>(s.domains.size())) return gaps;
+  const int levels = static_cast<int>(s.levels.size());
+  const int last = view.max_level < 0 ? levels : std::min(view.max_level, levels);
+  std::map<std::vector<std::string>, placement::DomainSummary> children;  // by parent path
+  for (const placement::DomainSummary& d : s.domains) {
+    if (d.domain.path.empty()) continue;
+    placement::DomainSummary& sum =
+        children[std::vector<std::string>(d.domain.path.begin(), d.domain.path.end() - 1)];
+    sum.nodes += d.nodes;
+    sum.schedulable_nodes += d.schedulable_nodes;
+    sum.gpus += d.gpus;
+    sum.free_gpus += d.free_gpus;
+  }
+  for (const placement::DomainSummary& d : s.domains) {
+    if (d.level_index >= last) continue;
+    placement::DomainSummary gap = d;
+    if (auto it = children.find(d.domain.path); it != children.end()) {
+      gap.nodes -= it->second.nodes;
+      gap.schedulable_nodes -= it->second.schedulable_nodes;
+      gap.gpus -= it->second.gpus;
+      gap.free_gpus -= it->second.free_gpus;
+    }
+    if (gap.nodes > 0) gaps.push_back(std::move(gap));
+  }
+  return gaps;
+}
+
 // "1 node", "16 nodes".
 std::string Count(int64_t n, const std::string& what) {
   return absl::StrCat(n, " ", what, n == 1 ? "" : "s");
@@ -920,6 +960,8 @@ void SummaryMembers(JsonWriter& w, const TopologyView& view) {
   const placement::SnapshotSummary& s = view.summary;
   String(w, "source", view.source);
   Strings(w, "levels", s.levels);
+  if (!view.levels_source.empty()) String(w, "levelsSource", view.levels_source);
+  if (!view.notes.empty()) Strings(w, "notes", view.notes);
   Number(w, "nodes", s.nodes);
   Number(w, "schedulableNodes", s.schedulable_nodes);
   Counts(w, "nodesByCondition", s.nodes_by_condition);
@@ -959,9 +1001,12 @@ std::string FormatTopology(const TopologyView& view, const OutputOptions& option
   for (const std::string& level : s.levels) levels.push_back(ShortLevel(level));
   levels.push_back("node");
   std::string out = absl::StrCat(
-      "source: ", view.source, "\n", "levels: ", absl::StrJoin(levels, " > "), "\n",
-      Count(s.nodes, "node"), " (", s.schedulable_nodes, " schedulable), ", Count(s.pods, "pod"),
-      ", ", Count(s.reservations, "reservation"), ", ", FreeText(s.free_gpus, s.gpus), "\n\n");
+      "source: ", view.source, "\n", "levels: ", absl::StrJoin(levels, " > "),
+      view.levels_source.empty() ? "" : absl::StrCat(" (", view.levels_source, ")"), "\n");
+  for (const std::string& note : view.notes) absl::StrAppend(&out, "note: ", note, "\n");
+  absl::StrAppend(&out, Count(s.nodes, "node"), " (", s.schedulable_nodes, " schedulable), ",
+                  Count(s.pods, "pod"), ", ", Count(s.reservations, "reservation"), ", ",
+                  FreeText(s.free_gpus, s.gpus), "\n\n");
 
   struct Row {
     TreeKey key;
@@ -969,13 +1014,21 @@ std::string FormatTopology(const TopologyView& view, const OutputOptions& option
     std::string label, nodes, gpus, note;
   };
   std::vector<Row> rows;
+  auto not_schedulable = [](int32_t nodes, int32_t schedulable) {
+    return schedulable < nodes ? absl::StrCat(nodes - schedulable, " not schedulable") : "";
+  };
   for (const placement::DomainSummary& d : s.domains) {
-    std::string note;
-    if (d.schedulable_nodes < d.nodes) {
-      note = absl::StrCat(d.nodes - d.schedulable_nodes, " not schedulable");
-    }
     rows.push_back({DomainKey(d.domain), d.level_index, DomainText(d.domain),
-                    Count(d.nodes, "node"), FreeText(d.free_gpus, d.gpus), std::move(note)});
+                    Count(d.nodes, "node"), FreeText(d.free_gpus, d.gpus),
+                    not_schedulable(d.nodes, d.schedulable_nodes)});
+  }
+  for (const placement::DomainSummary& gap : LabelGapRows(view)) {
+    const int below = gap.level_index + 1;
+    rows.push_back({GapKey(gap.domain), below,
+                    absl::StrCat("(", Count(gap.nodes, "node"), " without ",
+                                 ShortLevel(s.levels[below - 1]), ")"),
+                    "", FreeText(gap.free_gpus, gap.gpus),
+                    not_schedulable(gap.nodes, gap.schedulable_nodes)});
   }
   // A node sits one step below the deepest domain listed above it (--max-level may hide its own).
   int deepest = 0;

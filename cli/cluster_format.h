@@ -79,12 +79,19 @@ struct TopologyNode {
 
 struct TopologyView {
   std::string source;  // where the figures come from, printed first
+  std::string levels_source;  // where the levels come from ("preset eks, the default"), or ""
   placement::SnapshotSummary summary;
   std::vector<TopologyNode> nodes;  // empty unless nodes were asked for
+  // Deepest level listed (-1 = every label level): a domain above it gets a row for its nodes
+  // that lack the next level's label.
+  int max_level = -1;
+  std::vector<std::string> notes;  // printed as "note: ..." lines under the header
 };
 
 // The domain tree, coarsest first, each domain indented under its parent with its nodes and
-// free/allocatable GPUs ("layer-3 nn-a   4 nodes  free 24/32 GPUs"), nodes under their domain.
+// free/allocatable GPUs ("layer-3 nn-a   4 nodes  free 24/32 GPUs"), nodes under their domain,
+// and under a domain whose nodes do not all carry the next level's label a row for those
+// ("(1 node without layer-3)"), which hang there and serve no request needing that level.
 std::string FormatTopology(const TopologyView& view, const OutputOptions& options);
 
 }  // namespace phalanx::cli

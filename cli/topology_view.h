@@ -32,9 +32,16 @@ struct TopologyViewOptions {
   int max_level = -1;
   // Also list every node under its domain.
   bool nodes = false;
+  // Where the levels come from, for the output ("preset eks, the default").
+  std::string levels_source;
+  // The levels are phalanx-scheduler's own: no hint that they may not be the cluster's.
+  bool levels_from_scheduler = false;
 };
 
-// InvalidArgument names an object that does not decode.
+// InvalidArgument names an object that does not decode. The view's notes name the nodes whose
+// deeper topology labels are ignored (a coarser level's label is missing) and, unless the levels
+// are the scheduler's, topology labels the nodes carry and levels the TrainingJobs name that the
+// levels used here lack, with the preset that has them.
 absl::StatusOr<TopologyView> TopologyFromObjects(const placement::Topology& topology,
                                                  const ClusterObjects& objects,
                                                  const TopologyViewOptions& options);

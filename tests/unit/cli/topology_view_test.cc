@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_replace.h"
 #include "cli/cluster_format.h"
 #include "common/testing/status_matchers.h"
 #include "gmock/gmock.h"
@@ -19,6 +20,7 @@ using ::phalanx::cli::testing::Testdata;
 using ::phalanx::testing::StatusIs;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::IsEmpty;
 using ::testing::Not;
 
 // The recorded cluster: 16 kwok p5.48xlarge nodes in one layer-3 block, p5-0015 cordoned; the
@@ -86,6 +88,89 @@ TEST(TopologyFromObjects, LevelsOfARecordedTopologyObject) {
   EXPECT_THAT(scheduler::TopologyFromObject(R"({"spec":{"levels":[{"name":"x"}]}})", "bad"),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("NetworkTopology bad: spec.levels[].nodeLabel missing")));
+}
+
+// The recorded objects with `from` replaced by `to` in item `index` of `items`.
+std::vector<std::string> Edited(std::vector<std::string> items, size_t index,
+                                const std::string& from, const std::string& to) {
+  EXPECT_THAT(items.at(index), HasSubstr(from));
+  items.at(index) = absl::StrReplaceAll(items.at(index), {{from, to}});
+  return items;
+}
+
+const std::string kLayer2Label = R"("topology.k8s.aws/network-node-layer-2":"nn-p5-l2-0",)";
+const std::string kLayer3Label = R"("topology.k8s.aws/network-node-layer-3":"nn-p5-l3-0",)";
+
+TEST(TopologyFromObjects, NodesWithoutTheNextLevelsLabelGetARowUnderTheirDomain) {
+  // Audit 2026-11-30 (finding 9): a node without layer-3 was counted in its layer-2 domain but
+  // shown nowhere without --nodes. p5-0009 lacks layer-3 (it hangs under layer-2); p5-0010
+  // lacks layer-2 but carries layer-3, which is then ignored (it hangs under layer-1).
+  ClusterObjects objects = Recorded();
+  objects.nodes = Edited(objects.nodes, 9, kLayer3Label, "");
+  objects.nodes = Edited(objects.nodes, 10, kLayer2Label, "");
+  ASSERT_OK_AND_ASSIGN(TopologyView view, TopologyFromObjects(Eks(), objects, {}));
+  EXPECT_THAT(view.notes,
+              ElementsAre("1 node carries a topology label but lacks a coarser level's, so its "
+                          "deeper labels are ignored: p5-0010 without "
+                          "topology.k8s.aws/network-node-layer-2"));
+  std::string out = FormatTopology(view, {});
+  EXPECT_THAT(out, HasSubstr("note: 1 node carries a topology label"));
+  EXPECT_THAT(out, HasSubstr("  layer-1 nn-p5-l1-0             16 nodes   free 54/120 GPUs   1 not "
+                             "schedulable\n"
+                             "    layer-2 nn-p5-l2-0           15 nodes   free 46/112 GPUs   1 not "
+                             "schedulable\n"
+                             "      layer-3 nn-p5-l3-0         14 nodes   free 38/104 GPUs   1 not "
+                             "schedulable\n"
+                             "      (1 node without layer-3)              free 8/8 GPUs\n"
+                             "    (1 node without layer-2)                free 8/8 GPUs\n"));
+  // Nothing below the deepest level listed, and nothing when the labels are complete.
+  view.max_level = 2;
+  EXPECT_THAT(FormatTopology(view, {}), Not(HasSubstr("without layer-3")));
+  ASSERT_OK_AND_ASSIGN(view, TopologyFromObjects(Eks(), Recorded(), {}));
+  EXPECT_THAT(FormatTopology(view, {}), Not(HasSubstr("node without")));
+  EXPECT_THAT(view.notes, IsEmpty());
+  // With --nodes the node follows its row.
+  ASSERT_OK_AND_ASSIGN(view, TopologyFromObjects(Eks(), objects, {.nodes = true}));
+  EXPECT_THAT(FormatTopology(view, {}),
+              HasSubstr("      (1 node without layer-3)              free 8/8 GPUs\n"
+                        "      node p5-0009                          free 8/8 GPUs\n"));
+}
+
+TEST(TopologyFromObjects, SaysWhenNodesOrPlacedJobsUseLevelsTheseLack) {
+  // Audit 2026-11-30 (finding 9): on a GB200 cluster the default eks preset gave a tree without
+  // cliques and warnings about reservations that could not be restored.
+  ClusterObjects objects = Recorded();
+  const std::string clique = R"("nvidia.com/gpu.clique":"c0",)";
+  objects.nodes = Edited(objects.nodes, 1, kLayer3Label, kLayer3Label + clique);
+  objects.nodes = Edited(objects.nodes, 2, kLayer3Label, kLayer3Label + clique);
+  objects.jobs = Edited(objects.jobs, 0, R"("preferred":"topology.k8s.aws/network-node-layer-3")",
+                        R"("preferred":"nvidia.com/gpu.clique")");
+  TopologyViewOptions options{.levels_source = "preset eks, the default"};
+  ASSERT_OK_AND_ASSIGN(TopologyView view, TopologyFromObjects(Eks(), objects, options));
+  EXPECT_THAT(view.notes,
+              ElementsAre("2 nodes carry nvidia.com/gpu.clique, 1 placed TrainingJob uses "
+                          "nvidia.com/gpu.clique, which the levels used here (preset eks, the "
+                          "default) lack: phalanx-scheduler may use other levels; pass --server "
+                          "to use its levels, or --topology-preset gb200 or --topology NAME"));
+  EXPECT_THAT(FormatTopology(view, {}),
+              HasSubstr("levels: layer-1 > layer-2 > layer-3 > node (preset eks, the default)\n"
+                        "note: 2 nodes carry nvidia.com/gpu.clique"));
+  absl::StatusOr<rapidjson::Document> doc = kube::ParseJson(FormatTopology(view, {.json = true}));
+  ASSERT_TRUE(doc.ok()) << doc.status();
+  EXPECT_STREQ((*doc)["levelsSource"].GetString(), "preset eks, the default");
+  EXPECT_EQ((*doc)["notes"].Size(), 1u);
+
+  // The scheduler's own levels need no such hint; levels that have the label give none.
+  options.levels_from_scheduler = true;
+  ASSERT_OK_AND_ASSIGN(view, TopologyFromObjects(Eks(), objects, options));
+  EXPECT_THAT(view.notes, IsEmpty());
+  ASSERT_OK_AND_ASSIGN(view, TopologyFromObjects(*placement::Topology::Preset("gb200"), objects,
+                                                 {.levels_source = "preset gb200"}));
+  EXPECT_THAT(view.notes, IsEmpty());
+  // A job that names a level but holds no reservation (moe-gb200-tp16, waiting) is no sign.
+  ASSERT_OK_AND_ASSIGN(view, TopologyFromObjects(Eks(), Recorded(),
+                                                 {.levels_source = "preset eks, the default"}));
+  EXPECT_THAT(view.notes, IsEmpty());
 }
 
 TEST(TopologyFromObjects, Json) {
