@@ -177,6 +177,14 @@ expect_ok "topology --nodes" topology --nodes && [[ $(grep -c '^        node p5-
   has_line "^        node $(jq -r '.[0]' <<<"$NODES") +free 0/8 GPUs\$" &&
   pass "topology --nodes: 16 nodes under their layer-3 domain, the reserved ones with 0 free" ||
   { fail "topology --nodes"; echo "$out"; }
+expect_ok "topology --nodes --server" topology --nodes --server "$SCHED" &&
+  has_line "^levels: layer-1 > layer-2 > layer-3 > node \(phalanx-scheduler $SCHED's\)\$" &&
+  [[ $(grep -c '^        node p5-' <<<"$out") == 16 ]] &&
+  pass "topology --nodes --server: the tree from the cluster, the levels from phalanx-scheduler" ||
+  { fail "topology --nodes --server"; echo "$out"; }
+expect_ok "topology (levels)" topology && has_line '^levels: .* \(preset eks, the default\)$' &&
+  pass "topology without a scheduler address: the eks preset, said to be the default" ||
+  { fail "topology levels line"; echo "$out"; }
 kp topology --topology gb200 --json
 [[ $rc == 0 && $(jq -r '.levels | length' <<<"$out") == 4 && $(jq .freeGpus <<<"$out") == 64 ]] &&
   pass "topology --topology gb200 --json: levels from the NetworkTopology object" ||

@@ -12,7 +12,14 @@
 #      across both cliques at once with every consecutive group of 4 ranks inside one clique:
 #      8 + 8, where filling nodes in rank order would have split ranks 8-11;
 #   3. rank 0's node relabelled to another clique under the running gang: one TopologyChanged
-#      warning names the split group, and the gang keeps running.
+#      warning names the split group, and the gang keeps running;
+#   4. a pod asking 8 GPUs of these 4-GPU nodes is told the nodes are TooSmall, not
+#      Insufficient (busy), and the p5 flavor, which has no node here, names no GB200 domain as
+#      its best (audit 2026-11-30, finding 5);
+#   5. two nodes with GFD's clique label but no network-layer labels: phalanx-scheduler warns once
+#      per node and counts them in phalanx_scheduler_topology_label_gap_nodes, a gang grouped by
+#      clique on them is told which labels are missing, and `phalanx topology` shows them under
+#      the cluster (finding 6, 9).
 # Needs hack/cluster/build.sh binaries and $PHALANX_BUILD_DIR (phalanx-scheduler,
 # phalanx-operator).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -88,4 +95,71 @@ eventually 30 drift_named && pass "a TopologyChanged warning names the split gro
   fail "no TopologyChanged event naming rank 0: '$(drift_msg)'"
 [[ $(event_count $NS $J TopologyChanged) == 1 ]] && pass "told once" || fail "TopologyChanged recorded $(event_count $NS $J TopologyChanged) times"
 all_running $NS $J 16 && pass "the gang keeps running" || fail "$J: $(phase $NS $J)"
+
+# --- 4. a node too small for one pod is not a busy node --------------------------------------
+job team-llm big8 1 >/dev/null || die "cannot create big8"
+eventually 60 has_reason team-llm big8 CannotBePlaced || fail "big8: $(cond team-llm big8 Queued)"
+msg=$(cond team-llm big8 Queued)
+[[ $msg == *"18 nodes TooSmall nvidia.com/gpu, 8 Unschedulable"* && $msg != *"Insufficient nvidia.com/gpu"* ]] &&
+  pass "8 GPUs per pod on 4-GPU nodes: TooSmall, not Insufficient" || fail "big8: $msg"
+[[ $msg == *"no node matches its node selector and affinity; 18 nodes NodeSelectorMismatch, 8 Unschedulable"* ]] &&
+  pass "flavor p5 (no node here) names no GB200 domain as its best" || fail "big8 in p5: $msg"
+out=$("$BUILD/cli/phalanx" explain big8 -n team-llm --kubeconfig "$PHALANX_KUBECONFIG" \
+  --server "$PHALANX_SCHEDULER_GRPC" 2>&1)
+grep -q 'nodes rejected: TooSmall nvidia.com/gpu 18, Unschedulable 8' <<<"$out" &&
+  pass "phalanx explain: the scheduler's dry run says TooSmall too" || { fail "explain big8"; echo "$out"; }
+kc -n team-llm delete trainingjob big8 --wait=true --timeout=60s >/dev/null || fail "cannot delete big8"
+
+# --- 5. GFD's clique label without the network layers ----------------------------------------
+# Uncordoned first: add_fake_nodes waits for no node.kubernetes.io/* taint, unschedulable too.
+for i in 0 1 2 3 4 5 6 7; do kc uncordon "p6e-gb200-000$i" >/dev/null || die "cannot uncordon p6e-gb200-000$i"; done
+add_fake_nodes --preset gb200 --prefix gby --count 2 --label "$CLIQUE=gfd-uuid.7"
+for n in gby-0000 gby-0001; do
+  kc label node $n topology.k8s.aws/network-node-layer-{1,2,3}- >/dev/null || die "cannot unlabel $n"
+done
+metric() { curl -sf "http://127.0.0.1:$PHALANX_SCHEDULER_HEALTH_PORT/metrics" | awk -v m="$1" '$1 == m {print $2}'; }
+gap_nodes_are() { [[ $(metric phalanx_scheduler_topology_label_gap_nodes) == "$1" ]]; }
+eventually 30 gap_nodes_are 2 && pass "phalanx_scheduler_topology_label_gap_nodes 2" ||
+  fail "phalanx_scheduler_topology_label_gap_nodes $(metric phalanx_scheduler_topology_label_gap_nodes)"
+sleep 5  # node status heartbeats in between: still one line per node
+SCHEDLOG="$PHALANX_CLUSTER_DIR/logs/phalanx-scheduler.log"
+for n in gby-0000 gby-0001; do
+  c=$(grep -c "node $n carries $CLIQUE but not topology.k8s.aws/network-node-layer-1" "$SCHEDLOG")
+  [[ $c == 1 ]] && pass "$n: one warning naming the missing layer-1 label" || fail "$n: $c warnings"
+done
+kc -n team-llm apply -f - >/dev/null <<YAML || die "cannot create cl2"
+apiVersion: phalanx.dev/v1alpha1
+kind: TrainingJob
+metadata: {name: cl2}
+spec:
+  queueName: training
+  replicas: 2
+  topology: {groupSize: 2, groupLevel: $CLIQUE}
+  template:
+    spec:
+      nodeSelector: {phalanx.dev/fake-node-prefix: gby}
+      tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
+      containers:
+      - {name: c, image: busybox, resources: {limits: {nvidia.com/gpu: 4}}}
+YAML
+eventually 60 has_reason team-llm cl2 CannotBePlaced || fail "cl2: $(cond team-llm cl2 Queued)"
+msg=$(cond team-llm cl2 Queued)
+[[ $msg == *"2 MissingTopologyLabel (every label from topology.k8s.aws/network-node-layer-1 down to $CLIQUE needed)"* ]] &&
+  pass "a gang grouped by clique on them: the missing labels are named" || fail "cl2: $msg"
+out=$(env -u PHALANX_SCHEDULER_GRPC "$BUILD/cli/phalanx" topology --kubeconfig "$PHALANX_KUBECONFIG" 2>&1)
+grep -Eq '^  \(2 nodes without layer-1\) +free 8/8 GPUs$' <<<"$out" &&
+  grep -q "^note: 28 nodes carry $CLIQUE, 1 placed TrainingJob uses $CLIQUE, which the levels used here (preset eks, the default) lack: .* --topology-preset gb200" <<<"$out" &&
+  pass "phalanx topology: the two nodes under the cluster, and the note that the eks preset lacks cliques" ||
+  { fail "phalanx topology"; echo "$out"; }
+out=$("$BUILD/cli/phalanx" topology --topology-preset gb200 --kubeconfig "$PHALANX_KUBECONFIG" 2>&1)
+grep -q "^note: 2 nodes carry a topology label but lack a coarser level's, so their deeper labels are ignored: gby-0000 without topology.k8s.aws/network-node-layer-1, gby-0001 without" <<<"$out" &&
+  ! grep -q 'preset gb200) lack' <<<"$out" &&
+  pass "phalanx topology --topology-preset gb200: a note names the nodes whose clique label is ignored" ||
+  { fail "phalanx topology --topology-preset gb200"; echo "$out"; }
+out=$(PHALANX_SCHEDULER_GRPC=$PHALANX_SCHEDULER_GRPC "$BUILD/cli/phalanx" topology --nodes \
+  --kubeconfig "$PHALANX_KUBECONFIG" 2>&1)
+grep -q '^levels: layer-1 > layer-2 > layer-3 > gpu.clique > node (phalanx-scheduler .*)$' <<<"$out" &&
+  ! grep -q '^note:.*preset' <<<"$out" &&
+  pass "phalanx topology --nodes with a scheduler address: the scheduler's levels" ||
+  { fail "phalanx topology --nodes"; echo "$out"; }
 finish
