@@ -90,6 +90,27 @@ absl::Status ReadAdmission(const Value& status, TrainingJobStatus* out) {
       ReadString(*admission, "clusterQueue", "status.admission.clusterQueue", &a.cluster_queue));
   RETURN_IF_ERROR(ReadString(*admission, "flavor", "status.admission.flavor", &a.flavor));
   RETURN_IF_ERROR(ReadInt32(*admission, "replicas", "status.admission.replicas", &a.replicas));
+  if (const Value* selector = Member(*admission, "nodeSelector"); selector != nullptr) {
+    if (!selector->IsObject()) {
+      return absl::InvalidArgumentError("status.admission.nodeSelector: not an object");
+    }
+    auto& labels = a.node_selector.emplace();
+    for (const auto& m : selector->GetObject()) {
+      if (m.value.IsString()) labels[m.name.GetString()] = m.value.GetString();
+    }
+  }
+  ASSIGN_OR_RETURN(const Value* tolerations,
+                   ArrayMember(*admission, "tolerations", "status.admission.tolerations"));
+  if (tolerations != nullptr) {
+    auto& list = a.tolerations.emplace();
+    for (const Value& t : tolerations->GetArray()) {
+      if (!t.IsObject()) continue;
+      list.push_back({.key = StringMember(t, "key"),
+                      .operator_ = StringMember(t, "operator"),
+                      .value = StringMember(t, "value"),
+                      .effect = StringMember(t, "effect")});
+    }
+  }
   out->admission = std::move(a);
   return absl::OkStatus();
 }

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -48,6 +49,11 @@ struct TrainingJobAdmission {
   std::string cluster_queue;
   std::string flavor;
   int32_t replicas = 0;
+  // The admitted flavors' node labels and tolerations as they were at admission: the pods get
+  // these while the job stays admitted, whatever later edits of the NodeFlavor. nullopt in a
+  // status written before they were recorded (the NodeFlavor as it is now applies).
+  std::optional<std::map<std::string, std::string>> node_selector;
+  std::optional<std::vector<Toleration>> tolerations;
 };
 
 struct TrainingJobPlacement {

@@ -39,6 +39,29 @@ std::string MainFlavor(const std::map<std::string, std::string>& flavors) {
   return flavors.empty() ? "" : flavors.begin()->second;
 }
 
+// What the admitted flavors give the gang's pods, recorded in status.admission at admission so
+// that a later edit of a NodeFlavor does not reach a running gang (its reserved nodes were chosen
+// under these labels): the node labels and tolerations of every distinct flavor assigned, as
+// the cycle's placement request merged them.
+void RecordFlavors(const std::map<std::string, std::string>& assigned,
+                   const std::vector<admission::ResourceFlavor>& flavors,
+                   kube::TrainingJobAdmission& out) {
+  auto& selector = out.node_selector.emplace();
+  auto& tolerations = out.tolerations.emplace();
+  std::set<std::string> seen;
+  for (const auto& [resource, name] : assigned) {
+    if (!seen.insert(name).second) continue;
+    auto flavor = std::find_if(flavors.begin(), flavors.end(),
+                               [&](const admission::ResourceFlavor& f) { return f.name == name; });
+    if (flavor == flavors.end()) continue;
+    selector.insert(flavor->node_labels.begin(), flavor->node_labels.end());
+    for (const placement::Toleration& t : flavor->tolerations) {
+      tolerations.push_back(
+          {.key = t.key, .operator_ = t.op, .value = t.value, .effect = t.effect});
+    }
+  }
+}
+
 bool Inadmissible(admission::PendingReason reason) {
   switch (reason) {
     case admission::PendingReason::kQuota:
@@ -508,6 +531,7 @@ CycleStats AdmissionController::RunCycle() {
     AdmissionStatus& status = written[i].status;
     status.admission = kube::TrainingJobAdmission{
         .cluster_queue = a.cluster_queue, .flavor = MainFlavor(a.flavors), .replicas = a.count};
+    RecordFlavors(a.flavors, snapshot.flavors, *status.admission);
     status.placement = PlacementStatus(a.placement);
     written[i].message = AdmittedMessage(
         {.cluster_queue = a.cluster_queue,

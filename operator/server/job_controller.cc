@@ -701,7 +701,13 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
     if (job.status.placement && static_cast<int32_t>(job.status.placement->nodes.size()) == world) {
       ctx.nodes = job.status.placement->nodes;
     }
-    if (std::shared_ptr<const kube::RawObject> flavor_raw = informers_.flavors.Get(admitted.flavor)) {
+    if (admitted.node_selector && admitted.tolerations) {
+      // As the flavor was at admission: the reserved nodes were chosen under these labels, and
+      // an edit of the NodeFlavor since must not leave a restarted gang's pods unbindable.
+      ctx.node_labels = *admitted.node_selector;
+      ctx.tolerations = *admitted.tolerations;
+    } else if (std::shared_ptr<const kube::RawObject> flavor_raw =
+                   informers_.flavors.Get(admitted.flavor)) {
       absl::StatusOr<admission::ResourceFlavor> flavor = DecodeResourceFlavor(flavor_raw->json);
       if (flavor.ok()) {
         ctx.node_labels = flavor->node_labels;

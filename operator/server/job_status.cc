@@ -212,6 +212,25 @@ std::string AdmissionStatusApply(const kube::ObjectMeta& job, const AdmissionSta
     AddString(admission, "clusterQueue", s.admission->cluster_queue, a);
     AddString(admission, "flavor", s.admission->flavor, a);
     admission.AddMember("replicas", s.admission->replicas, a);
+    if (s.admission->node_selector) {
+      rapidjson::Value selector(rapidjson::kObjectType);
+      for (const auto& [key, value] : *s.admission->node_selector) {
+        selector.AddMember(kube::JsonString(key, a), kube::JsonString(value, a), a);
+      }
+      admission.AddMember("nodeSelector", selector, a);
+    }
+    if (s.admission->tolerations) {
+      rapidjson::Value list(rapidjson::kArrayType);
+      for (const kube::Toleration& t : *s.admission->tolerations) {
+        rapidjson::Value entry(rapidjson::kObjectType);
+        if (!t.key.empty()) AddString(entry, "key", t.key.str(), a);
+        if (!t.operator_.empty()) AddString(entry, "operator", t.operator_.str(), a);
+        if (!t.value.empty()) AddString(entry, "value", t.value.str(), a);
+        if (!t.effect.empty()) AddString(entry, "effect", t.effect.str(), a);
+        list.PushBack(entry, a);
+      }
+      admission.AddMember("tolerations", list, a);
+    }
     status.AddMember("admission", admission, a);
   }
   if (s.placement) {

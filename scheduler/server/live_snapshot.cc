@@ -82,6 +82,19 @@ placement::GangRequest GangRequestFrom(const kube::TrainingJob& job) {
   request.group_size = job.topology.group_size;
   request.group_level = job.topology.group_level;
   request.priority = job.priority.value_or(0);
+  // The admitted flavors' labels and tolerations as recorded at admission, as the operator's
+  // request carried them: a restored reservation's later moves (ReplaceNodes, Resize) stay on
+  // the flavor's nodes.
+  if (job.status.admission && job.status.admission->node_selector) {
+    request.node_selector.insert(job.status.admission->node_selector->begin(),
+                                 job.status.admission->node_selector->end());
+  }
+  if (job.status.admission && job.status.admission->tolerations) {
+    for (const kube::Toleration& t : *job.status.admission->tolerations) {
+      request.tolerations.push_back(
+          {t.key, t.operator_.empty() ? "Equal" : t.operator_.str(), t.value, t.effect});
+    }
+  }
   return request;
 }
 

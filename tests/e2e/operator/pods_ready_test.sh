@@ -9,7 +9,9 @@
 #   2. during its backoff `fits` (2 pods) takes the nodes and runs past the timeout untouched;
 #   3. requeued and evicted again after 5 s, then 10 s; the third eviction would pass the limit of
 #      2 requeues: the job is suspended (spec.suspend), its requeue count cleared;
-#   4. resumed, it is admitted again at once (no backoff left over).
+#   4. resumed, it is admitted again at once (no backoff left over);
+#   5. a NodeFlavor's nodeLabels edited under a running gang do not reach the pods of its next
+#      restart (status.admission records the flavor at admission, as Kueue applies it once).
 # Needs hack/cluster/build.sh binaries and $PHALANX_BUILD_DIR (phalanx-scheduler, phalanx-operator).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 export PHALANX_OPERATOR_ARGS="--pods-ready-timeout-seconds 10 --requeuing-backoff-base-seconds 5 --requeuing-backoff-limit-count 2"
@@ -97,4 +99,20 @@ eventually 40 count_is stuck 1 && pass "and timed out again with a fresh count: 
   fail "after resuming: $(requeue stuck)"
 grep -q "PodsReadyTimeout\|pods-ready-timeout" "$OPLOG" && pass "the operator logged the evictions" ||
   fail "no eviction in the operator's log"
+kc -n $NS delete trainingjob stuck --wait=true --timeout=60s >/dev/null || fail "cannot delete stuck"
+
+# --- 5. a NodeFlavor edited under a running gang does not reach its restarted pods -------------
+job $NS steady 2 "{required: topology.k8s.aws/network-node-layer-3}"
+eventually 60 all_running $NS steady 2 && pass "steady runs" || fail "steady: $(phase $NS steady) $(cond $NS steady Queued)"
+sel=$(jq_job $NS steady '.status.admission.nodeSelector | tostring')
+[[ $sel == '{"node.kubernetes.io/instance-type":"p5.48xlarge"}' ]] &&
+  pass "status.admission records the flavor's labels at admission: $sel" || fail "status.admission.nodeSelector: $sel"
+kc patch nodeflavor pr-p5 --type merge -p '{"spec":{"nodeLabels":{"node.kubernetes.io/instance-type":"p5.48xlarge","pool":"moved"}}}' >/dev/null ||
+  fail "cannot edit the NodeFlavor"
+set_pod_phase $NS steady-1 Failed
+eventually 30 has_event $NS steady Restarting && pass "a gang restart after the NodeFlavor edit" || fail "steady did not restart"
+eventually 60 all_running $NS steady 2 && pass "the restarted pods run on their reserved nodes (the flavor as it was at admission)" ||
+  fail "steady after the restart: $(phase $NS steady); pods: $(pods_of $NS steady | jq -c '[.items[] | {n: .metadata.name, sel: .spec.nodeSelector, p: .status.phase}]')"
+[[ $(pods_of $NS steady | jq -r '[.items[].spec.nodeSelector.pool // "none"] | unique | join(",")') == none ]] &&
+  pass "the new pods do not carry the edited label" || fail "the new pods carry the edited label"
 finish

@@ -110,6 +110,7 @@ class JobControllerTest : public ::testing::Test {
             absl::StatusOr<rapidjson::Document> doc = kube::ParseJson(body);
             if (doc.ok()) events_.emplace_back(kube::StringMember(*doc, "reason"));
           }
+          if (r.plural == "pods") pods_created_.emplace_back(body);
           if (r.plural == "pods" && pod_creates_fail_) {
             return absl::StatusOr<std::string>(absl::InvalidArgumentError(
                 "Pod \"llama-0\" is invalid: spec.containers[0].image: Required value"));
@@ -182,6 +183,7 @@ class JobControllerTest : public ::testing::Test {
   std::vector<std::string> status_writes_;
   int failed_status_writes_ = 0;  // the next this many status writes fail (503)
   bool pod_creates_fail_ = false;  // every pod create is refused (422)
+  std::vector<std::string> pods_created_;  // bodies of the pod creates
   std::vector<std::string> events_;
   int event_repeats_ = 0;
 };
@@ -238,6 +240,25 @@ TEST_F(JobControllerTest, AnAdmittedJobWhosePodsAreRefusedReadsAdmitted) {
   ASSERT_EQ(status_writes_.size(), 1u);
   EXPECT_THAT(status_writes_[0], ::testing::HasSubstr(R"("phase":"Admitted")"));
   EXPECT_THAT(EventsRecorded(), Contains("FailedCreate"));
+}
+
+// The pods get the flavor as recorded at admission, not as the NodeFlavor reads now (audit
+// 2026-11-30: a NodeFlavor's nodeLabels edited under a running gang left its restarted pods
+// unbindable on their reserved nodes). The NodeFlavor here does not even exist any more.
+TEST_F(JobControllerTest, PodsGetTheFlavorAsRecordedAtAdmission) {
+  Start({Job(R"("suspend":false)",
+             R"({"phase":"Restarting","admission":{"clusterQueue":"cq","flavor":"p5",)"
+             R"("replicas":2,"nodeSelector":{"pool":"a"},)"
+             R"("tolerations":[{"key":"spot","operator":"Exists","effect":"NoSchedule"}]},)"
+             R"("placement":{"domain":"b","level":"l","nodes":["n0","n1"]}})")});
+  ASSERT_OK(controller_.Reconcile(absl::StrCat(kNs, "/", kJob)).status());
+  ASSERT_EQ(pods_created_.size(), 2u);
+  for (const std::string& body : pods_created_) {
+    absl::StatusOr<rapidjson::Document> pod = kube::ParseJson(body);
+    ASSERT_TRUE(pod.ok());
+    EXPECT_STREQ((*pod)["spec"]["nodeSelector"]["pool"].GetString(), "a");
+    EXPECT_STREQ((*pod)["spec"]["tolerations"][0]["key"].GetString(), "spot");
+  }
 }
 
 // The Events of a transition are recorded once its status write lands: the write that failed

@@ -2,6 +2,7 @@
 // times, and each controller's apply body carries exactly the fields it owns.
 #include "operator/server/job_status.h"
 
+#include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -298,6 +299,35 @@ TEST(AdmissionStatusApply, CarriesAdmissionPlacementAndConditions) {
   EXPECT_STREQ(s["placement"]["nodes"][1].GetString(), "b");
   EXPECT_STREQ(s["conditions"][0]["lastTransitionTime"].GetString(), "2026-11-23T19:00:00Z");
   EXPECT_FALSE(s.HasMember("phase"));  // the job controller's
+}
+
+// The flavor as it was at admission travels in status.admission (and is read back).
+TEST(AdmissionStatusApply, RecordsTheFlavorsLabelsAndTolerations) {
+  AdmissionStatus status;
+  status.admission = kube::TrainingJobAdmission{
+      .cluster_queue = "llm", .flavor = "p5", .replicas = 2,
+      .node_selector = std::map<std::string, std::string>{{"pool", "a"}},
+      .tolerations = std::vector<kube::Toleration>{
+          {.key = "spot", .operator_ = "Exists", .effect = "NoSchedule"}}};
+  const std::string body = AdmissionStatusApply(Meta(), status);
+  auto doc = kube::ParseJson(body);
+  ASSERT_TRUE(doc.ok());
+  const auto& a = (*doc)["status"]["admission"];
+  EXPECT_STREQ(a["nodeSelector"]["pool"].GetString(), "a");
+  EXPECT_STREQ(a["tolerations"][0]["operator"].GetString(), "Exists");
+  EXPECT_FALSE(a["tolerations"][0].HasMember("value"));
+  absl::StatusOr<kube::TrainingJob> back = kube::DecodeTrainingJob(absl::StrCat(
+      R"({"metadata":{"name":"llama"},"spec":{"template":{"spec":{"containers":[]}}},)",
+      R"("status":)", kube::ToJson((*doc)["status"]), "}"));
+  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_TRUE(back->status.admission.has_value());
+  EXPECT_EQ(back->status.admission->node_selector, status.admission->node_selector);
+  EXPECT_EQ(back->status.admission->tolerations, status.admission->tolerations);
+  // Written by an older operator: nothing recorded.
+  status.admission->node_selector.reset();
+  status.admission->tolerations.reset();
+  doc = kube::ParseJson(AdmissionStatusApply(Meta(), status));
+  EXPECT_FALSE((*doc)["status"]["admission"].HasMember("nodeSelector"));
 }
 
 TEST(AdmissionStatusApply, EvictionLeavesAdmissionOut) {

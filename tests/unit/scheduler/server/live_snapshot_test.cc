@@ -405,6 +405,26 @@ TEST(GangRequestFromTest, ReadsEveryFieldOfTheJob) {
   EXPECT_FALSE(RestorableFrom(job).has_value());  // no status
 }
 
+// The admitted flavors' labels and tolerations recorded at admission join the request, so a
+// restored reservation moves (ReplaceNodes, Resize) only onto the flavor's nodes.
+TEST(GangRequestFromTest, TheFlavorAsRecordedAtAdmissionJoinsTheRequest) {
+  auto raw = std::string(
+      R"({"metadata":{"name":"j","namespace":"ml"},"spec":{"queueName":"q","replicas":2,)"
+      R"("template":{"spec":{"nodeSelector":{"pool":"p5"},)"
+      R"("containers":[{"name":"t","resources":{"limits":{"nvidia.com/gpu":"8"}}}]}}},)"
+      R"("status":{"admission":{"clusterQueue":"cq","flavor":"f","replicas":2,)"
+      R"("nodeSelector":{"node.kubernetes.io/instance-type":"p5.48xlarge"},)"
+      R"("tolerations":[{"key":"spot","operator":"Exists"}]}}})");
+  ASSERT_OK_AND_ASSIGN(kube::TrainingJob job, kube::DecodeTrainingJob(raw));
+  placement::GangRequest r = GangRequestFrom(job);
+  EXPECT_EQ(r.node_selector,
+            (std::map<std::string, std::string>{{"node.kubernetes.io/instance-type", "p5.48xlarge"},
+                                                {"pool", "p5"}}));
+  ASSERT_EQ(r.tolerations.size(), 1u);
+  EXPECT_EQ(r.tolerations[0].key, "spot");
+  EXPECT_EQ(r.tolerations[0].op, "Exists");
+}
+
 TEST(GangRequestFromTest, RequestsDefaultToLimitsAsForPods) {
   // GPUs are usually given as limits only, and as a YAML number; the API server defaults a
   // pod's requests to its limits and stores quantities as strings, but a template inside a
