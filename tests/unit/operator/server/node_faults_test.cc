@@ -365,6 +365,13 @@ TEST_F(NodeFaultsTest, AToleratedTaintIsNoFault) {
   flavor_tolerations_ = {{"example.com/maintenance", "Exists", "", "NoSchedule"}};
   EXPECT_EQ(faults_.Respond(job, t0_), std::nullopt);
   flavor_tolerations_.clear();
+  // The flavor's tolerations as recorded at admission are what the pods carry: they count,
+  // whatever the NodeFlavor says now.
+  job.status.admission->tolerations =
+      std::vector<kube::Toleration>{{.key = "example.com/maintenance", .operator_ = "Exists"}};
+  EXPECT_EQ(faults_.Respond(job, t0_), std::nullopt);
+  job.status.admission->tolerations = std::vector<kube::Toleration>{};
+  flavor_tolerations_ = {{"example.com/maintenance", "Exists", "", "NoSchedule"}};  // not read
   std::optional<FaultDecision> d = faults_.Respond(job, t0_);
   ASSERT_TRUE(d.has_value());
   EXPECT_EQ(d->reason, "NodeTainted");
