@@ -220,6 +220,14 @@ bool IsNamespaceTerminating(const absl::Status& status) {
   }
   return false;
 }
+bool IsAuthorizationDenied(const absl::Status& status) {
+  if (!absl::IsPermissionDenied(status)) return false;
+  // The authorizer's wording (k8s.io/apiserver's forbidden message): `... cannot <verb>
+  // resource "<resource>" ...`, or `cannot <verb> path "<path>"` for a non-resource URL.
+  const absl::string_view message = status.message();
+  return absl::StrContains(message, " cannot ") &&
+         (absl::StrContains(message, " resource \"") || absl::StrContains(message, " path \""));
+}
 bool IsUnauthorized(const absl::Status& status) {
   return HasCodeOrReason(status, 401, "Unauthorized");
 }

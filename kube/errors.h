@@ -62,6 +62,11 @@ bool IsTooManyRequests(const absl::Status& status);
 // 403 from the NamespaceLifecycle admission plugin: a create in a namespace being deleted (cause
 // field metadata.namespace, "namespace X is being terminated"). Not an RBAC problem.
 bool IsNamespaceTerminating(const absl::Status& status);
+// 403 from authorization: RBAC (or another authorizer) does not let the caller do this ("User
+// \"...\" cannot create resource \"pods\" ..."). Other 403s come from admission plugins that
+// refuse the object itself (a ResourceQuota exceeded, a PriorityClass not found, a namespace
+// being deleted): no change to the caller's permissions helps those.
+bool IsAuthorizationDenied(const absl::Status& status);
 // Worth retrying the same request later: 429, 500, 503, 504, or no response at all.
 bool IsRetryable(const absl::Status& status);
 

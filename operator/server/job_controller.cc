@@ -152,8 +152,8 @@ void JobController::Run(const kube::Cancellation& stop, int workers) {
             // The namespace went into deletion after this job was looked at: not RBAC.
             spdlog::info("TrainingJob {}: its namespace is being deleted: {}", *key,
                          std::string(next.status().message()));
-          } else if (absl::IsPermissionDenied(next.status())) {
-            // Mostly RBAC that lacks a verb, which no retry fixes: say it where users look.
+          } else if (kube::IsAuthorizationDenied(next.status())) {
+            // RBAC that lacks a verb, which no retry fixes: say it where users look.
             spdlog::error("TrainingJob {}: {} (retrying; check the operator's RBAC)", *key,
                           next.status());
             RecordForbidden(*key, next.status());
@@ -186,10 +186,11 @@ void JobController::RecordForbidden(const std::string& key, const absl::Status& 
 
 void JobController::RecordFailedCreate(const kube::ObjectMeta& job, std::string_view kind,
                                        std::string_view name, const absl::Status& status) {
-  // The API server refused the object (a 422 from validation or a webhook): the job is
-  // admitted but gets no pods until someone acts. A 403 (RBAC, a ResourceQuota) is recorded as
-  // Forbidden by the worker loop.
-  if (absl::IsPermissionDenied(status)) return;
+  // The API server refused the object (a 422 from validation or a webhook, a 403 from an
+  // admission plugin: a ResourceQuota exceeded, a PriorityClass that is gone): the job is
+  // admitted but gets no pods until someone acts. A 403 from RBAC is recorded as Forbidden by
+  // the worker loop.
+  if (kube::IsAuthorizationDenied(status)) return;
   (void)events_.Record(JobReference(job), kube::EventType::kWarning, kReasonFailedCreate,
                        FailedRequestMessage("create", kind, job.namespace_, name, status));
 }

@@ -1,5 +1,6 @@
 #include "kube/errors.h"
 
+#include "absl/strings/str_cat.h"
 #include "common/testing/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -94,6 +95,25 @@ TEST(ErrorsTest, NamespaceTerminatingIsAForbiddenOfItsOwn) {
   EXPECT_TRUE(IsForbidden(rbac));
   EXPECT_FALSE(IsNamespaceTerminating(rbac));
   EXPECT_FALSE(IsNamespaceTerminating(absl::PermissionDeniedError("is being terminated")));
+  EXPECT_TRUE(IsAuthorizationDenied(rbac));
+  EXPECT_FALSE(IsAuthorizationDenied(terminating));
+}
+
+// 403s from admission plugins refuse the object, not the caller: a ResourceQuota, a PriorityClass
+// that is gone (audit 2026-11-30: both were reported as "check the operator's RBAC").
+TEST(ErrorsTest, AdmissionRefusalsAreNotAuthorizationDenials) {
+  for (const char* message :
+       {R"(pods \"rq-1\" is forbidden: exceeded quota: gpus, requested: requests.nvidia.com/gpu=8)",
+        R"(pods \"pcj-0\" is forbidden: no PriorityClass with name training-standard was found)"}) {
+    absl::Status refused = StatusFromResponse(
+        {.status = 403,
+         .body = absl::StrCat(R"({"kind":"Status","status":"Failure","message":")", message,
+                              R"(","reason":"Forbidden","code":403})")});
+    EXPECT_TRUE(IsForbidden(refused));
+    EXPECT_FALSE(IsAuthorizationDenied(refused)) << message;
+  }
+  EXPECT_TRUE(IsAuthorizationDenied(absl::PermissionDeniedError(
+      R"(forbidden: User "u" cannot get path "/metrics")")));
 }
 
 TEST(ErrorsTest, SuccessIsOkAndPlainStatusesHaveNoDetails) {

@@ -115,6 +115,11 @@ class JobControllerTest : public ::testing::Test {
             return absl::StatusOr<std::string>(absl::InvalidArgumentError(
                 "Pod \"llama-0\" is invalid: spec.containers[0].image: Required value"));
           }
+          if (r.plural == "pods" && pod_creates_over_quota_) {
+            return absl::StatusOr<std::string>(absl::PermissionDeniedError(
+                "pods \"llama-0\" is forbidden: exceeded quota: gpus, requested: "
+                "requests.nvidia.com/gpu=8"));
+          }
           return absl::StatusOr<std::string>("{}");
         }));
     EXPECT_CALL(client_, DoPatch(_, _, _, _, _, _, _)).Times(::testing::AnyNumber());
@@ -183,6 +188,7 @@ class JobControllerTest : public ::testing::Test {
   std::vector<std::string> status_writes_;
   int failed_status_writes_ = 0;  // the next this many status writes fail (503)
   bool pod_creates_fail_ = false;  // every pod create is refused (422)
+  bool pod_creates_over_quota_ = false;  // every pod create exceeds a ResourceQuota (403)
   std::vector<std::string> pods_created_;  // bodies of the pod creates
   std::vector<std::string> events_;
   int event_repeats_ = 0;
@@ -259,6 +265,18 @@ TEST_F(JobControllerTest, PodsGetTheFlavorAsRecordedAtAdmission) {
     EXPECT_STREQ((*pod)["spec"]["nodeSelector"]["pool"].GetString(), "a");
     EXPECT_STREQ((*pod)["spec"]["tolerations"][0]["key"].GetString(), "spot");
   }
+}
+
+// A 403 from an admission plugin (a namespace ResourceQuota) refuses the pod, not the operator:
+// FailedCreate with the API server's words, as a batch Job reports it, not an RBAC Forbidden.
+TEST_F(JobControllerTest, APodOverAResourceQuotaIsFailedCreateNotForbidden) {
+  pod_creates_over_quota_ = true;
+  Start({Job(R"("suspend":false)",
+             R"({"phase":"Admitted","admission":{"clusterQueue":"cq","flavor":"p5","replicas":2},)"
+             R"("placement":{"domain":"b","level":"l","nodes":["n0","n1"]}})")});
+  EXPECT_FALSE(controller_.Reconcile(absl::StrCat(kNs, "/", kJob)).ok());
+  EXPECT_THAT(EventsRecorded(), Contains("FailedCreate"));
+  EXPECT_THAT(EventsRecorded(), Not(Contains("Forbidden")));
 }
 
 // The Events of a transition are recorded once its status write lands: the write that failed
