@@ -158,6 +158,14 @@ class JobControllerTest : public ::testing::Test {
           {RunningPod(0), RunningPod(1)});
   }
 
+  // The job admitted on nodes n0, n1 with status.phase `phase`, and no pods yet.
+  void StartAdmittedWithoutPods(const std::string& phase) {
+    Start({Job(R"("suspend":false)",
+               absl::StrCat(R"({"phase":")", phase, R"(","admission":{"clusterQueue":"cq",)",
+                            R"("flavor":"p5","replicas":2},"placement":{"domain":"b","level":"l",)",
+                            R"("nodes":["n0","n1"]}})"))});
+  }
+
   // A reconcile whose status write fails: it errs and records no Event.
   void ReconcileWithAFailedStatusWrite() {
     failed_status_writes_ = 1;
@@ -239,9 +247,7 @@ TEST_F(JobControllerTest, AnEvictionClearsStartTime) {
 // Admitted, not Queued (audit 2026-11-30: `kubectl get tj` showed ADMITTED 16, PHASE Queued).
 TEST_F(JobControllerTest, AnAdmittedJobWhosePodsAreRefusedReadsAdmitted) {
   pod_creates_fail_ = true;
-  Start({Job(R"("suspend":false)",
-             R"({"phase":"Queued","admission":{"clusterQueue":"cq","flavor":"p5","replicas":2},)"
-             R"("placement":{"domain":"b","level":"l","nodes":["n0","n1"]}})")});
+  StartAdmittedWithoutPods("Queued");
   EXPECT_FALSE(controller_.Reconcile(absl::StrCat(kNs, "/", kJob)).ok());
   ASSERT_EQ(status_writes_.size(), 1u);
   EXPECT_THAT(status_writes_[0], ::testing::HasSubstr(R"("phase":"Admitted")"));
@@ -271,9 +277,7 @@ TEST_F(JobControllerTest, PodsGetTheFlavorAsRecordedAtAdmission) {
 // FailedCreate with the API server's words, as a batch Job reports it, not an RBAC Forbidden.
 TEST_F(JobControllerTest, APodOverAResourceQuotaIsFailedCreateNotForbidden) {
   pod_creates_over_quota_ = true;
-  Start({Job(R"("suspend":false)",
-             R"({"phase":"Admitted","admission":{"clusterQueue":"cq","flavor":"p5","replicas":2},)"
-             R"("placement":{"domain":"b","level":"l","nodes":["n0","n1"]}})")});
+  StartAdmittedWithoutPods("Admitted");
   EXPECT_FALSE(controller_.Reconcile(absl::StrCat(kNs, "/", kJob)).ok());
   EXPECT_THAT(EventsRecorded(), Contains("FailedCreate"));
   EXPECT_THAT(EventsRecorded(), Not(Contains("Forbidden")));
