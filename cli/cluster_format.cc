@@ -785,6 +785,11 @@ absl::StatusOr<std::string> FormatExplain(std::string_view job_json,
         Number(w, "activeDeadlineSeconds", *job.active_deadline_seconds);
       }
       OptionalString(w, "deadline", Rfc3339(deadline));
+      OptionalObject(w, "requeueState", job.status.requeue_state,
+                     [&](const kube::TrainingJobRequeueState& r) {
+                       Number(w, "count", r.count);
+                       OptionalString(w, "requeueAt", r.requeue_at);
+                     });
       OptionalString(w, "reason", row.reason);
       ObjectArray(w, "conditions", conditions, [&](const Condition& c) {
         String(w, "type", c.type);
@@ -855,6 +860,24 @@ absl::StatusOr<std::string> FormatExplain(std::string_view job_json,
                           : std::string(" (passed)"));
     }
     line("Deadline", text);
+  }
+  if (const auto& rq = job.status.requeue_state) {
+    // Evicted because its pods were not all running in time (phalanx-operator
+    // --pods-ready-timeout-seconds): when it may be admitted again.
+    std::string text = absl::StrCat(rq->count, rq->count == 1 ? " eviction" : " evictions",
+                                    " for pods not ready");
+    absl::Time at;
+    std::string error;
+    if (rq->requeue_at.empty()) {
+      absl::StrAppend(&text, "; not requeued (the requeuing limit): resume the job to queue it");
+    } else if (absl::ParseTime(absl::RFC3339_full, rq->requeue_at, &at, &error)) {
+      absl::StrAppend(&text, at > options.now
+                                 ? absl::StrCat("; backing off: not admitted before ",
+                                                rq->requeue_at, " (in ",
+                                                HumanAge(at - options.now), ")")
+                                 : absl::StrCat("; its backoff ended at ", rq->requeue_at));
+    }
+    line("Requeue", text);
   }
   line("Age", Age(row.created, options.now));
 

@@ -411,6 +411,30 @@ TEST(FormatExplain, ShowsWhenTheActiveDeadlineRunsOut) {
   EXPECT_THAT(out, HasSubstr("Deadline:    600s from admission\n"));
 }
 
+// A job evicted for pods not ready (phalanx-operator --pods-ready-timeout-seconds): when it may
+// be admitted again, or that it is not requeued at the limit (audit 2026-11-30, finding 8).
+TEST(FormatExplain, ShowsARequeueBackoff) {
+  ASSERT_OK_AND_ASSIGN(rapidjson::Document doc, kube::ParseJson(Job("mistral-finetune")));
+  rapidjson::Document state;
+  state.Parse(R"({"count":2,"requeueAt":"2026-11-23T19:29:32Z"})");
+  kube::SetMember(doc["status"], "requeueState", rapidjson::Value(state, doc.GetAllocator()),
+                  doc.GetAllocator());
+  ASSERT_OK_AND_ASSIGN(std::string out, FormatExplain(kube::ToJson(doc), {}, std::nullopt, 10,
+                                                      {.now = Now()}));
+  EXPECT_THAT(out, HasSubstr("Requeue:     2 evictions for pods not ready; backing off: not "
+                             "admitted before 2026-11-23T19:29:32Z (in 2m)\n"));
+  ASSERT_OK_AND_ASSIGN(std::string json, FormatExplain(kube::ToJson(doc), {}, std::nullopt, 10,
+                                                       {.json = true, .now = Now()}));
+  EXPECT_THAT(json, HasSubstr(R"("requeueState":{"count":2,"requeueAt":"2026-11-23T19:29:32Z"})"));
+  state.Parse(R"({"count":3})");
+  kube::SetMember(doc["status"], "requeueState", rapidjson::Value(state, doc.GetAllocator()),
+                  doc.GetAllocator());
+  ASSERT_OK_AND_ASSIGN(out, FormatExplain(kube::ToJson(doc), {}, std::nullopt, 10,
+                                          {.now = Now()}));
+  EXPECT_THAT(out, HasSubstr("Requeue:     3 evictions for pods not ready; not requeued (the "
+                             "requeuing limit): resume the job to queue it\n"));
+}
+
 TEST(FormatExplain, JobWithoutStatusAndNoScheduler) {
   ASSERT_OK_AND_ASSIGN(std::string out,
                        FormatExplain(Job("moe-gb200-tp16"), {}, std::nullopt, 10, {.now = Now()}));
