@@ -13,8 +13,14 @@ std::string DescribeNotRunning(const kube::TrainingJob& job,
                                int max_named) {
   const int32_t world = job.status.admission ? job.status.admission->replicas : job.replicas;
   std::map<int, const kube::Pod*> ranks;
+  // Pods being deleted, by the rank name they hold (`<job>-<rank>`): a new pod of the rank is
+  // created only once the name is free, so one stuck terminating is why the rank has none.
+  std::map<std::string, const kube::Pod*> terminating;
   for (const auto& pod : pods) {
-    if (!pod->meta.deletion_timestamp.empty()) continue;
+    if (!pod->meta.deletion_timestamp.empty()) {
+      terminating[pod->meta.name] = pod.get();
+      continue;
+    }
     const int rank = GangRank(*pod, job.meta.uid, job.status.restarts);
     if (rank >= 0 && rank < world) ranks[rank] = pod.get();
   }
@@ -27,7 +33,15 @@ std::string DescribeNotRunning(const kube::TrainingJob& job,
     ++not_running;
     if (static_cast<int>(named.size()) >= max_named) continue;
     if (pod == nullptr) {
-      named.push_back(absl::StrCat("rank ", rank, " has no pod"));
+      auto old = terminating.find(absl::StrCat(job.meta.name, "-", rank));
+      if (old == terminating.end()) {
+        named.push_back(absl::StrCat("rank ", rank, " has no pod"));
+      } else {
+        named.push_back(absl::StrCat(
+            "rank ", rank, " has no pod: the previous pod ", old->first,
+            " is still terminating", old->second->node_name.empty() ? "" : " on node ",
+            old->second->node_name.str()));
+      }
       continue;
     }
     std::string text = absl::StrCat("rank ", rank, " (pod ", pod->meta.name, ") ",

@@ -12,7 +12,8 @@
 namespace phalanx::operator_server {
 
 // Which ranks of `job`'s admitted gang are not running, in words: "2 of 4 ranks not running:
-// rank 1 (pod j-1) Pending, not bound to a node (unschedulable); rank 3 has no pod". Names at
+// rank 1 (pod j-1) Pending, not bound to a node (unschedulable); rank 3 has no pod" (": the
+// previous pod j-3 is still terminating on node n" when that is why). Names at
 // most `max_named` ranks ("and 5 more"). A rank counts as running when its pod of the current
 // restart is Running or Succeeded.
 std::string DescribeNotRunning(const kube::TrainingJob& job,

@@ -177,6 +177,13 @@ TEST(DescribeNotRunning, NamesTheFirstRanksNotRunningAndCountsTheRest) {
             "rank 5 (pod j-5) Pending, not bound to a node");
   job.status.admission->replicas = 1;
   EXPECT_EQ(DescribeNotRunning(job, {}), "1 of 1 rank not running: rank 0 has no pod");
+  // Its previous pod stuck terminating (a kubelet that does not answer): that is why.
+  kube::Pod stuck = RankPod(0, 0, "n9", "Running");
+  stuck.meta.deletion_timestamp = "2026-11-30T11:00:00Z";
+  job.meta.name = "j";
+  EXPECT_EQ(DescribeNotRunning(job, {std::make_shared<const kube::Pod>(stuck)}),
+            "1 of 1 rank not running: rank 0 has no pod: the previous pod j-0 is still "
+            "terminating on node n9");
 }
 
 TEST(RanksInPlace, RanksWhosePodRunsOnTheirReservedNodeAndNeedsNothing) {
