@@ -422,16 +422,18 @@ absl::Status ReadMeta(value& v, Context& cx, ObjectMeta* meta) {
   });
 }
 
-// Calls fn(type, status) for each entry of a conditions array.
-template <typename Fn>
-absl::Status ForEachCondition(value& v, Fn&& fn) {
+// Calls fn(type, status, message) for each entry of a conditions array. Reading an entry stops
+// once its type and status are known, unless wants_message(type, status) asks for the rest:
+// the message is "" then.
+template <typename Fn, typename WantsMessage>
+absl::Status ForEachCondition(value& v, Fn&& fn, WantsMessage&& wants_message) {
   constexpr std::string_view kWhere = "status.conditions";
   array arr;
   bool present = false;
   RETURN_IF_ERROR(OpenArray(v, kWhere, &arr, &present));
   if (!present) return absl::OkStatus();
   return ForEachElement(arr, kWhere, [&](value& c) -> absl::Status {
-    std::string_view type, status;
+    std::string_view type, status, message;
     bool seen_type = false, seen_status = false;
     RETURN_IF_ERROR(ForEachField(
         c, kWhere,
@@ -444,12 +446,21 @@ absl::Status ForEachCondition(value& v, Fn&& fn) {
             seen_status = true;
             return ReadView(item, kWhere, &status);
           }
+          if (Is(key, "message")) return ReadView(item, kWhere, &message);
           return absl::OkStatus();
         },
-        [&] { return seen_type && seen_status; }));
-    fn(type, status);
+        [&] { return seen_type && seen_status && !wants_message(type, status); }));
+    fn(type, status, message);
     return absl::OkStatus();
   });
+}
+template <typename Fn>
+absl::Status ForEachCondition(value& v, Fn&& fn) {
+  return ForEachCondition(
+      v, [&](std::string_view type, std::string_view status, std::string_view) {
+        fn(type, status);
+      },
+      [](std::string_view, std::string_view) { return false; });
 }
 
 // A resource list ({"cpu": "500m"}) in canonical units, shared through the memo.
@@ -749,11 +760,20 @@ absl::Status DecodePod(value& root, Context& cx, Pod* pod) {
             }
             if (Is(k, "conditions")) {
               seen_conditions = true;
-              return ForEachCondition(field, [&](std::string_view type, std::string_view status) {
-                if (type == "Ready") pod->ready = status == "True";
-                if (type == "PodScheduled") pod->unschedulable = status == "False";
-                if (type == "DisruptionTarget") pod->disruption_target = status == "True";
-              });
+              // Why a pod is not scheduled is read on: the pods-ready timeout's message says it.
+              return ForEachCondition(
+                  field,
+                  [&](std::string_view type, std::string_view status, std::string_view message) {
+                    if (type == "Ready") pod->ready = status == "True";
+                    if (type == "PodScheduled") {
+                      pod->unschedulable = status == "False";
+                      if (pod->unschedulable) pod->unschedulable_message = std::string(message);
+                    }
+                    if (type == "DisruptionTarget") pod->disruption_target = status == "True";
+                  },
+                  [](std::string_view type, std::string_view status) {
+                    return type == "PodScheduled" && status == "False";
+                  });
             }
             if (Is(k, "reason")) return ReadString(field, "status.reason", cx, &pod->status_reason);
             if (Is(k, "message")) return ReadString(field, "status.message", &pod->status_message);

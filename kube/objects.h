@@ -172,8 +172,10 @@ struct Pod {
   std::string pod_ip;
   // The Ready condition is True.
   bool ready = false;
-  // The PodScheduled condition is False (reason Unschedulable), as kube-scheduler reports.
+  // The PodScheduled condition is False (reason Unschedulable), as kube-scheduler reports, and
+  // its message ("0/16 nodes are available: persistentvolumeclaim \"ckpt\" not found. ...").
   bool unschedulable = false;
+  std::string unschedulable_message;
   // The DisruptionTarget condition is True: Kubernetes is stopping the pod for a reason outside
   // it (a NoExecute taint such as an unreachable node, node shutdown, node-pressure eviction,
   // garbage collection on a deleted node, preemption).

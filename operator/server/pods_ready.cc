@@ -47,8 +47,14 @@ std::string DescribeNotRunning(const kube::TrainingJob& job,
     std::string text = absl::StrCat("rank ", rank, " (pod ", pod->meta.name, ") ",
                                     pod->phase.empty() ? std::string("Pending") : pod->phase.str());
     if (pod->node_name.empty()) {
-      absl::StrAppend(&text, ", not bound to a node",
-                      pod->unschedulable ? " (unschedulable)" : "");
+      absl::StrAppend(&text, ", not bound to a node");
+      if (pod->unschedulable) {
+        // kube-scheduler's reason, cut where it runs long (its preemption advice, mostly).
+        constexpr size_t kMaxReason = 240;
+        std::string why = pod->unschedulable_message;
+        if (why.size() > kMaxReason) why = why.substr(0, kMaxReason) + "...";
+        absl::StrAppend(&text, " (unschedulable", why.empty() ? "" : ": ", why, ")");
+      }
     } else {
       absl::StrAppend(&text, " on node ", pod->node_name.str());
     }

@@ -54,8 +54,8 @@ took=$(($(date +%s) - admitted_at))
 evicted=$(cond $NS stuck Evicted)
 [[ $evicted == "True PodsReadyTimeout: the gang did not have every rank running within 10s of its admission"* ]] &&
   pass "Evicted: $evicted" || fail "Evicted condition: '$evicted'"
-[[ $evicted == *"2 of 2 ranks not running: rank 0 (pod stuck-0) Pending, not bound to a node (unschedulable)"* ]] &&
-  pass "the message names the stuck ranks" || fail "the message does not name the ranks: '$evicted'"
+[[ $evicted == *"2 of 2 ranks not running: rank 0 (pod stuck-0) Pending, not bound to a node (unschedulable: "*'persistentvolumeclaim "no-such-claim" not found'* ]] &&
+  pass "the message names the stuck ranks and kube-scheduler's reason" || fail "the message does not name the ranks: '$evicted'"
 [[ $evicted == *"requeue 1 at "*"(backoff 5s)"* ]] && pass "the message says when it is requeued" ||
   fail "no requeue time in '$evicted'"
 [[ $(cond $NS stuck Queued) == "True PodsReadyTimeout:"* ]] && pass "Queued=True PodsReadyTimeout" ||

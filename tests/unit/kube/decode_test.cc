@@ -81,6 +81,18 @@ TEST(DecodePodTest, UnschedulableCondition) {
   ASSERT_EQ(list.items.size(), 2u);
   EXPECT_TRUE(list.items[0].unschedulable);
   EXPECT_FALSE(list.items[1].unschedulable);
+  EXPECT_TRUE(list.items[1].unschedulable_message.empty());
+  // Why, as kube-scheduler wrote it (for the pods-ready timeout's message), whatever the order.
+  ASSERT_OK_AND_ASSIGN(Pod pod, Decode<Pod>(R"({"metadata":{"name":"p"},"status":{
+      "phase":"Pending","conditions":[{"type":"PodScheduled","status":"False",
+      "lastTransitionTime":"2026-11-30T11:00:00Z","reason":"Unschedulable",
+      "message":"0/16 nodes are available: persistentvolumeclaim \"ckpt\" not found."}]}})"));
+  EXPECT_TRUE(pod.unschedulable);
+  EXPECT_EQ(pod.unschedulable_message,
+            "0/16 nodes are available: persistentvolumeclaim \"ckpt\" not found.");
+  ASSERT_OK_AND_ASSIGN(pod, Decode<Pod>(R"({"metadata":{"name":"p"},"status":{
+      "conditions":[{"message":"m","status":"False","type":"PodScheduled"}]}})"));
+  EXPECT_EQ(pod.unschedulable_message, "m");
 }
 
 TEST(DecodePodTest, PodIpWhereverItComesAndEmptyBeforeIt) {

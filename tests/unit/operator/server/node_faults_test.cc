@@ -163,6 +163,7 @@ TEST(DescribeNotRunning, NamesTheFirstRanksNotRunningAndCountsTheRest) {
   add(RankPod(0, 1, "a", "Running"));
   kube::Pod unschedulable = RankPod(1, 1, "", "Pending");
   unschedulable.unschedulable = true;
+  unschedulable.unschedulable_message = "0/8 nodes are available: pvc \"x\" not found.";
   add(unschedulable);
   add(RankPod(2, 1, "c", "Succeeded"));
   add(RankPod(3, 1, "d", "Pending"));   // bound, its image not pulled yet
@@ -170,10 +171,12 @@ TEST(DescribeNotRunning, NamesTheFirstRanksNotRunningAndCountsTheRest) {
   add(RankPod(5, 1, "", "Pending"));
   EXPECT_EQ(DescribeNotRunning(job, pods),
             "4 of 6 ranks not running: rank 1 (pod j-1) Pending, not bound to a node "
-            "(unschedulable); rank 3 (pod j-3) Pending on node d and 2 more");
+            "(unschedulable: 0/8 nodes are available: pvc \"x\" not found.); rank 3 (pod j-3) "
+            "Pending on node d and 2 more");
   EXPECT_EQ(DescribeNotRunning(job, pods, 4),
             "4 of 6 ranks not running: rank 1 (pod j-1) Pending, not bound to a node "
-            "(unschedulable); rank 3 (pod j-3) Pending on node d; rank 4 has no pod; "
+            "(unschedulable: 0/8 nodes are available: pvc \"x\" not found.); rank 3 (pod j-3) "
+            "Pending on node d; rank 4 has no pod; "
             "rank 5 (pod j-5) Pending, not bound to a node");
   job.status.admission->replicas = 1;
   EXPECT_EQ(DescribeNotRunning(job, {}), "1 of 1 rank not running: rank 0 has no pod");
