@@ -100,6 +100,7 @@ class TextMemo {
 struct ContainerRequests {
   char kind = 'C';  // 'C' container, 'I' init container, 'S' sidecar, 'O' pod overhead
   std::string_view resources;  // the text of `resources` (of `overhead` for 'O')
+  std::string_view name;       // of an init container, to tell a sidecar's exit ("" otherwise)
 };
 
 // What the decode functions share for the life of a Decoder: the string pool, the memos, and
@@ -526,16 +527,22 @@ absl::Status DecodeNode(value& root, Context& cx, Node* node) {
 
 // --- Pod ------------------------------------------------------------------------------------
 
-// Reads a container's `resources` text (and, for an init container, whether it is a sidecar)
-// into cx.containers; the requests are computed from those texts at the end of the spec.
+// Reads a container's `resources` text (and, for an init container, its name and whether it is
+// a sidecar) into cx.containers; the requests are computed from those texts at the end of the
+// spec.
 absl::Status ReadContainer(value& v, std::string_view where, bool init, Context& cx) {
   ContainerRequests& c = cx.containers.emplace_back();
   c.kind = init ? 'I' : 'C';
   bool seen_resources = false;
   bool seen_policy = !init;
+  bool seen_name = !init;
   return ForEachField(
       v, where,
       [&](const raw_json_string& key, value& item) -> absl::Status {
+        if (init && Is(key, "name")) {
+          seen_name = true;
+          return ReadView(item, where, &c.name);
+        }
         if (Is(key, "resources")) {
           seen_resources = true;
           object obj;
@@ -550,7 +557,7 @@ absl::Status ReadContainer(value& v, std::string_view where, bool init, Context&
         }
         return absl::OkStatus();
       },
-      [&] { return seen_resources && seen_policy; });
+      [&] { return seen_resources && seen_policy && seen_name; });
 }
 
 // Parses the `requests` of a `resources` text (or a whole `overhead` text). Runs once per
@@ -741,7 +748,7 @@ absl::Status ReadContainerExit(value& c, std::string_view where, bool init, Cont
   return absl::OkStatus();
 }
 
-absl::Status DecodePod(value& root, Context& cx, Pod* pod) {
+absl::Status ReadPodFields(value& root, Context& cx, Pod* pod) {
   return ForEachField(root, "pod", [&](const raw_json_string& key, value& item) -> absl::Status {
     if (Is(key, "metadata")) return ReadMeta(item, cx, &pod->meta);
     if (Is(key, "spec")) return DecodePodSpec(item, cx, pod);
@@ -801,6 +808,19 @@ absl::Status DecodePod(value& root, Context& cx, Pod* pod) {
     }
     return absl::OkStatus();
   });
+}
+
+absl::Status DecodePod(value& root, Context& cx, Pod* pod) {
+  cx.containers.clear();  // a pod without a spec has no sidecars
+  RETURN_IF_ERROR(ReadPodFields(root, cx, pod));
+  // A container's status does not say whether it is a sidecar; its spec does.
+  for (ContainerExit& exit : pod->exits) {
+    if (!exit.init) continue;
+    for (const ContainerRequests& c : cx.containers) {
+      if (c.kind == 'S' && c.name == exit.name.str()) exit.sidecar = true;
+    }
+  }
+  return absl::OkStatus();
 }
 
 // --- RawObject ------------------------------------------------------------------------------

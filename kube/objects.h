@@ -156,6 +156,10 @@ struct Node {
 struct ContainerExit {
   InternedString name;
   bool init = false;  // an init container (or sidecar)
+  // A sidecar: an init container with restartPolicy Always. The kubelet stops it after the
+  // regular containers, with SIGKILL once the grace period is over, so its exit code at the
+  // pod's end says nothing about the pod.
+  bool sidecar = false;
   int32_t exit_code = 0;
   InternedString reason;    // state.terminated.reason: OOMKilled, Error, ...
   std::string finished_at;  // state.terminated.finishedAt (RFC 3339), "" if not reported

@@ -157,6 +157,32 @@ TEST(DecodePodTest, AFailedPodsExitCodesAndReason) {
   EXPECT_TRUE(running.exits.empty());
 }
 
+// A container's status does not say it is a sidecar; the spec's restartPolicy Always does. Its
+// exit is kept, marked, for a failure rule that names it.
+TEST(DecodePodTest, ASidecarsExitIsMarked) {
+  ASSERT_OK_AND_ASSIGN(Pod failed, Decode<Pod>(R"({"metadata":{"name":"a"},"spec":{
+      "initContainers":[{"name":"setup","image":"s"},
+        {"name":"log-shipper","image":"f","resources":{},"restartPolicy":"Always"}],
+      "containers":[{"name":"trainer","image":"t"}]},"status":{
+      "phase":"Failed","conditions":[],"podIP":"10.0.0.7",
+      "initContainerStatuses":[
+        {"name":"setup","state":{"terminated":{"exitCode":0,"reason":"Completed"}}},
+        {"name":"log-shipper","state":{"terminated":{"exitCode":137,"reason":"Error"}}}],
+      "containerStatuses":[{"name":"trainer","state":{"terminated":{"exitCode":1}}}]}})"));
+  ASSERT_EQ(failed.exits.size(), 2u);
+  EXPECT_EQ(failed.exits[0].name, "trainer");
+  EXPECT_FALSE(failed.exits[0].sidecar);
+  EXPECT_EQ(failed.exits[1].name, "log-shipper");
+  EXPECT_TRUE(failed.exits[1].init);
+  EXPECT_TRUE(failed.exits[1].sidecar);
+  // An init container that is not a sidecar is not marked (the first test's "setup").
+  ASSERT_OK_AND_ASSIGN(Pod plain, Decode<Pod>(R"({"metadata":{"name":"b"},"spec":{
+      "initContainers":[{"name":"setup","image":"s"}]},"status":{"phase":"Failed",
+      "initContainerStatuses":[{"name":"setup","state":{"terminated":{"exitCode":2}}}]}})"));
+  ASSERT_EQ(plain.exits.size(), 1u);
+  EXPECT_FALSE(plain.exits[0].sidecar);
+}
+
 TEST(DecodePodTest, BadQuantityNamesTheField) {
   EXPECT_THAT(Decode<Pod>(R"({"metadata":{"name":"p"},"spec":{"containers":[
                   {"name":"c","resources":{"requests":{"memory":"12Qi"}}}]}})"),
