@@ -421,9 +421,15 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
     // Evicted: queued again, and the next run sets it anew, as a Kueue-evicted Job is suspended
     // and its startTime reset when it resumes. A suspension keeps it until the resume (above).
     if (!job.suspend) wanted.start_time.clear();
+    const std::string_view why = job.suspend ? "Suspended" : "Evicted";
     if (FindCondition(current.conditions, kConditionRunning) != nullptr) {
-      updates.push_back(Cond(kConditionRunning, false, job.suspend ? "Suspended" : "Evicted",
-                             "the gang is not admitted: its pods were deleted"));
+      updates.push_back(
+          Cond(kConditionRunning, false, why, "the gang is not admitted: its pods were deleted"));
+    }
+    // A restart that was under way is over: a queued job is not restarting, and its next
+    // admission starts a new gang.
+    for (Condition& c : Deactivate(current.conditions, {kConditionRestarting}, why)) {
+      updates.push_back(std::move(c));
     }
     RETURN_IF_ERROR(write());
     RETURN_IF_ERROR(SyncEndpoints(job, {}));
@@ -536,24 +542,32 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
   const std::optional<absl::Time> deadline =
       kube::ActiveDeadline(job, AdmittedAt(all_conditions));
   if (deadline && now_time >= *deadline && !success) {
+    const absl::Time admitted_at = *deadline - absl::Seconds(*job.active_deadline_seconds);
+    // status.startTime is set when every rank first runs in this admission: without it the
+    // gang never ran (its pods were never bound or started), and the message must not say so.
+    if (current.start_time.empty()) {
+      int running = 0;
+      for (const auto& [rank, pod] : ranks) running += pod->phase == "Running" ? 1 : 0;
+      return finish(false, "DeadlineExceeded",
+                    absl::StrCat("the gang was admitted ",
+                                 absl::ToInt64Seconds(now_time - admitted_at), " s ago (at ",
+                                 Rfc3339(admitted_at), "), past spec.activeDeadlineSeconds (",
+                                 *job.active_deadline_seconds, " s), and never had all its ",
+                                 world, " ranks running (", running, " running now)"));
+    }
     return finish(false, "DeadlineExceeded",
                   absl::StrCat("the gang ran past spec.activeDeadlineSeconds (",
                                *job.active_deadline_seconds, " s since it was admitted at ",
-                               Rfc3339(*deadline - absl::Seconds(*job.active_deadline_seconds)),
-                               ")"));
+                               Rfc3339(admitted_at), ")"));
   }
 
   // The failed ranks of this generation, judged together: one rank's failure usually makes the
   // others fail too (NCCL timeouts, a lost rendezvous store). In order: a node fault in the gang
-  // restarts it uncounted (docs/operator.md "Faults"); else a FailJob rule that any failed rank
-  // matches fails the job; else an Ignore rule that any matches restarts it uncounted; else the
-  // restart counts against maxRestarts. A rank its own node failed is not judged by the rules.
-  struct RankFailure {
-    int rank = 0;
-    const kube::Pod* pod = nullptr;
-    std::string node_cause;
-    std::optional<controller::FailureRuleMatch> rule;
-  };
+  // restarts it uncounted (docs/operator.md "Faults"); else the rule of the failure that ended
+  // first decides (controller::DecidingFailure): FailJob fails the job, Ignore restarts it
+  // uncounted; else the restart counts against maxRestarts. A rank its own node failed is not
+  // judged by the rules.
+  using controller::RankFailure;
   std::vector<RankFailure> failures;
   for (const auto& [rank, pod] : ranks) {
     if (pod->phase != "Failed") continue;
@@ -561,14 +575,13 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
     f.node_cause = node_cause(*pod);
     if (f.node_cause.empty()) f.rule = controller::MatchFailureRules(job.failure_rules, *pod);
   }
-  auto failed_pod = [&](const RankFailure& f) {
+  // "pod x (rank 1) failed: <how>", and the rule it matched if that decides.
+  auto failed_pod = [&](const RankFailure& f, bool with_rule = false) {
     std::string text = absl::StrCat("pod ", f.pod->meta.name, " (rank ", f.rank, ") failed");
-    const std::string why = controller::DescribePodFailure(*f.pod);
+    const std::string why = with_rule ? controller::DescribeRuleMatch(*f.pod, *f.rule)
+                                      : controller::DescribePodFailure(*f.pod);
     if (!why.empty()) absl::StrAppend(&text, ": ", why);
     return text;
-  };
-  auto action_is = [](const RankFailure& f, std::string_view action) {
-    return f.rule && f.rule->action == action;
   };
   const int32_t counted = job.status.CountedRestarts();
   // "; 2 other ranks failed" (a cascade), so the message names one pod but hides none.
@@ -588,28 +601,14 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
     return absl::StrJoin(parts, " and ");
   };
   if (!failures.empty()) {
-    // The failure that ended first: the root cause of a cascade, as torchrun reports it (the
-    // lowest rank if no time is known).
-    auto ended = [](const RankFailure& f) -> std::string_view {
-      for (const kube::ContainerExit& e : f.pod->exits) {
-        if (!e.finished_at.empty()) return e.finished_at;
-      }
-      return "";
-    };
-    const RankFailure* first = &failures.front();
-    for (const RankFailure& f : failures) {
-      // RFC 3339 times in the API server's one format: their text sorts as they do.
-      const std::string_view when = ended(f), best = ended(*first);
-      if (!when.empty() && (best.empty() || when < best)) first = &f;
-    }
+    // The root cause of a cascade (the lowest rank if no time is known).
+    const RankFailure* first = controller::FirstToFail(failures);
     // A node fault explains the failures, before any rule: a failed rank's own node, or a
     // rank's still shown running (its peers fail on NCCL timeouts before its pod is marked
     // Failed).
-    auto find = [&](auto&& pred) -> const RankFailure* {
-      auto it = std::find_if(failures.begin(), failures.end(), pred);
-      return it == failures.end() ? nullptr : &*it;
-    };
-    const RankFailure* decides = find([](const RankFailure& f) { return !f.node_cause.empty(); });
+    auto it = std::find_if(failures.begin(), failures.end(),
+                           [](const RankFailure& f) { return !f.node_cause.empty(); });
+    const RankFailure* decides = it == failures.end() ? nullptr : &*it;
     std::string node_cause_text;
     if (decides != nullptr) {
       node_cause_text = absl::StrCat("pod ", decides->pod->meta.name, " (rank ", decides->rank,
@@ -626,13 +625,11 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
                                      " failed: ", cause);
     }
     if (decides == nullptr) {
-      for (const RankFailure& f : failures) {
-        if (!action_is(f, controller::kActionFailJob)) continue;
+      decides = controller::DecidingFailure(failures);
+      if (decides != nullptr && decides->rule->action == controller::kActionFailJob) {
         return finish(false, "PodFailurePolicy",
-                      absl::StrCat(failed_pod(f), ", which spec.failurePolicy.rules[",
-                                   f.rule->index, "] (FailJob) matches", others()));
+                      absl::StrCat(failed_pod(*decides, /*with_rule=*/true), others()));
       }
-      decides = find([&](const RankFailure& f) { return action_is(f, controller::kActionIgnore); });
     }
     const RankFailure& f = decides != nullptr ? *decides : *first;
     const bool by_node = !node_cause_text.empty();
@@ -653,8 +650,7 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
       } else if (ignored) {
         reason = "PodFailureIgnored";
         wanted.ignored_restarts = job.status.ignored_restarts + 1;
-        message = absl::StrCat(failed_pod(f), ", which spec.failurePolicy.rules[", f.rule->index,
-                               "] (Ignore) matches", uncounted_restart());
+        message = absl::StrCat(failed_pod(f, /*with_rule=*/true), uncounted_restart());
       } else {
         message = absl::StrCat(failed_pod(f), others(), "; restarting the gang (restart ",
                                counted + 1, " of at most ", job.max_restarts, ")");

@@ -10,7 +10,9 @@
 #   3. a failed pod restarts the gang; a pod that fails on a NotReady node restarts it without
 #      counting against maxRestarts (status.nodeFaultRestarts, reason NodeFailure); after
 #      maxRestarts counted restarts the job fails and frees its nodes; spec.failurePolicy.rules
-#      decide by exit code (Ignore: restarted uncounted; FailJob: Failed at once);
+#      decide by exit code (Ignore: restarted uncounted; FailJob: Failed at once), not by the
+#      exit code of a native sidecar killed at the pod's end, and in a cascade by the rank that
+#      failed first (an OOM kill), not by its peers' later exit 1;
 #   4. bad input (missing TrainingQueue, a job larger than the cluster, an unknown topology level)
 #      gets a Queued condition and an event naming the problem, and admission goes on;
 #   5. suspend releases and deletes the pods, resume admits again; delete releases through the
@@ -140,9 +142,13 @@ eventually 30 bash -c "[[ -z \$(kubectl --kubeconfig=$PHALANX_KUBECONFIG -n ${se
   pass "the failed job's EndpointSlices are deleted" || fail "EndpointSlices of the failed job remain: $(slice_addresses "${second[@]}" | tr '\n' ';')"
 
 # --- 3b. spec.failurePolicy.rules: the exit code decides ----------------------------------
-# The kubelet's report of a failed container, as kwok's nodes have no kubelet.
-fail_with_exit() { # ns pod exit-code reason
-  kc -n "$1" patch pod "$2" --subresource=status --type=merge -p "{\"status\":{\"phase\":\"Failed\",\"containerStatuses\":[{\"name\":\"trainer\",\"image\":\"registry.example/trainer:1\",\"imageID\":\"\",\"ready\":false,\"restartCount\":0,\"state\":{\"terminated\":{\"exitCode\":$3,\"reason\":\"$4\",\"finishedAt\":\"$(date -u +%Y-%m-%dT%H:%M:%SZ)\"}}}]}}" >/dev/null
+# The kubelet's report of a failed container, as kwok's nodes have no kubelet: the trainer ended
+# at `finished` (default now); with a sidecar code, the native sidecar log-shipper, which the
+# kubelet then stops, ended with that code.
+fail_with_exit() { # ns pod exit-code reason [finished] [sidecar-exit-code]
+  local at=${5:-$(date -u +%Y-%m-%dT%H:%M:%SZ)} sidecar=""
+  [[ -n ${6:-} ]] && sidecar=",\"initContainerStatuses\":[{\"name\":\"log-shipper\",\"image\":\"registry.example/fluent-bit:3\",\"imageID\":\"\",\"ready\":false,\"restartCount\":0,\"state\":{\"terminated\":{\"exitCode\":$6,\"reason\":\"Error\",\"finishedAt\":\"$at\"}}}]"
+  kc -n "$1" patch pod "$2" --subresource=status --type=merge -p "{\"status\":{\"phase\":\"Failed\",\"containerStatuses\":[{\"name\":\"trainer\",\"image\":\"registry.example/trainer:1\",\"imageID\":\"\",\"ready\":false,\"restartCount\":0,\"state\":{\"terminated\":{\"exitCode\":$3,\"reason\":\"$4\",\"finishedAt\":\"$at\"}}}]$sidecar}}" >/dev/null
 }
 job $NS rules 2 "" "  failurePolicy:
     maxRestarts: 0
@@ -168,6 +174,60 @@ eventually 60 phase_is $NS rules Failed &&
   fail "after exit code 42: phase $(phase $NS rules), $(cond $NS rules Failed)"
 restarts_metric=$(curl -sf "http://127.0.0.1:$PHALANX_OPERATOR_HEALTH_PORT/metrics" | grep -F 'phalanx_job_restarts_total{reason="PodFailureIgnored"}')
 [[ $restarts_metric == *" 1" ]] && pass "/metrics: $restarts_metric" || fail "/metrics: '$restarts_metric'"
+restarting_event() { kc -n $NS get events --field-selector "involvedObject.name=$1,reason=Restarting" -o jsonpath='{.items[0].message}'; }
+restarts_are() { [[ $(jq_job $NS "$1" '"\(.status.restarts // 0)/\(.status.ignoredRestarts // 0)"') == "$2" ]]; }
+# A native sidecar (an init container with restartPolicy Always) SIGKILLed at the pod's end
+# exits 137: a rule that does not name it does not look at it, and the trainer's exit 1 counts.
+kc -n $NS apply -f - >/dev/null <<'YAML' || fail "cannot create sidecar"
+apiVersion: phalanx.dev/v1alpha1
+kind: TrainingJob
+metadata: {name: sidecar}
+spec:
+  queueName: training
+  replicas: 2
+  topology: {required: topology.k8s.aws/network-node-layer-2}
+  failurePolicy:
+    maxRestarts: 3
+    rules:
+    - {action: Ignore, onExitCodes: {operator: In, values: [137]}}
+  template:
+    spec:
+      tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
+      initContainers:
+      - {name: log-shipper, image: "registry.example/fluent-bit:3", restartPolicy: Always}
+      containers:
+      - name: trainer
+        image: registry.example/trainer:1
+        resources: {limits: {nvidia.com/gpu: 8}}
+YAML
+eventually 90 all_running $NS sidecar 2 || fail "sidecar is not Running: $(phase $NS sidecar) $(cond $NS sidecar Queued)"
+fail_with_exit $NS sidecar-1 1 Error "" 137 || fail "cannot fail sidecar-1"
+eventually 60 restarts_are sidecar 1/0 &&
+  [[ $(restarting_event sidecar) == "pod sidecar-1 (rank 1) failed: container trainer exited with code 1 (Error); restarting the gang (restart 1 of at most 3)" ]] &&
+  pass "the sidecar's 137 did not match the unnamed Ignore rule: a counted restart ($(restarting_event sidecar))" ||
+  fail "after exit 1 with a sidecar's 137: status $(jq_job $NS sidecar '.status | {phase, restarts, ignoredRestarts}' | tr -d '\n '), event '$(restarting_event sidecar)'"
+kc -n $NS delete trainingjob sidecar --wait=false >/dev/null
+# A torchrun cascade, both failures seen at once (the operator is paused while the kubelet's
+# reports land): rank 1 OOM-killed, rank 0 exiting 1 on an NCCL error 20 s later. The FailJob
+# rule (Kubeflow's restartPolicy ExitCode) matches rank 0's exit 1, but the OOM kill ended first
+# and decides: a counted restart that names it, not a Failed job.
+job $NS cascade 2 "" "  failurePolicy:
+    maxRestarts: 3
+    rules:
+    - {action: FailJob, onExitCodes: {containerName: trainer, operator: NotIn, values: [137, 143]}}"
+eventually 90 all_running $NS cascade 2 || fail "cascade is not Running: $(phase $NS cascade) $(cond $NS cascade Queued)"
+read -r op_pid _ <<<"$(awk '$1=="phalanx-operator" {print $2, $3}' "$PHALANX_CLUSTER_DIR/pids")"
+t0=$(date -u +%s)
+kill -STOP "$op_pid" || fail "cannot pause phalanx-operator (pid $op_pid)"
+fail_with_exit $NS cascade-1 137 OOMKilled "$(date -u -d "@$t0" +%Y-%m-%dT%H:%M:%SZ)" || fail "cannot fail cascade-1"
+fail_with_exit $NS cascade-0 1 Error "$(date -u -d "@$((t0 + 20))" +%Y-%m-%dT%H:%M:%SZ)" || fail "cannot fail cascade-0"
+kill -CONT "$op_pid"
+eventually 60 restarts_are cascade 1/0 &&
+  [[ $(restarting_event cascade) == "pod cascade-1 (rank 1) failed: container trainer exited with code 137 (OOMKilled); 1 other rank failed too; restarting the gang (restart 1 of at most 3)" ]] &&
+  [[ $(phase $NS cascade) != Failed ]] &&
+  pass "the OOM kill that ended first decided the cascade ($(restarting_event cascade))" ||
+  fail "after the cascade: phase $(phase $NS cascade), restarts $(jq_job $NS cascade '.status.restarts // 0'), event '$(restarting_event cascade)', $(cond $NS cascade Failed)"
+kc -n $NS delete trainingjob cascade --wait=false >/dev/null
 
 # --- 4. bad input ------------------------------------------------------------------------
 kc -n team-llm apply -f - >/dev/null <<YAML

@@ -173,6 +173,13 @@ class JobControllerTest : public ::testing::Test {
     EXPECT_THAT(EventsRecorded(), ::testing::IsEmpty());
   }
 
+  // One reconcile, and the one status write it made ("" if it made another number).
+  std::string WrittenStatus() {
+    Reconcile(1);
+    EXPECT_EQ(status_writes_.size(), 1u);
+    return status_writes_.size() == 1 ? status_writes_[0] : "";
+  }
+
   // Every Event write, a repeat's count bump included, by reason.
   std::vector<std::string> EventsRecorded() const {
     std::vector<std::string> out = events_;
@@ -504,6 +511,126 @@ TEST_F(JobControllerTest, NoRestartLeftFailsTheJobWithTheExitCode) {
               ::testing::HasSubstr("pod llama-0 (rank 0) failed: container trainer exited with "
                                    "code 3 (Error); after 1 restarts (maxRestarts 1) and 1 after "
                                    "node failures, not counted"));
+}
+
+// Rank `rank`'s pod with a native sidecar `log-shipper` (an init container with restartPolicy
+// Always), Failed: its trainer exited `code`, then the kubelet SIGKILLed the sidecar (137).
+std::string FailedPodWithSidecar(int rank, int code) {
+  std::string pod = FailedPod(rank, code, "2026-11-30T11:14:00Z");
+  const std::string spec = absl::StrCat(R"("spec":{"nodeName":"n)", rank, R"("})");
+  pod.replace(pod.find(spec), spec.size(),
+              absl::StrCat(R"("spec":{"nodeName":"n)", rank, R"(","initContainers":[)",
+                           R"({"name":"log-shipper","image":"f","restartPolicy":"Always"}],)",
+                           R"("containers":[{"name":"trainer","image":"t"}]})"));
+  const std::string statuses = R"("containerStatuses")";
+  pod.replace(pod.find(statuses), statuses.size(),
+              R"("initContainerStatuses":[{"name":"log-shipper","state":{"terminated":{)"
+              R"("exitCode":137,"reason":"Error","finishedAt":"2026-11-30T11:14:30Z"}}}],)"
+              R"("containerStatuses")");
+  return pod;
+}
+
+// The job Running on n0 and n1, spec.failurePolicy {maxRestarts: 3, rules: [`rules`]}.
+std::string RunningJobWithRules(const std::string& rules) {
+  return Job(absl::StrCat(R"("suspend":false,"failurePolicy":{"maxRestarts":3,"rules":[)", rules,
+                          "]}"),
+             kRunningGang);
+}
+
+// A rule without containerName does not look at a sidecar: its 137 at the pod's end does not
+// turn the trainer's exit 1 into an uncounted restart (audit 2026-11-30: it did, for ever).
+TEST_F(JobControllerTest, ASidecarsExitAtTeardownIsNotMatchedByAnUnnamedRule) {
+  Start({RunningJobWithRules(
+            R"({"action":"Ignore","onExitCodes":{"operator":"In","values":[137]}})")},
+        {RunningPod(0), FailedPodWithSidecar(1, 1)}, ReadyNodes());
+  const std::string status = WrittenStatus();
+  EXPECT_THAT(status, ::testing::HasSubstr(R"("reason":"PodFailed")"));
+  EXPECT_THAT(status, Not(::testing::HasSubstr("ignoredRestarts")));
+  EXPECT_THAT(status,
+              ::testing::HasSubstr("pod llama-1 (rank 1) failed: container trainer exited with "
+                                   "code 1 (Error); restarting the gang (restart 1 of at most 3)"));
+}
+
+// A rule that names the sidecar matches it, and the message says it was the sidecar's exit
+// code that matched, not the trainer's.
+TEST_F(JobControllerTest, ARuleNamingTheSidecarMatchesItAndTheMessageSaysSo) {
+  Start({RunningJobWithRules(R"({"action":"Ignore","onExitCodes":{"containerName":"log-shipper",)"
+                              R"("operator":"In","values":[137]}})")},
+        {RunningPod(0), FailedPodWithSidecar(1, 1)}, ReadyNodes());
+  const std::string status = WrittenStatus();
+  EXPECT_THAT(status, ::testing::HasSubstr(R"("reason":"PodFailureIgnored")"));
+  EXPECT_THAT(status,
+              ::testing::HasSubstr("pod llama-1 (rank 1) failed: container trainer exited with "
+                                   "code 1 (Error); sidecar log-shipper exited with code 137 "
+                                   "(Error), which spec.failurePolicy.rules[0] (Ignore) matches"));
+}
+
+// A torchrun cascade: rank 1 OOM-killed, rank 0 exiting 1 on an NCCL error 20 s later. The
+// FailJob rule (Kubeflow's restartPolicy ExitCode: NotIn the retryable codes) matches rank 0's
+// exit 1, but the OOM kill ended first and decides: a counted restart that names it.
+TEST_F(JobControllerTest, TheFailureThatEndedFirstDecidesACascade) {
+  Start({RunningJobWithRules(R"({"action":"FailJob","onExitCodes":{"containerName":"trainer",)"
+                              R"("operator":"NotIn","values":[137,143]}})")},
+        {FailedPod(0, 1, "2026-11-30T11:13:20Z"),
+         FailedPod(1, 137, "2026-11-30T11:13:00Z", "OOMKilled")},
+        ReadyNodes());
+  const std::string status = WrittenStatus();
+  EXPECT_THAT(status, ::testing::HasSubstr(R"("phase":"Restarting")"));
+  EXPECT_THAT(status, ::testing::HasSubstr(R"("reason":"PodFailed")"));
+  EXPECT_THAT(status,
+              ::testing::HasSubstr("pod llama-1 (rank 1) failed: container trainer exited with "
+                                   "code 137 (OOMKilled); 1 other rank failed too; restarting "
+                                   "the gang (restart 1 of at most 3)"));
+}
+
+// Evicted or suspended while a restart was under way: Restarting turns False with the message
+// it had (audit 2026-11-30: a queued job read Restarting=True, and so did its next admission).
+// The job, its admission taken back (by a suspension if `suspend` is "true") while Restarting
+// was True.
+std::string NotAdmittedWhileRestarting(const char* suspend) {
+  return Job(absl::StrCat(R"("suspend":)", suspend),
+             R"({"phase":"Restarting","restarts":1,"conditions":[)"
+             R"({"type":"Restarting","status":"True","reason":"PodFailed",)"
+             R"("message":"pod llama-1 (rank 1) failed",)"
+             R"("lastTransitionTime":"2026-11-30T11:00:00Z"}]})");
+}
+
+TEST_F(JobControllerTest, AnEvictedJobIsNotRestarting) {
+  Start({NotAdmittedWhileRestarting("false")});
+  const std::string status = WrittenStatus();
+  EXPECT_THAT(status, ::testing::HasSubstr(R"("phase":"Queued")"));
+  EXPECT_THAT(status,
+              ::testing::HasSubstr(R"("type":"Restarting","status":"False","reason":"Evicted",)"
+                                   R"("message":"Previously: pod llama-1 (rank 1) failed")"));
+}
+
+TEST_F(JobControllerTest, ASuspendedJobIsNotRestarting) {
+  Start({NotAdmittedWhileRestarting("true")});
+  const std::string status = WrittenStatus();
+  EXPECT_THAT(status, ::testing::HasSubstr(R"("phase":"Suspended")"));
+  EXPECT_THAT(status,
+              ::testing::HasSubstr(R"("type":"Restarting","status":"False","reason":"Suspended")"));
+}
+
+// spec.activeDeadlineSeconds passed for a gang that never had every rank running (no
+// status.startTime): the message says so, not that it "ran past" the deadline.
+TEST_F(JobControllerTest, ADeadlineOnAGangThatNeverRanSaysItNeverRan) {
+  std::string pending = RunningPod(1);
+  pending.replace(pending.find(R"("phase":"Running")"), 17, R"("phase":"Pending")");
+  Start({Job(R"("suspend":false,"activeDeadlineSeconds":15)",
+             R"({"phase":"Admitted","restarts":0,)"
+             R"("admission":{"clusterQueue":"cq","flavor":"p5","replicas":2},)"
+             R"("placement":{"domain":"nn-1","level":"l3","nodes":["n0","n1"]},)"
+             R"("conditions":[{"type":"Admitted","status":"True","reason":"Admitted",)"
+             R"("message":"admitted","lastTransitionTime":"2026-11-30T11:00:00Z"}]})")},
+        {RunningPod(0), pending}, ReadyNodes());
+  const std::string status = WrittenStatus();
+  EXPECT_THAT(status, ::testing::HasSubstr(R"("reason":"DeadlineExceeded")"));
+  EXPECT_THAT(status, ::testing::HasSubstr("the gang was admitted "));
+  EXPECT_THAT(status,
+              ::testing::HasSubstr(" s ago (at 2026-11-30T11:00:00Z), past "
+                                   "spec.activeDeadlineSeconds (15 s), and never had all its 2 "
+                                   "ranks running (1 running now)"));
 }
 
 // --- the overlay on its own ----------------------------------------------------------------
