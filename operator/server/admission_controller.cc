@@ -566,9 +566,13 @@ CycleStats AdmissionController::RunCycle() {
                       {written[i].status.admission, written[i].status.placement});
     ++stats.admitted;
     metrics_.admitted_workloads_total.WithLabels({a.cluster_queue}).Inc();
+    // From when it last started waiting (created, or queued again after an eviction), as
+    // Kueue's kueue_admission_wait_time_seconds and the oldest-pending gauge below.
     metrics_.admission_wait_time_seconds.WithLabels({a.cluster_queue})
         .Observe(std::max<double>(
-            0, snapshot.now - ParseUnixSeconds(std::string(job.meta.creation_timestamp))));
+            0, snapshot.now - QueuedSince(conditions_of(a.workload),
+                                          std::string(job.meta.creation_timestamp),
+                                          snapshot.now)));
     metrics_.placement_level_total
         .WithLabels({a.placement.domain.level.empty() ? "cluster" : a.placement.domain.level})
         .Inc();

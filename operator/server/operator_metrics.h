@@ -65,7 +65,8 @@ struct OperatorMetrics {
             {"cluster_queue", "status"})),
         admission_wait_time_seconds(r.AddHistogram(
             "phalanx_admission_wait_time_seconds",
-            "Time from creation to admission, by ClusterTrainingQueue.",
+            "Time from when a job last started waiting (created, or queued again after an "
+            "eviction) to its admission, by ClusterTrainingQueue.",
             {"cluster_queue"},
             {1, 2, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 7200, 21600, 86400})),
         resource_usage(r.AddGauge("phalanx_cluster_queue_resource_usage",
