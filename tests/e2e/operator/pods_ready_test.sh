@@ -9,8 +9,14 @@
 #   2. during its backoff `fits` (2 pods) takes the nodes and runs past the timeout untouched;
 #   3. requeued and evicted again after 5 s, then 10 s; the third eviction would pass the limit of
 #      2 requeues: the job is suspended (spec.suspend), its requeue count cleared;
-#   4. resumed, it is admitted again at once (no backoff left over);
-#   5. a NodeFlavor's nodeLabels edited under a running gang do not reach the pods of its next
+#   4. resumed, it is admitted again at once (no backoff left over), and
+#      phalanx_admission_wait_time_seconds observes the wait since the resume, not since its
+#      creation;
+#   5. `rs` (2 pods) runs; rank 1 fails while an outside pod holds its node, so the restarted
+#      gang cannot come up: suspended then (or evicted by the timeout), Restarting turns False;
+#   6. `late` (missing PersistentVolumeClaim, activeDeadlineSeconds 5) fails DeadlineExceeded
+#      with a message saying its gang never had every rank running;
+#   7. a NodeFlavor's nodeLabels edited under a running gang do not reach the pods of its next
 #      restart (status.admission records the flavor at admission, as Kueue applies it once).
 # Needs hack/cluster/build.sh binaries and $PHALANX_BUILD_DIR (phalanx-scheduler, phalanx-operator).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -24,14 +30,18 @@ count_is() { [[ $(jq_job $NS "$1" '.status.requeueState.count // 0') == "$2" ]];
 suspended() { [[ $(jq_job $NS "$1" '.spec.suspend // false') == true ]]; }
 not_admitted() { [[ $(jq_job $NS "$1" '.status.admission // "none"') == none ]]; }
 
-kc -n $NS apply -f - >/dev/null <<'YAML' || die "cannot create stuck"
+# A job of 2 pods that mount a PersistentVolumeClaim that does not exist: kube-scheduler never
+# binds them.
+unbound_job() { # name [extra spec yaml, indented 2]
+  kc -n $NS apply -f - >/dev/null <<YAML
 apiVersion: phalanx.dev/v1alpha1
 kind: TrainingJob
-metadata: {name: stuck}
+metadata: {name: $1}
 spec:
   queueName: training
   replicas: 2
   topology: {required: topology.k8s.aws/network-node-layer-3}
+${2:-}
   template:
     spec:
       tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
@@ -42,6 +52,8 @@ spec:
         volumeMounts: [{name: data, mountPath: /data}]
         resources: {limits: {nvidia.com/gpu: 8}}
 YAML
+}
+unbound_job stuck || die "cannot create stuck"
 
 # --- 1. admitted, never running: evicted after the timeout -----------------------------------
 eventually 60 phase_is $NS stuck Admitted && pass "stuck is admitted: $(cond $NS stuck Admitted)" ||
@@ -92,16 +104,66 @@ eventually 30 count_is stuck 0 && pass "the suspension cleared status.requeueSta
 not_admitted stuck && npods_is $NS stuck 0 && pass "not admitted, no pods" || fail "stuck still admitted or has pods"
 
 # --- 4. resumed: admitted again at once ---------------------------------------------------------
+# "<count> <count at le=5>" of the queue's admission wait histogram.
+waits() {
+  curl -sf "http://127.0.0.1:$PHALANX_OPERATOR_HEALTH_PORT/metrics" | awk '
+    $1 == "phalanx_admission_wait_time_seconds_count{cluster_queue=\"pr\"}" {n = $2}
+    $1 == "phalanx_admission_wait_time_seconds_bucket{cluster_queue=\"pr\",le=\"5\"}" {le5 = $2}
+    END {print n + 0, le5 + 0}'
+}
+read -r n0 fast0 <<<"$(waits)"
 kc -n $NS patch trainingjob stuck --type merge -p '{"spec":{"suspend":false}}' >/dev/null || fail "cannot resume stuck"
 eventually 30 phase_is $NS stuck Admitted && pass "resumed, admitted again at once" ||
   fail "stuck after resuming: $(phase $NS stuck) $(cond $NS stuck Queued)"
+# Created more than a minute ago, it waited since the resume: at most 5 s (Kueue's
+# kueue_admission_wait_time_seconds is "created or requeued until admission").
+read -r n1 fast1 <<<"$(waits)"
+[[ $((n1 - n0)) -ge 1 && $((n1 - n0)) == $((fast1 - fast0)) ]] &&
+  pass "phalanx_admission_wait_time_seconds counts the wait since the resume (<= 5 s, $((n1 - n0)) admission)" ||
+  fail "admission waits: count $n0 -> $n1, of them <= 5 s: $fast0 -> $fast1"
 eventually 40 count_is stuck 1 && pass "and timed out again with a fresh count: $(requeue stuck)" ||
   fail "after resuming: $(requeue stuck)"
 grep -q "PodsReadyTimeout\|pods-ready-timeout" "$OPLOG" && pass "the operator logged the evictions" ||
   fail "no eviction in the operator's log"
-kc -n $NS delete trainingjob stuck --wait=true --timeout=60s >/dev/null || fail "cannot delete stuck"
+kc -n $NS delete trainingjob stuck --wait=false >/dev/null
+eventually 60 npods_is $NS stuck 0 || fail "stuck's pods were not deleted"
 
-# --- 5. a NodeFlavor edited under a running gang does not reach its restarted pods -------------
+# --- 5. suspended while a restart cannot come up: not Restarting -------------------------------
+job $NS rs 2 "{required: topology.k8s.aws/network-node-layer-3}" "  failurePolicy: {maxRestarts: 3}"
+eventually 60 all_running $NS rs 2 || fail "rs is not Running: $(phase $NS rs) $(cond $NS rs Queued)"
+held=$(kc -n $NS get pod rs-1 -o jsonpath='{.spec.nodeName}')
+# An outside pod bound straight to rank 1's node takes its GPUs: the restarted rank 1 cannot bind.
+kc -n $NS apply -f - >/dev/null <<YAML || fail "cannot create the intruder on $held"
+apiVersion: v1
+kind: Pod
+metadata: {name: intruder}
+spec:
+  nodeName: $held
+  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
+  containers:
+  - name: c
+    image: registry.example/c:1
+    resources: {limits: {nvidia.com/gpu: 8}}
+YAML
+set_pod_phase $NS rs-1 Failed || fail "cannot fail rs-1"
+eventually 30 phase_is $NS rs Restarting || fail "rs is not Restarting: $(phase $NS rs)"
+kc -n $NS patch trainingjob rs --type merge -p '{"spec":{"suspend":true}}' >/dev/null || fail "cannot suspend rs"
+# (Evicted if the 10 s pods-ready timeout came first: not admitted either way.)
+not_restarting() { [[ $(cond $NS rs Restarting) == "False "@(Suspended|Evicted)": Previously: pod rs-1 (rank 1) failed"* ]]; }
+eventually 30 phase_is $NS rs Suspended && not_restarting &&
+  pass "suspended during a restart: $(cond $NS rs Restarting)" ||
+  fail "rs after the suspension: phase $(phase $NS rs), $(cond $NS rs Restarting)"
+kc -n $NS delete trainingjob rs --wait=false >/dev/null
+kc -n $NS delete pod intruder --wait=false >/dev/null
+
+# --- 6. a deadline passed by a gang that never ran ------------------------------------------------
+unbound_job late "  activeDeadlineSeconds: 5" || die "cannot create late"
+eventually 60 phase_is $NS late Failed &&
+  [[ $(cond $NS late Failed) == "True DeadlineExceeded: the gang was admitted "*" s ago (at "*"), past spec.activeDeadlineSeconds (5 s), and never had all its 2 ranks running (0 running now)" ]] &&
+  pass "a gang that never ran is not said to have run past its deadline: $(cond $NS late Failed)" ||
+  fail "late: phase $(phase $NS late), $(cond $NS late Failed)"
+
+# --- 7. a NodeFlavor edited under a running gang does not reach its restarted pods -------------
 job $NS steady 2 "{required: topology.k8s.aws/network-node-layer-3}"
 eventually 60 all_running $NS steady 2 && pass "steady runs" || fail "steady: $(phase $NS steady) $(cond $NS steady Queued)"
 sel=$(jq_job $NS steady '.status.admission.nodeSelector | tostring')
