@@ -207,22 +207,32 @@ eventually 60 restarts_are sidecar 1/0 &&
   pass "the sidecar's 137 did not match the unnamed Ignore rule: a counted restart ($(restarting_event sidecar))" ||
   fail "after exit 1 with a sidecar's 137: status $(jq_job $NS sidecar '.status | {phase, restarts, ignoredRestarts}' | tr -d '\n '), event '$(restarting_event sidecar)'"
 kc -n $NS delete trainingjob sidecar --wait=false >/dev/null
-# A torchrun cascade, both failures seen at once (the operator is paused while the kubelet's
-# reports land): rank 1 OOM-killed, rank 0 exiting 1 on an NCCL error 20 s later. The FailJob
-# rule (Kubeflow's restartPolicy ExitCode) matches rank 0's exit 1, but the OOM kill ended first
-# and decides: a counted restart that names it, not a Failed job.
+# A torchrun cascade: rank 1 OOM-killed, rank 0 exiting 1 on an NCCL error 20 s later. The
+# FailJob rule (Kubeflow's restartPolicy ExitCode) matches rank 0's exit 1, but the OOM kill
+# ended first and decides: a counted restart that names it, not a Failed job. Both reports land
+# while phalanx-operator is down, so that its successor judges them together (paused with
+# SIGSTOP instead, it reconciled between the two pod events once resumed, and judged rank 1
+# alone).
 job $NS cascade 2 "" "  failurePolicy:
     maxRestarts: 3
     rules:
     - {action: FailJob, onExitCodes: {containerName: trainer, operator: NotIn, values: [137, 143]}}"
 eventually 90 all_running $NS cascade 2 || fail "cascade is not Running: $(phase $NS cascade) $(cond $NS cascade Queued)"
-read -r op_pid _ <<<"$(awk '$1=="phalanx-operator" {print $2, $3}' "$PHALANX_CLUSTER_DIR/pids")"
+read -r op_pid op_st <<<"$(awk '$1=="phalanx-operator" {print $2, $3}' "$PHALANX_CLUSTER_DIR/pids")"
+# Gone: no such process, another one under its PID (start time), or a zombie.
+operator_gone() {
+  local stat; stat=$(cat "/proc/$op_pid/stat" 2>/dev/null) || return 0
+  read -ra f <<<"${stat##*) }"
+  [[ ${f[19]} != "$op_st" || ${f[0]} == Z ]]
+}
+"$REPO_ROOT/hack/cluster/restart.sh" phalanx-operator --down-for 8 >"$PHALANX_CLUSTER_DIR/restart-cascade.log" 2>&1 &
+restarter=$!
+eventually 30 operator_gone || fail "phalanx-operator (pid $op_pid) did not stop"
 t0=$(date -u +%s)
-kill -STOP "$op_pid" || fail "cannot pause phalanx-operator (pid $op_pid)"
 fail_with_exit $NS cascade-1 137 OOMKilled "$(date -u -d "@$t0" +%Y-%m-%dT%H:%M:%SZ)" || fail "cannot fail cascade-1"
 fail_with_exit $NS cascade-0 1 Error "$(date -u -d "@$((t0 + 20))" +%Y-%m-%dT%H:%M:%SZ)" || fail "cannot fail cascade-0"
-kill -CONT "$op_pid"
-eventually 60 restarts_are cascade 1/0 &&
+wait "$restarter" || fail "phalanx-operator did not come back: $(tail -3 "$PHALANX_CLUSTER_DIR/restart-cascade.log")"
+eventually 90 restarts_are cascade 1/0 &&
   [[ $(restarting_event cascade) == "pod cascade-1 (rank 1) failed: container trainer exited with code 137 (OOMKilled); 1 other rank failed too; restarting the gang (restart 1 of at most 3)" ]] &&
   [[ $(phase $NS cascade) != Failed ]] &&
   pass "the OOM kill that ended first decided the cascade ($(restarting_event cascade))" ||
