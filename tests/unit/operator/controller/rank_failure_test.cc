@@ -5,6 +5,8 @@
 // ended first decide.
 #include "operator/controller/rank_failure.h"
 
+#include <deque>
+
 #include "gtest/gtest.h"
 #include "kube/interned.h"
 
@@ -123,14 +125,18 @@ class CascadeTest : public ::testing::Test {
                                : Exit("trainer", 1, false, "Error", "2026-11-30T11:13:20Z")};
     }
   }
-  std::vector<RankFailure> Judge(const std::vector<kube::TrainingJobFailureRule>& rules) {
+  // The failures point into the rules they matched: those are kept for the whole test (a deque
+  // does not move its elements as it grows).
+  std::vector<RankFailure> Judge(std::vector<kube::TrainingJobFailureRule> rules) {
+    const std::vector<kube::TrainingJobFailureRule>& kept = rules_.emplace_back(std::move(rules));
     std::vector<RankFailure> failures;
     for (int r = 0; r < 4; ++r) {
-      failures.push_back({.rank = r, .pod = &pods_[r], .rule = MatchFailureRules(rules, pods_[r])});
+      failures.push_back({.rank = r, .pod = &pods_[r], .rule = MatchFailureRules(kept, pods_[r])});
     }
     return failures;
   }
   std::vector<kube::Pod> pods_;
+  std::deque<std::vector<kube::TrainingJobFailureRule>> rules_;
 };
 
 // Kubeflow's restartPolicy ExitCode as a rule (FailJob NotIn the retryable codes) matches every
