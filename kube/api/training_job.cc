@@ -444,6 +444,14 @@ absl::StatusOr<TrainingJob> DecodeTrainingJob(std::string_view json) {
   return job;
 }
 
+phalanx::placement::Toleration ToPlacementToleration(const Toleration& t) {
+  return {t.key, t.operator_.empty() ? "Equal" : t.operator_.str(), t.value, t.effect};
+}
+
+Toleration FromPlacementToleration(const phalanx::placement::Toleration& t) {
+  return {.key = t.key, .operator_ = t.op, .value = t.value, .effect = t.effect};
+}
+
 std::optional<absl::Time> ActiveDeadline(const TrainingJob& job,
                                          std::optional<absl::Time> admitted_since) {
   if (!job.active_deadline_seconds || !job.status.admission || !admitted_since ||

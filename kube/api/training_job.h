@@ -134,6 +134,11 @@ struct TrainingJob {
 
 absl::StatusOr<TrainingJob> DecodeTrainingJob(std::string_view json);
 
+// A pod's toleration as placement matches it (an empty operator is Equal), and back (a
+// ResourceFlavor's tolerations as its pods carry them).
+phalanx::placement::Toleration ToPlacementToleration(const Toleration& t);
+Toleration FromPlacementToleration(const phalanx::placement::Toleration& t);
+
 // When spec.activeDeadlineSeconds runs out for `job`, admitted at `admitted_since` (the
 // lastTransitionTime of its Admitted=True condition, which an eviction or a suspension turns
 // False, so a new admission starts the clock again): that time plus the deadline. nullopt

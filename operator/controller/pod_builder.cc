@@ -392,6 +392,10 @@ absl::Status CheckContext(const PodContext& ctx, int rank) {
 
 }  // namespace
 
+std::string RankPodName(std::string_view job, int rank) {
+  return fmt::format("{}-{}", job, rank);
+}
+
 absl::StatusOr<std::string> BuildPod(const kube::TrainingJob& job, const PodContext& ctx,
                                      int rank) {
   RETURN_IF_ERROR(CheckIdentity(job));
@@ -400,7 +404,7 @@ absl::StatusOr<std::string> BuildPod(const kube::TrainingJob& job, const PodCont
   if (!tmpl.ok()) return Annotate(tmpl.status(), "spec.template");
   if (!tmpl->IsObject()) return Invalid("spec.template", "not an object");
 
-  const std::string name = fmt::format("{}-{}", job.meta.name, rank);
+  const std::string name = RankPodName(job.meta.name, rank);
   rapidjson::Document pod = kube::NewApiObject("v1", "Pod", name, job.meta.namespace_);
   Alloc& alloc = pod.GetAllocator();
   Value& meta = pod["metadata"];
@@ -575,7 +579,7 @@ absl::StatusOr<std::vector<EndpointSliceBody>> BuildEndpointSlices(const kube::T
       endpoint.AddMember("conditions", conditions, alloc);
       // The pod's spec.hostname (BuildPod): the name DNS gives the rank under the Service.
       endpoint.AddMember(
-          "hostname", kube::JsonString(fmt::format("{}-{}", job.meta.name, r->rank), alloc), alloc);
+          "hostname", kube::JsonString(RankPodName(job.meta.name, r->rank), alloc), alloc);
       if (!r->node.empty()) endpoint.AddMember("nodeName", kube::JsonString(r->node, alloc), alloc);
       Value target(rapidjson::kObjectType);
       target.AddMember("kind", "Pod", alloc);

@@ -65,6 +65,9 @@ struct PodContext {
   std::vector<std::string> nodes;
 };
 
+// The name of rank `rank`'s pod of job `job`: "<job>-<rank>" (also its DNS hostname).
+std::string RankPodName(std::string_view job, int rank);
+
 // The Pod of `rank` as JSON. InvalidArgument when the job has no name, namespace or uid, when
 // ctx is inconsistent (world_size < 1, rank outside [0, world_size), nodes shorter than the
 // gang, a bad port), or when spec.template cannot become a pod; the message names the field

@@ -56,8 +56,7 @@ void RecordFlavors(const std::map<std::string, std::string>& assigned,
     if (flavor == flavors.end()) continue;
     selector.insert(flavor->node_labels.begin(), flavor->node_labels.end());
     for (const placement::Toleration& t : flavor->tolerations) {
-      tolerations.push_back(
-          {.key = t.key, .operator_ = t.op, .value = t.value, .effect = t.effect});
+      tolerations.push_back(kube::FromPlacementToleration(t));
     }
   }
 }
@@ -331,7 +330,8 @@ bool AdmissionController::EvictIfNotReady(const kube::RawObject& raw, kube::Trai
   }
   const std::vector<std::shared_ptr<const kube::Pod>> pods =
       informers_.pods.ByIndex(kIndexByJob, key);
-  const int64_t admitted = AdmittedSince(ReadConditions(raw.json));
+  const std::vector<Condition> current = ReadConditions(raw.json);
+  const int64_t admitted = AdmittedSince(current);
   std::string message = absl::StrCat(
       "the gang did not have every rank running within ", policy.timeout_seconds, "s of ",
       not_running_since > admitted ? "when it stopped running" : "its admission",
@@ -350,18 +350,10 @@ bool AdmissionController::EvictIfNotReady(const kube::RawObject& raw, kube::Trai
     Trigger();
     return false;
   }
-  const std::string now_text = Rfc3339(now);
   AdmissionStatus status;
   const std::string reason(kReasonPodsReadyTimeout);
-  std::vector<Condition> updates;
-  for (std::string_view type : {kConditionQueued, kConditionEvicted, kConditionAdmitted}) {
-    updates.push_back({.type = std::string(type),
-                       .status = type == kConditionAdmitted ? "False" : "True",
-                       .reason = reason,
-                       .message = message});
-  }
-  status.conditions =
-      MergeConditions(ReadConditions(raw.json), kOwned, updates, now_text, job.meta.generation);
+  status.conditions = MergeConditions(current, kOwned, EvictedUpdates(reason, message),
+                                      Rfc3339(now), job.meta.generation);
   const std::optional<kube::TrainingJobAdmission> admission = job.status.admission;
   if (!ApplyJobStatus(raw, AdmissionStatusApply(job.meta, status))) {
     ++stats.write_errors;
@@ -522,6 +514,8 @@ CycleStats AdmissionController::RunCycle() {
   // --- admissions: reserved already; persist, or give the reservation back -------------------
   // Written in parallel (WriteStatuses); what they decided is then recorded in order.
   std::vector<StatusWrite> written(result.admissions.size());
+  // Since when each waited: from its conditions as they were, read once here.
+  std::vector<int64_t> waited_since(result.admissions.size());
   for (size_t i = 0; i < result.admissions.size(); ++i) {
     const admission::AdmissionDecision& a = result.admissions[i];
     written[i].object = objects.at(a.workload).get();
@@ -541,6 +535,8 @@ CycleStats AdmissionController::RunCycle() {
          .borrowing = a.borrowing,
          .preempted = a.preempted});
     const std::vector<Condition> current = conditions_of(a.workload);
+    waited_since[i] = QueuedSince(current, written[i].meta->creation_timestamp.str(),
+                                  snapshot.now);
     // An eviction, replaced nodes or a shrink of an earlier admission no longer hold.
     std::vector<Condition> updates =
         Deactivate(current, {kConditionEvicted, kConditionNodesReplaced, kConditionShrunk},
@@ -569,10 +565,7 @@ CycleStats AdmissionController::RunCycle() {
     // From when it last started waiting (created, or queued again after an eviction), as
     // Kueue's kueue_admission_wait_time_seconds and the oldest-pending gauge below.
     metrics_.admission_wait_time_seconds.WithLabels({a.cluster_queue})
-        .Observe(std::max<double>(
-            0, snapshot.now - QueuedSince(conditions_of(a.workload),
-                                          std::string(job.meta.creation_timestamp),
-                                          snapshot.now)));
+        .Observe(std::max<double>(0, snapshot.now - waited_since[i]));
     metrics_.placement_level_total
         .WithLabels({a.placement.domain.level.empty() ? "cluster" : a.placement.domain.level})
         .Inc();
@@ -602,15 +595,9 @@ CycleStats AdmissionController::RunCycle() {
                         job.status.admission->replicas, reason, p.message),
           now, job.meta.generation);
     } else {
-      status.conditions = MergeConditions(
-          conditions_of(p.victim), kOwned,
-          {{.type = std::string(kConditionQueued), .status = "True", .reason = reason,
-            .message = p.message},
-           {.type = std::string(kConditionAdmitted), .status = "False", .reason = reason,
-            .message = p.message},
-           {.type = std::string(kConditionEvicted), .status = "True", .reason = reason,
-            .message = p.message}},
-          now, job.meta.generation);
+      status.conditions = MergeConditions(conditions_of(p.victim), kOwned,
+                                          EvictedUpdates(reason, p.message), now,
+                                          job.meta.generation);
     }
     const bool ok = ApplyJobStatus(*objects[p.victim], AdmissionStatusApply(job.meta, status));
     // Even if the write failed the reservation is gone: treat the job as the decision left it,
@@ -841,20 +828,17 @@ bool AdmissionController::ApplyFault(const kube::RawObject& raw, kube::TrainingJ
   // Replaced and shrunk jobs stay admitted: one condition says what happened, and its event.
   const std::string_view kept_condition =
       fault.action == FaultAction::kReplaced ? kConditionNodesReplaced : kConditionShrunk;
-  const std::vector<std::string_view> types =
-      evicted ? std::vector{kConditionQueued, kConditionEvicted, kConditionAdmitted}
-              : std::vector{kept_condition};
   std::vector<Condition> updates;
-  if (fault.action == FaultAction::kShrunk && fault.admission && job.status.admission) {
+  if (evicted) {
+    updates = EvictedUpdates(reason, fault.message);
+  } else if (fault.action == FaultAction::kShrunk && fault.admission && job.status.admission) {
     updates = ShrunkUpdates(AdmittedNow(*fault.admission, fault.placement),
                             job.status.admission->replicas, reason, fault.message);
   } else {
-    for (std::string_view type : types) {
-      updates.push_back({.type = std::string(type),
-                         .status = type == kConditionAdmitted ? "False" : "True",
-                         .reason = reason,
-                         .message = fault.message});
-    }
+    updates.push_back({.type = std::string(kept_condition),
+                       .status = "True",
+                       .reason = reason,
+                       .message = fault.message});
   }
   AdmissionStatus status{.admission = fault.admission, .placement = fault.placement};
   status.conditions =

@@ -709,15 +709,14 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
       if (flavor.ok()) {
         ctx.node_labels = flavor->node_labels;
         for (const placement::Toleration& t : flavor->tolerations) {
-          ctx.tolerations.push_back(
-              {.key = t.key, .operator_ = t.op, .value = t.value, .effect = t.effect});
+          ctx.tolerations.push_back(kube::FromPlacementToleration(t));
         }
       }
     }
     std::vector<std::pair<int, std::string>> missing;  // rank, pod body
     for (int rank = 0; rank < world; ++rank) {
       if (ranks.count(rank) != 0) continue;
-      const std::string name = absl::StrCat(meta.name, "-", rank);
+      const std::string name = controller::RankPodName(meta.name, rank);
       if (names.count(name) != 0) continue;  // still terminating
       // Created by an earlier step; its informer event is on the way (and wakes this job).
       if (expected.names.contains(name)) {
@@ -734,7 +733,7 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
     }
     // Several creates in flight: one at a time, a 64-rank gang waits for 64 round trips.
     // Expected before the create is sent: the informer may show the pod before Create returns.
-    auto pod_name = [&](size_t i) { return absl::StrCat(meta.name, "-", missing[i].first); };
+    auto pod_name = [&](size_t i) { return controller::RankPodName(meta.name, missing[i].first); };
     for (size_t i = 0; i < missing.size(); ++i) expected_pods_.Expect(key, pod_name(i), now_time);
     std::vector<absl::Status> results(missing.size());
     ParallelFor(missing.size(), write_concurrency_, [&](size_t i) {

@@ -46,6 +46,17 @@ std::vector<Condition> ShrunkUpdates(const Admitted& now, int32_t from, std::str
           ResizedAdmitted(now, from)};
 }
 
+std::vector<Condition> EvictedUpdates(std::string_view reason, const std::string& message) {
+  std::vector<Condition> updates;
+  for (std::string_view type : {kConditionQueued, kConditionEvicted, kConditionAdmitted}) {
+    updates.push_back({.type = std::string(type),
+                       .status = type == kConditionAdmitted ? "False" : "True",
+                       .reason = std::string(reason),
+                       .message = message});
+  }
+  return updates;
+}
+
 std::string PlacedIn(const std::optional<kube::TrainingJobPlacement>& placement) {
   if (!placement || placement->level.empty()) return "";
   return absl::StrCat(placement->level, "=", placement->domain);

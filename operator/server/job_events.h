@@ -57,6 +57,10 @@ Condition ResizedAdmitted(const Admitted& now, int32_t from);
 std::vector<Condition> ShrunkUpdates(const Admitted& now, int32_t from, std::string_view reason,
                                      const std::string& message);
 
+// The condition updates of an evicted gang (preempted, hit by node failures, pods not ready in
+// time): Queued=True, Evicted=True and Admitted=False, each with `reason` and `message`.
+std::vector<Condition> EvictedUpdates(std::string_view reason, const std::string& message);
+
 // Admitted::where of a gang placed at `placement`: "<level>=<domain>", or "" for the whole
 // cluster or no placement.
 std::string PlacedIn(const std::optional<kube::TrainingJobPlacement>& placement);

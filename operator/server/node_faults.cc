@@ -299,13 +299,14 @@ void NodeFaultResponder::WakeAt(absl::Time t) {
 std::vector<placement::Toleration> NodeFaultResponder::GangTolerations(
     const kube::TrainingJob& job) const {
   std::vector<placement::Toleration> out;
-  auto add = [&out](const kube::Toleration& t) {
-    out.push_back({t.key, t.operator_.empty() ? "Equal" : t.operator_.str(), t.value, t.effect});
-  };
-  for (const kube::Toleration& t : job.pod.tolerations) add(t);
+  for (const kube::Toleration& t : job.pod.tolerations) {
+    out.push_back(kube::ToPlacementToleration(t));
+  }
   if (job.status.admission && job.status.admission->tolerations) {
     // The flavor's as recorded at admission: what the gang's pods carry.
-    for (const kube::Toleration& t : *job.status.admission->tolerations) add(t);
+    for (const kube::Toleration& t : *job.status.admission->tolerations) {
+      out.push_back(kube::ToPlacementToleration(t));
+    }
   } else if (job.status.admission) {
     std::vector<placement::Toleration> flavor = flavors_(job.status.admission->flavor);
     out.insert(out.end(), flavor.begin(), flavor.end());

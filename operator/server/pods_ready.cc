@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "operator/controller/pod_builder.h"
 #include "operator/server/node_faults.h"
 
 namespace phalanx::operator_server {
@@ -33,7 +34,7 @@ std::string DescribeNotRunning(const kube::TrainingJob& job,
     ++not_running;
     if (static_cast<int>(named.size()) >= max_named) continue;
     if (pod == nullptr) {
-      auto old = terminating.find(absl::StrCat(job.meta.name, "-", rank));
+      auto old = terminating.find(controller::RankPodName(job.meta.name, rank));
       if (old == terminating.end()) {
         named.push_back(absl::StrCat("rank ", rank, " has no pod"));
       } else {

@@ -453,8 +453,7 @@ absl::StatusOr<admission::Workload> WorkloadFromJob(const kube::TrainingJob& job
   w.node_affinity = job.node_affinity;
   w.max_pods_per_node = job.max_pods_per_node;
   for (const kube::Toleration& t : job.pod.tolerations) {
-    w.tolerations.push_back(
-        {t.key, t.operator_.empty() ? "Equal" : t.operator_.str(), t.value, t.effect});
+    w.tolerations.push_back(kube::ToPlacementToleration(t));
   }
   if (job.status.admission.has_value()) {
     const kube::TrainingJobAdmission& a = *job.status.admission;

@@ -74,8 +74,7 @@ placement::GangRequest GangRequestFrom(const kube::TrainingJob& job) {
   request.node_affinity = job.node_affinity;
   request.max_pods_per_node = job.max_pods_per_node;
   for (const kube::Toleration& t : job.pod.tolerations) {
-    request.tolerations.push_back(
-        {t.key, t.operator_.empty() ? "Equal" : t.operator_, t.value, t.effect});
+    request.tolerations.push_back(kube::ToPlacementToleration(t));
   }
   request.required_level = job.topology.required;
   request.preferred_level = job.topology.preferred;
@@ -91,8 +90,7 @@ placement::GangRequest GangRequestFrom(const kube::TrainingJob& job) {
   }
   if (job.status.admission && job.status.admission->tolerations) {
     for (const kube::Toleration& t : *job.status.admission->tolerations) {
-      request.tolerations.push_back(
-          {t.key, t.operator_.empty() ? "Equal" : t.operator_.str(), t.value, t.effect});
+      request.tolerations.push_back(kube::ToPlacementToleration(t));
     }
   }
   return request;
