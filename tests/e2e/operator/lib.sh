@@ -111,7 +111,7 @@ event_count() { # ns job reason
 
 # A TrainingJob of `replicas` pods x 8 GPUs in the namespace's TrainingQueue `training`; topology
 # by default: required one layer-2 domain, preferred one layer-3 block.
-job() { # ns name replicas [topology] [extra spec yaml, indented 2]
+job() { # ns name replicas [topology] [extra spec yaml, indented 2] [extra pod spec yaml, indented 6]
   kc -n "$1" apply -f - >/dev/null <<YAML
 apiVersion: phalanx.dev/v1alpha1
 kind: TrainingJob
@@ -124,6 +124,7 @@ ${5:-}
   template:
     spec:
       tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
+${6:-}
       containers:
       - name: trainer
         image: registry.example/trainer:1

@@ -33,25 +33,8 @@ not_admitted() { [[ $(jq_job $NS "$1" '.status.admission // "none"') == none ]];
 # A job of 2 pods that mount a PersistentVolumeClaim that does not exist: kube-scheduler never
 # binds them.
 unbound_job() { # name [extra spec yaml, indented 2]
-  kc -n $NS apply -f - >/dev/null <<YAML
-apiVersion: phalanx.dev/v1alpha1
-kind: TrainingJob
-metadata: {name: $1}
-spec:
-  queueName: training
-  replicas: 2
-  topology: {required: topology.k8s.aws/network-node-layer-3}
-${2:-}
-  template:
-    spec:
-      tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
-      volumes: [{name: data, persistentVolumeClaim: {claimName: no-such-claim}}]
-      containers:
-      - name: trainer
-        image: registry.example/trainer:1
-        volumeMounts: [{name: data, mountPath: /data}]
-        resources: {limits: {nvidia.com/gpu: 8}}
-YAML
+  job $NS "$1" 2 "{required: topology.k8s.aws/network-node-layer-3}" "${2:-}" \
+    "      volumes: [{name: data, persistentVolumeClaim: {claimName: no-such-claim}}]"
 }
 unbound_job stuck || die "cannot create stuck"
 
