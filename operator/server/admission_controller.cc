@@ -304,6 +304,26 @@ bool AdmissionController::EvictIfNotReady(const kube::RawObject& raw, kube::Trai
     return false;
   }
   const std::string key = raw.meta.Key();
+  const std::vector<std::shared_ptr<const kube::Pod>> pods =
+      informers_.pods.ByIndex(kIndexByJob, key);
+  const std::vector<Condition> current = ReadConditions(raw.json);
+  const int64_t admitted = AdmittedSince(current);
+  std::string message = absl::StrCat(
+      "the gang did not have every rank running within ", policy.timeout_seconds, "s of ",
+      not_running_since > admitted ? "when it stopped running" : "its admission",
+      " (phalanx-operator --pods-ready-timeout-seconds): ", DescribeNotRunning(job, pods));
+  if (job.elastic) {
+    // The ranks that run may be enough: keep those (elastic.minReplicas at least) and drop the
+    // others, as a node-fault shrink does, rather than evict the whole gang.
+    std::string why;
+    if (std::optional<FaultDecision> shrink =
+            faults_.ShrinkToRunning(job, RunningRanks(job, pods), message, why)) {
+      if (ApplyFault(raw, job, *shrink, Rfc3339(now), stats)) pods_ready_shrunk_[key] = now;
+      return false;
+    }
+    absl::StrAppend(&message, why);
+  }
+  absl::StrAppend(&message, "; evicted");
   const int64_t now_s = absl::ToUnixSeconds(now);
   // A requeue state written for this eviction already (its status write failed after it):
   // keep it, so that one eviction counts once.
@@ -328,15 +348,6 @@ bool AdmissionController::EvictIfNotReady(const kube::RawObject& raw, kube::Trai
     Trigger();
     return false;
   }
-  const std::vector<std::shared_ptr<const kube::Pod>> pods =
-      informers_.pods.ByIndex(kIndexByJob, key);
-  const std::vector<Condition> current = ReadConditions(raw.json);
-  const int64_t admitted = AdmittedSince(current);
-  std::string message = absl::StrCat(
-      "the gang did not have every rank running within ", policy.timeout_seconds, "s of ",
-      not_running_since > admitted ? "when it stopped running" : "its admission",
-      " (phalanx-operator --pods-ready-timeout-seconds): ", DescribeNotRunning(job, pods),
-      "; evicted");
   if (at_limit) {
     absl::StrAppend(&message, " and suspended: requeue ", state.count,
                     " would pass --requeuing-backoff-limit-count ", policy.backoff_limit_count,
@@ -425,6 +436,9 @@ CycleStats AdmissionController::RunCycle() {
       const std::vector<Condition> conditions = ReadConditions(raw->json);
       entry.admitted_since = AdmittedSince(conditions);
       entry.not_running_since = NotRunningSince(conditions);
+      const Condition* shrunk = FindCondition(conditions, kConditionShrunk);
+      entry.pods_ready_shrunk = shrunk != nullptr && shrunk->status == "True" &&
+                                shrunk->reason == kReasonPodsReadyTimeout;
     }
     absl::StatusOr<kube::TrainingJob> job = entry.job;  // a copy: in-flight writes go over it
     if (!job.ok()) {
@@ -456,9 +470,16 @@ CycleStats AdmissionController::RunCycle() {
         drift_now[key] = std::move(drift);
       }
     }
+    if (!job->status.admission) pods_ready_shrunk_.erase(key);
+    int64_t not_running_since = entry.not_running_since;
+    if (auto shrunk = pods_ready_shrunk_.find(key);
+        not_running_since > 0 && shrunk != pods_ready_shrunk_.end()) {
+      // The clock starts again at a pods-ready shrink the informer may not show yet.
+      not_running_since = std::max(not_running_since, absl::ToUnixSeconds(shrunk->second));
+    }
     if (job->status.admission && options_.pods_ready.timeout_seconds > 0 &&
-        entry.not_running_since > 0 &&
-        EvictIfNotReady(*raw, *job, entry.not_running_since, now_time, stats, pods_ready_check) &&
+        not_running_since > 0 &&
+        EvictIfNotReady(*raw, *job, not_running_since, now_time, stats, pods_ready_check) &&
         job->status.requeue_state->requeue_at.empty()) {
       continue;  // suspended at the requeuing limit: the next cycle sees spec.suspend
     }
@@ -478,6 +499,11 @@ CycleStats AdmissionController::RunCycle() {
       invalid.push_back({key, "", admission::PendingReason::kInvalid,
                          std::string(workload.status().message())});
     } else {
+      if (job->status.admission && workload->elastic &&
+          (entry.pods_ready_shrunk || pods_ready_shrunk_.contains(key))) {
+        // Shrunk to the ranks that ran: growing back would bring the ranks that could not.
+        workload->elastic->max = std::min(workload->elastic->max, job->status.admission->replicas);
+      }
       snapshot.workloads.push_back(*std::move(workload));
     }
     jobs.emplace(key, *std::move(job));
@@ -493,6 +519,8 @@ CycleStats AdmissionController::RunCycle() {
     }
   }
   in_flight_.Retain(decoded_jobs_);
+  std::erase_if(pods_ready_shrunk_,
+                [&](const auto& entry) { return !decoded_jobs_.contains(entry.first); });
   stats.workloads = static_cast<int>(snapshot.workloads.size());
 
   admission::CycleOptions cycle_options = options_.cycle;
@@ -841,8 +869,14 @@ bool AdmissionController::ApplyFault(const kube::RawObject& raw, kube::TrainingJ
                        .message = fault.message});
   }
   AdmissionStatus status{.admission = fault.admission, .placement = fault.placement};
-  status.conditions =
-      MergeConditions(ReadConditions(raw.json), kOwned, updates, now, job.meta.generation);
+  std::vector<Condition> current = ReadConditions(raw.json);
+  const bool pods_ready = reason == kReasonPodsReadyTimeout;
+  if (pods_ready) {
+    // Shrunk's lastTransitionTime restarts the pods-ready clock (NotRunningSince): a new one
+    // even when the condition was True already.
+    std::erase_if(current, [](const Condition& c) { return c.type == kConditionShrunk; });
+  }
+  status.conditions = MergeConditions(current, kOwned, updates, now, job.meta.generation);
   const std::optional<kube::TrainingJobAdmission> before = job.status.admission;
   // The scheduler holds the decision already: the rest of this cycle must see it.
   job.status.admission = fault.admission;
@@ -857,7 +891,7 @@ bool AdmissionController::ApplyFault(const kube::RawObject& raw, kube::TrainingJ
   }
   in_flight_.Record(key, job.meta.uid, {fault.admission, fault.placement});
   const std::string action(ActionName(fault.action));
-  metrics_.node_failures_total.WithLabels({action, reason}).Inc();
+  if (!pods_ready) metrics_.node_failures_total.WithLabels({action, reason}).Inc();
   for (const auto& [node_reason, count] : fault.nodes_replaced) {
     metrics_.node_replacements_total.WithLabels({node_reason}).Inc(count);
   }

@@ -150,12 +150,18 @@ class AdmissionController {
     int64_t admitted_since = 0;
     // NotRunningSince of its conditions: 0 unless admitted and without every rank running.
     int64_t not_running_since = 0;
+    // Shrunk=True with reason PodsReadyTimeout: the ranks it dropped could not run, so the gang
+    // is not grown again while this admission lasts.
+    bool pods_ready_shrunk = false;
   };
   std::map<std::string, DecodedJob> decoded_jobs_;
   // Set by the node informer when a node's labels change: the next cycle checks every admitted
   // gang's TopologyDrift, and warns once per job and drift (topology_drift_: the last ones).
   std::atomic<bool> topology_check_due_{true};
   std::map<std::string, std::string> topology_drift_;
+  // When this operator last shrank a job for its pods-ready timeout: the clock starts again
+  // there (the Shrunk condition says so too, once the informer shows it).
+  std::map<std::string, absl::Time> pods_ready_shrunk_;
   // Configuration errors reported so far ("Kind name" -> message): each is logged and recorded
   // as an event when it appears or changes, not every cycle.
   std::map<std::string, std::string> object_errors_;

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "kube/json.h"
+#include "operator/server/node_faults.h"
 #include "rapidjson/document.h"
 
 namespace phalanx::operator_server {
@@ -81,9 +82,15 @@ int64_t NotRunningSince(const std::vector<Condition>& conditions) {
   const int64_t admitted = AdmittedSince(conditions);
   if (admitted <= 0) return 0;
   const Condition* running = FindCondition(conditions, kConditionRunning);
-  if (running == nullptr) return admitted;
-  if (running->status == "True") return 0;
-  return std::max(admitted, ParseUnixSeconds(running->last_transition_time));
+  if (running != nullptr && running->status == "True") return 0;
+  int64_t since = admitted;
+  if (running != nullptr) since = std::max(since, ParseUnixSeconds(running->last_transition_time));
+  // A shrink to the ranks that ran starts the clock again for the gang as it is now.
+  const Condition* shrunk = FindCondition(conditions, kConditionShrunk);
+  if (shrunk != nullptr && shrunk->status == "True" && shrunk->reason == kReasonPodsReadyTimeout) {
+    since = std::max(since, ParseUnixSeconds(shrunk->last_transition_time));
+  }
+  return since;
 }
 
 int64_t RequeueDelaySeconds(const PodsReadyPolicy& policy, int32_t count) {

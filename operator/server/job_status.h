@@ -91,8 +91,9 @@ struct PodsReadyPolicy {
   int32_t backoff_limit_count = -1;  // requeues before the job is suspended; -1 = no limit
 };
 // Unix seconds since which an admitted job's gang has lacked a running rank: the later of its
-// admission (AdmittedSince) and the last time its Running condition turned False (a restart, a
-// rank lost); 0 when it is not admitted or its Running condition is True.
+// admission (AdmittedSince), the last time its Running condition turned False (a restart, a
+// rank lost) and a shrink to the ranks that ran (Shrunk=True, reason PodsReadyTimeout); 0 when
+// it is not admitted or its Running condition is True.
 int64_t NotRunningSince(const std::vector<Condition>& conditions);
 // How long the `count`-th requeue (1, 2, ...) waits: base * 2^(count-1) seconds, at most max.
 int64_t RequeueDelaySeconds(const PodsReadyPolicy& policy, int32_t count);

@@ -427,38 +427,15 @@ std::optional<FaultDecision> NodeFaultResponder::Act(const kube::TrainingJob& jo
 
   // 2. Shrink (elastic only).
   if (replaced.ok() && job.elastic) {
-    const int32_t current = static_cast<int32_t>(before.size());
-    std::optional<int32_t> target =
-        ShrinkTarget(current, lost, *job.elastic, job.topology.group_size);
-    if (!target) {
-      absl::StrAppend(&why, "; cannot shrink: ", current, " pods less ", lost, " lost is below ",
-                      "elastic.minReplicas ", job.elastic->min_replicas);
-    } else {
-      ++calls_["Resize"];
-      absl::StatusOr<placement::PlacementResult> shrunk = placement_.Resize(key, *target);
-      if (!shrunk.ok()) return unreachable("Resize", shrunk.status());
-      placement::Placement result = shrunk->placement;
-      bool ok = shrunk->placed;
-      // A lost rank below the new count takes a node freed by the dropped ranks.
-      if (ok && std::any_of(result.nodes.begin(), result.nodes.end(), is_failed)) {
-        ++calls_["ReplaceNodes"];
-        absl::StatusOr<placement::PlacementResult> refill = placement_.ReplaceNodes(key, failed);
-        if (!refill.ok()) return unreachable("ReplaceNodes after Resize", refill.status());
-        ok = refill->placed;
-        if (ok) {
-          result = refill->placement;
-        } else {
-          absl::StrAppend(&why, "; shrunk to ", *target,
-                          " but a lost rank found no freed node: ", refill->explanation.summary);
-        }
-      }
-      if (ok) {
-        const std::string moves = RankMoves(before, result.nodes);
-        return placed(
-            result, FaultAction::kShrunk,
-            absl::StrCat("shrunk from ", current, " to ", result.nodes.size(), " pods: ", what,
-                         "; no replacement: ", why, moves.empty() ? "" : "; moved: ", moves));
-      }
+    std::optional<CallError> error;
+    std::optional<placement::Placement> shrunk = Shrink(job, failed, lost, why, error);
+    if (error) return unreachable(error->call, error->status);
+    if (shrunk) {
+      const std::string moves = RankMoves(before, shrunk->nodes);
+      return placed(*shrunk, FaultAction::kShrunk,
+                    absl::StrCat("shrunk from ", before.size(), " to ", shrunk->nodes.size(),
+                                 " pods: ", what, "; no replacement: ", why,
+                                 moves.empty() ? "" : "; moved: ", moves));
     }
   }
 
@@ -472,6 +449,95 @@ std::optional<FaultDecision> NodeFaultResponder::Act(const kube::TrainingJob& jo
   d.placement.reset();
   d.message =
       absl::StrCat("evicted and re-queued after node failures: ", what, "; no replacement: ", why);
+  return d;
+}
+
+std::optional<placement::Placement> NodeFaultResponder::Shrink(
+    const kube::TrainingJob& job, const std::vector<std::string>& failed, int32_t lost,
+    std::string& why, std::optional<CallError>& error) {
+  const std::string key = job.meta.Key();
+  const int32_t current = static_cast<int32_t>(job.status.placement->nodes.size());
+  std::optional<int32_t> target =
+      ShrinkTarget(current, lost, *job.elastic, job.topology.group_size);
+  if (!target) {
+    absl::StrAppend(&why, "; cannot shrink: ", current, " pods less ", lost, " lost is below ",
+                    "elastic.minReplicas ", job.elastic->min_replicas);
+    return std::nullopt;
+  }
+  ++calls_["Resize"];
+  absl::StatusOr<placement::PlacementResult> shrunk = placement_.Resize(key, *target);
+  if (!shrunk.ok()) {
+    error = CallError{"Resize", shrunk.status()};
+    return std::nullopt;
+  }
+  if (!shrunk->placed) {
+    absl::StrAppend(&why, "; cannot shrink to ", *target, ": ", shrunk->explanation.summary);
+    return std::nullopt;
+  }
+  placement::Placement result = shrunk->placement;
+  auto is_failed = [&](const std::string& node) {
+    return std::find(failed.begin(), failed.end(), node) != failed.end();
+  };
+  // A lost rank below the new count takes a node freed by the dropped ranks.
+  if (std::any_of(result.nodes.begin(), result.nodes.end(), is_failed)) {
+    ++calls_["ReplaceNodes"];
+    absl::StatusOr<placement::PlacementResult> refill = placement_.ReplaceNodes(key, failed);
+    if (!refill.ok()) {
+      error = CallError{"ReplaceNodes after Resize", refill.status()};
+      return std::nullopt;
+    }
+    if (!refill->placed) {
+      absl::StrAppend(&why, "; shrunk to ", *target,
+                      " but a lost rank found no freed node: ", refill->explanation.summary);
+      return std::nullopt;
+    }
+    result = refill->placement;
+  }
+  return result;
+}
+
+std::optional<FaultDecision> NodeFaultResponder::ShrinkToRunning(const kube::TrainingJob& job,
+                                                                 const std::set<int32_t>& running,
+                                                                 const std::string& what,
+                                                                 std::string& why) {
+  if (!job.elastic || !job.status.admission || !job.status.placement ||
+      job.status.placement->nodes.empty()) {
+    return std::nullopt;
+  }
+  const std::vector<std::string>& before = job.status.placement->nodes;
+  const int32_t current = static_cast<int32_t>(before.size());
+  const int32_t lost = current - static_cast<int32_t>(running.size());
+  if (lost <= 0) return std::nullopt;
+  // The nodes of ranks not running where no running rank of the gang sits: the rank leaves for
+  // a node a dropped rank freed (its own may be why it never ran). A node shared with a running
+  // rank keeps its ranks, and the one not running gets a new pod there.
+  std::set<std::string> keep;
+  for (int32_t r : running) {
+    if (r >= 0 && r < current) keep.insert(before[r]);
+  }
+  std::vector<std::string> failed;
+  for (int32_t r = 0; r < current; ++r) {
+    if (running.count(r) == 0 && keep.count(before[r]) == 0 &&
+        std::find(failed.begin(), failed.end(), before[r]) == failed.end()) {
+      failed.push_back(before[r]);
+    }
+  }
+  std::optional<CallError> error;
+  std::optional<placement::Placement> shrunk = Shrink(job, failed, lost, why, error);
+  if (error) {
+    absl::StrAppend(&why, "; cannot shrink: ", error->call, ": ", error->status.ToString());
+    return std::nullopt;
+  }
+  if (!shrunk) return std::nullopt;
+  FaultDecision d;
+  d.action = FaultAction::kShrunk;
+  d.reason = std::string(kReasonPodsReadyTimeout);
+  d.admission = job.status.admission;
+  d.admission->replicas = static_cast<int32_t>(shrunk->nodes.size());
+  d.placement = PlacementStatus(*shrunk);
+  const std::string moves = RankMoves(before, shrunk->nodes);
+  d.message = absl::StrCat("shrunk from ", current, " to ", shrunk->nodes.size(), " pods: ", what,
+                           moves.empty() ? "" : "; moved: ", moves);
   return d;
 }
 

@@ -155,6 +155,17 @@ class NodeFaultResponder {
   // reservation as it is now.
   std::optional<FaultDecision> Respond(const kube::TrainingJob& job, absl::Time now);
 
+  // Kueue's waitForPodsReady meets elasticity: an admitted elastic gang whose pods-ready
+  // timeout ran out with only `running` of its ranks running shrinks to the largest count its
+  // range allows without the others, as step 2 does for lost nodes (ranks stay dense: a rank
+  // not running below the new count takes a node a dropped rank freed, unless a running rank
+  // shares its node). `what` says why, for the message. nullopt when it cannot (not elastic,
+  // below minReplicas, nowhere to go, phalanx-scheduler unreachable), with the reason appended
+  // to `why`; the caller then evicts. Reason kReasonPodsReadyTimeout.
+  std::optional<FaultDecision> ShrinkToRunning(const kube::TrainingJob& job,
+                                               const std::set<int32_t>& running,
+                                               const std::string& what, std::string& why);
+
   // The earliest time a cycle must look again since BeginCycle, or nullopt.
   std::optional<absl::Time> next_check() const { return next_check_; }
   // What to tell jobs since BeginCycle, once per job and NotReady episode of a node: the node
@@ -170,6 +181,19 @@ class NodeFaultResponder {
  private:
   std::vector<placement::Toleration> GangTolerations(const kube::TrainingJob& job) const;
   void WakeAt(absl::Time t);
+  // A Placement call that failed, by name.
+  struct CallError {
+    std::string call;
+    absl::Status status;
+  };
+  // Step 2: shrinks elastic `job` to the largest count its range allows without `lost` ranks;
+  // a rank below the new count on one of `failed` (nodes no rank may keep) then takes a node
+  // the dropped ranks freed. The new placement, or nullopt with why not appended to `why`, or
+  // with `error` set when a Placement call failed.
+  std::optional<placement::Placement> Shrink(const kube::TrainingJob& job,
+                                             const std::vector<std::string>& failed,
+                                             int32_t lost, std::string& why,
+                                             std::optional<CallError>& error);
   // Steps 1-3 for the failed nodes; nullopt when the scheduler could not be reached.
   std::optional<FaultDecision> Act(const kube::TrainingJob& job,
                                    const std::vector<NodeFault>& faults, absl::Time now);

@@ -9,28 +9,58 @@
 
 namespace phalanx::operator_server {
 
-std::string DescribeNotRunning(const kube::TrainingJob& job,
-                               const std::vector<std::shared_ptr<const kube::Pod>>& pods,
-                               int max_named) {
-  const int32_t world = job.status.admission ? job.status.admission->replicas : job.replicas;
+namespace {
+
+int32_t World(const kube::TrainingJob& job) {
+  return job.status.admission ? job.status.admission->replicas : job.replicas;
+}
+
+// The live pod of each rank of the current restart; with `terminating`, the pods being deleted
+// by the rank name they hold (`<job>-<rank>`): a new pod of the rank is created only once the
+// name is free, so one stuck terminating is why the rank has none.
+std::map<int, const kube::Pod*> RankPods(
+    const kube::TrainingJob& job, const std::vector<std::shared_ptr<const kube::Pod>>& pods,
+    std::map<std::string, const kube::Pod*>* terminating = nullptr) {
+  const int32_t world = World(job);
   std::map<int, const kube::Pod*> ranks;
-  // Pods being deleted, by the rank name they hold (`<job>-<rank>`): a new pod of the rank is
-  // created only once the name is free, so one stuck terminating is why the rank has none.
-  std::map<std::string, const kube::Pod*> terminating;
   for (const auto& pod : pods) {
     if (!pod->meta.deletion_timestamp.empty()) {
-      terminating[pod->meta.name] = pod.get();
+      if (terminating != nullptr) (*terminating)[pod->meta.name] = pod.get();
       continue;
     }
     const int rank = GangRank(*pod, job.meta.uid, job.status.restarts);
     if (rank >= 0 && rank < world) ranks[rank] = pod.get();
   }
+  return ranks;
+}
+
+bool Runs(const kube::Pod* pod) {
+  return pod != nullptr && (pod->phase == "Running" || pod->phase == "Succeeded");
+}
+
+}  // namespace
+
+std::set<int32_t> RunningRanks(const kube::TrainingJob& job,
+                               const std::vector<std::shared_ptr<const kube::Pod>>& pods) {
+  std::set<int32_t> out;
+  for (const auto& [rank, pod] : RankPods(job, pods)) {
+    if (Runs(pod)) out.insert(rank);
+  }
+  return out;
+}
+
+std::string DescribeNotRunning(const kube::TrainingJob& job,
+                               const std::vector<std::shared_ptr<const kube::Pod>>& pods,
+                               int max_named) {
+  const int32_t world = World(job);
+  std::map<std::string, const kube::Pod*> terminating;
+  const std::map<int, const kube::Pod*> ranks = RankPods(job, pods, &terminating);
   std::vector<std::string> named;
   int not_running = 0;
   for (int rank = 0; rank < world; ++rank) {
     auto it = ranks.find(rank);
     const kube::Pod* pod = it == ranks.end() ? nullptr : it->second;
-    if (pod != nullptr && (pod->phase == "Running" || pod->phase == "Succeeded")) continue;
+    if (Runs(pod)) continue;
     ++not_running;
     if (static_cast<int>(named.size()) >= max_named) continue;
     if (pod == nullptr) {

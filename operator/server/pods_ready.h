@@ -2,7 +2,9 @@
 // admitted gang has not had every rank running in time (docs/operator.md "Pods ready").
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -19,5 +21,10 @@ namespace phalanx::operator_server {
 std::string DescribeNotRunning(const kube::TrainingJob& job,
                                const std::vector<std::shared_ptr<const kube::Pod>>& pods,
                                int max_named = 2);
+
+// The ranks of `job`'s admitted gang that count as running: a pod of the current restart, not
+// being deleted, Running or Succeeded.
+std::set<int32_t> RunningRanks(const kube::TrainingJob& job,
+                               const std::vector<std::shared_ptr<const kube::Pod>>& pods);
 
 }  // namespace phalanx::operator_server

@@ -17,7 +17,10 @@
 #   6. `late` (missing PersistentVolumeClaim, activeDeadlineSeconds 5) fails DeadlineExceeded
 #      with a message saying its gang never had every rank running;
 #   7. a NodeFlavor's nodeLabels edited under a running gang do not reach the pods of its next
-#      restart (status.admission records the flavor at admission, as Kueue applies it once).
+#      restart (status.admission records the flavor at admission, as Kueue applies it once);
+#   8. `el`, elastic 4 pods (minReplicas 2) in a namespace whose ResourceQuota allows 2 of its
+#      pods: the timeout shrinks it to the 2 ranks that run (Shrunk reason PodsReadyTimeout)
+#      instead of evicting it, it runs at 2, and is not grown back into the ranks that could not.
 # Needs hack/cluster/build.sh binaries and $PHALANX_BUILD_DIR (phalanx-scheduler, phalanx-operator).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 export PHALANX_OPERATOR_ARGS="--pods-ready-timeout-seconds 10 --requeuing-backoff-base-seconds 5 --requeuing-backoff-limit-count 2"
@@ -160,4 +163,39 @@ eventually 60 all_running $NS steady 2 && pass "the restarted pods run on their 
   fail "steady after the restart: $(phase $NS steady); pods: $(pods_of $NS steady | jq -c '[.items[] | {n: .metadata.name, sel: .spec.nodeSelector, p: .status.phase}]')"
 [[ $(pods_of $NS steady | jq -r '[.items[].spec.nodeSelector.pool // "none"] | unique | join(",")') == none ]] &&
   pass "the new pods do not carry the edited label" || fail "the new pods carry the edited label"
+
+# --- 8. an elastic gang with some ranks running shrinks to them --------------------------------
+kc -n $NS delete trainingjob steady --wait=false >/dev/null
+eventually 60 npods_is $NS steady 0 || fail "steady's pods were not deleted"
+kc patch nodeflavor pr-p5 --type merge -p '{"spec":{"nodeLabels":{"pool":null}}}' >/dev/null ||
+  fail "cannot restore the NodeFlavor"
+QNS=podsready-quota
+team $QNS pr >/dev/null || die "cannot create namespace $QNS"
+kc -n $QNS apply -f - >/dev/null <<YAML || die "cannot create the ResourceQuota"
+apiVersion: v1
+kind: ResourceQuota
+metadata: {name: gpus}
+spec: {hard: {requests.nvidia.com/gpu: "16"}}
+YAML
+job $QNS el 4 "{required: topology.k8s.aws/network-node-layer-3}" "  elastic: {minReplicas: 2, maxReplicas: 4}" ||
+  die "cannot create el"
+replicas() { jq_job $QNS el '.status.admission.replicas // 0'; }
+shrunk_to_two() { [[ $(replicas) == 2 ]]; }
+eventually 60 shrunk_to_two && pass "el shrank from 4 to 2 pods" ||
+  fail "el: replicas $(replicas), $(cond $QNS el Queued); $(cond $QNS el Admitted); $(cond $QNS el Evicted)"
+shrunk=$(cond $QNS el Shrunk)
+[[ $shrunk == "True PodsReadyTimeout: shrunk from 4 to 2 pods: the gang did not have every rank running within 10s of its admission"*"2 of 4 ranks not running"* ]] &&
+  pass "Shrunk: $shrunk" || fail "Shrunk condition: '$shrunk'"
+eventually 60 all_running $QNS el 2 && pass "el runs its 2 ranks" || fail "el: $(npods $QNS el) pods, phase $(phase $QNS el)"
+eventually 30 phase_is $QNS el Running && pass "el is Running" || fail "el phase: $(phase $QNS el)"
+has_event $QNS el Shrunk && pass "a Shrunk event" || fail "no Shrunk event for el"
+# Past another timeout and a few admission cycles: neither evicted nor grown back to 4.
+sleep 15
+[[ $(replicas) == 2 && $(jq_job $QNS el '.status.requeueState // "none"') == none ]] &&
+  [[ $(cond $QNS el Admitted) == "True Admitted:"*"shrunk from 4 pods" ]] &&
+  pass "15 s later el still runs at 2 pods, admitted, never evicted" ||
+  fail "el later: replicas $(replicas), $(cond $QNS el Admitted), requeueState $(jq_job $QNS el '.status.requeueState')"
+curl -sf "http://127.0.0.1:$PHALANX_OPERATOR_HEALTH_PORT/metrics" |
+  grep -qE '^phalanx_resize_events_total[{]direction="shrink"[}] [1-9]' &&
+  pass "/metrics counts the shrink" || fail "no shrink in phalanx_resize_events_total"
 finish

@@ -167,6 +167,18 @@ TEST(NotRunningSince, FromTheAdmissionOrTheLastTimeTheGangStoppedRunning) {
   EXPECT_EQ(NotRunningSince({admitted, {.type = "Running", .status = "False", .reason = "Evicted",
                                         .last_transition_time = "2026-11-23T18:00:00Z"}}),
             1795460400);
+  // Shrunk to the ranks that ran by the pods-ready timeout: the clock starts again there; a
+  // shrink after node failures leaves it to the Running condition.
+  const Condition not_running{.type = "Running", .status = "False", .reason = "RanksNotRunning",
+                              .last_transition_time = "2026-11-23T19:00:10Z"};
+  EXPECT_EQ(NotRunningSince({admitted, not_running,
+                             {.type = "Shrunk", .status = "True", .reason = "PodsReadyTimeout",
+                              .last_transition_time = "2026-11-23T19:05:00Z"}}),
+            1795460700);
+  EXPECT_EQ(NotRunningSince({admitted, not_running,
+                             {.type = "Shrunk", .status = "True", .reason = "NodeNotReady",
+                              .last_transition_time = "2026-11-23T19:05:00Z"}}),
+            1795460410);
   // Not admitted: nothing to time.
   EXPECT_EQ(NotRunningSince({{.type = "Admitted", .status = "False", .reason = "PodsReadyTimeout",
                               .last_transition_time = "2026-11-23T19:00:00Z"}}),

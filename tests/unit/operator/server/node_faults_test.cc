@@ -22,6 +22,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::Pair;
 using namespace ::phalanx::placement::testing;  // NOLINT: the test cluster vocabulary
 
@@ -187,6 +188,24 @@ TEST(DescribeNotRunning, NamesTheFirstRanksNotRunningAndCountsTheRest) {
   EXPECT_EQ(DescribeNotRunning(job, {std::make_shared<const kube::Pod>(stuck)}),
             "1 of 1 rank not running: rank 0 has no pod: the previous pod j-0 is still "
             "terminating on node n9");
+}
+
+TEST(RunningRanks, PodsOfTheCurrentRestartThatRunOrSucceeded) {
+  kube::TrainingJob job;
+  job.meta.uid = "u1";
+  job.status.restarts = 1;
+  job.status.admission = kube::TrainingJobAdmission{.replicas = 5};
+  std::vector<std::shared_ptr<const kube::Pod>> pods;
+  auto add = [&](kube::Pod pod) { pods.push_back(std::make_shared<const kube::Pod>(pod)); };
+  add(RankPod(0, 1, "a", "Running"));
+  add(RankPod(1, 1, "b", "Pending"));
+  add(RankPod(2, 1, "c", "Succeeded"));
+  add(RankPod(3, 0, "d", "Running"));  // the previous restart's
+  kube::Pod deleting = RankPod(4, 1, "e", "Running");
+  deleting.meta.deletion_timestamp = "2026-11-30T00:00:00Z";
+  add(deleting);
+  add(RankPod(7, 1, "f", "Running"));  // above the admitted size (a shrink's, stopping)
+  EXPECT_THAT(RunningRanks(job, pods), ElementsAre(0, 2));
 }
 
 TEST(RanksInPlace, RanksWhosePodRunsOnTheirReservedNodeAndNeedsNothing) {
@@ -486,6 +505,68 @@ TEST_F(NodeFaultsTest, AnElasticGangWithoutASpareShrinksAndTheLostRankTakesAFree
   EXPECT_THAT(d->placement->nodes, ElementsAre("x0", "x4", "x2", "x3"));
   EXPECT_THAT(d->message, HasSubstr("shrunk from 5 to 4 pods"));
   EXPECT_EQ(Held(), d->placement->nodes);
+}
+
+// The pods-ready timeout on an elastic gang with only some ranks running (a namespace
+// ResourceQuota that admits two of its four pods, say): it keeps the ranks that run, the rest
+// go, and a rank not running below the new size leaves its node for one a dropped rank freed.
+TEST_F(NodeFaultsTest, PodsReadyShrinksAnElasticGangToTheRanksThatRun) {
+  kube::TrainingJob job =
+      Admit(4, kLayer3, kube::TrainingJobElastic{.min_replicas = 2, .max_replicas = 4, .step = 1});
+  ASSERT_THAT(job.status.placement->nodes, ElementsAre("x0", "x1", "x2", "x3"));
+  std::string why;
+  std::optional<FaultDecision> d =
+      faults_.ShrinkToRunning(job, {0, 2}, "2 of 4 ranks not running", why);
+  ASSERT_TRUE(d.has_value()) << why;
+  EXPECT_EQ(d->action, FaultAction::kShrunk);
+  EXPECT_EQ(d->reason, "PodsReadyTimeout");
+  EXPECT_EQ(d->admission->replicas, 2);
+  ASSERT_EQ(d->placement->nodes.size(), 2u);
+  EXPECT_EQ(d->placement->nodes[0], "x0");
+  // Rank 1 never ran on x1 and rank 3 never on x3: neither is a target; x2 (freed by rank 2)
+  // or the spare x4, in the same block.
+  EXPECT_THAT(d->placement->nodes[1], ::testing::AnyOf("x2", "x4"));
+  EXPECT_THAT(d->message, HasSubstr("shrunk from 4 to 2 pods: 2 of 4 ranks not running; moved: "
+                                    "rank 1 x1 -> "));
+  EXPECT_EQ(Held(), d->placement->nodes);
+
+  // Only rank 0 runs now, and the minimum is 2: no shrink, and the caller learns why.
+  job.status.admission = d->admission;
+  job.status.placement = d->placement;
+  d = faults_.ShrinkToRunning(job, {0}, "1 of 2 ranks not running", why);
+  EXPECT_EQ(d, std::nullopt);
+  EXPECT_EQ(why, "; cannot shrink: 2 pods less 1 lost is below elastic.minReplicas 2");
+  EXPECT_EQ(Held(), job.status.placement->nodes);  // nothing changed
+
+  // A gang of a fixed size is never shrunk; nor one whose every rank runs.
+  kube::TrainingJob fixed = job;
+  fixed.elastic.reset();
+  why.clear();
+  EXPECT_EQ(faults_.ShrinkToRunning(fixed, {0}, "", why), std::nullopt);
+  EXPECT_EQ(faults_.ShrinkToRunning(job, {0, 1}, "", why), std::nullopt);
+  EXPECT_EQ(why, "");
+}
+
+// Two ranks per node: a rank that does not run on a node where another rank of the gang runs
+// keeps its node (the node is not why); the shrink still drops the highest ranks.
+TEST_F(NodeFaultsTest, PodsReadyShrinkKeepsANodeARunningRankShares) {
+  kube::TrainingJob job;
+  job.meta.name = "j";
+  job.meta.namespace_ = "ns";
+  job.elastic = kube::TrainingJobElastic{.min_replicas = 2, .max_replicas = 4, .step = 2};
+  placement::GangRequest request = Gang("ns/j", 4, 4, kLayer3);
+  request.elastic = placement::ElasticRange{2, 4, 2};
+  absl::StatusOr<placement::PlacementResult> r = service_.Reserve(request);
+  ASSERT_TRUE(r.ok() && r->placed);
+  job.status.admission =
+      kube::TrainingJobAdmission{.cluster_queue = "cq", .flavor = "h100", .replicas = 4};
+  job.status.placement = PlacementStatus(r->placement);
+  ASSERT_THAT(job.status.placement->nodes, ElementsAre("x0", "x0", "x1", "x1"));
+  std::string why;
+  std::optional<FaultDecision> d = faults_.ShrinkToRunning(job, {0, 3}, "not running", why);
+  ASSERT_TRUE(d.has_value()) << why;
+  EXPECT_THAT(d->placement->nodes, ElementsAre("x0", "x0"));
+  EXPECT_THAT(d->message, Not(HasSubstr("moved")));
 }
 
 TEST_F(NodeFaultsTest, NoReplacementAndNoShrinkEvicts) {
