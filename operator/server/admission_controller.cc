@@ -311,7 +311,8 @@ bool AdmissionController::EvictIfNotReady(const kube::RawObject& raw, kube::Trai
   std::string message = absl::StrCat(
       "the gang did not have every rank running within ", policy.timeout_seconds, "s of ",
       not_running_since > admitted ? "when it stopped running" : "its admission",
-      " (phalanx-operator --pods-ready-timeout-seconds): ", DescribeNotRunning(job, pods));
+      " (phalanx-operator --pods-ready-timeout-seconds): ",
+      DescribeNotRunning(job, pods, 2, informers_.create_failures.Get(key)));
   if (job.elastic) {
     // The ranks that run may be enough: keep those (elastic.minReplicas at least) and drop the
     // others, as a node-fault shrink does, rather than evict the whole gang.

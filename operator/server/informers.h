@@ -10,6 +10,7 @@
 #include "kube/api/resources.h"
 #include "kube/api/training_job.h"
 #include "kube/informer.h"
+#include "operator/server/create_failures.h"
 
 namespace phalanx::operator_server {
 
@@ -68,6 +69,9 @@ struct Informers {
   kube::Informer<kube::RawObject> namespaces;
   kube::Informer<kube::Pod> pods;
   kube::Informer<kube::Node> nodes;
+  // Not an informer: what the job controller learned creating pods that the API server's
+  // objects do not show, for the admission controller's messages.
+  CreateFailures create_failures;
 
  private:
   std::vector<std::thread> threads_;

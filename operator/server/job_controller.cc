@@ -275,6 +275,7 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
   if (raw == nullptr) {
     // Gone; its pods, Service and EndpointSlices are garbage-collected.
     written_.Forget(key);
+    informers_.create_failures.Clear(key);
     absl::MutexLock lock(&mu_);
     slices_.erase(key);
     return std::nullopt;
@@ -752,6 +753,8 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
       expected_pods_.Observed(key, pod_name(i));  // not created: nothing will show up
       if (first_error.ok()) {
         RecordFailedCreate(meta, "pod", pod_name(i), results[i]);
+        informers_.create_failures.Set(
+            key, FailedRequestMessage("create", "pod", meta.namespace_, pod_name(i), results[i]));
         first_error = results[i];
       }
     }
@@ -766,6 +769,7 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
       return first_error;
     }
     metrics_.pods_created_total.WithLabels({}).Inc(created);
+    informers_.create_failures.Clear(key);
     if (created > 0) {
       spdlog::info("TrainingJob {}: created {} pods (world size {}, restart {})", key, created,
                    world, generation);

@@ -51,17 +51,20 @@ std::set<int32_t> RunningRanks(const kube::TrainingJob& job,
 
 std::string DescribeNotRunning(const kube::TrainingJob& job,
                                const std::vector<std::shared_ptr<const kube::Pod>>& pods,
-                               int max_named) {
+                               int max_named,
+                               const std::optional<std::string>& create_failure) {
   const int32_t world = World(job);
   std::map<std::string, const kube::Pod*> terminating;
   const std::map<int, const kube::Pod*> ranks = RankPods(job, pods, &terminating);
   std::vector<std::string> named;
   int not_running = 0;
+  bool podless = false;
   for (int rank = 0; rank < world; ++rank) {
     auto it = ranks.find(rank);
     const kube::Pod* pod = it == ranks.end() ? nullptr : it->second;
     if (Runs(pod)) continue;
     ++not_running;
+    podless |= pod == nullptr;
     if (static_cast<int>(named.size()) >= max_named) continue;
     if (pod == nullptr) {
       auto old = terminating.find(controller::RankPodName(job.meta.name, rank));
@@ -97,6 +100,9 @@ std::string DescribeNotRunning(const kube::TrainingJob& job,
   if (!named.empty()) absl::StrAppend(&out, ": ", absl::StrJoin(named, "; "));
   if (not_running > static_cast<int>(named.size())) {
     absl::StrAppend(&out, " and ", not_running - static_cast<int>(named.size()), " more");
+  }
+  if (podless && create_failure) {
+    absl::StrAppend(&out, "; the last pod create was refused: ", *create_failure);
   }
   return out;
 }

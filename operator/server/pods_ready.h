@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -18,9 +19,12 @@ namespace phalanx::operator_server {
 // previous pod j-3 is still terminating on node n" when that is why). Names at
 // most `max_named` ranks ("and 5 more"). A rank counts as running when its pod of the current
 // restart is Running or Succeeded.
+// `create_failure`: the last pod create the API server refused for the job, said after the
+// ranks when one of them has no pod ("; the last pod create was refused: ...").
 std::string DescribeNotRunning(const kube::TrainingJob& job,
                                const std::vector<std::shared_ptr<const kube::Pod>>& pods,
-                               int max_named = 2);
+                               int max_named = 2,
+                               const std::optional<std::string>& create_failure = std::nullopt);
 
 // The ranks of `job`'s admitted gang that count as running: a pod of the current restart, not
 // being deleted, Running or Succeeded.

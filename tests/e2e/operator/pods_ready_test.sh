@@ -186,6 +186,8 @@ eventually 60 shrunk_to_two && pass "el shrank from 4 to 2 pods" ||
 shrunk=$(cond $QNS el Shrunk)
 [[ $shrunk == "True PodsReadyTimeout: shrunk from 4 to 2 pods: the gang did not have every rank running within 10s of its admission"*"2 of 4 ranks not running"* ]] &&
   pass "Shrunk: $shrunk" || fail "Shrunk condition: '$shrunk'"
+[[ $shrunk == *"; the last pod create was refused: create pod $QNS/el-"*"exceeded quota: gpus"* ]] &&
+  pass "the message says why the ranks have no pod (the ResourceQuota)" || fail "no create refusal in '$shrunk'"
 eventually 60 all_running $QNS el 2 && pass "el runs its 2 ranks" || fail "el: $(npods $QNS el) pods, phase $(phase $QNS el)"
 eventually 30 phase_is $QNS el Running && pass "el is Running" || fail "el phase: $(phase $QNS el)"
 has_event $QNS el Shrunk && pass "a Shrunk event" || fail "no Shrunk event for el"

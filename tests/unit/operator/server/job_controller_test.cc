@@ -26,6 +26,8 @@ using ::testing::ElementsAre;
 using ::testing::Contains;
 using ::testing::Invoke;
 using ::testing::Not;
+using ::testing::Optional;
+using ::testing::HasSubstr;
 
 constexpr char kNs[] = "ml";
 constexpr char kJob[] = "llama";
@@ -288,6 +290,13 @@ TEST_F(JobControllerTest, APodOverAResourceQuotaIsFailedCreateNotForbidden) {
   EXPECT_FALSE(controller_.Reconcile(absl::StrCat(kNs, "/", kJob)).ok());
   EXPECT_THAT(EventsRecorded(), Contains("FailedCreate"));
   EXPECT_THAT(EventsRecorded(), Not(Contains("Forbidden")));
+  // Kept for the pods-ready timeout's message, until pods are created.
+  const std::string key = absl::StrCat(kNs, "/", kJob);
+  EXPECT_THAT(informers_.create_failures.Get(key),
+              Optional(HasSubstr("exceeded quota: gpus, requested: requests.nvidia.com/gpu=8")));
+  pod_creates_over_quota_ = false;
+  EXPECT_TRUE(controller_.Reconcile(key).ok());
+  EXPECT_EQ(informers_.create_failures.Get(key), std::nullopt);
 }
 
 // The Events of a transition are recorded once its status write lands: the write that failed

@@ -181,6 +181,15 @@ TEST(DescribeNotRunning, NamesTheFirstRanksNotRunningAndCountsTheRest) {
             "rank 5 (pod j-5) Pending, not bound to a node");
   job.status.admission->replicas = 1;
   EXPECT_EQ(DescribeNotRunning(job, {}), "1 of 1 rank not running: rank 0 has no pod");
+  // The last pod create the API server refused says why a rank has none.
+  const std::string refused = "create pod ns/j-0: pods \"j-0\" is forbidden: exceeded quota: gpus";
+  EXPECT_EQ(DescribeNotRunning(job, {}, 2, refused),
+            "1 of 1 rank not running: rank 0 has no pod; the last pod create was refused: " +
+                refused);
+  // Not when every rank has a pod (the refusal is from before).
+  const auto pending = std::make_shared<const kube::Pod>(RankPod(0, 1, "", "Pending"));
+  EXPECT_EQ(DescribeNotRunning(job, {pending}, 2, refused),
+            "1 of 1 rank not running: rank 0 (pod j-0) Pending, not bound to a node");
   // Its previous pod stuck terminating (a kubelet that does not answer): that is why.
   kube::Pod stuck = RankPod(0, 0, "n9", "Running");
   stuck.meta.deletion_timestamp = "2026-11-30T11:00:00Z";
