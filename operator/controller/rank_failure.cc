@@ -52,8 +52,10 @@ const RankFailure* DecidingFailure(const std::vector<RankFailure>& failures) {
     }
     return nullptr;
   };
-  const RankFailure* decides = find(kActionFailJob);
-  return decides != nullptr ? decides : find(kActionIgnore);
+  for (std::string_view action : {kActionFailJob, kActionIgnore, kActionCount}) {
+    if (const RankFailure* decides = find(action)) return decides;
+  }
+  return nullptr;
 }
 
 std::string DescribeExit(const kube::ContainerExit& exit) {

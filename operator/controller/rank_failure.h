@@ -61,8 +61,8 @@ const RankFailure* FirstToFail(const std::vector<RankFailure>& failures);
 // The failure whose rule decides what the gang's failure does: the failures that ended first
 // (the same second) are judged, the later ones being their consequences (peers exit 1 on NCCL
 // errors after one rank is OOM-killed); when no end is known, every failure is. Of those judged,
-// one that matched a FailJob rule, else one that matched an Ignore rule. nullptr when none did:
-// the restart counts against maxRestarts.
+// one that matched a FailJob rule, else an Ignore rule, else a Count rule (the restart counts
+// against maxRestarts, as with no rule, and the message names the rule). nullptr when none did.
 const RankFailure* DecidingFailure(const std::vector<RankFailure>& failures);
 
 // How a Failed pod failed, for a message: its first container that exited non-zero ("container

@@ -566,7 +566,7 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
   // others fail too (NCCL timeouts, a lost rendezvous store). In order: a node fault in the gang
   // restarts it uncounted (docs/operator.md "Faults"); else the rule of the failure that ended
   // first decides (controller::DecidingFailure): FailJob fails the job, Ignore restarts it
-  // uncounted; else the restart counts against maxRestarts. A rank its own node failed is not
+  // uncounted; else (a Count rule, named, or none) the restart counts against maxRestarts. A rank its own node failed is not
   // judged by the rules.
   using controller::RankFailure;
   std::vector<RankFailure> failures;
@@ -634,7 +634,9 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
     }
     const RankFailure& f = decides != nullptr ? *decides : *first;
     const bool by_node = !node_cause_text.empty();
-    const bool ignored = !by_node && decides != nullptr;
+    // A rule that matched (Ignore or Count) is named in the message.
+    const bool by_rule = !by_node && decides != nullptr;
+    const bool ignored = by_rule && decides->rule->action == controller::kActionIgnore;
     if (by_node || ignored || counted < job.max_restarts) {
       wanted.restarts = job.status.restarts + 1;
       std::string message;
@@ -653,7 +655,7 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
         wanted.ignored_restarts = job.status.ignored_restarts + 1;
         message = absl::StrCat(failed_pod(f, /*with_rule=*/true), uncounted_restart());
       } else {
-        message = absl::StrCat(failed_pod(f), others(), "; restarting the gang (restart ",
+        message = absl::StrCat(failed_pod(f, by_rule), others(), "; restarting the gang (restart ",
                                counted + 1, " of at most ", job.max_restarts, ")");
         const std::string uncounted = uncounted_so_far();
         if (!uncounted.empty()) {
@@ -670,7 +672,7 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
     }
     const std::string uncounted = uncounted_so_far();
     // "pod x (rank 0) failed after ...", or after a description: "...; after ...".
-    const std::string what = absl::StrCat(failed_pod(f), others());
+    const std::string what = absl::StrCat(failed_pod(f, by_rule), others());
     return finish(false, "MaxRestartsExceeded",
                   absl::StrCat(what, absl::EndsWith(what, ") failed") ? " " : "; ", "after ",
                                counted, " restarts (maxRestarts ", job.max_restarts, ")",

@@ -153,6 +153,11 @@ TEST_F(CascadeTest, TheFailureThatEndedFirstDecidesNotItsPeers) {
   const std::vector<RankFailure> failed = Judge({Rule("Ignore", {1}), Rule("FailJob", {137})});
   ASSERT_NE(DecidingFailure(failed), nullptr);
   EXPECT_EQ(DecidingFailure(failed)->rule->action, kActionFailJob);
+  // A Count rule on 137 decides too: the restart counts, and the message can name the rule.
+  const std::vector<RankFailure> counted = Judge({Rule("Count", {137}), Rule("Ignore", {1})});
+  ASSERT_NE(DecidingFailure(counted), nullptr);
+  EXPECT_EQ(DecidingFailure(counted)->rank, 2);
+  EXPECT_EQ(DecidingFailure(counted)->rule->action, kActionCount);
 }
 
 // Failures that ended in the same second are judged together: a FailJob among them wins.

@@ -419,6 +419,22 @@ TEST_F(JobControllerTest, AFailJobRuleFailsTheJobAtOnce) {
                                    "matches"));
 }
 
+// A Count rule restarts the gang as no rule would, counted, and the message names the rule.
+TEST_F(JobControllerTest, ACountRuleIsNamedInTheRestartMessage) {
+  Start({Job(R"("suspend":false,"failurePolicy":{"maxRestarts":3,"rules":[)"
+             R"({"action":"Count","onExitCodes":{"operator":"In","values":[42]}}]})",
+             kRunningGang)},
+        {RunningPod(0), FailedPod(1, 42, "2026-11-30T01:00:00Z")}, ReadyNodes());
+  Reconcile(1);
+  ASSERT_EQ(status_writes_.size(), 1u);
+  EXPECT_THAT(status_writes_[0], ::testing::HasSubstr(R"("reason":"PodFailed")"));
+  EXPECT_THAT(status_writes_[0],
+              ::testing::HasSubstr("pod llama-1 (rank 1) failed: container trainer exited with "
+                                   "code 42 (Error), which spec.failurePolicy.rules[0] (Count) "
+                                   "matches; restarting the gang (restart 1 of at most 3)"));
+  EXPECT_THAT(status_writes_[0], ::testing::Not(::testing::HasSubstr("ignoredRestarts")));
+}
+
 // An Ignore rule restarts the gang without counting it: with maxRestarts 0 the job goes on.
 TEST_F(JobControllerTest, AnIgnoreRuleRestartsWithoutCounting) {
   Start({Job(R"("suspend":false,"failurePolicy":{"maxRestarts":0,"rules":[)"
