@@ -183,10 +183,13 @@ void LeaderElector::Run(const Cancellation* cancel) {
   std::mt19937_64 rng(std::random_device{}());
   std::uniform_real_distribution<double> jitter(0.0, 1.2);
   // Acquire.
+  absl::Time attempt = clock_.Now();
   while (!TryAcquireOrRenew()) {
     absl::Duration wait = config_.retry_period + config_.retry_period * jitter(rng);
     if (!clock_.SleepFor(wait, cancel)) return;
+    attempt = clock_.Now();
   }
+  if (config_.fence != nullptr) config_.fence->HoldUntil(attempt + config_.renew_deadline);
   spdlog::info("leader election: {} acquired lease {}/{}", config_.identity,
                config_.lease_namespace, config_.lease_name);
   Cancellation lost;
@@ -195,11 +198,14 @@ void LeaderElector::Run(const Cancellation* cancel) {
     leading = std::thread([this, &lost] { callbacks_.on_started_leading(lost); });
   }
   // Renew.
-  absl::Time last_renew = clock_.Now();
+  absl::Time last_renew = attempt;
   bool lost_lease = false;
   while (clock_.SleepFor(config_.retry_period, cancel)) {
+    attempt = clock_.Now();
     if (TryAcquireOrRenew()) {
-      last_renew = clock_.Now();
+      // From when the renewal began: the API server may have taken its time answering.
+      last_renew = attempt;
+      if (config_.fence != nullptr) config_.fence->HoldUntil(attempt + config_.renew_deadline);
       continue;
     }
     if (clock_.Now() - last_renew >= config_.renew_deadline || (!IsLeader() && !leader().empty())) {
@@ -209,6 +215,8 @@ void LeaderElector::Run(const Cancellation* cancel) {
       break;
     }
   }
+  // No write from here on: the work still queued runs against a Lease that is gone or going.
+  if (config_.fence != nullptr) config_.fence->Drop();
   lost.Cancel();
   if (leading.joinable()) leading.join();
   if (!lost_lease && config_.release_on_cancel) {

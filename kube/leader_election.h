@@ -20,6 +20,7 @@
 #include "absl/time/time.h"
 #include "kube/client.h"
 #include "kube/clock.h"
+#include "kube/fenced_client.h"
 
 namespace kube {
 
@@ -35,6 +36,9 @@ struct LeaderElectionConfig {
   absl::Duration retry_period = absl::Seconds(2);
   // Give the lease up on shutdown so a successor need not wait out the duration.
   bool release_on_cancel = true;
+  // Set after each successful acquire or renewal to its start + renew_deadline, dropped when
+  // leadership ends (kube/fenced_client.h); may be null.
+  LeaseFence* fence = nullptr;
 };
 
 struct LeaderCallbacks {

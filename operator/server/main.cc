@@ -72,6 +72,13 @@ int Run(const OperatorConfig& config) {
     return kExitBadInput;
   }
   kube::RestClient client(**transport);
+  // What the controllers read and write with: with leader election, writes stop the moment this
+  // replica no longer surely holds the Lease (kube/fenced_client.h), not when it exits.
+  kube::LeaseFence fence;
+  kube::FencedClient fenced(client, fence,
+                            absl::StrCat(config.lease_namespace, "/", config.lease_name));
+  kube::Client& controller_client =
+      config.leader_elect ? static_cast<kube::Client&>(fenced) : client;
   const std::string identity = config.identity.empty() ? DefaultIdentity() : config.identity;
 
   metrics::Registry registry;
@@ -141,7 +148,7 @@ int Run(const OperatorConfig& config) {
   int exit_code = kExitOk;
   auto lead = [&](const kube::Cancellation& lost) {
     leading.store(true);
-    Informers informers(client);
+    Informers informers(controller_client);
     AdmissionControllerOptions admission_options{
         .min_cycle_interval = absl::Milliseconds(config.min_cycle_interval_ms),
         .write_concurrency = config.admission_write_concurrency,
@@ -154,9 +161,10 @@ int Run(const OperatorConfig& config) {
         .backoff_base_seconds = config.requeuing_backoff_base_seconds,
         .backoff_max_seconds = config.requeuing_backoff_max_seconds,
         .backoff_limit_count = config.requeuing_backoff_limit_count};
-    AdmissionController admission(client, informers, placement, events, metrics,
+    AdmissionController admission(controller_client, informers, placement, events, metrics,
                                   admission_options);
-    JobController jobs(client, informers, placement, events, metrics, config.write_concurrency);
+    JobController jobs(controller_client, informers, placement, events, metrics,
+                       config.write_concurrency);
     jobs.YieldTo(admission_gate, admission_first);
     admission.RegisterHandlers();
     jobs.RegisterHandlers();
@@ -200,7 +208,8 @@ int Run(const OperatorConfig& config) {
     kube::LeaderElector elector(
         client,
         {.lease_namespace = config.lease_namespace, .lease_name = config.lease_name,
-         .identity = identity},
+         .identity = identity,
+         .fence = &fence},
         {.on_started_leading = lead,
          .on_new_leader =
              [&identity](const std::string& holder) {

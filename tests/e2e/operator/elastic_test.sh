@@ -15,6 +15,8 @@
 #   4. failover: a standby phalanx-operator waits on the Lease; the leader is killed with
 #      SIGKILL; the standby takes the Lease, becomes ready and admits the next job, and nothing
 #      is lost or admitted twice;
+#   4b. the new leader is frozen (SIGSTOP) past the Lease; a second standby takes over; resumed,
+#      the deposed leader writes nothing (the lease fence) and exits;
 #   5. a TrainingQueue pointing at a missing ClusterTrainingQueue: its job gets a Queued
 #      condition naming the problem, the TrainingQueue a Warning event and Active=False.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -121,6 +123,34 @@ eventually 90 phase_is $NS after-failover Running && pass "a job applied during 
 [[ $(admitted) -ge 2 ]] && pass "$J is still admitted ($(admitted) pods) across the failover" || fail "$J lost its admission"
 out=$(check_invariants) && pass "invariants hold after the failover" || fail "invariants broken: $out"
 
+# --- 4b. a frozen leader wakes up deposed and writes nothing ------------------------------
+# The leader (the former standby) is stopped with SIGSTOP, as a paused container or a starved
+# process would be; a second standby takes over and admits a job created meanwhile. When the
+# frozen one resumes, its queues hold work from a stale cache: the lease fence refuses every
+# write (kube/fenced_client.h), and it exits.
+SB2_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+SB2_LOG="$PHALANX_CLUSTER_DIR/logs/standby2-operator.log"
+"$BUILD/operator/phalanx-operator" --kubeconfig "$PHALANX_KUBECONFIG" --placement-address "$PHALANX_SCHEDULER_GRPC" \
+  --health-address "127.0.0.1:$SB2_PORT" --identity e2e-standby2 >"$SB2_LOG" 2>&1 &
+SB2_PID=$!
+trap 'kill -CONT "$SB_PID" 2>/dev/null; kill "$SB_PID" "$SB2_PID" 2>/dev/null; "$REPO_ROOT/hack/phalanx-down.sh" >/dev/null 2>&1 || true' EXIT
+eventually 30 curl -sf "http://127.0.0.1:$SB2_PORT/healthz" || fail "second standby not healthy"
+SB_LOG="$PHALANX_CLUSTER_DIR/logs/standby-operator.log"
+kill -STOP "$SB_PID" && pass "leader e2e-standby frozen with SIGSTOP (pid $SB_PID)" || fail "cannot stop $SB_PID"
+job $NS while-frozen 1 "" "  priorityClassName: training-critical"
+eventually 60 curl -sf "http://127.0.0.1:$SB2_PORT/readyz" >/dev/null && pass "e2e-standby2 took the Lease" ||
+  fail "e2e-standby2 did not take over: $(tail -3 "$SB2_LOG")"
+eventually 60 phase_is $NS while-frozen Running && pass "the job created during the freeze runs" ||
+  fail "while-frozen: $(phase $NS while-frozen) $(cond $NS while-frozen Queued)"
+kill -CONT "$SB_PID"
+gone() { ! kill -0 "$SB_PID" 2>/dev/null; }
+eventually 30 gone && pass "the deposed leader exited after it resumed" || fail "the deposed leader still runs"
+stale=$(awk '/lost lease/ {lost = 1; next} lost && / -> /' "$SB_LOG")
+[[ -z $stale ]] && pass "it wrote no job status after it woke up ($(grep -c 'not writing' "$SB_LOG") writes refused by the fence)" ||
+  fail "the deposed leader wrote after it woke up: $stale"
+[[ $(phase $NS while-frozen) == Running ]] && pass "while-frozen still Running" || fail "while-frozen: $(phase $NS while-frozen)"
+out=$(check_invariants) && pass "invariants hold after the frozen leader woke" || fail "invariants broken: $out"
+
 # --- 5. a TrainingQueue pointing at a missing ClusterTrainingQueue ------------------------
 kc apply -f - >/dev/null <<YAML
 apiVersion: phalanx.dev/v1alpha1
@@ -145,5 +175,5 @@ lq_event() { kc -n $NS get events --field-selector involvedObject.name=orphan,in
 eventually 60 lq_event && pass "a Warning event on the TrainingQueue names the missing ClusterTrainingQueue" || fail "no event on TrainingQueue orphan"
 [[ $(kc -n $NS get trainingqueue orphan -o jsonpath='{.status.conditions[?(@.type=="Active")].status}') == False ]] &&
   pass "TrainingQueue orphan is Active=False" || fail "TrainingQueue orphan status: $(kc -n $NS get trainingqueue orphan -o jsonpath='{.status}')"
-kill "$SB_PID" 2>/dev/null
+kill "$SB2_PID" 2>/dev/null
 finish

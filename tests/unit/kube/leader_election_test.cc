@@ -83,12 +83,15 @@ class LeaseStore {
 
 // One candidate: its own transport (which can be cut off) in front of the shared store.
 struct Candidate {
-  Candidate(LeaseStore& store, Clock& clock, std::string id, LeaderCallbacks callbacks = {})
+  Candidate(LeaseStore& store, Clock& clock, std::string id, LeaderCallbacks callbacks = {},
+            LeaseFence* fence = nullptr)
       : client(transport),
-        elector(
-            client,
-            {.lease_namespace = "phalanx-system", .lease_name = "op", .identity = std::move(id)},
-            std::move(callbacks), clock) {
+        elector(client,
+                {.lease_namespace = "phalanx-system",
+                 .lease_name = "op",
+                 .identity = std::move(id),
+                 .fence = fence},
+                std::move(callbacks), clock) {
     ON_CALL(transport, Send(_))
         .WillByDefault(Invoke([this, &store](const HttpRequest& r) -> absl::StatusOr<HttpResponse> {
           if (partitioned) return absl::UnavailableError("connection refused");
@@ -181,6 +184,35 @@ TEST(LeaderElectionTest, RunStepsDownWhenRenewalsFailPastTheDeadline) {
   EXPECT_TRUE(stopped);
   EXPECT_GE(clock.Now() - start, absl::Seconds(10));  // renew deadline
   EXPECT_EQ(store.Holder(), "a");                     // no release when the lease was lost
+}
+
+// The fence (kube/fenced_client.h) opens with the lease, reaches renew_deadline past each
+// renewal's start, and closes before the work still queued learns the lease is lost.
+TEST(LeaderElectionTest, TheFenceIsOpenWhileLeadingAndClosedOnceTheLeaseIsLost) {
+  LeaseStore store;
+  FakeClock clock;
+  LeaseFence fence;
+  Candidate* self = nullptr;
+  absl::Status while_leading = absl::UnknownError("not run");
+  absl::Status at_deadline = absl::UnknownError("not run");
+  absl::Status after_loss = absl::UnknownError("not run");
+  Candidate a(store, clock, "a",
+              {.on_started_leading =
+                   [&](const Cancellation& lost) {
+                     const absl::Time now = clock.Now();
+                     while_leading = fence.Check(now, "op");
+                     at_deadline = fence.Check(now + absl::Seconds(10), "op");
+                     self->partitioned = true;
+                     lost.WaitFor(absl::InfiniteDuration());
+                     after_loss = fence.Check(clock.Now(), "op");
+                   }},
+              &fence);
+  self = &a;
+  EXPECT_TRUE(absl::IsUnavailable(fence.Check(clock.Now(), "op")));  // not acquired yet
+  a.elector.Run(nullptr);
+  EXPECT_OK(while_leading);
+  EXPECT_TRUE(absl::IsUnavailable(at_deadline)) << at_deadline;
+  EXPECT_TRUE(absl::IsUnavailable(after_loss)) << after_loss;
 }
 
 TEST(LeaderElectionTest, RunReleasesOnCancel) {
