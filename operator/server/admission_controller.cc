@@ -21,7 +21,7 @@ namespace phalanx::operator_server {
 namespace {
 
 constexpr char kCycleKey[] = "cycle";
-constexpr absl::Duration kMaxPlacementRetryDelay = absl::Seconds(30);
+constexpr absl::Duration kMaxPlacementRetryDelay = absl::Seconds(5);
 // A gang that quota admits but no domain holds now waits for capacity, and capacity also frees
 // where the operator sees no event: pods of other workloads ending (it watches only its own),
 // a reservation released through the Placement API by hand. Such gangs are looked at again at

@@ -223,6 +223,11 @@ eventually 30 scheduler_down || fail "phalanx-scheduler did not go down: $(cat "
 for i in 4 5 6 7; do job qe burst-$i 1; done
 wait "$restart_pid" && pass "phalanx-scheduler killed with SIGKILL during a burst of jobs, restarted 8 s later" ||
   fail "phalanx-scheduler did not come back: $(tail -5 "$PHALANX_CLUSTER_DIR/restart.log")"
+back_at=$(date +%s.%N)
+any_admitted_during() { for i in 4 5 6 7; do [[ $(jq_job qe burst-$i '.status.admission // "none"') != none ]] && return 0; done; return 1; }
+eventually 60 any_admitted_during &&
+  pass "a job applied during the outage was admitted $(python3 -c "import time; print(round(time.time() - $back_at, 1))") s after phalanx-scheduler was ready again (the operator retries at least every 5 s, its channel reconnects at least every 2 s)" ||
+  fail "no job applied during the outage was admitted within 60 s of the restart"
 for i in 8 9 10; do job qe burst-$i 1; done
 saw_error=0
 for i in 4 5 6 7; do has_event qe burst-$i PlacementError && saw_error=1; done
