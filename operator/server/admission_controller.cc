@@ -260,7 +260,7 @@ bool AdmissionController::ApplyJobStatus(const kube::RawObject& job, const std::
   absl::StatusOr<std::string> result = client_.Patch(
       kube::TrainingJobs(), job.meta.namespace_, job.meta.name, kube::PatchType::kApply, body,
       {.field_manager = std::string(kAdmissionFieldManager), .force = true}, "status");
-  metrics_.status_writes_total.WithLabels({"TrainingJob", result.ok() ? "ok" : "error"}).Inc();
+  metrics_.status_writes_total.WithLabels({"TrainingJob", WriteResult(result.status())}).Inc();
   if (!result.ok()) {
     spdlog::warn("TrainingJob {}: status write failed: {}", job.meta.Key(), result.status());
     return false;
@@ -274,7 +274,7 @@ bool AdmissionController::ApplyRequeueState(
       kube::TrainingJobs(), job.meta.namespace_, job.meta.name, kube::PatchType::kApply,
       RequeueStateApply(job.meta, state),
       {.field_manager = std::string(kRequeueFieldManager), .force = true}, "status");
-  metrics_.status_writes_total.WithLabels({"TrainingJob", result.ok() ? "ok" : "error"}).Inc();
+  metrics_.status_writes_total.WithLabels({"TrainingJob", WriteResult(result.status())}).Inc();
   if (!result.ok()) {
     spdlog::warn("TrainingJob {}: requeue state write failed: {}", job.meta.Key(),
                  result.status());
@@ -835,6 +835,9 @@ CycleStats AdmissionController::RunCycle() {
   bool placement_failed = false;
   bool cannot_be_placed = false;
   for (const admission::PendingDecision& p : result.pending) {
+    if (p.reason == admission::PendingReason::kPlacementError) {
+      metrics_.placement_errors_total.WithLabels({}).Inc();
+    }
     placement_failed |= p.reason == admission::PendingReason::kPlacementError;
     cannot_be_placed |= p.reason == admission::PendingReason::kTopology;
   }
@@ -948,7 +951,8 @@ void AdmissionController::ReconcileFinalizers(const admission::Snapshot& snapsho
           resource, "", meta.name, kube::PatchType::kApply,
           FinalizerApply(resource, meta, kResourceInUseFinalizer, add),
           {.field_manager = std::string(kAdmissionFieldManager), .force = true});
-      metrics_.status_writes_total.WithLabels({resource.kind, result.ok() ? "ok" : "error"}).Inc();
+      metrics_.status_writes_total.WithLabels({resource.kind, WriteResult(result.status())})
+          .Inc();
       if (!result.ok()) {
         // Gone or replaced meanwhile (the uid precondition), or deleted before the add landed:
         // the informer brings the change and the next cycle looks again.
@@ -1011,7 +1015,7 @@ void AdmissionController::WriteQueueStatuses(const admission::Snapshot& snapshot
     absl::StatusOr<std::string> result = client_.Patch(
         resource, ns, name, kube::PatchType::kApply, body(since),
         {.field_manager = std::string(kAdmissionFieldManager), .force = true}, "status");
-    metrics_.status_writes_total.WithLabels({resource.kind, result.ok() ? "ok" : "error"}).Inc();
+    metrics_.status_writes_total.WithLabels({resource.kind, WriteResult(result.status())}).Inc();
     if (!result.ok()) {
       spdlog::warn("{} {}: status write failed: {}", resource.kind, key, result.status());
       return;

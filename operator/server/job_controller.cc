@@ -318,7 +318,7 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
         kube::TrainingJobs(), meta.namespace_, meta.name, kube::PatchType::kApply,
         FinalizerApply(kube::TrainingJobs(), meta, kReservationFinalizer, with),
         {.field_manager = std::string(kJobFieldManager), .force = true});
-    metrics_.status_writes_total.WithLabels({"TrainingJob", r.ok() ? "ok" : "error"}).Inc();
+    metrics_.status_writes_total.WithLabels({"TrainingJob", WriteResult(r.status())}).Inc();
     return r.ok() || absl::IsNotFound(r.status()) ? absl::OkStatus() : r.status();
   };
 
@@ -376,7 +376,7 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
         client_.Patch(kube::TrainingJobs(), meta.namespace_, meta.name, kube::PatchType::kApply,
                       LifecycleStatusApply(meta, wanted),
                       {.field_manager = std::string(kJobFieldManager), .force = true}, "status");
-    metrics_.status_writes_total.WithLabels({"TrainingJob", r.ok() ? "ok" : "error"}).Inc();
+    metrics_.status_writes_total.WithLabels({"TrainingJob", WriteResult(r.status())}).Inc();
     if (!r.ok() && !absl::IsNotFound(r.status())) return r.status();
     if (r.ok()) {
       absl::StatusOr<kube::RawObject> written = kube::Decode<kube::RawObject>(*r);

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "common/metrics/registry.h"
 
 namespace phalanx::operator_server {
@@ -50,7 +51,8 @@ struct OperatorMetrics {
         evicted_workloads_total(r.AddCounter(
             "phalanx_evicted_workloads_total",
             "Evictions of admitted TrainingJobs, by ClusterTrainingQueue and reason (Preempted, "
-            "Suspended, NodeFailure, ClusterTrainingQueueStopped, TrainingQueueStopped).",
+            "Suspended, NodeFailure, PodsReadyTimeout, ClusterTrainingQueueStopped, "
+            "TrainingQueueStopped).",
             {"cluster_queue", "reason"})),
         preempted_workloads_total(r.AddCounter(
             "phalanx_preempted_workloads_total",
@@ -92,6 +94,11 @@ struct OperatorMetrics {
         placement_calls_total(r.AddCounter(
             "phalanx_placement_calls_total",
             "Calls to phalanx-scheduler's Placement service, by method.", {"method"})),
+        placement_errors_total(r.AddCounter(
+            "phalanx_placement_errors_total",
+            "Admission attempts of a TrainingJob that a failed Placement call stopped "
+            "(phalanx-scheduler unreachable, or an error it answered): one per job and cycle, "
+            "as the PlacementError pending reason.")),
         placement_level_total(r.AddCounter(
             "phalanx_placement_level_total",
             "Admitted gangs by the topology level of the tightest domain holding them.",
@@ -137,6 +144,17 @@ struct OperatorMetrics {
         "waited (its Queued condition turned True: creation, or its last eviction); no series "
         "while nothing is pending.",
         {"cluster_queue"}, [this] { return oldest_pending.Series(); });
+    // Series that alerts take increase() of exist from the start at 0, so that the first event
+    // after an operator start (a failover) counts: increase() misses a series born at 1.
+    for (const char* reason : {"PodFailed", "NodeFailure", "PodFailureIgnored"}) {
+      job_restarts_total.WithLabels({reason});
+    }
+    for (const char* direction : {"grow", "shrink"}) resize_events_total.WithLabels({direction});
+    for (const char* method : {"ReserveBatch", "Reserve", "PlanPreemption", "EstimateStart",
+                               "Release", "Resize", "ReplaceNodes"}) {
+      placement_calls_total.WithLabels({method});
+    }
+    placement_errors_total.WithLabels({});
   }
   OperatorMetrics(const OperatorMetrics&) = delete;  // the callback above holds `this`
   OperatorMetrics& operator=(const OperatorMetrics&) = delete;
@@ -155,6 +173,7 @@ struct OperatorMetrics {
   metrics::Family<metrics::Histogram>& admission_cycle_duration_seconds;
   metrics::Family<metrics::Counter>& admission_cycles_total;
   metrics::Family<metrics::Counter>& placement_calls_total;
+  metrics::Family<metrics::Counter>& placement_errors_total;
   metrics::Family<metrics::Counter>& placement_level_total;
   metrics::Family<metrics::Counter>& job_restarts_total;
   metrics::Family<metrics::Counter>& jobs_finished_total;
@@ -167,5 +186,11 @@ struct OperatorMetrics {
   metrics::Family<metrics::Counter>& endpoint_slice_writes_total;
   OldestPending oldest_pending;
 };
+
+// The `result` label of phalanx_status_writes_total: "ok", "not_found" (the object went between
+// the read and the write: a deletion, not a fault) or "error".
+inline const char* WriteResult(const absl::Status& status) {
+  return status.ok() ? "ok" : absl::IsNotFound(status) ? "not_found" : "error";
+}
 
 }  // namespace phalanx::operator_server

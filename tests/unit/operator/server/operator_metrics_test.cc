@@ -42,6 +42,26 @@ TEST(OperatorMetricsTest, EveryFamilyIsRegisteredOnceUnderItsDocumentedName) {
   EXPECT_THAT(text, HasSubstr("phalanx_admission_cycles_total 0\n"));
 }
 
+// Series an alert takes increase() of are there at 0 before their first event, so that the
+// first restart after an operator start (a failover) counts (audit 32).
+TEST(OperatorMetricsTest, AlertedCountersStartAtZero) {
+  metrics::Registry registry;
+  OperatorMetrics m(registry);
+  const std::string text = registry.Render();
+  for (const char* series :
+       {"phalanx_job_restarts_total{reason=\"PodFailed\"} 0\n",
+        "phalanx_job_restarts_total{reason=\"NodeFailure\"} 0\n",
+        "phalanx_job_restarts_total{reason=\"PodFailureIgnored\"} 0\n",
+        "phalanx_resize_events_total{direction=\"shrink\"} 0\n",
+        "phalanx_placement_calls_total{method=\"ReplaceNodes\"} 0\n",
+        "phalanx_placement_errors_total 0\n"}) {
+    EXPECT_THAT(text, HasSubstr(series));
+  }
+  EXPECT_STREQ(WriteResult(absl::OkStatus()), "ok");
+  EXPECT_STREQ(WriteResult(absl::NotFoundError("gone")), "not_found");
+  EXPECT_STREQ(WriteResult(absl::UnavailableError("down")), "error");
+}
+
 // Kueue's names and labels, so that its dashboards' queries carry over.
 TEST(OperatorMetricsTest, QueueStateAndPreemptionFamiliesUseKueuesLabels) {
   metrics::Registry registry;
