@@ -287,7 +287,11 @@ void Cycle::TryPreempt(int index) {
     ++result_.calls.plan_preemption;
   }
   if (!plan.ok()) {
-    entry.preemption_note = absl::StrCat("preemption planning failed: ", plan.status().ToString());
+    // The Placement service failed, not quota: say so in the reason, so that an outage of
+    // phalanx-scheduler is not filed under InsufficientQuota (audit 32).
+    entry.reason = PendingReason::kPlacementError;
+    entry.message = absl::StrCat("it needs preemption (its queue's quota is in use), and ",
+                                 "planning it failed: ", PlacementErrorText(plan.status(), w));
     return;
   }
   if (!plan->feasible) {

@@ -324,5 +324,32 @@ TEST(PreemptionTest, CandidatesReachThePlannerInKueueOrder) {
   EXPECT_THAT(PendingFor(result, "team-a/p")->message, HasSubstr("test says no"));
 }
 
+// A preemption plan the Placement service could not make (phalanx-scheduler restarting) is a
+// PlacementError, not InsufficientQuota: quota is not why the job waits now (audit 32).
+TEST(PreemptionTest, AFailedPlanIsAPlacementErrorNotAQuotaReason) {
+  placement::MockPlacementService mock;
+  World world(mock);
+  ClusterQueue a = GpuQueue("team-a", "", {{"h100", Gpu(8)}});
+  a.preemption.within_cluster_queue = WithinClusterQueuePolicy::kLowerPriority;
+  world.Flavor("h100").Queue(a);
+  world.Admitted(Job("team-a/low", 1, 8, 0), "team-a", "h100", 1);
+  world.Add(Job("team-a/high", 1, 8, 10));
+  EXPECT_CALL(mock, ReserveBatch(_)).Times(0);
+  EXPECT_CALL(mock, PlanPreemption(_, _))
+      .WillOnce([](const placement::GangRequest&, const std::vector<placement::RunningGang>&) {
+        return absl::StatusOr<placement::PreemptionPlan>(
+            absl::UnavailableError("failed to connect to all addresses"));
+      });
+  CycleResult result = world.Cycle();
+  EXPECT_THAT(result.preemptions, IsEmpty());
+  const PendingDecision* pending = PendingFor(result, "team-a/high");
+  ASSERT_NE(pending, nullptr);
+  EXPECT_EQ(pending->reason, PendingReason::kPlacementError);
+  EXPECT_THAT(pending->message,
+              HasSubstr("it needs preemption (its queue's quota is in use), and planning it "
+                        "failed: placement service: UNAVAILABLE: failed to connect to all "
+                        "addresses"));
+}
+
 }  // namespace
 }  // namespace phalanx::admission
