@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
@@ -66,12 +67,17 @@ TrainingQueues of the namespace (all namespaces with -A). "-" is a status field 
     kCommonFlags, "\n\n", kExitCodes);
 
 const std::string kJobsUsage = absl::StrCat(
-    R"usage(Usage: phalanx jobs [-n NS | -A] [--json]
+    R"usage(Usage: phalanx jobs [-n NS | -A] [--queue Q[,Q]] [--phase P[,P]] [--wide] [--json]
 
 TrainingJobs: queue, phase, admitted/requested replicas, the topology domain the gang was placed
 in, restarts, age, and for jobs not admitted the operator's reason (the Queued condition).
+Sorted by namespace, then name with numbers in numeric order (job-9 before job-10).
 
   -A, --all-namespaces  jobs of every namespace
+  --queue Q[,Q]         only jobs of these TrainingQueues (spec.queueName)
+  --phase P[,P]         only jobs in these phases (Queued, Admitted, Running, Restarting,
+                        Suspended, Succeeded, Failed, ...; any case; "-" for no status yet)
+  --wide                the whole reason, not cut to 60 characters
 )usage",
     kCommonFlags, "\n\n", kExitCodes);
 
@@ -164,6 +170,10 @@ struct Flags {
   // check
   std::string expect_jobs;
   int settle_seconds = 0;
+  // jobs
+  std::vector<std::string> queues;
+  std::vector<std::string> phases;
+  bool wide = false;
 };
 
 // What a command accepts besides the common flags.
@@ -174,6 +184,7 @@ struct Accepts {
   bool topology = false;
   size_t positional = 0;
   bool check = false;
+  bool jobs = false;
 };
 
 int Failed(absl::string_view command, const absl::Status& status) {
@@ -216,6 +227,20 @@ absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args, const Acc
   if (accepts.check) {
     set.String({"--expect-jobs"}, &flags.expect_jobs)
         .Int({"--settle"}, &flags.settle_seconds, 0, 86'400);
+  }
+  if (accepts.jobs) {
+    auto list = [](std::vector<std::string>* out) {
+      return [out](const std::string& value) {
+        for (absl::string_view v : absl::StrSplit(value, ',', absl::SkipWhitespace())) {
+          out->emplace_back(absl::StripAsciiWhitespace(v));
+        }
+        return out->empty() ? absl::InvalidArgumentError("wants a name, got nothing")
+                            : absl::OkStatus();
+      };
+    };
+    set.Custom({"--queue"}, list(&flags.queues))
+        .Custom({"--phase"}, list(&flags.phases))
+        .Bool({"--wide"}, &flags.wide);
   }
   RETURN_IF_ERROR(set.Parse(args, &flags.positional));
   if (accepts.server) {
@@ -364,13 +389,17 @@ int RunQueues(const std::vector<std::string>& args) {
 }
 
 int RunJobs(const std::vector<std::string>& args) {
-  return Run("jobs", args, {.all_namespaces = true},
+  return Run("jobs", args, {.all_namespaces = true, .jobs = true},
              [](const Flags& flags) -> absl::StatusOr<std::string> {
                ASSIGN_OR_RETURN(Cluster cluster, Connect(flags));
                ASSIGN_OR_RETURN(std::vector<std::string> jobs,
                                 ListItems(cluster, kube::TrainingJobs(),
                                           flags.all_namespaces ? "" : cluster.ns));
-               return FormatJobs(jobs, OutputFor(flags, &cluster));
+               OutputOptions options = OutputFor(flags, &cluster);
+               options.queues = flags.queues;
+               options.phases = flags.phases;
+               options.wide = flags.wide;
+               return FormatJobs(jobs, options);
              });
 }
 

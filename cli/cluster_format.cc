@@ -5,6 +5,8 @@
 #include <map>
 #include <utility>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -532,13 +534,55 @@ JobRow JobFrom(const Value& job) {
   return row;
 }
 
+// Names with numbers in their numeric order: job-9 before job-10, as a person reads them.
+bool NaturalLess(std::string_view a, std::string_view b) {
+  size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    const bool da = absl::ascii_isdigit(a[i]), db = absl::ascii_isdigit(b[j]);
+    if (da && db) {
+      size_t ei = i, ej = j;
+      while (ei < a.size() && absl::ascii_isdigit(a[ei])) ++ei;
+      while (ej < b.size() && absl::ascii_isdigit(b[ej])) ++ej;
+      std::string_view na = a.substr(i, ei - i), nb = b.substr(j, ej - j);
+      while (na.size() > 1 && na[0] == '0') na.remove_prefix(1);
+      while (nb.size() > 1 && nb[0] == '0') nb.remove_prefix(1);
+      if (na.size() != nb.size()) return na.size() < nb.size();
+      if (na != nb) return na < nb;
+      i = ei;
+      j = ej;
+      continue;
+    }
+    if (a[i] != b[j]) return a[i] < b[j];
+    ++i;
+    ++j;
+  }
+  return a.size() - i < b.size() - j;
+}
+
+bool Selected(const std::vector<std::string>& wanted, std::string_view value) {
+  if (wanted.empty()) return true;
+  return std::any_of(wanted.begin(), wanted.end(), [&](const std::string& w) {
+    return absl::EqualsIgnoreCase(w, value.empty() ? absl::string_view("-")
+                                                   : absl::string_view(value.data(), value.size()));
+  });
+}
+
 }  // namespace
 
 absl::StatusOr<std::string> FormatJobs(const std::vector<std::string>& jobs,
                                        const OutputOptions& options) {
   ASSIGN_OR_RETURN(std::vector<rapidjson::Document> docs, ParseObjects(jobs, "TrainingJob"));
   std::vector<JobRow> rows;
-  for (const auto& doc : docs) rows.push_back(JobFrom(doc));
+  for (const auto& doc : docs) {
+    JobRow row = JobFrom(doc);
+    if (Selected(options.queues, row.queue) && Selected(options.phases, row.phase)) {
+      rows.push_back(std::move(row));
+    }
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](const JobRow& a, const JobRow& b) {
+    if (a.ns != b.ns) return a.ns < b.ns;
+    return NaturalLess(a.name, b.name);
+  });
   if (options.json) {
     return JsonDocument([&](JsonWriter& w) {
       ObjectArray(w, "trainingJobs", rows, [&](const JobRow& row) {
@@ -562,6 +606,18 @@ absl::StatusOr<std::string> FormatJobs(const std::vector<std::string>& jobs,
       });
     });
   }
+  if (rows.empty() && (!options.queues.empty() || !options.phases.empty())) {
+    std::vector<std::string> what;
+    if (!options.queues.empty()) {
+      what.push_back(absl::StrCat("queue ", absl::StrJoin(options.queues, " or ")));
+    }
+    if (!options.phases.empty()) {
+      what.push_back(absl::StrCat("phase ", absl::StrJoin(options.phases, " or ")));
+    }
+    return absl::StrCat("No TrainingJobs with ", absl::StrJoin(what, " and "),
+                        options.all_namespaces ? "" : absl::StrCat(" in namespace ", options.ns),
+                        ".\n");
+  }
   if (rows.empty()) return Nothing("TrainingJobs", options);
   std::vector<std::string> headers = {"NAME",   "QUEUE",    "PHASE", "SIZE",
                                       "DOMAIN", "RESTARTS", "AGE",   "REASON"};
@@ -582,7 +638,7 @@ absl::StatusOr<std::string> FormatJobs(const std::vector<std::string>& jobs,
                                       Clip(row.reason_code.empty() || row.reason == row.reason_code
                                                ? row.reason
                                                : absl::StrCat(row.reason_code, ": ", row.reason),
-                                           kReasonWidth)};
+                                           options.wide ? std::string::npos : kReasonWidth)};
     if (options.all_namespaces) cells.insert(cells.begin(), row.ns);
     table.Add(std::move(cells));
   }

@@ -32,6 +32,11 @@ struct OutputOptions {
   std::string ns;
   // For AGE columns.
   absl::Time now = absl::UnixEpoch();
+  // jobs: only these TrainingQueues (spec.queueName) / phases (status.phase, any case; "-" for
+  // none yet); empty = all. `wide`: the whole reason, not cut to the column.
+  std::vector<std::string> queues;
+  std::vector<std::string> phases;
+  bool wide = false;
 };
 
 // kubectl's age: "45s", "5m30s", "47m", "5h3m", "3d4h", "400d", "2y30d".

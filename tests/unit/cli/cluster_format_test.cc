@@ -18,6 +18,7 @@ namespace {
 
 using ::phalanx::cli::testing::Items;
 using ::phalanx::testing::StatusIs;
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -216,14 +217,48 @@ TEST(FormatJobs, AFinishedJobHoldsNoSizeOrDomainButItsJsonKeepsTheStatus) {
   ASSERT_OK_AND_ASSIGN(std::string out, FormatJobs(jobs, {.now = Now()}));
   EXPECT_EQ(out,
             "NAME      QUEUE   PHASE       SIZE   DOMAIN         RESTARTS   AGE   REASON\n"
-            "failed    q       Failed      -      -              0          -\n"
             "done      q       Succeeded   -      -              0          -\n"
+            "failed    q       Failed      -      -              0          -\n"
             "running   q       Running     4/2    layer-3 nn-1   0          -\n");
   ASSERT_OK_AND_ASSIGN(out, FormatJobs(jobs, {.json = true, .now = Now()}));
   rapidjson::Document doc = Json(out);
-  const rapidjson::Value& failed = doc["trainingJobs"][0];
+  const rapidjson::Value& failed = doc["trainingJobs"][1];
+  EXPECT_STREQ(failed["name"].GetString(), "failed");
   EXPECT_EQ(failed["admittedReplicas"].GetInt(), 4);
   EXPECT_STREQ(failed["domain"].GetString(), "nn-1");
+}
+
+// Hundreds of jobs (audit 32): sorted as a person reads numbered names, filtered by queue and
+// phase, the whole reason on request.
+TEST(FormatJobs, NumberedNamesInOrderFilteredByQueueAndPhase) {
+  auto job = [](const std::string& name, const std::string& queue, const std::string& phase) {
+    return R"({"metadata":{"name":")" + name + R"(","namespace":"ns"},
+      "spec":{"queueName":")" + queue + R"(","replicas":1},
+      "status":{"phase":")" + phase + R"(","conditions":[{"type":"Queued","status":"True",
+        "reason":"InsufficientQuota","message":")" + std::string(100, 'x') + R"("}]}})";
+  };
+  const std::vector<std::string> jobs = {job("sc-100", "a", "Queued"), job("sc-9", "b", "Queued"),
+                                         job("sc-10", "a", "Running"), job("sc-09x", "a", "Queued")};
+  auto names = [](const std::string& table) {
+    std::vector<std::string> out;
+    for (absl::string_view line : absl::StrSplit(table, '\n', absl::SkipEmpty())) {
+      out.emplace_back(line.substr(0, line.find(' ')));
+    }
+    return out;
+  };
+  ASSERT_OK_AND_ASSIGN(std::string out, FormatJobs(jobs, {.now = Now()}));
+  EXPECT_THAT(names(out), ElementsAre("NAME", "sc-9", "sc-09x", "sc-10", "sc-100"));
+  ASSERT_OK_AND_ASSIGN(out, FormatJobs(jobs, {.now = Now(), .queues = {"a"},
+                                              .phases = {"queued"}}));
+  EXPECT_THAT(names(out), ElementsAre("NAME", "sc-09x", "sc-100"));
+  EXPECT_THAT(out, HasSubstr("InsufficientQuota: " + std::string(38, 'x') + "...\n"));
+  ASSERT_OK_AND_ASSIGN(out, FormatJobs(jobs, {.now = Now(), .phases = {"Running", "Queued"},
+                                              .wide = true}));
+  EXPECT_THAT(names(out), ElementsAre("NAME", "sc-9", "sc-09x", "sc-10", "sc-100"));
+  EXPECT_THAT(out, HasSubstr("InsufficientQuota: " + std::string(100, 'x') + "\n"));
+  ASSERT_OK_AND_ASSIGN(out, FormatJobs(jobs, {.ns = "ns", .now = Now(), .queues = {"c"},
+                                              .phases = {"Failed"}}));
+  EXPECT_EQ(out, "No TrainingJobs with queue c and phase Failed in namespace ns.\n");
 }
 
 TEST(FormatJobs, Json) {
