@@ -324,6 +324,37 @@ TEST(PreemptionTest, CandidatesReachThePlannerInKueueOrder) {
   EXPECT_THAT(PendingFor(result, "team-a/p")->message, HasSubstr("test says no"));
 }
 
+// No ping-pong (audit 32 ops, finding 6): a borrowing preemptor takes a lower-priority job of
+// its own queue; that victim, queued again, would borrow too, so under Kueue's rules it cannot
+// reclaim another queue's borrower in its turn: it waits, and nobody else is evicted.
+TEST(PreemptionTest, AVictimOfABorrowingPreemptorDoesNotReclaimInItsTurn) {
+  FakePlacementService fake({{.name = "b1", .gpus = 32}});
+  World world(fake);
+  ClusterQueue a = GpuQueue("team-a", "org", {{"h100", Gpu(16)}});
+  a.preemption.within_cluster_queue = WithinClusterQueuePolicy::kLowerPriority;
+  a.preemption.reclaim_within_cohort = ReclaimWithinCohortPolicy::kAny;
+  ClusterQueue d = GpuQueue("team-d", "org", {{"h100", Gpu(8)}});
+  d.preemption.reclaim_within_cohort = ReclaimWithinCohortPolicy::kAny;
+  world.Flavor("h100").Queue(a).Queue(d).Queue(GpuQueue("team-e", "org", {{"h100", Gpu(8)}}));
+  world.Running(fake, "b1", Job("team-a/low", 1, 8, 0), "team-a", "h100", 1);
+  world.Running(fake, "b1", Job("team-a/other", 1, 8, 0), "team-a", "h100", 2);
+  world.Running(fake, "b1", Job("team-d/d1", 1, 8, 0), "team-d", "h100", 3);
+  world.Running(fake, "b1", Job("team-d/borrower", 1, 8, 0), "team-d", "h100", 4);
+  world.Add(Job("team-a/high", 1, 8, 100, 10));
+  CycleResult first = world.Cycle();
+  ASSERT_THAT(AdmittedKeys(first), ElementsAre("team-a/high"));
+  // The room comes from its own queue (its most recently admitted job of the lowest priority):
+  // reclaiming team-d's borrower would leave team-a borrowing, which no reclaim allows.
+  EXPECT_THAT(Victims(first), ElementsAre("team-a/other"));
+  world.Apply(first);
+  CycleResult second = world.Cycle();
+  EXPECT_THAT(AdmittedKeys(second), IsEmpty());
+  EXPECT_THAT(Victims(second), IsEmpty());
+  EXPECT_TRUE(fake.Holds("team-d/borrower"));
+  ASSERT_NE(PendingFor(second, "team-a/other"), nullptr);
+  EXPECT_EQ(PendingFor(second, "team-a/other")->reason, PendingReason::kQuota);
+}
+
 // A preemption plan the Placement service could not make (phalanx-scheduler restarting) is a
 // PlacementError, not InsufficientQuota: quota is not why the job waits now (audit 32).
 TEST(PreemptionTest, AFailedPlanIsAPlacementErrorNotAQuotaReason) {
