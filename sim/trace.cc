@@ -553,8 +553,11 @@ std::vector<TraceJob> GenerateTrace(const ClusterModel& cluster, const TraceOpti
         job.preferred_level = group.levels[fit_level];
         if (rng.Bernoulli(0.7)) job.required_level = group.levels[std::max(0, fit_level - 1)];
       }
-      if (nodes >= 4 && rng.Bernoulli(0.3)) {
-        // Elastic training scales in whole data-parallel replicas: here half or all of the gang.
+      // Elastic training scales in whole data-parallel replicas: here half or all of the gang,
+      // so only an even gang can be elastic (the caps above are often odd: half a group of 50,
+      // a queue's 25 reachable nodes). The draw comes first so every other job, and every trace
+      // that was valid before, stays the same for a seed.
+      if (nodes >= 4 && rng.Bernoulli(0.3) && nodes % 2 == 0) {
         job.elastic_min = nodes / 2;
         job.elastic_max = nodes;
         job.elastic_step = nodes / 2;
