@@ -75,6 +75,7 @@ class Simulation {
       events_.pop();
       if (event.t > horizon_) {
         StopAtHorizon();
+        result_.summary.ended_by = "safety_stop";
         break;
       }
       Advance(event.t);
@@ -111,6 +112,13 @@ class Simulation {
       }
     }
     result_.summary.policy = policy_.name();
+    if (result_.summary.ended_by.empty()) {
+      // Without the safety stop, the loop ends with every job finished or with nothing running
+      // and nothing left to happen (Stalled, no events) or the policy repeating itself.
+      result_.summary.ended_by = finished_ == static_cast<int32_t>(jobs_.size()) ? "completed"
+                                 : repeating_                                    ? "livelock"
+                                                                                 : "stalled";
+    }
     result_.summary.horizon_start_s = first_submit_;
     result_.summary.horizon_end_s = std::max(first_submit_, last_busy_);
     result_.summary.makespan_s = result_.summary.horizon_end_s - first_submit_;
@@ -358,7 +366,10 @@ class Simulation {
   // their GPU-seconds; they stay started and unfinished (Summary::jobs_unfinished).
   void StopAtHorizon() {
     Advance(horizon_);
-    for (int32_t id : running_.ids()) Settle(id);
+    for (int32_t id : running_.ids()) {
+      Settle(id);
+      result_.outcomes[id].running_at_end = true;
+    }
   }
 
   // Credits progress of a running job up to now and books its GPU-seconds.
@@ -649,10 +660,12 @@ void Summarize(const ClusterModel& cluster, RunResult& result) {
   s.jobs_completed = 0;
   s.jobs_never_started = 0;
   s.jobs_unfinished = 0;
+  s.jobs_running_at_end = 0;
   s.jobs_unplaceable = 0;
   for (const JobOutcome& out : result.outcomes) {
     if (out.first_start_s < 0) ++s.jobs_never_started;
     if (out.first_start_s >= 0 && out.finish_s < 0) ++s.jobs_unfinished;
+    if (out.running_at_end) ++s.jobs_running_at_end;
     if (out.finish_s >= 0) ++s.jobs_completed;
     if (out.unplaceable) {
       // Whatever happened to it, it says nothing about how the policy serves placeable jobs.

@@ -49,6 +49,9 @@ struct JobOutcome {
   // The trace marked it as never placeable (--allow-unplaceable): left out of every per-job
   // figure whatever a policy did with it.
   bool unplaceable = false;
+  // Still holding GPUs when the run ended, which only the safety stop leaves (every other end
+  // comes with nothing running).
+  bool running_at_end = false;
   // The first placement: pods and distinct nodes, and the tightest domain holding all of them
   // (its level's label key, "kubernetes.io/hostname" for one node, "" = spans node groups or
   // top-level domains; domain "cluster" then).
@@ -76,9 +79,14 @@ struct Summary {
   int32_t jobs_measured_completed = 0;  // placeable completed jobs (the JCT's population)
   // Never started by the end of the run: left out of every per-job figure below, and reported.
   int32_t jobs_never_started = 0;
-  // Started but still running (or pending again after an eviction) when the run ended: only at
-  // the safety stop, 365 days after the last submission. Not in the JCT or queued figures.
+  // Started but not finished when the run ended: evicted and pending again (any end but
+  // "completed"), or still running (only at the safety stop). Not in the JCT or queued figures.
   int32_t jobs_unfinished = 0;
+  int32_t jobs_running_at_end = 0;  // of jobs_unfinished: those still holding GPUs
+  // What ended the run: "completed" (every job finished), "stalled" (jobs pending, none running,
+  // nothing left that could change that), "livelock" (the policy only repeated itself,
+  // EngineOptions::stop_repeating) or "safety_stop" (kSafetyStopSeconds after the last submit).
+  std::string ended_by;
   // Marked by the trace check as never placeable (TraceJob::unplaceable): left out of every
   // per-job figure below even if a policy started them (which the checks then count).
   int32_t jobs_unplaceable = 0;

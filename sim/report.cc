@@ -161,6 +161,7 @@ std::string FormatJson(const SimulationReport& report) {
     count("jobs_completed", s.jobs_completed);
     count("jobs_never_started", s.jobs_never_started);
     count("jobs_unfinished", s.jobs_unfinished);
+    count("jobs_running_at_end", s.jobs_running_at_end);
     count("jobs_unplaceable", s.jobs_unplaceable);
     measured("locality_lowest_level", s.locality_lowest_level, 4, s.locality_jobs > 0);
     w.Key("locality_by_size");
@@ -188,6 +189,8 @@ std::string FormatJson(const SimulationReport& report) {
     number("horizon_start_s", s.horizon_start_s, 1);
     number("horizon_end_s", s.horizon_end_s, 1);
     number("makespan_s", s.makespan_s, 1);
+    w.Key("ended_by");
+    w.String(s.ended_by.c_str());
     count("partial_gang_events", s.partial_gang_events);
     count("overcommit_events", s.overcommit_events);
     count("group_violation_events", s.group_violation_events);
@@ -255,6 +258,36 @@ void WriteJobsCsv(const SimulationReport& report, const std::vector<TraceJob>& j
   }
 }
 
+namespace {
+
+// Says what ended the run, since that decides what the unfinished jobs were doing: only the
+// safety stop leaves jobs running (their GPUs busy until it); every other end comes with nothing
+// running, so the unfinished jobs were evicted and pending, holding nothing.
+std::string UnfinishedWarning(const Summary& s) {
+  const char* end = "when the run ended with nothing left that could start them";
+  if (s.ended_by == "safety_stop") {
+    end = "at the safety stop (365 days after the last submission)";
+  } else if (s.ended_by == "livelock") {
+    end = "when the run ended because the policy only repeated itself (it would never start a "
+          "job again)";
+  }
+  const int32_t evicted = s.jobs_unfinished - s.jobs_running_at_end;
+  std::vector<std::string> parts;
+  if (s.jobs_running_at_end > 0) {
+    parts.push_back(absl::StrCat(s.jobs_running_at_end, " still running, their GPUs busy until "
+                                                        "the stop"));
+  }
+  if (evicted > 0) {
+    parts.push_back(absl::StrCat(evicted, " evicted and pending, holding no GPUs"));
+  }
+  return absl::StrCat(s.jobs_unfinished, " of ", s.jobs, " jobs started under ", s.policy,
+                      " had not finished ", end, ": ", absl::StrJoin(parts, "; "),
+                      "; they are not in its JCT and queued figures (JSON jobs_unfinished, "
+                      "jobs_running_at_end, ended_by)");
+}
+
+}  // namespace
+
 std::string RunWarnings(const SimulationReport& report) {
   std::string out;
   if (!report.results.empty() && report.results[0].summary.jobs_unplaceable > 0) {
@@ -274,12 +307,7 @@ std::string RunWarnings(const SimulationReport& report) {
                       "; they are not in its wait, locality and JCT figures (column \"never\", "
                       "JSON jobs_never_started)\n");
     }
-    if (s.jobs_unfinished > 0) {
-      absl::StrAppend(&out, s.jobs_unfinished, " of ", s.jobs, " jobs started under ", s.policy,
-                      " had not finished at the safety stop (365 days after the last submission); "
-                      "they are not in its JCT and queued figures, and the GPUs they held are "
-                      "busy until the stop (JSON jobs_unfinished)\n");
-    }
+    if (s.jobs_unfinished > 0) absl::StrAppend(&out, UnfinishedWarning(s), "\n");
     if (s.violations() == 0) continue;
     std::vector<std::string> counts;
     auto add = [&](int64_t n, const char* what) {

@@ -474,5 +474,64 @@ TEST(EngineRepeatTest, NewStatesOrNoStateKeepTheRunGoing) {
   EXPECT_GT(never.summary.cycles, 365);
 }
 
+// Starts its one job, evicts it at the next daily wakeup and never starts anything again, its
+// state the same every day from then on.
+class EvictOncePolicy : public TestPolicy {
+ public:
+  std::string name() const override { return "evict-once"; }
+  absl::StatusOr<std::vector<Action>> Cycle(const CycleView& view) override {
+    now_ = view.now;
+    if (!started_ && !view.pending.empty()) {
+      started_ = true;
+      return std::vector<Action>{Action{Action::Kind::kStart, view.pending[0], {0}}};
+    }
+    if (!view.running.empty()) {
+      evicted_ = true;
+      return std::vector<Action>{Action{Action::Kind::kEvict, view.running[0], {}}};
+    }
+    return std::vector<Action>{};
+  }
+  double NextWakeup() const override { return now_ + 86400; }
+  std::optional<std::string> RestState(const CycleView&) const override {
+    if (!evicted_) return std::nullopt;
+    return "idle";
+  }
+
+ private:
+  bool started_ = false;
+  bool evicted_ = false;
+  double now_ = 0;
+};
+
+// What ended a run decides what its unfinished jobs were doing: the repeat check ends a run with
+// nothing running, so the started job is unfinished but evicted, holding nothing (the warning
+// once said "GPUs busy until the safety stop"); only the safety stop leaves a job running.
+TEST(EngineRepeatTest, UnfinishedJobsAreSplitByWhatEndedTheRun) {
+  ClusterModel cluster = SmallCluster(2);
+  const std::vector<TraceJob> jobs = {Gang("a", 1, 8, 0, 3 * 86400)};
+  EvictOncePolicy evicting;
+  ASSERT_OK_AND_ASSIGN(RunResult evicted, Engine(cluster, jobs, {}).Run(evicting));
+  EXPECT_EQ(evicted.summary.ended_by, "livelock");
+  EXPECT_EQ(evicted.summary.jobs_unfinished, 1);
+  EXPECT_EQ(evicted.summary.jobs_running_at_end, 0);
+  EXPECT_FALSE(evicted.outcomes[0].running_at_end);
+  EXPECT_EQ(evicted.summary.horizon_end_s, 86400);  // GPUs idle from the eviction on
+
+  const std::vector<TraceJob> endless = {Gang("a", 1, 8, 0, 400 * 86400)};
+  ScriptedPolicy starting(std::vector<std::vector<int32_t>>{{0}});
+  ASSERT_OK_AND_ASSIGN(RunResult running, Engine(cluster, endless, {}).Run(starting));
+  EXPECT_EQ(running.summary.ended_by, "safety_stop");
+  EXPECT_EQ(running.summary.jobs_unfinished, 1);
+  EXPECT_EQ(running.summary.jobs_running_at_end, 1);
+  EXPECT_TRUE(running.outcomes[0].running_at_end);
+
+  ScriptedPolicy finishing(std::vector<std::vector<int32_t>>{{0}});
+  ASSERT_OK_AND_ASSIGN(RunResult done, Engine(cluster, jobs, {}).Run(finishing));
+  EXPECT_EQ(done.summary.ended_by, "completed");
+  ScriptedPolicy refusing(std::vector<std::vector<int32_t>>(1));
+  ASSERT_OK_AND_ASSIGN(RunResult stalled, Engine(cluster, jobs, {}).Run(refusing));
+  EXPECT_EQ(stalled.summary.ended_by, "stalled");
+}
+
 }  // namespace
 }  // namespace phalanx::sim

@@ -48,7 +48,8 @@ TEST_F(ReportTest, JsonHasTheDocumentedShape) {
                           "preemptions", "partial_gang_events", "overcommit_events",
                           "group_violation_events", "required_level_violation_events",
                           "invalid_actions", "jobs_never_started", "jobs_unplaceable",
-                          "makespan_s", "horizon_start_s", "horizon_end_s"}) {
+                          "makespan_s", "horizon_start_s", "horizon_end_s", "jobs_unfinished",
+                          "jobs_running_at_end", "ended_by"}) {
     EXPECT_TRUE(p.HasMember(key)) << key;
   }
   EXPECT_GT(p["gpu_utilization"].GetDouble(), 0.0);
@@ -261,6 +262,7 @@ TEST_F(ReportTest, TableListsEveryPolicy) {
 
 // A policy under which some jobs never started says so: its own column and JSON field, a
 // warning for stderr, and no wait / locality / JCT figure made up from nothing ("-" and null).
+// Unfinished jobs are warned about by what ended the run.
 TEST(NeverStartedReportTest, ShownAsItsOwnColumnAndWarned) {
   ClusterModel cluster = testing::SmallCluster(16);
   SimulationReport report;
@@ -283,6 +285,25 @@ TEST(NeverStartedReportTest, ShownAsItsOwnColumnAndWarned) {
             "figures (column \"never\", JSON jobs_never_started)\n");
   report.results = {ok};
   EXPECT_EQ(RunWarnings(report), "");
+  // Unfinished jobs are worded by what ended the run: the repeat check leaves them evicted.
+  RunResult repeating = ok;
+  repeating.summary.jobs_completed = 1;
+  repeating.summary.jobs_unfinished = 2;
+  repeating.summary.ended_by = "livelock";
+  report.results = {repeating};
+  EXPECT_EQ(RunWarnings(report),
+            "2 of 3 jobs started under kueue-tas had not finished when the run ended because the "
+            "policy only repeated itself (it would never start a job again): 2 evicted and "
+            "pending, holding no GPUs; they are not in its JCT and queued figures (JSON "
+            "jobs_unfinished, jobs_running_at_end, ended_by)\n");
+  repeating.summary.ended_by = "safety_stop";
+  repeating.summary.jobs_running_at_end = 1;
+  report.results = {repeating};
+  EXPECT_EQ(RunWarnings(report),
+            "2 of 3 jobs started under kueue-tas had not finished at the safety stop (365 days "
+            "after the last submission): 1 still running, their GPUs busy until the stop; 1 "
+            "evicted and pending, holding no GPUs; they are not in its JCT and queued figures "
+            "(JSON jobs_unfinished, jobs_running_at_end, ended_by)\n");
   report.results = {stuck, ok};
   const std::string table = FormatTable(report);
   EXPECT_THAT(table, HasSubstr("never"));
