@@ -871,6 +871,8 @@ class QuotaBook {
       queue.within_cq = q.within_cluster_queue != "Never";
       queue.reclaim_any = q.reclaim_within_cohort == "Any";
       queue.reclaim_lower = q.reclaim_within_cohort == "LowerPriority";
+      queue.borrow_lower = q.borrow_within_cohort == "LowerPriority";
+      queue.borrow_threshold = q.borrow_max_priority_threshold;
       queue.strict_fifo = q.queueing_strategy == "StrictFIFO";
       queue.weight = q.fair_sharing_weight;
       for (const FlavorQuota& f : q.flavors) {
@@ -941,6 +943,13 @@ class QuotaBook {
   bool ReclaimAny(int32_t q) const { return queues_[q].reclaim_any; }
   bool ReclaimLower(int32_t q) const { return queues_[q].reclaim_lower; }
   bool StrictFifo(int32_t q) const { return queues_[q].strict_fifo; }
+  // borrowWithinCohort: LowerPriority lets a borrowing preemptor take other queues' borrowers
+  // of lower priority, up to the threshold (the admission core's rule, preemption.cc).
+  bool MayPreemptWhileBorrowing(int32_t q, int32_t preemptor, int32_t victim) const {
+    const Queue& queue = queues_[q];
+    return queue.borrow_lower && victim < preemptor &&
+           (!queue.borrow_threshold || victim <= *queue.borrow_threshold);
+  }
 
   // Kueue's dominant resource share under fair sharing, for the one resource simulated: the
   // GPUs queue q borrows beyond its nominal quota, summed over flavors, over the GPUs its
@@ -971,6 +980,8 @@ class QuotaBook {
     std::vector<int64_t> nominal, borrow_limit, guaranteed, usage;
     bool within_cq = true;
     bool reclaim_any = false, reclaim_lower = false;
+    bool borrow_lower = false;  // borrowWithinCohort: LowerPriority
+    std::optional<int32_t> borrow_threshold;
     bool strict_fifo = false;
     double weight = 1;  // fairSharing.weight
   };
@@ -1724,8 +1735,9 @@ class BaselinePolicy : public Policy {
   };
 
   // Running jobs of flavor g the queue's policy lets job `id` preempt: its own queue's lower
-  // priorities (withinClusterQueue), and, when it would stay within its nominal quota, jobs of
-  // queues in its cohort that are borrowing (reclaimWithinCohort: Any, or LowerPriority).
+  // priorities (withinClusterQueue), and jobs of queues in its cohort that are borrowing: when
+  // it would stay within its nominal quota as reclaimWithinCohort says (Any, or LowerPriority),
+  // else as borrowWithinCohort says (LowerPriority, up to its threshold).
   // With fair sharing the preemptor need not stay within its nominal quota; the share rule is
   // checked as each victim is taken (MayStillTake): taking victims only lowers their queues'
   // shares, so one that fails before the first victim fails after it too.
@@ -1741,8 +1753,9 @@ class BaselinePolicy : public Policy {
         const int32_t rq = state_[r].queue;
         if (rq == q) {
           if (quota_.WithinCq(q) && p < job.priority) out.push_back({r, false});
-        } else if (reclaiming && quota_.SameCohort(q, rq) && quota_.Borrowing(rq, g)) {
-          if (quota_.ReclaimAny(q) || (quota_.ReclaimLower(q) && p < job.priority)) {
+        } else if (quota_.SameCohort(q, rq) && quota_.Borrowing(rq, g)) {
+          if (reclaiming ? quota_.ReclaimAny(q) || (quota_.ReclaimLower(q) && p < job.priority)
+                         : quota_.MayPreemptWhileBorrowing(q, job.priority, p)) {
             out.push_back({r, true});
           }
         }

@@ -1,6 +1,7 @@
 #include "sim/cluster.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -170,7 +171,7 @@ absl::StatusOr<QueueSpec> ParseQueue(const YamlReader& in, const YAML::Node& nod
   RETURN_IF_ERROR(in.OnlyKeys(node, field,
                               {"name", "cohort", "nominalQuota", "borrowingLimit", "lendingLimit",
                                "flavors", "queueingStrategy", "preemption", "fairSharing",
-                               "localityWaitSeconds"}));
+                               "localityWaitSeconds", "stopPolicy", "namespaceSelector"}));
   QueueSpec queue;
   ASSIGN_OR_RETURN(queue.name, in.String(node, "name", field + ".name"));
   ASSIGN_OR_RETURN(queue.cohort, in.String(node, "cohort", field + ".cohort", ""));
@@ -205,7 +206,8 @@ absl::StatusOr<QueueSpec> ParseQueue(const YamlReader& in, const YAML::Node& nod
   ASSIGN_OR_RETURN(YAML::Node preemption, in.Map(node, "preemption", field + ".preemption"));
   if (preemption.IsDefined()) {
     const std::string f = field + ".preemption";
-    RETURN_IF_ERROR(in.OnlyKeys(preemption, f, {"withinClusterQueue", "reclaimWithinCohort"}));
+    RETURN_IF_ERROR(in.OnlyKeys(preemption, f, {"withinClusterQueue", "reclaimWithinCohort",
+                                                "borrowWithinCohort"}));
     ASSIGN_OR_RETURN(queue.within_cluster_queue,
                      in.String(preemption, "withinClusterQueue", f + ".withinClusterQueue",
                                queue.within_cluster_queue));
@@ -217,6 +219,45 @@ absl::StatusOr<QueueSpec> ParseQueue(const YamlReader& in, const YAML::Node& nod
                                queue.reclaim_within_cohort));
     RETURN_IF_ERROR(CheckOneOf(in, preemption["reclaimWithinCohort"], f + ".reclaimWithinCohort",
                                queue.reclaim_within_cohort, {"Never", "LowerPriority", "Any"}));
+    ASSIGN_OR_RETURN(YAML::Node borrow,
+                     in.Map(preemption, "borrowWithinCohort", f + ".borrowWithinCohort"));
+    if (borrow.IsDefined()) {
+      const std::string bf = f + ".borrowWithinCohort";
+      RETURN_IF_ERROR(in.OnlyKeys(borrow, bf, {"policy", "maxPriorityThreshold"}));
+      ASSIGN_OR_RETURN(queue.borrow_within_cohort,
+                       in.String(borrow, "policy", bf + ".policy", queue.borrow_within_cohort));
+      RETURN_IF_ERROR(CheckOneOf(in, borrow["policy"], bf + ".policy", queue.borrow_within_cohort,
+                                 {"Never", "LowerPriority"}));
+      if (borrow["maxPriorityThreshold"].IsDefined()) {
+        const std::string tf = bf + ".maxPriorityThreshold";
+        ASSIGN_OR_RETURN(int64_t threshold, in.Int(borrow, "maxPriorityThreshold", tf));
+        if (threshold < std::numeric_limits<int32_t>::min() ||
+            threshold > std::numeric_limits<int32_t>::max()) {
+          return in.Error(borrow["maxPriorityThreshold"], tf, "not a 32-bit integer");
+        }
+        queue.borrow_max_priority_threshold = static_cast<int32_t>(threshold);
+      }
+      // The CRD's CEL rule on spec.preemption, with its message.
+      if (queue.reclaim_within_cohort == "Never" && queue.borrow_within_cohort != "Never") {
+        return in.Error(borrow, bf + ".policy",
+                        "spec.preemption.borrowWithinCohort.policy must be Never when "
+                        "spec.preemption.reclaimWithinCohort is Never");
+      }
+    }
+  }
+  // Accepted so a queue copied from a cluster loads, but not simulated: each simulated queue has
+  // its own namespace, so any selector admits it; a held queue would admit nothing at all.
+  ASSIGN_OR_RETURN(YAML::Node selector,
+                   in.Map(node, "namespaceSelector", field + ".namespaceSelector"));
+  (void)selector;
+  ASSIGN_OR_RETURN(const std::string stop,
+                   in.String(node, "stopPolicy", field + ".stopPolicy", "None"));
+  RETURN_IF_ERROR(CheckOneOf(in, node["stopPolicy"], field + ".stopPolicy", stop,
+                             {"None", "Hold", "HoldAndDrain"}));
+  if (stop != "None") {
+    return in.Error(node["stopPolicy"], field + ".stopPolicy",
+                    absl::StrCat(stop, " is not simulated (a held queue admits nothing); use None "
+                                       "or leave it out"));
   }
   if (node["localityWaitSeconds"].IsDefined()) {
     ASSIGN_OR_RETURN(queue.locality_wait_s,

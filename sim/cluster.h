@@ -60,6 +60,10 @@ struct QueueSpec {
   // queue copied from a cluster simulates the same policy.
   std::string within_cluster_queue = "Never";   // Never | LowerPriority | ...
   std::string reclaim_within_cohort = "Never";  // Never | LowerPriority | Any
+  // borrowWithinCohort: whether a job that must borrow may preempt lower-priority borrowers of
+  // other queues in the cohort, those with priority <= the threshold (unset = any below it).
+  std::string borrow_within_cohort = "Never";  // Never | LowerPriority
+  std::optional<int32_t> borrow_max_priority_threshold;
   double fair_sharing_weight = 1.0;
   // Phalanx only (ClusterQueue locality_wait_seconds, docs/admission.md); unset = its default.
   std::optional<int64_t> locality_wait_s;

@@ -130,6 +130,11 @@ admission::Snapshot QueueSnapshot(const ClusterModel& cluster,
                                : admission::QueueingStrategy::kBestEffortFifo;
     cq.preemption.within_cluster_queue = WithinPolicy(q.within_cluster_queue);
     cq.preemption.reclaim_within_cohort = ReclaimPolicy(q.reclaim_within_cohort);
+    cq.preemption.borrow_within_cohort.policy =
+        q.borrow_within_cohort == "LowerPriority"
+            ? admission::BorrowWithinCohortPolicy::kLowerPriority
+            : admission::BorrowWithinCohortPolicy::kNever;
+    cq.preemption.borrow_within_cohort.max_priority_threshold = q.borrow_max_priority_threshold;
     cq.fair_sharing_weight = q.fair_sharing_weight;
     if (q.locality_wait_s) cq.locality_wait_seconds = *q.locality_wait_s;
     if (options.locality_wait_s) cq.locality_wait_seconds = *options.locality_wait_s;

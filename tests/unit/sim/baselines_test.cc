@@ -20,6 +20,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sim/engine.h"
+#include "sim/scenario.h"
 #include "sim/trace.h"
 #include "tests/unit/sim/sim_test_util.h"
 
@@ -559,6 +560,12 @@ TEST(PreemptionRuleOptionTest, UnknownRuleIsRefusedByName) {
   }
 }
 
+TraceJob InQueue(TraceJob job, const std::string& queue, int32_t priority) {
+  job.queue = queue;
+  job.priority = priority;
+  return job;
+}
+
 // Cohort borrowing bounded by the lender's lendingLimit and the borrower's borrowingLimit
 // (Kueue ClusterQueue .spec.resourceGroups[].flavors[].resources[]): a (nominal 32, lends at
 // most 8) and b (nominal 32) share a cohort; b submits six 8-GPU jobs on 64 GPUs.
@@ -616,15 +623,10 @@ TEST_P(VictimOrderTest, BorrowersOfOtherQueuesGoFirstNewestFirst) {
   l.priority = 1;
   jobs.push_back(l);
   for (int i = 0; i < 6; ++i) {
-    TraceJob job = testing::Gang("b" + std::to_string(i), 1, 8, 20.0 * (i + 1), 10000);
-    job.queue = "b";
-    job.priority = 10;
-    jobs.push_back(job);
+    jobs.push_back(
+        InQueue(testing::Gang("b" + std::to_string(i), 1, 8, 20.0 * (i + 1), 10000), "b", 10));
   }
-  TraceJob p = testing::Gang("P", 2, 8, 200, 1000);
-  p.queue = "a";
-  p.priority = 100;
-  jobs.push_back(p);
+  jobs.push_back(InQueue(testing::Gang("P", 2, 8, 200, 1000), "a", 100));
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<Policy> policy, MakeBaseline(GetParam()));
   ASSERT_OK_AND_ASSIGN(RunResult result, Engine(cluster, jobs, {}).Run(*policy));
   EXPECT_EQ(result.outcomes[0].preemptions, 0) << "L, a's own lower-priority job";
@@ -770,6 +772,68 @@ TEST_P(QueueOrderTest, HeadsWithinNominalQuotaGoBeforeHeadsThatBorrow) {
 INSTANTIATE_TEST_SUITE_P(AllBaselines, QueueOrderTest,
                          ::testing::Values("first-fit", "kueue-tas", "volcano-hypernode",
                                            "kai-topology"));
+
+// borrowWithinCohort (Kueue's ClusterQueue .spec.preemption, the ClusterTrainingQueue CRD):
+// cohort of a (2 nodes of quota), b (2) and c (4, idle) on 8 nodes. b borrows with six jobs
+// of priority 10 and a runs one of 100; at t=100 a's P (3 nodes, priority 100) would take a to
+// 4 nodes, beyond its nominal 2, so reclaimWithinCohort does not apply. With LowerPriority, P
+// takes two of b's jobs (b still borrows after each); with a threshold below b's priority,
+// or Never, it waits. Every policy: the four baselines through the shared quota book, Phalanx
+// through the admission core.
+class BorrowWithinCohortTest : public ::testing::TestWithParam<std::string> {};
+
+RunResult RunBorrowing(const std::string& policy, const std::string& borrow,
+                       std::optional<int32_t> threshold) {
+  ClusterSpec spec;
+  spec.groups.push_back(NodeGroupSpec{"p5", "p5.48xlarge", 8, "eks", {1, 2, 4}});
+  for (const auto& [name, nodes] : std::vector<std::pair<std::string, int64_t>>{
+           {"a", 2}, {"b", 2}, {"c", 4}}) {
+    QueueSpec queue;
+    queue.name = name;
+    queue.cohort = "all";
+    queue.within_cluster_queue = "LowerPriority";
+    queue.reclaim_within_cohort = "Any";
+    if (name == "a") {
+      queue.borrow_within_cohort = borrow;
+      queue.borrow_max_priority_threshold = threshold;
+    }
+    queue.flavors.push_back(
+        FlavorQuota{"p5", {{"nvidia.com/gpu", nodes * 8}}, std::nullopt, std::nullopt});
+    spec.queues.push_back(queue);
+  }
+  absl::StatusOr<ClusterModel> cluster = BuildCluster(spec);
+  EXPECT_TRUE(cluster.ok()) << cluster.status();
+  std::vector<TraceJob> jobs;
+  for (int i = 0; i < 6; ++i) jobs.push_back(InQueue(OneNode("b", i, i, 100000), "b", 10));
+  jobs.push_back(InQueue(OneNode("a", 0, 10, 100000), "a", 100));
+  jobs.push_back(InQueue(testing::Gang("P", 3, 8, 100, 1000), "a", 100));
+  absl::StatusOr<std::unique_ptr<Policy>> made = MakePolicy(policy, {}, {});
+  EXPECT_TRUE(made.ok()) << made.status();
+  absl::StatusOr<RunResult> run = Engine(*cluster, jobs, {}).Run(**made);
+  EXPECT_TRUE(run.ok()) << run.status();
+  return *std::move(run);
+}
+
+TEST_P(BorrowWithinCohortTest, ABorrowingJobPreemptsLowerPriorityBorrowersUpToTheThreshold) {
+  const RunResult allowed = RunBorrowing(GetParam(), "LowerPriority", std::nullopt);
+  EXPECT_LT(allowed.outcomes[7].first_start_s, 200);
+  EXPECT_EQ(allowed.summary.preemptions, 2);
+  int32_t b_evicted = 0;
+  for (int i = 0; i < 6; ++i) b_evicted += allowed.outcomes[i].preemptions;
+  EXPECT_EQ(b_evicted, 2);
+  EXPECT_EQ(allowed.outcomes[6].preemptions, 0) << "a's own job, of P's priority";
+  EXPECT_EQ(allowed.summary.violations(), 0);
+  const RunResult capped = RunBorrowing(GetParam(), "LowerPriority", 5);
+  EXPECT_GE(capped.outcomes[7].first_start_s, 100000);
+  EXPECT_EQ(capped.summary.preemptions, 0);
+  const RunResult never = RunBorrowing(GetParam(), "Never", std::nullopt);
+  EXPECT_GE(never.outcomes[7].first_start_s, 100000);
+  EXPECT_EQ(never.summary.preemptions, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllPolicies, BorrowWithinCohortTest,
+                         ::testing::Values("phalanx", "first-fit", "kueue-tas",
+                                           "volcano-hypernode", "kai-topology"));
 
 // ---- First-fit's shortcuts keep its decisions -------------------------------------------------
 

@@ -125,6 +125,24 @@ TEST(ClusterTest, QuotaOnOtherNodeResourcesIsAllowed) {
   EXPECT_EQ(spec.queues[0].flavors[0].nominal.at("nvidia.com/gpu"), 8);
 }
 
+// A ClusterTrainingQueue's whole spec.preemption loads, borrowWithinCohort included (it was
+// refused as an unknown field), and so do the fields a simulation has no use for.
+TEST(ClusterTest, BorrowWithinCohortAndUnsimulatedQueueFieldsLoad) {
+  ASSERT_OK_AND_ASSIGN(
+      ClusterSpec spec,
+      ParseClusterSpec("nodeGroups:\n- {instanceType: p5.48xlarge, count: 4}\n"
+                       "queues:\n- name: q\n  cohort: c\n  nominalQuota: {nvidia.com/gpu: 8}\n"
+                       "  stopPolicy: None\n  namespaceSelector: {matchLabels: {team: q}}\n"
+                       "  preemption:\n    reclaimWithinCohort: Any\n"
+                       "    borrowWithinCohort: {policy: LowerPriority, maxPriorityThreshold: 100}\n"
+                       "- {name: r, cohort: c, nominalQuota: {nvidia.com/gpu: 8}}\n",
+                       "q.yaml"));
+  EXPECT_EQ(spec.queues[0].borrow_within_cohort, "LowerPriority");
+  EXPECT_EQ(spec.queues[0].borrow_max_priority_threshold, 100);
+  EXPECT_EQ(spec.queues[1].borrow_within_cohort, "Never");  // the CRD's default
+  EXPECT_EQ(spec.queues[1].borrow_max_priority_threshold, std::nullopt);
+}
+
 struct BadSpec {
   std::string text;
   std::string message;  // file:line: field: ...
@@ -180,6 +198,21 @@ INSTANTIATE_TEST_SUITE_P(
                     kQueues,
                 "bad.yaml:6: nodeGroups[1].topology.preset: preset gb200 cannot share one "
                 "Topology with preset eks-4layer of nodeGroups[0] (p5.48xlarge)"},
+        // The CRD's CEL rule on spec.preemption, with its message.
+        BadSpec{std::string("nodeGroups:\n- instanceType: p5.48xlarge\n  count: 4\n") + kQueues +
+                    "  preemption:\n    borrowWithinCohort: {policy: LowerPriority}\n",
+                "bad.yaml:8: queues[0].preemption.borrowWithinCohort.policy: "
+                "spec.preemption.borrowWithinCohort.policy must be Never when "
+                "spec.preemption.reclaimWithinCohort is Never"},
+        BadSpec{std::string("nodeGroups:\n- instanceType: p5.48xlarge\n  count: 4\n") + kQueues +
+                    "  preemption:\n    reclaimWithinCohort: Any\n"
+                    "    borrowWithinCohort: {policy: Always}\n",
+                "bad.yaml:9: queues[0].preemption.borrowWithinCohort.policy: \"Always\" is not "
+                "one of Never, LowerPriority"},
+        BadSpec{std::string("nodeGroups:\n- instanceType: p5.48xlarge\n  count: 4\n") + kQueues +
+                    "  stopPolicy: Hold\n",
+                "bad.yaml:7: queues[0].stopPolicy: Hold is not simulated (a held queue admits "
+                "nothing); use None or leave it out"},
         BadSpec{"nodeGroups: [\n", "bad.yaml:2:"},
         BadSpec{"nodeGroups:\n- instanceType: p5.48xlarge\n  count: 4\n",
                 "queues: required field is missing"}));
