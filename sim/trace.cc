@@ -153,9 +153,18 @@ absl::StatusOr<std::vector<TraceJob>> ParseCsvTrace(const std::string& text,
       "required_level", "preferred_level", "group_size",  "group_level", "node_group"};
   for (size_t n = 0; n < lines.size(); ++n) {
     std::string line(absl::StripAsciiWhitespace(lines[n]));
-    if (line.empty() || line[0] == '#') continue;
+    if (line.empty()) continue;
     const std::string where = absl::StrCat(source, ":", n + 1);
     std::vector<std::string> cells = absl::StrSplit(line, ',');
+    if (line[0] == '#') {
+      // A whole-line comment, unless it has a row's cells: then it may be a job whose name
+      // starts with '#' (a comment marker in the middle of a trace), and dropping it unseen
+      // would lose a job.
+      if (header.empty() || cells.size() != header.size()) continue;
+      return absl::InvalidArgumentError(absl::StrCat(
+          where, ": a comment line with a row's ", header.size(),
+          " cells: a job name may not start with '#'; remove the line or its commas"));
+    }
     for (std::string& cell : cells) cell = std::string(absl::StripAsciiWhitespace(cell));
     if (header.empty()) {
       header = cells;

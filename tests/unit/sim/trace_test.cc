@@ -28,6 +28,24 @@ TEST(TraceTest, ParsesCsvWithHeaderNamedColumnsAndSortsBySubmit) {
   EXPECT_EQ(jobs[1].origin, "t.csv:2");
 }
 
+// '#' starts a whole-line comment, before the header or among the rows, and blank lines are
+// skipped; but a '#' line with a row's cells is refused with its line, since it may be a job
+// named "#exp1" that was once dropped without a word.
+TEST(TraceTest, CommentsAreWholeLinesAndNeverHideARow) {
+  ASSERT_OK_AND_ASSIGN(std::vector<TraceJob> jobs,
+                       ParseCsvTrace("# trace of 2026-11-30\n\nname,submit_s,queue,pods,duration_s\n"
+                                     "# two, rows\n  \na,0,q,1,60\n#\n",
+                                     "t.csv"));
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0].origin, "t.csv:6");
+  absl::StatusOr<std::vector<TraceJob>> hidden = ParseCsvTrace(
+      "name,submit_s,queue,pods,duration_s\n#exp1,0,q,1,60\nb,0,q,1,60\n", "t.csv");
+  ASSERT_FALSE(hidden.ok());
+  EXPECT_EQ(hidden.status().message(),
+            "t.csv:2: a comment line with a row's 5 cells: a job name may not start with '#'; "
+            "remove the line or its commas");
+}
+
 // A job of pods without GPUs is a TrainingJob the CRD accepts (it has no rule on a pod's
 // requests: the template is a PodSpec the API server validates as pods), so a trace takes it
 // too, in both formats; it holds at most 110 pods per node (the kubelet's default) and no GPU
