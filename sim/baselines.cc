@@ -29,6 +29,7 @@ FreeCapacity::FreeCapacity(const ClusterModel& cluster, std::vector<int32_t> sha
   const size_t n = cluster.nodes.size();
   capacity_.resize(n);
   used_.assign(n, 0);
+  pods_.assign(n, 0);
   up_.assign(n, 1);
   domain_fit_.assign(shapes_.size(), std::vector<int64_t>(cluster.domains.size(), 0));
   group_fit_.assign(shapes_.size(), std::vector<int64_t>(cluster.groups.size(), 0));
@@ -37,7 +38,7 @@ FreeCapacity::FreeCapacity(const ClusterModel& cluster, std::vector<int32_t> sha
   for (size_t i = 0; i < n; ++i) {
     capacity_[i] = cluster.nodes[i].type->gpus;
     for (int32_t d : cluster.nodes[i].domains) domain_capacity_[d] += capacity_[i];
-    Shift(static_cast<int32_t>(i), 0, Free(static_cast<int32_t>(i)));
+    Shift(static_cast<int32_t>(i), 0, 0);
   }
 }
 
@@ -50,15 +51,32 @@ int32_t FreeCapacity::Free(int32_t node) const {
   return up_[node] ? std::max(0, capacity_[node] - used_[node]) : 0;
 }
 
-int32_t FreeCapacity::NodeFit(int32_t node, int32_t gpus_per_pod) const {
-  return Free(node) / std::max(gpus_per_pod, 1);
+int32_t FreeCapacity::PodRoom(int32_t node) const {
+  return up_[node] ? std::max(0, kMaxPodsPerNode - pods_[node]) : 0;
 }
 
-void FreeCapacity::Shift(int32_t node, int32_t free_before, int32_t free_after) {
-  if (free_after == free_before) return;
+namespace {
+
+// Pods of `gpus_per_pod` that `free` GPUs and `room` pod slots hold: the one rule every
+// baseline places by (the engine checks both bounds).
+int32_t PodsFitting(int32_t free, int32_t room, int32_t gpus_per_pod) {
+  return gpus_per_pod <= 0 ? room : std::min(room, free / gpus_per_pod);
+}
+
+}  // namespace
+
+int32_t FreeCapacity::NodeFit(int32_t node, int32_t gpus_per_pod) const {
+  return PodsFitting(Free(node), PodRoom(node), gpus_per_pod);
+}
+
+void FreeCapacity::Shift(int32_t node, int32_t free_before, int32_t room_before) {
+  const int32_t free_after = Free(node);
+  const int32_t room_after = PodRoom(node);
+  if (free_after == free_before && room_after == room_before) return;
   const SimNode& n = cluster_.nodes[node];
   for (size_t s = 0; s < shapes_.size(); ++s) {
-    const int64_t delta = free_after / shapes_[s] - free_before / shapes_[s];
+    const int64_t delta = PodsFitting(free_after, room_after, shapes_[s]) -
+                          PodsFitting(free_before, room_before, shapes_[s]);
     if (delta == 0) continue;
     for (int32_t d : n.domains) domain_fit_[s][d] += delta;
     group_fit_[s][n.group] += delta;
@@ -66,16 +84,17 @@ void FreeCapacity::Shift(int32_t node, int32_t free_before, int32_t free_after) 
   for (int32_t d : n.domains) domain_free_[d] += free_after - free_before;
 }
 
-void FreeCapacity::Use(int32_t node, int32_t gpus) {
-  const int32_t before = Free(node);
+void FreeCapacity::Use(int32_t node, int32_t gpus, int32_t pods) {
+  const int32_t free = Free(node), room = PodRoom(node);
   used_[node] += gpus;
-  Shift(node, before, Free(node));
+  pods_[node] += pods;
+  Shift(node, free, room);
 }
 
 void FreeCapacity::SetUp(int32_t node, bool up) {
-  const int32_t before = Free(node);
+  const int32_t free = Free(node), room = PodRoom(node);
   up_[node] = up ? 1 : 0;
-  Shift(node, before, Free(node));
+  Shift(node, free, room);
 }
 
 int64_t FreeCapacity::RangeFit(int32_t begin, int32_t end, int32_t gpus_per_pod) const {
@@ -161,15 +180,22 @@ int32_t Topo::NodeFree(int32_t node) const {
   return free_.Free(node) - (it == taken_.end() ? 0 : it->second);
 }
 
+int64_t Topo::NodeFit(int32_t node, int32_t gpus_per_pod) const {
+  if (taken_.empty()) return free_.NodeFit(node, gpus_per_pod);
+  auto it = taken_pods_.find(node);
+  const int32_t room = free_.PodRoom(node) - (it == taken_pods_.end() ? 0 : it->second);
+  return PodsFitting(NodeFree(node), room, gpus_per_pod);
+}
+
 int64_t Topo::Fit(int32_t level, int32_t unit, int32_t gpus_per_pod) const {
-  const int32_t g = std::max(gpus_per_pod, 1);
-  if (level == node_level_) return NodeFree(unit) / g;
+  const int32_t g = gpus_per_pod;
+  if (level == node_level_) return NodeFit(unit, g);
   if (taken_.empty()) {
     return level < 0 ? free_.GroupFit(group_, g) : free_.DomainFit(unit, g);
   }
   const auto [begin, end] = Range(level, unit);
   int64_t fit = 0;
-  for (int32_t n = begin; n < end; ++n) fit += NodeFree(n) / g;
+  for (int32_t n = begin; n < end; ++n) fit += NodeFit(n, g);
   return fit;
 }
 
@@ -196,6 +222,7 @@ int64_t Topo::Capacity(int32_t level, int32_t unit) const {
 
 void Topo::Take(int32_t node, int32_t gpus) {
   taken_[node] += gpus;
+  ++taken_pods_[node];
   for (int32_t l = 0; l < node_level_; ++l) taken_units_[{l, UnitOf(node, l)}] += gpus;
 }
 
@@ -481,7 +508,7 @@ std::vector<int32_t> VolcanoNodes(Topo& topo, int32_t g, int32_t pods, int32_t b
     int32_t best = -1;
     double best_score = -1;
     for (int32_t n = begin; n < end; ++n) {
-      if (topo.NodeFree(n) < g) continue;
+      if (topo.NodeFit(n, g) == 0) continue;
       const double cap = static_cast<double>(std::max<int64_t>(topo.Capacity(nl, n), 1));
       double score = (cap - topo.NodeFree(n) + g) / cap;
       if (network_aware) {
@@ -779,9 +806,10 @@ std::vector<int32_t> PlaceFirstFit(const ClusterModel& cluster, const FreeCapaci
   }
   const int32_t g = job.gpus_per_pod;
   const int32_t leaf = static_cast<int32_t>(cluster.groups[group].levels.size()) - 1;
-  // GPUs this call has taken per node, in a per-thread array cleared again on return.
-  thread_local std::vector<int32_t> taken;
+  // GPUs and pods this call has taken per node, in per-thread arrays cleared again on return.
+  thread_local std::vector<int32_t> taken, taken_pods;
   if (taken.size() < cluster.nodes.size()) taken.resize(cluster.nodes.size(), 0);
+  if (taken_pods.size() < cluster.nodes.size()) taken_pods.resize(cluster.nodes.size(), 0);
   std::vector<int32_t> all = placed;
   std::vector<int32_t> out;
   // The first node in [from, to) with g GPUs free that the required terms allow, or `to`.
@@ -800,7 +828,10 @@ std::vector<int32_t> PlaceFirstFit(const ClusterModel& cluster, const FreeCapaci
         }
       }
       if (skipped) continue;
-      if (free.Free(n) - taken[n] >= g && Allows(cluster, terms, all, n)) return n;
+      if (PodsFitting(free.Free(n) - taken[n], free.PodRoom(n) - taken_pods[n], g) > 0 &&
+          Allows(cluster, terms, all, n)) {
+        return n;
+      }
     }
     return to;
   };
@@ -829,10 +860,11 @@ std::vector<int32_t> PlaceFirstFit(const ClusterModel& cluster, const FreeCapaci
     if (chosen < 0) chosen = scan(any_cursor, lo, hi);
     if (chosen < 0) break;
     taken[chosen] += g;
+    ++taken_pods[chosen];
     all.push_back(chosen);
     out.push_back(chosen);
   }
-  for (int32_t node : out) taken[node] = 0;
+  for (int32_t node : out) taken[node] = taken_pods[node] = 0;
   return out;
 }
 
@@ -1354,10 +1386,10 @@ class BaselinePolicy : public Policy {
   }
 
   void Hold(int32_t id, const std::vector<int32_t>& nodes) {
-    for (int32_t n : nodes) free_->Use(n, Spec(id).gpus_per_pod);
+    for (int32_t n : nodes) free_->Use(n, Spec(id).gpus_per_pod, 1);
   }
   void Unhold(int32_t id, const std::vector<int32_t>& nodes) {
-    for (int32_t n : nodes) free_->Use(n, -Spec(id).gpus_per_pod);
+    for (int32_t n : nodes) free_->Use(n, -Spec(id).gpus_per_pod, -1);
     if (nodes.empty()) return;
     ++seq_;
     for (int32_t n : nodes) {

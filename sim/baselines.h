@@ -70,10 +70,12 @@ class FreeCapacity {
  public:
   FreeCapacity(const ClusterModel& cluster, std::vector<int32_t> shapes);
 
-  void Use(int32_t node, int32_t gpus);  // gpus < 0 frees
+  // Holds (pods > 0) or frees (pods < 0) `pods` pods of `gpus` GPUs in all on the node.
+  void Use(int32_t node, int32_t gpus, int32_t pods);
   void SetUp(int32_t node, bool up);
   bool up(int32_t node) const { return up_[node] != 0; }
   int32_t Free(int32_t node) const;  // 0 while down
+  int32_t PodRoom(int32_t node) const;  // more pods it may hold (kMaxPodsPerNode); 0 while down
   int32_t Capacity(int32_t node) const { return capacity_[node]; }
   int32_t NodeFit(int32_t node, int32_t gpus_per_pod) const;
   int64_t DomainFit(int32_t domain, int32_t gpus_per_pod) const;
@@ -85,13 +87,15 @@ class FreeCapacity {
   int ShapeIndex(int32_t gpus_per_pod) const;
   // Unregistered shapes: summed over nodes [begin, end).
   int64_t RangeFit(int32_t begin, int32_t end, int32_t gpus_per_pod) const;
-  // Moves the node's share of the per-domain and per-group counts from one free value to another.
-  void Shift(int32_t node, int32_t free_before, int32_t free_after);
+  // Moves the node's share of the per-domain and per-group counts from what was free before
+  // (GPUs, pod room) to what is free now.
+  void Shift(int32_t node, int32_t free_before, int32_t room_before);
 
   const ClusterModel& cluster_;
   std::vector<int32_t> shapes_;
   std::vector<int32_t> capacity_;
   std::vector<int32_t> used_;
+  std::vector<int32_t> pods_;
   std::vector<char> up_;
   std::vector<std::vector<int64_t>> domain_fit_;  // [shape][domain]
   std::vector<std::vector<int64_t>> group_fit_;   // [shape][group]
@@ -118,6 +122,7 @@ class Topo {
   int32_t UnitOf(int32_t node, int32_t level) const;
   int32_t NodeFree(int32_t node) const;
   int64_t Fit(int32_t level, int32_t unit, int32_t gpus_per_pod) const;  // pods that fit
+  int64_t NodeFit(int32_t node, int32_t gpus_per_pod) const;
   int64_t Free(int32_t level, int32_t unit) const;                       // free GPUs
   int64_t Capacity(int32_t level, int32_t unit) const;
   void Take(int32_t node, int32_t gpus);
@@ -128,6 +133,7 @@ class Topo {
   int32_t group_;
   int32_t node_level_;
   std::map<int32_t, int32_t> taken_;                        // node -> GPUs
+  std::map<int32_t, int32_t> taken_pods_;                   // node -> pods
   std::map<std::pair<int32_t, int32_t>, int64_t> taken_units_;  // (level, domain) -> GPUs
 };
 

@@ -435,7 +435,7 @@ absl::StatusOr<ClusterModel> BuildCluster(const ClusterSpec& spec) {
         {std::string(kResourceGpu), group.type->gpus},
         {std::string(kResourceCpu), int64_t{group.type->vcpus} * 1000},
         {std::string(kResourceMemory), group.type->memory_gib << 30},
-        {std::string(kResourcePods), 110},
+        {std::string(kResourcePods), kMaxPodsPerNode},
     };
     if (group.type->efa_devices > 0)
       allocatable[std::string(kResourceEfa)] = group.type->efa_devices;

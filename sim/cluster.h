@@ -11,6 +11,7 @@
 // The YAML format is documented in docs/simulator.md.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -68,6 +69,17 @@ struct QueueSpec {
   // Phalanx only (ClusterQueue locality_wait_seconds, docs/admission.md); unset = its default.
   std::optional<int64_t> locality_wait_s;
 };
+
+// Pods one node holds at most: the kubelet's default maxPods, the simulated nodes' `pods`
+// allocatable. Every policy and the engine's check count against it, GPU-less pods included.
+inline constexpr int32_t kMaxPodsPerNode = 110;
+
+// Pods of `gpus_per_pod` GPUs an empty node of `node_gpus` GPUs holds: as many as its GPUs
+// allow, at most kMaxPodsPerNode (the only bound for pods without GPUs).
+inline int32_t PodsPerNode(int32_t gpus_per_pod, int32_t node_gpus) {
+  if (gpus_per_pod <= 0) return kMaxPodsPerNode;
+  return std::min(kMaxPodsPerNode, node_gpus / gpus_per_pod);
+}
 
 // Node failures: exponential time between failures per node, fixed repair time.
 struct FailureSpec {

@@ -18,7 +18,7 @@
 namespace phalanx::sim {
 
 int32_t NodesNeeded(int32_t pods, int32_t gpus_per_pod, int32_t node_gpus) {
-  const int32_t per_node = std::max(1, node_gpus / std::max(gpus_per_pod, 1));
+  const int32_t per_node = std::max(1, PodsPerNode(gpus_per_pod, node_gpus));
   return (pods + per_node - 1) / per_node;
 }
 
@@ -167,6 +167,7 @@ class Simulation {
     }
     node_up_.assign(cluster_.nodes.size(), 1);
     used_.assign(cluster_.nodes.size(), 0);
+    pods_.assign(cluster_.nodes.size(), 0);
     // Generous: a policy that leaves jobs pending forever must not loop forever on failures.
     horizon_ = last_submit + kSafetyStopSeconds;
     const FailureSpec& failures = cluster_.spec.failures;
@@ -289,6 +290,7 @@ class Simulation {
     for (int32_t node : nodes) {
       used_[node] += sign * gpus;
       used_total_ += sign * gpus;
+      pods_[node] += sign;
       if (sign > 0) {
         const int32_t capacity = cluster_.nodes[node].type->gpus;
         if (!node_up_[node]) {
@@ -299,6 +301,10 @@ class Simulation {
           Violation(result_.summary.overcommit_events,
                     absl::StrCat(cluster_.nodes[node].name, " over-committed: ", used_[node],
                                  " of ", capacity, " GPUs after ", trace_[id].name));
+        } else if (pods_[node] > kMaxPodsPerNode) {
+          Violation(result_.summary.overcommit_events,
+                    absl::StrCat(cluster_.nodes[node].name, " over-committed: ", pods_[node],
+                                 " of ", kMaxPodsPerNode, " pods after ", trace_[id].name));
         }
       }
     }
@@ -607,6 +613,7 @@ class Simulation {
   std::vector<char> restart_pending_;
   std::vector<char> node_up_;
   std::vector<int64_t> used_;
+  std::vector<int32_t> pods_;  // pods per node, whatever their GPUs
   std::vector<int32_t> queue_of_;     // job -> index of its queue in the spec, -1 if unknown
   std::vector<int64_t> queue_used_;   // GPUs in use per queue
   int64_t used_total_ = 0;

@@ -114,7 +114,8 @@ struct Summary {
   int64_t node_failures = 0;
   // The engine's own checks of every start and resize, whatever the policy believes:
   int64_t partial_gang_events = 0;  // pod count outside the gang's sizes
-  int64_t overcommit_events = 0;    // a node's GPUs over capacity, or a pod on a failed node
+  // a node's GPUs or pods (kMaxPodsPerNode) over capacity, or a pod on a failed node
+  int64_t overcommit_events = 0;
   // a block of groupSize consecutive ranks not inside one groupLevel domain (or a last block
   // shorter than groupSize)
   int64_t group_violation_events = 0;

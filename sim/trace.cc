@@ -261,10 +261,8 @@ absl::StatusOr<std::vector<TraceJob>> LoadTrace(const std::string& path) {
 
 namespace {
 
-// Pods of `job` one node of `group` holds by GPUs; pods without GPUs are bounded by the
-// kubelet's default of 110 pods per node.
 int32_t PodsPerNode(const TraceJob& job, const NodeGroup& group) {
-  return job.gpus_per_pod == 0 ? 110 : group.type->gpus / job.gpus_per_pod;
+  return sim::PodsPerNode(job.gpus_per_pod, group.type->gpus);
 }
 
 struct NodeRange {

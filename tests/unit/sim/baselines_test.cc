@@ -55,7 +55,7 @@ ClusterModel CohortCluster(int32_t nodes, std::vector<int32_t> fanout, int64_t n
 class BaselinePlacementTest : public ::testing::Test {
  protected:
   BaselinePlacementTest() : cluster_(testing::SmallCluster(16)), free_(cluster_, {4, 8}) {
-    for (int32_t busy : {0, 1, 8, 12, 13, 14}) free_.Use(busy, 8);
+    for (int32_t busy : {0, 1, 8, 12, 13, 14}) free_.Use(busy, 8, 1);
   }
   ClusterModel cluster_;
   FreeCapacity free_;
@@ -98,7 +98,7 @@ TEST_F(BaselinePlacementTest, KueueTasPreferredClimbsUntilADomainFits) {
 }
 
 TEST_F(BaselinePlacementTest, KueueTasUnconstrainedIsLeastFreeCapacity) {
-  free_.Use(2, 4);  // node 2 now has 4 free GPUs: the least free capacity for 4-GPU pods
+  free_.Use(2, 4, 1);  // node 2 now has 4 free GPUs: the least free capacity for 4-GPU pods
   TraceJob job = testing::Gang("j", 2, 4);
   // LeastFreeCapacity (the unconstrained profile since v0.15) first looks for one node that
   // holds the whole PodSet, least free first: node 2 holds one pod, node 3 two.
@@ -154,8 +154,8 @@ TEST_F(BaselinePlacementTest, KaiStartsAtTheRequestedLevelAndPicksTheFullestDoma
   // L1 (32 free GPUs) comes before L0 (48), so its block B2 comes before B0, the fullest block.
   EXPECT_THAT(PlaceKai(cluster_, free_, job, 0, 2), ElementsAre(9, 10));
   // With L1 fuller still, the same; with B2 taken, B3 cannot hold 2: B0 (L0's fullest).
-  free_.Use(9, 8);
-  free_.Use(10, 8);
+  free_.Use(9, 8, 1);
+  free_.Use(10, 8, 1);
   EXPECT_THAT(PlaceKai(cluster_, free_, job, 0, 2), ElementsAre(2, 3));
 }
 
@@ -245,11 +245,11 @@ TEST(KueueDocumentedTest, Kep2724BestFitAndLeastFreeCapacityExample) {
   ClusterModel cluster = Cluster(8, {1, 2, 4});  // block B0 = nodes 0-3, B1 = 4-7
   FreeCapacity free(cluster, {2});
   // 2-GPU pods: node 0 and 1 fit 3 (6 free), node 2 fits 2, node 3 fits 1; B1 full.
-  free.Use(0, 2);
-  free.Use(1, 2);
-  free.Use(2, 4);
-  free.Use(3, 6);
-  for (int32_t n = 4; n < 8; ++n) free.Use(n, 8);
+  free.Use(0, 2, 1);
+  free.Use(1, 2, 1);
+  free.Use(2, 4, 1);
+  free.Use(3, 6, 1);
+  for (int32_t n = 4; n < 8; ++n) free.Use(n, 8, 1);
   TraceJob job = testing::Gang("j", 7, 2);
   job.required_level = testing::kLayer3;  // the rack
   EXPECT_THAT(PlaceKueueTas(cluster, free, job, 0, 7), ElementsAre(0, 0, 0, 1, 1, 1, 3));
@@ -263,7 +263,7 @@ TEST(KueueDocumentedTest, Kep2724BestFitAndLeastFreeCapacityExample) {
 TEST(KueueDocumentedTest, Kep2724TwoLevelSlicesEachOnOneHost) {
   ClusterModel cluster = Cluster(8, {1, 2, 4});
   FreeCapacity free(cluster, {2});
-  free.Use(0, 2);  // node 0 fits 3 pods only: no slice there
+  free.Use(0, 2, 1);  // node 0 fits 3 pods only: no slice there
   TraceJob job = testing::Gang("j", 8, 2);
   job.preferred_level = testing::kLayer3;
   job.group_size = 4;
@@ -286,7 +286,7 @@ TEST(KueueDocumentedTest, Kep2724TwoLevelSlicesEachOnOneHost) {
 TEST(VolcanoDocumentedTest, BinpackPutsBothGroupsInTheUsedHyperNode) {
   ClusterModel cluster = Cluster(8, {1, 2, 4});  // tier-1 HyperNodes: B0 = 0-3, B1 = 4-7
   FreeCapacity free(cluster, {4});
-  free.Use(0, 4);  // HyperNode1 partly used
+  free.Use(0, 4, 1);  // HyperNode1 partly used
   // Two groups of two 4-GPU pods, each group inside one tier-1 HyperNode (layer-3 block).
   TraceJob job = testing::Gang("j", 4, 4);
   job.group_size = 2;
@@ -303,7 +303,7 @@ TEST(VolcanoDocumentedTest, BinpackPutsBothGroupsInTheUsedHyperNode) {
 TEST(VolcanoDocumentedTest, NormalPodsPreferTheFullestHyperNodesAtEveryTier) {
   ClusterModel cluster = Cluster(8, {1, 2, 2});
   FreeCapacity free(cluster, {8});
-  for (int32_t busy : {0, 2, 4}) free.Use(busy, 8);
+  for (int32_t busy : {0, 2, 4}) free.Use(busy, 8, 1);
   TraceJob job = testing::Gang("j", 2, 8);
   EXPECT_THAT(PlaceVolcano(cluster, free, job, 0, 2), ElementsAre(1, 3));
 }
@@ -316,7 +316,7 @@ TEST(KaiDocumentedTest, SegmentsEachOnOneRackInsideTheRequiredZone) {
   FreeCapacity free(cluster, {4});
   // Fragment the racks so a segment could straddle two if nothing stopped it.
   for (int32_t n : {0, 1, 2, 3, 4, 5, 8, 9, 10, 11, 12, 13, 16, 17, 18, 19, 20, 21, 28}) {
-    free.Use(n, 8);
+    free.Use(n, 8, 1);
   }
   TraceJob job = testing::Gang("j", 16, 4);  // 4-GPU workers: 2 per node
   job.group_size = 4;
@@ -341,7 +341,7 @@ TEST(KaiDocumentedTest, SegmentsEachOnOneRackInsideTheRequiredZone) {
 TEST(FirstFitDocumentedTest, RequiredPodAffinityPinsTheGangToItsFirstPod) {
   ClusterModel cluster = testing::SmallCluster(16);
   FreeCapacity free(cluster, {8});
-  for (int32_t busy : {0, 1, 8, 12, 13, 14}) free.Use(busy, 8);
+  for (int32_t busy : {0, 1, 8, 12, 13, 14}) free.Use(busy, 8, 1);
   TraceJob job = testing::Gang("j", 3, 8);
   job.required_level = testing::kLayer3;
   // First pod on node 2 (the first free); B0 holds only 2: the third pod finds no node.
@@ -425,7 +425,7 @@ TEST_P(GroupRuleTest, EveryGroupInsideOneDomainOrNotPlaced) {
     uint32_t x = seed * 2654435761u;
     for (int32_t n = 0; n < 32; ++n) {
       x = x * 1664525u + 1013904223u;
-      free.Use(n, static_cast<int32_t>((x >> 24) % 3) * 4);  // 0, 4 or 8 GPUs used
+      free.Use(n, static_cast<int32_t>((x >> 24) % 3) * 4, 1);  // 0, 4 or 8 GPUs used
     }
     TraceJob job = testing::Gang("j", 8, 4);
     job.group_size = 4;
@@ -835,6 +835,28 @@ INSTANTIATE_TEST_SUITE_P(AllPolicies, BorrowWithinCohortTest,
                          ::testing::Values("phalanx", "first-fit", "kueue-tas",
                                            "volcano-hypernode", "kai-topology"));
 
+// Pods without GPUs are bounded by the pods a node holds (kMaxPodsPerNode, the kubelet's 110),
+// the one rule of every policy: 200 of them take two nodes. First-fit and volcano-hypernode put
+// all 200 on one node (nothing bounded them) and kueue-tas and kai-topology counted each as one
+// GPU, 8 to a node, so on 4 nodes they never started it. Then 100 more, and a gang of four
+// 8-GPU pods that needs a pod slot on every node.
+class PodsPerNodeTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(PodsPerNodeTest, PodsWithoutGpusFillNodesUpToTheirPodCount) {
+  ClusterModel cluster = testing::SmallCluster(4);
+  const std::vector<TraceJob> jobs = {testing::Gang("cpu", 200, 0), testing::Gang("more", 100, 0),
+                                      testing::Gang("gpu", 4, 8)};
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Policy> policy, MakePolicy(GetParam(), {}, {}));
+  ASSERT_OK_AND_ASSIGN(RunResult run, Engine(cluster, jobs, {}).Run(*policy));
+  EXPECT_EQ(run.outcomes[0].first_nodes, 2);
+  EXPECT_EQ(run.summary.jobs_completed, 3);
+  EXPECT_EQ(run.summary.violations(), 0) << (run.violations.empty() ? "" : run.violations[0]);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllPolicies, PodsPerNodeTest,
+                         ::testing::Values("phalanx", "first-fit", "kueue-tas",
+                                           "volcano-hypernode", "kai-topology"));
+
 // ---- First-fit's shortcuts keep its decisions -------------------------------------------------
 
 // The rule PlaceFirstFit implements, pod by pod over every node of the group with nothing
@@ -891,7 +913,7 @@ TEST(FirstFitPropertyTest, ShortcutScansPlaceWhatAPlainPodByPodScanPlaces) {
       x = x * 1664525u + 1013904223u;
       return x >> 16;
     };
-    for (int32_t n = 0; n < 64; ++n) free.Use(n, static_cast<int32_t>(next() % 9));
+    for (int32_t n = 0; n < 64; ++n) free.Use(n, static_cast<int32_t>(next() % 9), 1);
     TraceJob job = testing::Gang("j", 1 + static_cast<int32_t>(next() % 24),
                                  1 << (next() % 4));
     job.required_level = levels[next() % 3];
@@ -904,7 +926,7 @@ TEST(FirstFitPropertyTest, ShortcutScansPlaceWhatAPlainPodByPodScanPlaces) {
     std::vector<int32_t> placed;
     if (next() % 2 == 0) {
       placed = PlaceFirstFit(cluster, free, job, 0, 1 + static_cast<int32_t>(next() % 6));
-      for (int32_t n : placed) free.Use(n, job.gpus_per_pod);
+      for (int32_t n : placed) free.Use(n, job.gpus_per_pod, 1);
     }
     const std::vector<int32_t> want = PodByPodFirstFit(cluster, free, job, job.pods, placed);
     EXPECT_EQ(PlaceFirstFit(cluster, free, job, 0, job.pods, placed), want) << "seed " << seed;

@@ -67,6 +67,19 @@ TEST(EngineTest, ChecksCountPartialGangsAndOverCommitIndependently) {
                                ::testing::HasSubstr("running with 2 pods")));
 }
 
+// Pods count against a node's pods (kMaxPodsPerNode) whatever their GPUs: 111 GPU-less pods on
+// one node are an over-commit the engine names, though no GPU is over-booked.
+TEST(EngineTest, OverCommitCountsPodsPerNodeNotOnlyGpus) {
+  ClusterModel cluster = SmallCluster(16);
+  const std::vector<TraceJob> jobs = {Gang("fits", 110, 0), Gang("over", 111, 0)};
+  ScriptedPolicy policy({std::vector<int32_t>(110, 0), std::vector<int32_t>(111, 1)});
+  ASSERT_OK_AND_ASSIGN(RunResult result, Engine(cluster, jobs, {}).Run(policy));
+  EXPECT_EQ(result.summary.overcommit_events, 1);
+  ASSERT_EQ(result.violations.size(), 1u);
+  EXPECT_THAT(result.violations[0], ::testing::HasSubstr("over-committed: 111 of 110 pods"));
+  EXPECT_EQ(NodesNeeded(200, 0, 8), 2);  // the same rule sizes a gang (locality, comm)
+}
+
 // The topology rules, checked on the ranks the policy chose (SmallCluster: layer-3 blocks of 4
 // nodes, layer-2 domains of 8).
 TEST(EngineTest, ChecksCountGroupAndRequiredLevelViolationsIndependently) {
