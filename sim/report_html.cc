@@ -143,14 +143,30 @@ std::pair<double, double> TimeSpan(const SimulationReport& report) {
   return {start, std::max(end, start + 1)};
 }
 
-// Six ticks over [start, end] in hours, or days for runs longer than three days.
+// Six ticks over [start, end] in the largest unit the span holds three of (days, hours,
+// minutes, seconds), with the decimals a step of a fifth of the span needs, so that no two
+// ticks read the same and none is rounded a whole step away (a 60 s run once read "0h" six times, a 2 h run "0h 0h 1h 1h 2h 2h").
 Ticks TimeTicks(double start, double end) {
+  const double span = end - start;
+  double unit = 1;
+  const char* suffix = "s";
+  for (const auto& [seconds, name] : {std::pair<double, const char*>{86400, "d"}, {3600, "h"},
+                                      {60, "m"}}) {
+    if (span > 3 * seconds) {
+      unit = seconds;
+      suffix = name;
+      break;
+    }
+  }
+  const double step = span / 5 / unit;
+  int decimals = std::clamp(static_cast<int>(std::ceil(-std::log10(step))), 0, 3);
+  // One more where the step is not whole at that precision: 1.4 days reads 1.4d, not 1d.
+  const double scaled = step * std::pow(10.0, decimals);
+  if (decimals < 3 && std::abs(scaled - std::round(scaled)) > 1e-6 * scaled) ++decimals;
   Ticks ticks;
-  const bool days = end - start > 3 * 86400;
   for (int i = 0; i <= 5; ++i) {
-    const double t = start + (end - start) * i / 5;
-    ticks.push_back({i / 5.0, days ? absl::StrFormat("%.1fd", t / 86400)
-                                   : absl::StrFormat("%.0fh", t / 3600)});
+    const double t = start + span * i / 5;
+    ticks.push_back({i / 5.0, absl::StrFormat("%.*f%s", decimals, t / unit, suffix)});
   }
   return ticks;
 }
@@ -332,6 +348,30 @@ std::string LocalityChart(const SimulationReport& report) {
                       "the share of that policy&rsquo;s gangs of that size that were local.");
 }
 
+// Each policy's total at the end of its line, pushed apart so close totals (61, 60, 57, 53)
+// stay readable instead of drawn over each other.
+std::string EndLabels(const SimulationReport& report, const Frame& f, double top) {
+  constexpr double kLineHeight = 11;
+  std::vector<std::pair<double, size_t>> labels;  // (baseline y, policy)
+  for (size_t p = 0; p < report.results.size(); ++p) {
+    const double last = f.y1 - report.results[p].preemption_times.size() / top * f.H();
+    labels.push_back({last - 4, p});
+  }
+  std::sort(labels.begin(), labels.end());
+  for (size_t i = 1; i < labels.size(); ++i) {
+    labels[i].first = std::max(labels[i].first, labels[i - 1].first + kLineHeight);
+  }
+  // Past the bottom of the frame: move the whole column up, keeping the gaps.
+  const double overflow = labels.empty() ? 0 : labels.back().first - (f.y1 - 2);
+  std::string out;
+  for (const auto& [y, p] : labels) {
+    out += Text(f.x1 - 4, y - std::max(0.0, overflow),
+                absl::StrCat(report.results[p].preemption_times.size()), "end", 10,
+                absl::StrFormat(" fill=\"%s\"", Color(p)));
+  }
+  return out;
+}
+
 std::string PreemptionChart(const SimulationReport& report) {
   const Frame f;
   const auto span = TimeSpan(report);
@@ -368,9 +408,8 @@ std::string PreemptionChart(const SimulationReport& report) {
     const double last = f.y1 - times.size() / top * f.H();
     absl::StrAppend(&points, absl::StrFormat("%.1f,%.1f", f.x1, last));
     body += Polyline(points, Color(p));
-    body += Text(f.x1 - 4, last - 4, absl::StrCat(times.size()), "end", 10,
-                 absl::StrFormat(" fill=\"%s\"", Color(p)));
   }
+  body += EndLabels(report, f, top);
   body += Legend(report, f.x1 + 14, f.y0);
   return Svg("Preemptions over time (evictions decided by each policy, cumulative)", body);
 }

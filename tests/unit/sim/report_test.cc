@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <regex>
 #include <sstream>
 
 #include "absl/strings/str_split.h"
@@ -258,6 +259,50 @@ TEST_F(ReportTest, TableListsEveryPolicy) {
   EXPECT_THAT(table, HasSubstr("phalanx"));
   EXPECT_THAT(table, HasSubstr("first-fit"));
   EXPECT_THAT(table, HasSubstr("32 x p5.48xlarge"));
+}
+
+// The y of the coloured end-of-line label `label` in `html` (not an axis tick), or -1.
+double EndLabelY(const std::string& html, const std::string& label) {
+  const std::regex pattern("<text x=\"[0-9.]+\" y=\"([0-9.]+)\" font-size=\"10\" "
+                           "text-anchor=\"end\" fill=\"[^\"]*\">" + label + "</text>");
+  std::smatch match;
+  return std::regex_search(html, match, pattern) ? std::stod(match[1]) : -1;
+}
+
+// Short runs get ticks in seconds or minutes that differ (a 60 s run read "0h" six times, a
+// 2 h one "0h 0h 1h 1h 2h 2h"), and the preemption totals at the ends of close lines are
+// pushed apart rather than drawn over each other (61, 60, 57 and 53 were unreadable).
+TEST(HtmlAxesTest, TimeTicksDifferAndEndLabelsDoNotOverlap) {
+  ClusterModel cluster = testing::SmallCluster(16);
+  SimulationReport report;
+  report.cluster = &cluster;
+  report.trace_source = "t.csv";
+  const std::vector<std::string> policies = {"phalanx", "first-fit", "kueue-tas", "kai-topology"};
+  const std::vector<size_t> evictions = {61, 60, 57, 53};
+  for (size_t p = 0; p < policies.size(); ++p) {
+    RunResult r;
+    r.summary.policy = policies[p];
+    r.summary.horizon_end_s = 60;
+    r.summary.makespan_s = 60;
+    r.usage = {{0.0, 8}, {60.0, 0}};
+    for (size_t i = 0; i < evictions[p]; ++i) r.preemption_times.push_back(0.5 * i);
+    report.results.push_back(r);
+  }
+  std::string html = FormatHtml(report);
+  for (const char* tick : {">0s</text>", ">12s</text>", ">48s</text>", ">60s</text>"}) {
+    EXPECT_THAT(html, HasSubstr(tick));
+  }
+  EXPECT_THAT(html, ::testing::Not(HasSubstr(">0h</text>")));
+  std::vector<double> ys;
+  for (size_t n : evictions) ys.push_back(EndLabelY(html, std::to_string(n)));
+  std::sort(ys.begin(), ys.end());
+  ASSERT_GT(ys[0], 0);
+  for (size_t i = 1; i < ys.size(); ++i) EXPECT_GE(ys[i] - ys[i - 1], 10) << i;
+  for (RunResult& r : report.results) r.summary.horizon_end_s = 7200;
+  html = FormatHtml(report);
+  for (const char* tick : {">24m</text>", ">96m</text>", ">120m</text>"}) {
+    EXPECT_THAT(html, HasSubstr(tick));
+  }
 }
 
 // A policy under which some jobs never started says so: its own column and JSON field, a
