@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/counted_noun.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
 #include "sim/internal/report_text.h"
@@ -75,9 +76,9 @@ bool AnyUnplaceable(const SimulationReport& report) {
 }  // namespace
 
 std::string FormatTable(const SimulationReport& report) {
-  std::string out = absl::StrFormat("cluster: %s, %d GPUs   trace: %s, %d jobs\n\n",
+  std::string out = absl::StrFormat("cluster: %s, %d GPUs   trace: %s, %s\n\n",
                                     DescribeCluster(*report.cluster), report.cluster->total_gpus,
-                                    report.trace_source, report.jobs);
+                                    report.trace_source, CountedNoun(report.jobs, "job"));
   // The unplaceable column only appears when the run allowed such jobs.
   const bool unplaceable = AnyUnplaceable(report);
   out += absl::StrFormat("%-18s %6s %9s %9s %9s %6s %6s", "policy", "util", "wait p50",

@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "common/counted_noun.h"
 #include "operator/admission/types.h"
 #include "sim/internal/report_text.h"
 #include "sim/internal/time_slices.h"
@@ -521,8 +522,8 @@ std::string FormatHtml(const SimulationReport& report) {
       ".note{color:#555;font-size:13px;margin:4px 0}</style></head><body>\n",
       "<h1>Phalanx simulation</h1>\n<p>Cluster: <b>", Escape(DescribeCluster(*report.cluster)),
       "</b>, ", report.cluster->total_gpus, " GPUs, ", report.cluster->spec.queues.size(),
-      " queues. Trace: <b>", Escape(report.trace_source), "</b>, ", report.jobs,
-      " jobs. Every policy ran the same trace.</p>\n",
+      " queues. Trace: <b>", Escape(report.trace_source), "</b>, ",
+      CountedNoun(report.jobs, "job"), ". Every policy ran the same trace.</p>\n",
       "<table><tr><th>policy</th><th>GPU util</th><th>wait p50</th><th>wait p99</th>"
       "<th>JCT mean</th><th>done</th><th>never started</th>",
       unplaceable ? "<th>unplaceable</th>" : "",

@@ -137,12 +137,18 @@ TEST_F(ReportTest, JobsCsvRecomputesTheSummaryFigures) {
   }
 }
 
-TEST(ViolationReportTest, EveryBrokenRuleIsNamedOnStderrPerPolicy) {
-  ClusterModel cluster = testing::SmallCluster(16);
+// A report of trace "t.csv" with `jobs` jobs on `cluster`, results to be added by the test.
+SimulationReport HandMadeReport(const ClusterModel& cluster, int64_t jobs) {
   SimulationReport report;
   report.cluster = &cluster;
   report.trace_source = "t.csv";
-  report.jobs = 3;
+  report.jobs = jobs;
+  return report;
+}
+
+TEST(ViolationReportTest, EveryBrokenRuleIsNamedOnStderrPerPolicy) {
+  ClusterModel cluster = testing::SmallCluster(16);
+  SimulationReport report = HandMadeReport(cluster, 3);
   RunResult clean, broken;
   clean.summary.policy = "phalanx";
   clean.summary.jobs = 3;
@@ -261,6 +267,16 @@ TEST_F(ReportTest, TableListsEveryPolicy) {
   EXPECT_THAT(table, HasSubstr("32 x p5.48xlarge"));
 }
 
+// Counts read as English: "1 job", not "1 jobs".
+TEST(HtmlAxesTest, OneJobIsOneJob) {
+  ClusterModel cluster = testing::SmallCluster(16);
+  SimulationReport report = HandMadeReport(cluster, 1);
+  EXPECT_THAT(FormatTable(report), HasSubstr("trace: t.csv, 1 job\n"));
+  EXPECT_THAT(FormatHtml(report), HasSubstr("</b>, 1 job. Every policy"));
+  report.jobs = 2;
+  EXPECT_THAT(FormatTable(report), HasSubstr("trace: t.csv, 2 jobs\n"));
+}
+
 // The y of the coloured end-of-line label `label` in `html` (not an axis tick), or -1.
 double EndLabelY(const std::string& html, const std::string& label) {
   const std::regex pattern("<text x=\"[0-9.]+\" y=\"([0-9.]+)\" font-size=\"10\" "
@@ -274,9 +290,7 @@ double EndLabelY(const std::string& html, const std::string& label) {
 // pushed apart rather than drawn over each other (61, 60, 57 and 53 were unreadable).
 TEST(HtmlAxesTest, TimeTicksDifferAndEndLabelsDoNotOverlap) {
   ClusterModel cluster = testing::SmallCluster(16);
-  SimulationReport report;
-  report.cluster = &cluster;
-  report.trace_source = "t.csv";
+  SimulationReport report = HandMadeReport(cluster, 0);
   const std::vector<std::string> policies = {"phalanx", "first-fit", "kueue-tas", "kai-topology"};
   const std::vector<size_t> evictions = {61, 60, 57, 53};
   for (size_t p = 0; p < policies.size(); ++p) {
@@ -310,10 +324,7 @@ TEST(HtmlAxesTest, TimeTicksDifferAndEndLabelsDoNotOverlap) {
 // Unfinished jobs are warned about by what ended the run.
 TEST(NeverStartedReportTest, ShownAsItsOwnColumnAndWarned) {
   ClusterModel cluster = testing::SmallCluster(16);
-  SimulationReport report;
-  report.cluster = &cluster;
-  report.trace_source = "t.csv";
-  report.jobs = 3;
+  SimulationReport report = HandMadeReport(cluster, 3);
   RunResult ok, stuck;
   ok.summary.policy = "kueue-tas";
   ok.summary.jobs = 3;
