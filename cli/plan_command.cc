@@ -2,6 +2,7 @@
 // then a dry-run placement on a modelled cluster (the built-in default, or --cluster FILE),
 // through the real placement core: where the gang would land, rank by rank, or why it cannot,
 // in the placement core's own words.
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <string>
@@ -9,13 +10,16 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "cli/command.h"
 #include "cli/flags.h"
+#include "common/counted_noun.h"
 #include "common/resources.h"
 #include "scheduler/in_process_placement_service.h"
 #include "sim/cluster.h"
 #include "sim/comm_model.h"
 #include "sim/phalanx_policy.h"
+#include "sim/trace.h"
 #include "sim/training_job.h"
 
 namespace phalanx::cli {
@@ -30,7 +34,8 @@ lists what it cannot check), then dry-runs its placement on an empty modelled cl
 Phalanx's placement core, and explains where each rank lands or why the gang cannot be placed.
 Nothing is reserved.
 
-  -f, --file FILE   the TrainingJob manifest (multi-document YAML is fine)
+  -f, --file FILE   the TrainingJob manifest; in a multi-document file every TrainingJob is
+                    checked, then each is planned alone on the empty cluster
   --cluster FILE    cluster spec YAML as for `phalanx simulate` (default: the built-in cluster,
                     128 p5.48xlarge in EKS 3-layer topology)
 
@@ -39,38 +44,50 @@ Exit codes: 0 an answer was given (placed or not), 1 runtime failure, 2 bad inpu
 constexpr char kCommand[] = "plan";
 
 
-int RunPlan(const std::vector<std::string>& args) {
-  std::string job_file, cluster_file;
-  FlagSet flags;
-  flags.String({"-f", "--file"}, &job_file).String({"--cluster"}, &cluster_file);
-  if (absl::Status parsed = flags.Parse(args); !parsed.ok()) return BadInput(kCommand, parsed);
-  if (job_file.empty()) return BadInput(kCommand, "-f JOB.yaml is required");
-  absl::StatusOr<sim::PlannedJob> job = sim::LoadTrainingJob(job_file);
-  if (!job.ok()) return Fail(kCommand, job.status());
-  absl::StatusOr<sim::ClusterSpec> spec =
-      cluster_file.empty() ? absl::StatusOr<sim::ClusterSpec>(sim::DefaultClusterSpec())
-                           : sim::LoadClusterSpec(cluster_file);
-  if (!spec.ok()) return Fail(kCommand, spec.status());
-  absl::StatusOr<sim::ClusterModel> cluster = sim::BuildCluster(*spec);
-  if (!cluster.ok()) return Fail(kCommand, cluster.status());
-  if (absl::Status queues = sim::CheckQueues(*cluster); !queues.ok()) {
-    return Fail(kCommand, queues);
+// The first topology level `job` names that no node group of `cluster` has, in the manifest's
+// terms (its file, line and field), rather than the placement core's request field: that is
+// the job file not matching the cluster, or a trace's short name (layer-3) in a TrainingJob.
+absl::Status CheckLevels(const sim::PlannedJob& job, const sim::ClusterModel& cluster) {
+  const std::pair<const char*, const std::string*> fields[] = {
+      {"spec.topology.required", &job.request.required_level},
+      {"spec.topology.preferred", &job.request.preferred_level},
+      {"spec.topology.groupLevel", &job.request.group_level}};
+  for (const auto& [field, value] : fields) {
+    if (value->empty() || *value == sim::kHostnameLabel) continue;
+    std::vector<std::string> levels;
+    for (const sim::NodeGroup& group : cluster.groups) {
+      for (const std::string& level : group.levels) {
+        if (std::find(levels.begin(), levels.end(), level) == levels.end()) {
+          levels.push_back(level);
+        }
+      }
+    }
+    if (std::find(levels.begin(), levels.end(), *value) != levels.end()) continue;
+    levels.emplace_back(sim::kHostnameLabel);
+    const std::string expanded = sim::ExpandLevel(*value);
+    const auto origin = job.level_origins.find(field);
+    return absl::InvalidArgumentError(absl::StrCat(
+        origin == job.level_origins.end() ? "" : origin->second + ": ", field,
+        ": does not fit cluster ", cluster.spec.source, ": \"", *value,
+        "\" is not one of its levels (", absl::StrJoin(levels, ", "), ")",
+        expanded == *value ? "" : absl::StrCat("; a TrainingJob names the label key, ", expanded)));
   }
-  absl::StatusOr<placement::ClusterSnapshot> snapshot = sim::BuildSnapshot(*cluster);
-  if (!snapshot.ok()) return Fail(kCommand, snapshot.status());
-  placement::InProcessPlacementService service(*std::move(snapshot));
+  return absl::OkStatus();
+}
 
-  // Printed at the end through PrintOut: it carries names and labels from the user's files.
-  std::string out;
-  const placement::GangRequest& request = job->request;
+// Appends the dry-run placement of `job` to `out`: where each rank lands, or why it cannot.
+absl::Status PlanOne(const sim::PlannedJob& job, const sim::ClusterModel& cluster,
+                     const placement::InProcessPlacementService& service,
+                     const std::string& job_file, std::string& out) {
+  const placement::GangRequest& request = job.request;
   const std::string size =
       request.elastic ? absl::StrFormat("%d-%d pods (elastic, step %d)", request.elastic->min,
                                         request.elastic->max, request.elastic->step)
-                      : absl::StrFormat("%d pods", request.count);
+                      : CountedNoun(request.count, "pod");
   absl::StrAppendFormat(&out, "TrainingJob %s: %s of {%s}\n", request.job.c_str(), size.c_str(),
               FormatResources(request.per_pod).c_str());
-  absl::StrAppendFormat(&out, "cluster: %s, %lld GPUs (%s, empty)\n", sim::DescribeCluster(*cluster).c_str(),
-              static_cast<long long>(cluster->total_gpus), cluster->spec.source.c_str());
+  absl::StrAppendFormat(&out, "cluster: %s, %lld GPUs (%s, empty)\n", sim::DescribeCluster(cluster).c_str(),
+              static_cast<long long>(cluster.total_gpus), cluster.spec.source.c_str());
   absl::StrAppendFormat(&out, "topology: required %s, preferred %s",
               request.required_level.empty() ? "(none)" : request.required_level.c_str(),
               request.preferred_level.empty() ? "(none)" : request.preferred_level.c_str());
@@ -87,9 +104,9 @@ int RunPlan(const std::vector<std::string>& args) {
   if (!result.ok()) {
     // The placement core rejects requests this cluster cannot interpret (a topology level its
     // nodes do not have): that is the job file not matching the cluster.
-    return Fail(kCommand, absl::Status(result.status().code(),
-                             absl::StrCat(job_file, ": does not fit cluster ", cluster->spec.source,
-                                          ": ", result.status().message())));
+    return absl::Status(result.status().code(),
+                        absl::StrCat(job_file, ": does not fit cluster ", cluster.spec.source,
+                                     ": ", result.status().message()));
   }
   if (!result->placed) {
     const placement::Explanation& why = result->explanation;
@@ -101,19 +118,20 @@ int RunPlan(const std::vector<std::string>& args) {
     for (const auto& [reason, nodes] : why.nodes_rejected) {
       absl::StrAppendFormat(&out, "  %d nodes rejected: %s\n", nodes, reason.c_str());
     }
-    PrintOut(out);
-    return kExitOk;
+    return absl::OkStatus();
   }
   const placement::Placement& p = result->placement;
-  absl::StrAppendFormat(&out, "placed %zu pods inside %s\n", p.nodes.size(), p.domain.ToString().c_str());
+  absl::StrAppendFormat(&out, "placed %s inside %s\n",
+                        CountedNoun(static_cast<int64_t>(p.nodes.size()), "pod").c_str(),
+                        p.domain.ToString().c_str());
   std::vector<int32_t> indices;
   for (size_t rank = 0; rank < p.nodes.size(); ++rank) {
-    const int32_t index = cluster->NodeIndex(p.nodes[rank]);
+    const int32_t index = cluster.NodeIndex(p.nodes[rank]);
     indices.push_back(index);
     std::string where;
     if (index >= 0) {
-      const sim::SimNode& node = cluster->nodes[index];
-      for (const std::string& level : cluster->groups[node.group].levels) {
+      const sim::SimNode& node = cluster.nodes[index];
+      for (const std::string& level : cluster.groups[node.group].levels) {
         absl::StrAppend(&where, where.empty() ? "" : " / ", node.labels.at(level));
       }
     }
@@ -124,8 +142,47 @@ int RunPlan(const std::vector<std::string>& args) {
     absl::StrAppendFormat(&out, 
         "\nmodelled all-reduce: %.1f ms per GiB, %.2fx the ideal placement "
         "(docs/simulator.md)\n",
-        1000 * sim::AllReduceSeconds(*cluster, indices, gpus),
-        sim::CommSlowdown(*cluster, indices, gpus));
+        1000 * sim::AllReduceSeconds(cluster, indices, gpus),
+        sim::CommSlowdown(cluster, indices, gpus));
+  }
+  return absl::OkStatus();
+}
+
+int RunPlan(const std::vector<std::string>& args) {
+  std::string job_file, cluster_file;
+  FlagSet flags;
+  flags.String({"-f", "--file"}, &job_file).String({"--cluster"}, &cluster_file);
+  if (absl::Status parsed = flags.Parse(args); !parsed.ok()) return BadInput(kCommand, parsed);
+  if (job_file.empty()) return BadInput(kCommand, "-f JOB.yaml is required");
+  absl::StatusOr<std::vector<sim::PlannedJob>> jobs = sim::LoadTrainingJobs(job_file);
+  if (!jobs.ok()) return Fail(kCommand, jobs.status());
+  absl::StatusOr<sim::ClusterSpec> spec =
+      cluster_file.empty() ? absl::StatusOr<sim::ClusterSpec>(sim::DefaultClusterSpec())
+                           : sim::LoadClusterSpec(cluster_file);
+  if (!spec.ok()) return Fail(kCommand, spec.status());
+  absl::StatusOr<sim::ClusterModel> cluster = sim::BuildCluster(*spec);
+  if (!cluster.ok()) return Fail(kCommand, cluster.status());
+  if (absl::Status queues = sim::CheckQueues(*cluster); !queues.ok()) {
+    return Fail(kCommand, queues);
+  }
+  for (const sim::PlannedJob& job : *jobs) {
+    if (absl::Status levels = CheckLevels(job, *cluster); !levels.ok()) {
+      return Fail(kCommand, levels);
+    }
+  }
+  absl::StatusOr<placement::ClusterSnapshot> snapshot = sim::BuildSnapshot(*cluster);
+  if (!snapshot.ok()) return Fail(kCommand, snapshot.status());
+  // Place is a dry run (nothing is reserved): every job is planned on the same empty cluster.
+  placement::InProcessPlacementService service(*std::move(snapshot));
+  // Printed at the end through PrintOut: it carries names and labels from the user's files.
+  std::string out;
+  for (size_t i = 0; i < jobs->size(); ++i) {
+    if (i > 0) out += "\n";
+    if (absl::Status planned = PlanOne((*jobs)[i], *cluster, service, job_file, out);
+        !planned.ok()) {
+      PrintOut(out);
+      return Fail(kCommand, planned);
+    }
   }
   PrintOut(out);
   return kExitOk;

@@ -190,6 +190,11 @@ absl::StatusOr<PlannedJob> FromDocument(const YamlReader& in, const YAML::Node& 
     }
     ASSIGN_OR_RETURN(r.group_level,
                      in.String(topology, "groupLevel", "spec.topology.groupLevel", ""));
+    for (const char* key : {"required", "preferred", "groupLevel"}) {
+      if (!topology[key].IsDefined()) continue;
+      job.level_origins[absl::StrCat("spec.topology.", key)] =
+          absl::StrCat(in.source(), ":", topology[key].Mark().line + 1);
+    }
   }
   // The CRD's shape rules, in its words (sim/job_shape.h); the line is the spec's.
   const absl::Status shape = ValidateJobShape(
@@ -313,23 +318,30 @@ absl::StatusOr<PlannedJob> FromDocument(const YamlReader& in, const YAML::Node& 
 
 }  // namespace
 
-absl::StatusOr<PlannedJob> ParseTrainingJob(const std::string& text, const std::string& source) {
+absl::StatusOr<std::vector<PlannedJob>> ParseTrainingJobs(const std::string& text,
+                                                          const std::string& source) {
   ASSIGN_OR_RETURN(std::vector<YAML::Node> docs, LoadAllYamlText(text, source));
   YamlReader in(source);
+  std::vector<PlannedJob> jobs;
   for (const YAML::Node& doc : docs) {
     if (!doc.IsMap()) continue;
     if (doc["kind"].IsDefined() && doc["kind"].IsScalar() &&
         doc["kind"].Scalar() == "TrainingJob") {
       RETURN_IF_ERROR(CheckAgainstCrd(doc, in.source()));
-      return FromDocument(in, doc);
+      ASSIGN_OR_RETURN(PlannedJob job, FromDocument(in, doc));
+      jobs.push_back(std::move(job));
     }
   }
-  return absl::InvalidArgumentError(absl::StrCat(source, ": kind: no TrainingJob document found"));
+  if (jobs.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(source, ": kind: no TrainingJob document found"));
+  }
+  return jobs;
 }
 
-absl::StatusOr<PlannedJob> LoadTrainingJob(const std::string& path) {
+absl::StatusOr<std::vector<PlannedJob>> LoadTrainingJobs(const std::string& path) {
   ASSIGN_OR_RETURN(std::string text, ReadTextFile(path));
-  return ParseTrainingJob(text, path);
+  return ParseTrainingJobs(text, path);
 }
 
 }  // namespace phalanx::sim

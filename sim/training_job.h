@@ -7,13 +7,15 @@
 // nodeSelector, required node affinity, tolerations and the containers' resource requests
 // (limits stand in for missing requests, as Kubernetes defaults them).
 //
-//   ASSIGN_OR_RETURN(PlannedJob job, LoadTrainingJob("job.yaml"));
-//   service.Place(job.request);
+//   ASSIGN_OR_RETURN(std::vector<PlannedJob> jobs, LoadTrainingJobs("job.yaml"));
+//   service.Place(jobs[0].request);
 //
 // Bad input is InvalidArgument naming the file, line and field, one line per error.
 #pragma once
 
+#include <map>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "scheduler/placement_types.h"
@@ -25,10 +27,16 @@ struct PlannedJob {
   std::string namespace_name;
   std::string queue_name;
   placement::GangRequest request;
+  // Where each topology level the job names was written ("spec.topology.groupLevel" ->
+  // "job.yaml:12"), so that a level the cluster lacks is reported in the manifest's terms.
+  std::map<std::string, std::string> level_origins;
 };
 
-absl::StatusOr<PlannedJob> LoadTrainingJob(const std::string& path);
-// The first TrainingJob document of a (possibly multi-document) YAML text.
-absl::StatusOr<PlannedJob> ParseTrainingJob(const std::string& text, const std::string& source);
+// Every TrainingJob document of a (possibly multi-document) YAML text, each checked as the
+// API server would (kubectl apply sends them all): the first bad one is the error. Other kinds
+// are skipped; none at all is bad input.
+absl::StatusOr<std::vector<PlannedJob>> LoadTrainingJobs(const std::string& path);
+absl::StatusOr<std::vector<PlannedJob>> ParseTrainingJobs(const std::string& text,
+                                                          const std::string& source);
 
 }  // namespace phalanx::sim

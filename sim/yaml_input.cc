@@ -15,10 +15,9 @@ namespace {
 
 // yaml-cpp keeps both entries of a key given twice in a map, and a lookup silently picks one;
 // kubectl apply --validate=strict refuses such a manifest, and so do we: the second one is named
-// by its line (`first_line` is the document's first line in the file). Walked with an explicit
-// stack and a bound, so that neither deep nesting nor an alias cycle can run away.
-absl::Status CheckDuplicateKeys(const YAML::Node& root, const std::string& source,
-                                int first_line) {
+// by its line. Walked with an explicit stack and a bound, so that neither deep nesting nor an
+// alias cycle can run away.
+absl::Status CheckDuplicateKeys(const YAML::Node& root, const std::string& source) {
   constexpr size_t kMaxNodes = 1'000'000;
   std::vector<YAML::Node> stack = {root};
   for (size_t visited = 0; !stack.empty() && visited < kMaxNodes; ++visited) {
@@ -31,7 +30,7 @@ absl::Status CheckDuplicateKeys(const YAML::Node& root, const std::string& sourc
       for (const auto& entry : node) {
         if (entry.first.IsScalar() && !keys.insert(entry.first.Scalar()).second) {
           return absl::InvalidArgumentError(absl::StrCat(
-              Printable(source), ":", first_line + entry.first.Mark().line + 1, ":",
+              Printable(source), ":", entry.first.Mark().line + 1, ":",
               entry.first.Mark().column + 1, ": duplicate key \"",
               Printable(entry.first.Scalar()), "\""));
         }
@@ -52,7 +51,7 @@ absl::StatusOr<YAML::Node> LoadYamlText(const std::string& text, const std::stri
     return absl::InvalidArgumentError(
         absl::StrCat(Printable(source), ":", e.mark.line + 1, ":", e.mark.column + 1, ": ", e.msg));
   }
-  RETURN_IF_ERROR(CheckDuplicateKeys(node, source, 0));
+  RETURN_IF_ERROR(CheckDuplicateKeys(node, source));
   return node;
 }
 
@@ -85,13 +84,14 @@ absl::StatusOr<std::vector<YAML::Node>> LoadAllYamlText(const std::string& text,
     if (!doc.empty()) {
       YAML::Node node;
       try {
-        node = YAML::Load(doc);
+        // The lines before the document, as empty lines, so that every node's mark is its
+        // line in the file: errors about a later document's fields name their own line.
+        node = YAML::Load(std::string(line_no, '\n') + doc);
       } catch (const YAML::Exception& e) {
-        return absl::InvalidArgumentError(absl::StrCat(Printable(source), ":",
-                                                       line_no + e.mark.line + 1, ":",
-                                                       e.mark.column + 1, ": ", e.msg));
+        return absl::InvalidArgumentError(absl::StrCat(Printable(source), ":", e.mark.line + 1,
+                                                       ":", e.mark.column + 1, ": ", e.msg));
       }
-      RETURN_IF_ERROR(CheckDuplicateKeys(node, source, line_no));
+      RETURN_IF_ERROR(CheckDuplicateKeys(node, source));
       if (!node.IsNull()) docs.push_back(std::move(node));
     }
     doc.clear();

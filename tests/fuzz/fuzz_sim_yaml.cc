@@ -24,7 +24,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       (void)phalanx::sim::ParseCsvTrace(text, source);
       break;
     case 3:
-      (void)phalanx::sim::ParseTrainingJob(text, source);
+      (void)phalanx::sim::ParseTrainingJobs(text, source);
       break;
     default:
       (void)phalanx::sim::LoadAllYamlText(text, source);

@@ -316,6 +316,52 @@ TEST(CliTest, PlanPlacesTheExamplePretrainingJobInOneBlock) {
   EXPECT_THAT(run.output, HasSubstr("1.00x the ideal placement"));
 }
 
+// A TrainingJob manifest of `replicas` pods of 8 GPUs, its topology block given as is.
+std::string JobYaml(const std::string& name, int replicas, const std::string& topology = "") {
+  return "apiVersion: phalanx.dev/v1alpha1\nkind: TrainingJob\nmetadata: {name: " + name +
+         ", namespace: t}\nspec:\n  queueName: q\n  replicas: " + std::to_string(replicas) +
+         "\n" + topology +
+         "  template:\n    spec:\n      containers:\n      - name: c\n"
+         "        resources: {limits: {nvidia.com/gpu: 8}}\n";
+}
+
+// kubectl apply sends every document of a file, so plan checks every TrainingJob and plans
+// each alone (it read only the first, and a bad second one passed unseen); an error in a later
+// document names its line in the file.
+TEST(CliTest, PlanChecksAndPlansEveryTrainingJobOfAFile) {
+  const std::string two = WriteFile(
+      "two.yaml", "apiVersion: v1\nkind: Namespace\nmetadata: {name: t}\n---\n" +
+                      JobYaml("one", 1) + "---\n" + JobYaml("eight", 8));
+  CliRun run = Phalanx("plan -f " + two);
+  EXPECT_EQ(run.code, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("TrainingJob t/one: 1 pod of {nvidia.com/gpu=8}"));
+  EXPECT_THAT(run.output, HasSubstr("placed 1 pod inside"));
+  EXPECT_THAT(run.output, HasSubstr("TrainingJob t/eight: 8 pods of {nvidia.com/gpu=8}"));
+  EXPECT_THAT(run.output, HasSubstr("placed 8 pods inside"));
+  const std::string bad = WriteFile("bad-second.yaml", JobYaml("one", 1) + "---\n" +
+                                                           JobYaml("zero", 0));
+  run = Phalanx("plan -f " + bad);
+  EXPECT_EQ(run.code, 2) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("bad-second.yaml:18: spec.replicas: Invalid value: 0"));
+}
+
+// A level the cluster does not have is named by the manifest's field and line, not by the
+// placement core's request field; a trace's short name gets the label key it stands for.
+TEST(CliTest, PlanNamesTheManifestFieldOfALevelTheClusterLacks) {
+  const std::string job = WriteFile(
+      "short-level.yaml",
+      JobYaml("short", 2, "  topology:\n    groupSize: 2\n    groupLevel: layer-3\n"));
+  CliRun run = Phalanx("plan -f " + job);
+  EXPECT_EQ(run.code, 2) << run.output;
+  EXPECT_THAT(run.output,
+              HasSubstr("short-level.yaml:9: spec.topology.groupLevel: does not fit cluster "
+                        "built-in: \"layer-3\" is not one of its levels "
+                        "(topology.k8s.aws/network-node-layer-1, "));
+  EXPECT_THAT(run.output, HasSubstr("a TrainingJob names the label key, "
+                                    "topology.k8s.aws/network-node-layer-3"));
+  EXPECT_THAT(run.output, Not(HasSubstr("request.group_level")));
+}
+
 TEST(CliTest, PlanTensorParallelJobNeedsAClusterWithCliques) {
   const std::string job = std::string(PHALANX_SOURCE_DIR) +
                           "/deploy/examples/12-trainingjob-gb200-tensor-parallel.yaml";

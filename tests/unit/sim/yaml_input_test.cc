@@ -36,6 +36,17 @@ TEST(LoadAllYamlTextTest, ErrorsNameTheLineInTheWholeFile) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("in.yaml:4:")));
 }
 
+// Every node's mark is its line in the file, in later documents too: errors a reader finds in
+// a field (the CRD check, YamlReader::Error) once named its line within its own document.
+TEST(LoadAllYamlTextTest, MarksAreLinesOfTheWholeFile) {
+  ASSERT_OK_AND_ASSIGN(std::vector<YAML::Node> docs,
+                       LoadAllYamlText("kind: Namespace\n---\nkind: A\n---\n\nspec:\n  x: 1\n",
+                                       "in.yaml"));
+  ASSERT_EQ(docs.size(), 3u);
+  EXPECT_EQ(docs[1]["kind"].Mark().line + 1, 3);
+  EXPECT_EQ(docs[2]["spec"]["x"].Mark().line + 1, 7);
+}
+
 // As kubectl apply --validate=strict: a key given twice in one map is an error naming the
 // second one's line in the whole file, at any depth; the same key in two maps is not.
 TEST(LoadAllYamlTextTest, DuplicateKeysAreRefused) {
