@@ -86,8 +86,9 @@ absl::Status PlanOne(const sim::PlannedJob& job, const sim::ClusterModel& cluste
                       : CountedNoun(request.count, "pod");
   absl::StrAppendFormat(&out, "TrainingJob %s: %s of {%s}\n", request.job.c_str(), size.c_str(),
               FormatResources(request.per_pod).c_str());
-  absl::StrAppendFormat(&out, "cluster: %s, %lld GPUs (%s, empty)\n", sim::DescribeCluster(cluster).c_str(),
-              static_cast<long long>(cluster.total_gpus), cluster.spec.source.c_str());
+  absl::StrAppendFormat(&out, "cluster: %s, %lld GPUs (%s, empty)\n",
+                        sim::DescribeCluster(cluster).c_str(),
+                        static_cast<long long>(cluster.total_gpus), cluster.spec.source.c_str());
   absl::StrAppendFormat(&out, "topology: required %s, preferred %s",
               request.required_level.empty() ? "(none)" : request.required_level.c_str(),
               request.preferred_level.empty() ? "(none)" : request.preferred_level.c_str());

@@ -146,7 +146,8 @@ std::pair<double, double> TimeSpan(const SimulationReport& report) {
 
 // Six ticks over [start, end] in the largest unit the span holds three of (days, hours,
 // minutes, seconds), with the decimals a step of a fifth of the span needs, so that no two
-// ticks read the same and none is rounded a whole step away (a 60 s run once read "0h" six times, a 2 h run "0h 0h 1h 1h 2h 2h").
+// ticks read the same and none is rounded a whole step away (a 60 s run once read "0h" six
+// times, a 2 h run "0h 0h 1h 1h 2h 2h").
 Ticks TimeTicks(double start, double end) {
   const double span = end - start;
   double unit = 1;

@@ -134,7 +134,8 @@ TEST(ClusterTest, BorrowWithinCohortAndUnsimulatedQueueFieldsLoad) {
                        "queues:\n- name: q\n  cohort: c\n  nominalQuota: {nvidia.com/gpu: 8}\n"
                        "  stopPolicy: None\n  namespaceSelector: {matchLabels: {team: q}}\n"
                        "  preemption:\n    reclaimWithinCohort: Any\n"
-                       "    borrowWithinCohort: {policy: LowerPriority, maxPriorityThreshold: 100}\n"
+                       "    borrowWithinCohort:\n"
+                       "      {policy: LowerPriority, maxPriorityThreshold: 100}\n"
                        "- {name: r, cohort: c, nominalQuota: {nvidia.com/gpu: 8}}\n",
                        "q.yaml"));
   EXPECT_EQ(spec.queues[0].borrow_within_cohort, "LowerPriority");

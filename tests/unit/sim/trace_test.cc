@@ -33,7 +33,8 @@ TEST(TraceTest, ParsesCsvWithHeaderNamedColumnsAndSortsBySubmit) {
 // named "#exp1" that was once dropped without a word.
 TEST(TraceTest, CommentsAreWholeLinesAndNeverHideARow) {
   ASSERT_OK_AND_ASSIGN(std::vector<TraceJob> jobs,
-                       ParseCsvTrace("# trace of 2026-11-30\n\nname,submit_s,queue,pods,duration_s\n"
+                       ParseCsvTrace("# trace of 2026-11-30\n\n"
+                                     "name,submit_s,queue,pods,duration_s\n"
                                      "# two, rows\n  \na,0,q,1,60\n#\n",
                                      "t.csv"));
   ASSERT_EQ(jobs.size(), 1u);
