@@ -152,6 +152,7 @@ class Simulation {
       out.pods = spec.pods;
       out.gpus_per_pod = spec.gpus_per_pod;
       out.nodes_needed = NodesNeeded(spec.pods, spec.gpus_per_pod, NodeGpusFor(spec));
+      out.nodes_requested = out.nodes_needed;
       out.multi_node = out.nodes_needed > 1;
       out.unplaceable = !spec.unplaceable.empty();
       Push(spec.submit_s, EventType::kArrival, job.id);

@@ -45,6 +45,9 @@ struct JobOutcome {
   int32_t pods = 0;
   int32_t gpus_per_pod = 0;
   int32_t nodes_needed = 0;  // nodes the gang needs when packed (as first placed)
+  // Nodes the trace's full size needs when packed (an elastic job's maximum): the same for every
+  // policy, so the locality buckets (LocalityBySize) compare the same jobs.
+  int32_t nodes_requested = 0;
   bool multi_node = false;
   // The trace marked it as never placeable (--allow-unplaceable): left out of every per-job
   // figure whatever a policy did with it.

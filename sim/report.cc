@@ -54,7 +54,8 @@ std::vector<LocalityBucket> LocalityBySize(const RunResult& result) {
   for (const JobOutcome& out : result.outcomes) {
     if (!out.locality_applicable || out.first_start_s < 0 || out.unplaceable) continue;
     for (LocalityBucket& b : buckets) {
-      if (out.nodes_needed >= b.min_nodes && (b.max_nodes == 0 || out.nodes_needed <= b.max_nodes)) {
+      const int32_t n = out.nodes_requested;
+      if (n >= b.min_nodes && (b.max_nodes == 0 || n <= b.max_nodes)) {
         ++b.total;
         b.local += out.locality_ok ? 1 : 0;
         break;
@@ -234,7 +235,8 @@ std::string Seconds(double seconds) { return absl::StrFormat("%.1f", seconds); }
 void WriteJobsCsv(const SimulationReport& report, const std::vector<TraceJob>& jobs,
                   std::ostream& out) {
   out << "policy,job,queue,submit_s,start_s,end_s,wait_s,pods,nodes,level,domain,local,"
-         "preemptions,interruptions,restarts,gpu_seconds,unplaceable,priority,queued_s\n";
+         "preemptions,interruptions,restarts,gpu_seconds,unplaceable,priority,queued_s,"
+         "requested_pods,requested_nodes,elastic_min\n";
   for (const RunResult& r : report.results) {
     const std::string policy = CsvField(r.summary.policy);
     for (size_t i = 0; i < r.outcomes.size() && i < jobs.size(); ++i) {
@@ -252,7 +254,9 @@ void WriteJobsCsv(const SimulationReport& report, const std::vector<TraceJob>& j
                   started ? CsvField(o.placed_domain) : "", local, absl::StrCat(o.preemptions),
                   absl::StrCat(o.interruptions), absl::StrCat(o.restarts),
                   Seconds(o.gpu_seconds), CsvField(jobs[i].unplaceable),
-                  absl::StrCat(jobs[i].priority), o.finish_s >= 0 ? Seconds(o.queued_s) : ""},
+                  absl::StrCat(jobs[i].priority), o.finish_s >= 0 ? Seconds(o.queued_s) : "",
+                  absl::StrCat(jobs[i].pods), absl::StrCat(o.nodes_requested),
+                  jobs[i].elastic_min > 0 ? absl::StrCat(jobs[i].elastic_min) : ""},
                  ",")
           << "\n";
     }

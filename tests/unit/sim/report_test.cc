@@ -90,15 +90,27 @@ TEST_F(ReportTest, JobsCsvRecomputesTheSummaryFigures) {
   ASSERT_EQ(lines.size(), 1 + 2 * scenario_.jobs.size());
   EXPECT_EQ(lines[0],
             "policy,job,queue,submit_s,start_s,end_s,wait_s,pods,nodes,level,domain,local,"
-            "preemptions,interruptions,restarts,gpu_seconds,unplaceable,priority,queued_s");
+            "preemptions,interruptions,restarts,gpu_seconds,unplaceable,priority,queued_s,"
+            "requested_pods,requested_nodes,elastic_min");
   for (const RunResult& r : report_.results) {
     std::vector<double> waits, queued;
     double jct = 0, gpu_seconds = 0;
     int64_t completed = 0, judged = 0, local = 0, preemptions = 0;
+    std::vector<LocalityBucket> buckets = LocalityBySize(r);
+    for (LocalityBucket& b : buckets) b.total = b.local = 0;  // recounted from the rows
     for (size_t i = 1; i < lines.size(); ++i) {
       std::vector<std::string> f = absl::StrSplit(lines[i], ',');
-      ASSERT_EQ(f.size(), 19u) << lines[i];
+      ASSERT_EQ(f.size(), 22u) << lines[i];
       if (f[0] != r.summary.policy) continue;
+      // The locality buckets are by the requested size, the same jobs for every policy.
+      const int nodes = std::stoi(f[20]);
+      for (LocalityBucket& b : buckets) {
+        if (f[11].empty() || nodes < b.min_nodes || (b.max_nodes > 0 && nodes > b.max_nodes)) {
+          continue;
+        }
+        ++b.total;
+        b.local += f[11] == "yes";
+      }
       if (!f[6].empty()) waits.push_back(std::stod(f[6]));
       if (!f[5].empty()) {
         ++completed;
@@ -131,6 +143,11 @@ TEST_F(ReportTest, JobsCsvRecomputesTheSummaryFigures) {
     EXPECT_EQ(judged, s.locality_jobs);
     EXPECT_NEAR(static_cast<double>(local) / judged, s.locality_lowest_level, 1e-9);
     EXPECT_EQ(preemptions, s.preemptions);
+    const std::vector<LocalityBucket> reported = LocalityBySize(r);
+    for (size_t k = 0; k < buckets.size(); ++k) {
+      EXPECT_EQ(buckets[k].total, reported[k].total) << s.policy << " " << buckets[k].label();
+      EXPECT_EQ(buckets[k].local, reported[k].local) << s.policy << " " << buckets[k].label();
+    }
     // Utilization: every GPU-second of the ledger belongs to a job row (0.05 s rounding each).
     EXPECT_NEAR(gpu_seconds / (s.makespan_s * report_.cluster->total_gpus), s.gpu_utilization,
                 1e-6);
