@@ -38,6 +38,10 @@ Nothing is reserved.
                     checked, then each is planned alone on the empty cluster
   --cluster FILE    cluster spec YAML as for `phalanx simulate` (default: the built-in cluster,
                     128 p5.48xlarge in EKS 3-layer topology)
+  --queue NAME      a queue of the cluster spec: the ClusterTrainingQueue the job's TrainingQueue
+                    points to. Placement then keeps to the node groups whose flavor that queue
+                    can give the whole gang (nominal quota plus what its cohort lends), as
+                    admission would; without it quota is not checked
 
 Exit codes: 0 an answer was given (placed or not), 1 runtime failure, 2 bad input.)";
 
@@ -149,10 +153,51 @@ absl::Status PlanOne(const sim::PlannedJob& job, const sim::ClusterModel& cluste
   return absl::OkStatus();
 }
 
+// With --queue: keeps `request` to the node groups where `queue` can hold the whole gang's GPUs
+// (ReachableGpus, as `simulate` refuses a trace job), by a node-group requirement ANDed into
+// every affinity term. Returns whether some group is left; `note` says which groups the queue
+// allows and why the others are not (or, none left, why).
+bool KeepToQueue(const sim::ClusterModel& cluster, const sim::QueueSpec& queue,
+                 placement::GangRequest& request, std::string& note) {
+  const auto gpu = request.per_pod.find(std::string(kResourceGpu));
+  const int64_t per_pod = gpu == request.per_pod.end() ? 0 : gpu->second;
+  const int64_t pods = request.elastic ? request.elastic->min : request.count;
+  std::vector<std::string> allowed, refused;
+  for (const sim::NodeGroup& group : cluster.groups) {
+    const int64_t reachable = sim::ReachableGpus(cluster.spec, queue, group.spec.name);
+    if (per_pod == 0 || reachable >= pods * per_pod) {
+      allowed.push_back(group.spec.name);
+    } else {
+      refused.push_back(absl::StrCat(group.spec.name, " (at most ", reachable, " of the ",
+                                     pods * per_pod, " GPUs it needs)"));
+    }
+  }
+  if (allowed.empty()) {
+    note = absl::StrCat("ClusterTrainingQueue ", queue.name, " can never admit it: in no node ",
+                        "group can its nominal quota plus what its cohort lends hold the gang: ",
+                        absl::StrJoin(refused, ", "));
+    return false;
+  }
+  note = absl::StrCat("quota: ClusterTrainingQueue ", queue.name, " can hold the gang in node ",
+                      allowed.size() == 1 ? "group " : "groups ", absl::StrJoin(allowed, ", "),
+                      refused.empty() ? ""
+                                      : absl::StrCat("; not in ", absl::StrJoin(refused, ", ")),
+                      "\n");
+  const placement::NodeSelectorRequirement in_groups{std::string(sim::kNodeGroupLabel), "In",
+                                                     allowed};
+  if (request.node_affinity.empty()) request.node_affinity.emplace_back();
+  for (placement::NodeSelectorTerm& term : request.node_affinity) {
+    term.match_expressions.push_back(in_groups);
+  }
+  return true;
+}
+
 int RunPlan(const std::vector<std::string>& args) {
-  std::string job_file, cluster_file;
+  std::string job_file, cluster_file, queue_name;
   FlagSet flags;
-  flags.String({"-f", "--file"}, &job_file).String({"--cluster"}, &cluster_file);
+  flags.String({"-f", "--file"}, &job_file)
+      .String({"--cluster"}, &cluster_file)
+      .String({"--queue"}, &queue_name);
   if (absl::Status parsed = flags.Parse(args); !parsed.ok()) return BadInput(kCommand, parsed);
   if (job_file.empty()) return BadInput(kCommand, "-f JOB.yaml is required");
   absl::StatusOr<std::vector<sim::PlannedJob>> jobs = sim::LoadTrainingJobs(job_file);
@@ -171,6 +216,19 @@ int RunPlan(const std::vector<std::string>& args) {
       return Fail(kCommand, levels);
     }
   }
+  const sim::QueueSpec* queue = nullptr;
+  if (!queue_name.empty()) {
+    std::vector<std::string> names;
+    for (const sim::QueueSpec& q : cluster->spec.queues) {
+      names.push_back(q.name);
+      if (q.name == queue_name) queue = &q;
+    }
+    if (queue == nullptr) {
+      return BadInput(kCommand, absl::StrCat("--queue: cluster ", cluster->spec.source,
+                                             " has no queue \"", queue_name, "\" (it has ",
+                                             absl::StrJoin(names, ", "), ")"));
+    }
+  }
   absl::StatusOr<placement::ClusterSnapshot> snapshot = sim::BuildSnapshot(*cluster);
   if (!snapshot.ok()) return Fail(kCommand, snapshot.status());
   // Place is a dry run (nothing is reserved): every job is planned on the same empty cluster.
@@ -179,8 +237,15 @@ int RunPlan(const std::vector<std::string>& args) {
   std::string out;
   for (size_t i = 0; i < jobs->size(); ++i) {
     if (i > 0) out += "\n";
-    if (absl::Status planned = PlanOne((*jobs)[i], *cluster, service, job_file, out);
-        !planned.ok()) {
+    sim::PlannedJob job = (*jobs)[i];
+    std::string note;
+    if (queue != nullptr && !KeepToQueue(*cluster, *queue, job.request, note)) {
+      absl::StrAppend(&out, "TrainingJob ", job.request.job, ": cannot be admitted: ", note, "\n");
+      continue;
+    }
+    absl::Status planned = PlanOne(job, *cluster, service, job_file, out);
+    out += note;
+    if (!planned.ok()) {
       PrintOut(out);
       return Fail(kCommand, planned);
     }

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -373,6 +374,44 @@ TEST(CliTest, PlanTensorParallelJobNeedsAClusterWithCliques) {
       Phalanx("plan -f " + job + " --cluster " + PHALANX_SOURCE_DIR + "/sim/examples/cluster.yaml");
   EXPECT_EQ(mixed.code, 0) << mixed.output;
   EXPECT_THAT(mixed.output, HasSubstr("inside nvidia.com/gpu.clique=gb200-clique-"));
+}
+
+// --queue: the gang keeps to the node groups whose flavor the queue can give it, as admission
+// and `simulate` would (audit 32: plan said "placed" where the queue had no quota).
+TEST(CliTest, PlanWithAQueueKeepsToTheGroupsItsQuotaReaches) {
+  const std::string cluster = std::string(PHALANX_SOURCE_DIR) + "/sim/examples/cluster.yaml";
+  auto job = [](int replicas) {
+    return WriteFile(absl::StrCat("q", replicas, ".yaml"),
+                     absl::StrCat(R"(apiVersion: phalanx.dev/v1alpha1
+kind: TrainingJob
+metadata: {name: j, namespace: t}
+spec:
+  queueName: q
+  replicas: )", replicas, R"(
+  template:
+    spec:
+      containers:
+      - name: c
+        resources: {limits: {nvidia.com/gpu: 4}}
+)"));
+  };
+  // 4-GPU pods fit both groups; research has h100 quota only.
+  CliRun research = Phalanx("plan -f " + job(2) + " --cluster " + cluster + " --queue research");
+  EXPECT_EQ(research.code, 0) << research.output;
+  EXPECT_THAT(research.output, HasSubstr("placed 2 pods"));
+  EXPECT_THAT(research.output, Not(HasSubstr("gb200-clique")));
+  EXPECT_THAT(research.output, HasSubstr("quota: ClusterTrainingQueue research can hold the gang "
+                                         "in node group h100; not in gb200 (at most 0 of the 8 "
+                                         "GPUs it needs)"));
+  // More GPUs than research can ever hold anywhere (256 nominal + 128 borrowed).
+  CliRun never = Phalanx("plan -f " + job(100) + " --cluster " + cluster + " --queue research");
+  EXPECT_EQ(never.code, 0) << never.output;
+  EXPECT_THAT(never.output, HasSubstr("TrainingJob t/j: cannot be admitted: ClusterTrainingQueue "
+                                      "research can never admit it"));
+  CliRun unknown = Phalanx("plan -f " + job(2) + " --cluster " + cluster + " --queue nope");
+  EXPECT_EQ(unknown.code, 2);
+  EXPECT_THAT(unknown.output, HasSubstr("--queue: cluster"));
+  EXPECT_THAT(unknown.output, HasSubstr("has no queue \"nope\" (it has pretraining, research)"));
 }
 
 TEST(CliTest, PlanExplainsWhyAGangCannotFit) {
