@@ -6,6 +6,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "common/counted_noun.h"
 #include "common/status.h"
 #include "scheduler/node_affinity.h"
 #include "scheduler/gang_search.h"
@@ -592,8 +593,8 @@ absl::StatusOr<PlacementResult> ClusterSnapshot::Restore(const GangRequest& requ
     for (int r : shape.resources) {
       if (nodes_[node].used[r] + pods * shape.per_pod[r] > nodes_[node].allocatable[r]) {
         return absl::FailedPreconditionError(
-            absl::StrCat("node ", Quote(nodes_[node].info.name), " has no room for ", pods,
-                         " pods of ", request.job, " (", resources_.Name(r), ")"));
+            absl::StrCat("node ", Quote(nodes_[node].info.name), " has no room for ",
+                         CountedNoun(pods, "pod"), " of ", request.job, " (", resources_.Name(r), ")"));
       }
     }
   }

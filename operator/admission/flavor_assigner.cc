@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/counted_noun.h"
 #include "operator/admission/matching.h"
 
 namespace phalanx::admission {
@@ -165,7 +166,7 @@ AssignOutcome Assign(const Model& model, const QuotaTree& quota, const Shape& sh
         }
       }
       outcome.quota_message = absl::StrCat("ClusterTrainingQueue ", model.cqs[shape.cq].spec->name,
-                                           " lacks quota for ", count, " pods: ",
+                                           " lacks quota for ", CountedNoun(count, "pod"), ": ",
                                            absl::StrJoin(reasons, "; "));
       return outcome;
     }

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-
+#include "common/counted_noun.h"
 #include "operator/admission/internal/cycle.h"
 
 namespace phalanx::admission::internal {
@@ -107,7 +107,7 @@ std::vector<int> Cycle::Growable(std::vector<GrowthHold>& holds) const {
             : absl::StrCat(describe(by_flavor, false), " and could run on NodeFlavor ",
                            model_.flavors[flavor]->name);
     holds.push_back({w.key, r.count,
-                     absl::StrCat("not grown beyond ", r.count, " pods while ", held,
+                     absl::StrCat("not grown beyond ", CountedNoun(r.count, "pod"), " while ", held,
                                   " (growth takes only capacity nobody waits for)")});
   }
   // Higher priority first, then the longest running: the order admission would have used.

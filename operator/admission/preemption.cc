@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/counted_noun.h"
 #include "operator/admission/internal/cycle.h"
 
 namespace phalanx::admission::internal {
@@ -419,7 +420,7 @@ void Cycle::TryPreempt(int index) {
     }
     result_.preemptions.push_back(
         {r.workload->key, model_.cqs[r.cq].spec->name, left, w.key, candidate.reason,
-         absl::StrCat(left > 0 ? absl::StrCat("shrunk to ", left, " pods") : "evicted",
+         absl::StrCat(left > 0 ? absl::StrCat("shrunk to ", CountedNoun(left, "pod")) : "evicted",
                       " to make room for ", w.key, ": ", why),
          cq_name});
     victims.push_back(r.workload->key);

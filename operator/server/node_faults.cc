@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/api_labels.h"
+#include "common/counted_noun.h"
 #include "common/resources.h"
 #include "common/status.h"
 #include "operator/controller/pod_builder.h"
@@ -408,8 +409,9 @@ std::optional<FaultDecision> NodeFaultResponder::Act(const kube::TrainingJob& jo
     const std::vector<std::string>& after = replaced->placement.nodes;
     if (after.size() < before.size()) {  // a shrink whose status write was lost, now persisted
       return placed(replaced->placement, FaultAction::kShrunk,
-                    absl::StrCat("shrunk from ", before.size(), " to ", after.size(),
-                                 " pods after node failures: ", what));
+                    absl::StrCat("shrunk from ", before.size(), " to ",
+                                 CountedNoun(static_cast<int64_t>(after.size()), "pod"),
+                                 " after node failures: ", what));
     }
     for (const NodeFault& f : faults) {
       if (std::find(before.begin(), before.end(), f.node) != before.end()) {
@@ -433,8 +435,9 @@ std::optional<FaultDecision> NodeFaultResponder::Act(const kube::TrainingJob& jo
     if (shrunk) {
       const std::string moves = RankMoves(before, shrunk->nodes);
       return placed(*shrunk, FaultAction::kShrunk,
-                    absl::StrCat("shrunk from ", before.size(), " to ", shrunk->nodes.size(),
-                                 " pods: ", what, "; no replacement: ", why,
+                    absl::StrCat("shrunk from ", before.size(), " to ",
+                                 CountedNoun(static_cast<int64_t>(shrunk->nodes.size()), "pod"),
+                                 ": ", what, "; no replacement: ", why,
                                  moves.empty() ? "" : "; moved: ", moves));
     }
   }
@@ -536,7 +539,9 @@ std::optional<FaultDecision> NodeFaultResponder::ShrinkToRunning(const kube::Tra
   d.admission->replicas = static_cast<int32_t>(shrunk->nodes.size());
   d.placement = PlacementStatus(*shrunk);
   const std::string moves = RankMoves(before, shrunk->nodes);
-  d.message = absl::StrCat("shrunk from ", current, " to ", shrunk->nodes.size(), " pods: ", what,
+  d.message = absl::StrCat("shrunk from ", current, " to ",
+                           CountedNoun(static_cast<int64_t>(shrunk->nodes.size()), "pod"), ": ",
+                           what,
                            moves.empty() ? "" : "; moved: ", moves);
   return d;
 }

@@ -221,7 +221,7 @@ TEST(PreemptionTest, ElasticVictimsShrinkBeforeAnyoneIsEvicted) {
   ASSERT_EQ(result.preemptions.size(), 1u);
   EXPECT_EQ(result.preemptions[0].victim, "team-a/elastic");
   EXPECT_EQ(result.preemptions[0].new_count, 1);
-  EXPECT_THAT(result.preemptions[0].message, HasSubstr("shrunk to 1 pods"));
+  EXPECT_THAT(result.preemptions[0].message, HasSubstr("shrunk to 1 pod "));
   EXPECT_THAT(AdmittedKeys(result), ElementsAre("team-a/new"));
   EXPECT_EQ(fake.HeldCount("team-a/elastic"), 1);
   EXPECT_TRUE(fake.Holds("team-a/rigid"));
