@@ -594,7 +594,8 @@ absl::StatusOr<PlacementResult> ClusterSnapshot::Restore(const GangRequest& requ
       if (nodes_[node].used[r] + pods * shape.per_pod[r] > nodes_[node].allocatable[r]) {
         return absl::FailedPreconditionError(
             absl::StrCat("node ", Quote(nodes_[node].info.name), " has no room for ",
-                         CountedNoun(pods, "pod"), " of ", request.job, " (", resources_.Name(r), ")"));
+                         CountedNoun(pods, "pod"), " of ", request.job, " (",
+                         resources_.Name(r), ")"));
       }
     }
   }

@@ -859,7 +859,8 @@ Explanation GangSearch::Explain(int64_t wanted, const FreeOverlay* overlay) cons
                             ? absl::StrCat(gpus->first, "=", gpus->second)
                             : FormatResources(shape_.per_pod_list);
   std::string what =
-      absl::StrCat("needs ", CountedNoun(wanted, "pod"), " x ", per_pod.empty() ? "no resources" : per_pod);
+      absl::StrCat("needs ", CountedNoun(wanted, "pod"), " x ",
+                   per_pod.empty() ? "no resources" : per_pod);
   std::string where;
   if (ceiling == 0) {
     where = "in the cluster";
