@@ -99,6 +99,7 @@ absl::StatusOr<std::vector<TraceJob>> ParseYamlTrace(const std::string& text,
     ASSIGN_OR_RETURN(int64_t priority, in.Int(node, "priority", f + ".priority", 0));
     ASSIGN_OR_RETURN(int64_t pods, in.Int(node, "pods", f + ".pods", 1));
     ASSIGN_OR_RETURN(int64_t gpus, in.Int(node, "gpusPerPod", f + ".gpusPerPod", 8));
+    job.gpus_per_pod_from_node = !node["gpusPerPod"].IsDefined() || node["gpusPerPod"].IsNull();
     ASSIGN_OR_RETURN(job.duration_s, in.Double(node, "duration", f + ".duration"));
     job.priority = static_cast<int32_t>(priority);
     job.pods = static_cast<int32_t>(pods);
@@ -194,6 +195,7 @@ absl::StatusOr<std::vector<TraceJob>> ParseCsvTrace(const std::string& text,
     TraceJob job;
     job.origin = where;
     job.name = absl::StrCat("job-", jobs.size());
+    job.gpus_per_pod_from_node = true;  // unless its cell says
     for (size_t c = 0; c < cells.size(); ++c) {
       const std::string& column = header[c];
       const std::string& cell = cells[c];
@@ -220,8 +222,10 @@ absl::StatusOr<std::vector<TraceJob>> ParseCsvTrace(const std::string& text,
         RETURN_IF_ERROR(as_int(job.priority));
       else if (column == "pods")
         RETURN_IF_ERROR(as_int(job.pods));
-      else if (column == "gpus_per_pod")
+      else if (column == "gpus_per_pod") {
         RETURN_IF_ERROR(as_int(job.gpus_per_pod));
+        job.gpus_per_pod_from_node = false;
+      }
       else if (column == "duration_s")
         RETURN_IF_ERROR(as_double(job.duration_s));
       else if (column == "elastic_min")
@@ -420,6 +424,22 @@ absl::Status ValidateTrace(std::vector<TraceJob>& jobs, const ClusterModel& clus
       return absl::InvalidArgumentError(
           absl::StrCat(job.origin, ": ", field, ": job ", job.name, ": ", message));
     };
+    if (job.gpus_per_pod_from_node) {
+      // Not given: a whole node's GPUs, of its node group or of every group alike.
+      std::set<int32_t> gpus;
+      for (const NodeGroup& group : cluster.groups) {
+        if (job.node_group.empty() || group.spec.name == job.node_group) {
+          gpus.insert(group.type->gpus);
+        }
+      }
+      if (gpus.size() > 1) {
+        return bad("gpusPerPod", absl::StrCat("not given, and its nodes do not all have the same "
+                                              "GPUs (", absl::StrJoin(gpus, ", "),
+                                              "): give it, or the job's node group"));
+      }
+      if (gpus.size() == 1) job.gpus_per_pod = *gpus.begin();
+      job.gpus_per_pod_from_node = false;
+    }
     // The loaders checked these already; a generated job is checked here, by the same rules.
     RETURN_IF_ERROR(CheckJob(job, absl::StrCat(job.origin, ": job ", job.name)));
     if (!names.emplace(job.queue, job.name).second) {

@@ -38,6 +38,9 @@ struct TraceJob {
   int32_t priority = 0;
   int32_t pods = 1;  // elastic jobs: the count the duration was measured at (= max)
   int32_t gpus_per_pod = 8;
+  // The trace file did not give gpus_per_pod: ValidateTrace sets a whole node's GPUs (its node
+  // group's, or the cluster's when every group has the same). Jobs built in code keep theirs.
+  bool gpus_per_pod_from_node = false;
   double duration_s = 0;    // run time at `pods` pods
   int32_t elastic_min = 0;  // 0 = not elastic
   int32_t elastic_max = 0;

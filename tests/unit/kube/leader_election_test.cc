@@ -186,22 +186,23 @@ TEST(LeaderElectionTest, RunStepsDownWhenRenewalsFailPastTheDeadline) {
   EXPECT_EQ(store.Holder(), "a");                     // no release when the lease was lost
 }
 
-// The fence (kube/fenced_client.h) opens with the lease, reaches renew_deadline past each
-// renewal's start, and closes before the work still queued learns the lease is lost.
+// The fence (kube/fenced_client.h) opens with the lease and closes before the work still queued
+// learns the lease is lost; its end (renew_deadline past a renewal's start) is checked against
+// the clock in fenced_client_test.cc and by e2e elastic_test step 4b.
 TEST(LeaderElectionTest, TheFenceIsOpenWhileLeadingAndClosedOnceTheLeaseIsLost) {
   LeaseStore store;
   FakeClock clock;
   LeaseFence fence;
   Candidate* self = nullptr;
   absl::Status while_leading = absl::UnknownError("not run");
-  absl::Status at_deadline = absl::UnknownError("not run");
   absl::Status after_loss = absl::UnknownError("not run");
   Candidate a(store, clock, "a",
               {.on_started_leading =
                    [&](const Cancellation& lost) {
-                     const absl::Time now = clock.Now();
-                     while_leading = fence.Check(now, "op");
-                     at_deadline = fence.Check(now + absl::Seconds(10), "op");
+                     // Read before the partition: while renewals succeed the fence stays
+                     // ahead of the clock. (How far ahead depends on how many renewals the
+                     // elector's thread made meanwhile, so it is not asserted here.)
+                     while_leading = fence.Check(clock.Now(), "op");
                      self->partitioned = true;
                      lost.WaitFor(absl::InfiniteDuration());
                      after_loss = fence.Check(clock.Now(), "op");
@@ -211,7 +212,6 @@ TEST(LeaderElectionTest, TheFenceIsOpenWhileLeadingAndClosedOnceTheLeaseIsLost) 
   EXPECT_TRUE(absl::IsUnavailable(fence.Check(clock.Now(), "op")));  // not acquired yet
   a.elector.Run(nullptr);
   EXPECT_OK(while_leading);
-  EXPECT_TRUE(absl::IsUnavailable(at_deadline)) << at_deadline;
   EXPECT_TRUE(absl::IsUnavailable(after_loss)) << after_loss;
 }
 

@@ -147,6 +147,49 @@ TEST(TraceTest, ValidateRejectsUnknownQueueAndImpossibleGangs) {
   EXPECT_THAT(std::string(ValidateTrace(jobs, cluster).message()), HasSubstr("no topology level"));
 }
 
+// A trace that does not give gpus_per_pod means a whole node: 4 GPUs on GB200 (audit 32: a
+// default of 8 refused every such job on a GB200 cluster); a job built in code keeps its own.
+TEST(TraceTest, GpusPerPodNotGivenIsAWholeNodesGpus) {
+  ClusterModel gb200 = testing::Gb200Cluster(18, {1, 1, 1, 18});
+  ASSERT_OK_AND_ASSIGN(std::vector<TraceJob> jobs,
+                       ParseCsvTrace("name,submit_s,queue,pods,duration_s\na,0,all,2,60\n",
+                                     "t.csv"));
+  ASSERT_OK(ValidateTrace(jobs, gb200));
+  EXPECT_EQ(jobs[0].gpus_per_pod, 4);
+  ASSERT_OK_AND_ASSIGN(jobs, ParseCsvTrace("name,submit_s,queue,pods,gpus_per_pod,duration_s\n"
+                                           "a,0,all,2,,60\nb,0,all,2,2,60\n",
+                                           "t.csv"));
+  ASSERT_OK(ValidateTrace(jobs, gb200));
+  EXPECT_EQ(jobs[0].gpus_per_pod, 4);  // an empty cell is not given
+  EXPECT_EQ(jobs[1].gpus_per_pod, 2);
+  ASSERT_OK_AND_ASSIGN(jobs, ParseYamlTrace("jobs:\n- {queue: all, pods: 2, duration: 60}\n",
+                                            "t.yaml"));
+  ASSERT_OK(ValidateTrace(jobs, gb200));
+  EXPECT_EQ(jobs[0].gpus_per_pod, 4);
+  std::vector<TraceJob> coded = {testing::Gang("x", 2, 8)};
+  coded[0].queue = "all";
+  EXPECT_FALSE(ValidateTrace(coded, gb200).ok());  // 8 GPUs on a 4-GPU node: its own count
+}
+
+// Node groups of different GPUs per node (sim/examples/cluster.yaml: h100 with 8, gb200 with 4):
+// not given, a job must name its group.
+TEST(TraceTest, GpusPerPodNotGivenOnMixedNodesNeedsTheNodeGroup) {
+  ASSERT_OK_AND_ASSIGN(ClusterSpec spec,
+                       LoadClusterSpec(std::string(PHALANX_SOURCE_DIR) +
+                                       "/sim/examples/cluster.yaml"));
+  ASSERT_OK_AND_ASSIGN(ClusterModel cluster, BuildCluster(spec));
+  ASSERT_OK_AND_ASSIGN(std::vector<TraceJob> jobs,
+                       ParseCsvTrace("name,submit_s,queue,pods,duration_s,node_group\n"
+                                     "a,0,research,2,60,\nb,0,pretraining,2,60,gb200\n",
+                                     "t.csv"));
+  EXPECT_THAT(std::string(ValidateTrace(jobs, cluster).message()),
+              HasSubstr("t.csv:2: gpusPerPod: job a: not given, and its nodes do not all have "
+                        "the same GPUs (4, 8): give it, or the job's node group"));
+  jobs.erase(jobs.begin());
+  ASSERT_OK(ValidateTrace(jobs, cluster));
+  EXPECT_EQ(jobs[0].gpus_per_pod, 4);
+}
+
 // A job no policy could ever start, even alone on the empty cluster, for each reason the issue
 // names: size, TP groups, required level, quota; and the near misses that do fit.
 TEST(TraceTest, UnplaceableReasonNamesWhyAJobCanNeverRun) {
