@@ -52,22 +52,23 @@ constexpr char kCommand[] = "plan";
 // terms (its file, line and field), rather than the placement core's request field: that is
 // the job file not matching the cluster, or a trace's short name (layer-3) in a TrainingJob.
 absl::Status CheckLevels(const sim::PlannedJob& job, const sim::ClusterModel& cluster) {
+  std::vector<std::string> levels;  // every group's, in order, then the implicit hostname
+  for (const sim::NodeGroup& group : cluster.groups) {
+    for (const std::string& level : group.levels) {
+      if (std::find(levels.begin(), levels.end(), level) == levels.end()) {
+        levels.push_back(level);
+      }
+    }
+  }
+  levels.emplace_back(sim::kHostnameLabel);
   const std::pair<const char*, const std::string*> fields[] = {
       {"spec.topology.required", &job.request.required_level},
       {"spec.topology.preferred", &job.request.preferred_level},
       {"spec.topology.groupLevel", &job.request.group_level}};
   for (const auto& [field, value] : fields) {
-    if (value->empty() || *value == sim::kHostnameLabel) continue;
-    std::vector<std::string> levels;
-    for (const sim::NodeGroup& group : cluster.groups) {
-      for (const std::string& level : group.levels) {
-        if (std::find(levels.begin(), levels.end(), level) == levels.end()) {
-          levels.push_back(level);
-        }
-      }
+    if (value->empty() || std::find(levels.begin(), levels.end(), *value) != levels.end()) {
+      continue;
     }
-    if (std::find(levels.begin(), levels.end(), *value) != levels.end()) continue;
-    levels.emplace_back(sim::kHostnameLabel);
     const std::string expanded = sim::ExpandLevel(*value);
     const auto origin = job.level_origins.find(field);
     return absl::InvalidArgumentError(absl::StrCat(

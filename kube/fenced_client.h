@@ -10,7 +10,7 @@
 //
 //   kube::LeaseFence fence;
 //   kube::LeaderElector elector(client, {..., .fence = &fence}, callbacks);
-//   kube::FencedClient writer(client, fence);   // what the controllers write with
+//   kube::FencedClient writer(client, fence, "phalanx-system/phalanx-operator");  // controllers
 #pragma once
 
 #include <atomic>
