@@ -2,10 +2,10 @@
 // cluster through the kube client, and of a running phalanx-scheduler through the Placement API
 // when one is given. This file is the I/O: flags, credentials, API calls, error lines. What is
 // printed is cli/cluster_format.h; the topology snapshot is cli/topology_view.h.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <algorithm>
 #include <functional>
 #include <map>
 #include <memory>
@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
@@ -24,6 +24,7 @@
 #include "cli/invariants.h"
 #include "cli/scheduler_client.h"
 #include "cli/topology_view.h"
+#include "common/api_labels.h"
 #include "common/logging.h"
 #include "common/status.h"
 #include "common/text_input.h"
@@ -416,6 +417,10 @@ absl::StatusOr<std::string> Explain(const Flags& flags) {
                              {.field_selector = absl::StrCat(
                                   "involvedObject.name=", name,
                                   ",involvedObject.kind=", std::string(kube::kTrainingJobKind))}));
+  // Without the right to list pods (RBAC), explain still shows the rest and says so.
+  const absl::StatusOr<std::vector<std::string>> pods =
+      ListItems(cluster, kube::Pods(), cluster.ns,
+                {.label_selector = absl::StrCat(std::string(kJobLabel), "=", name)});
   std::optional<PlacementAnswer> answer;
   ASSIGN_OR_RETURN(kube::TrainingJob decoded, kube::DecodeTrainingJob(job));
   // A placed gang holds its nodes: a dry run would only say where a second copy would go; a
@@ -426,8 +431,8 @@ absl::StatusOr<std::string> Explain(const Flags& flags) {
     answer = PlacementAnswer{
         .server = flags.server, .request = request, .result = Scheduler(flags).Place(request)};
   }
-  ASSIGN_OR_RETURN(std::string out,
-                   FormatExplain(job, events, answer, flags.events, OutputFor(flags, &cluster)));
+  ASSIGN_OR_RETURN(std::string out, FormatExplain(job, events, pods, answer, flags.events,
+                                                  OutputFor(flags, &cluster)));
   // Everything the cluster said is printed; a scheduler that could not be asked still fails
   // the command, after the output, so scripts notice.
   if (answer && !answer->result.ok()) {

@@ -3,15 +3,20 @@
 #include <algorithm>
 #include <initializer_list>
 #include <map>
+#include <set>
+#include <tuple>
 #include <utility>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "common/api_labels.h"
+#include "common/counted_noun.h"
 #include "common/quantity.h"
 #include "common/resources.h"
 #include "common/status.h"
@@ -780,10 +785,159 @@ void SchedulerMembers(JsonWriter& w, const PlacementAnswer& answer) {
   Counts(w, "nodesRejected", e.nodes_rejected);
 }
 
+// One pod of the job, as `explain` shows it.
+struct RankPod {
+  int64_t rank = -1, restart = -1;  // -1: the label is missing or not a number
+  std::string name, phase, node;
+  bool terminating = false;
+  bool owned = true;   // its controller is this job's uid (not an older job of the name)
+  std::string detail;  // why it is not running, when something says
+  // Why it is not one of the gang's ranks ("" if it is): it is being deleted, it belongs to
+  // an earlier restart or an earlier job of the name, or its rank is above the gang's size.
+  std::string other;
+};
+
+std::optional<int64_t> IntLabel(const Value& pod, const char* key) {
+  int64_t n = 0;
+  const std::string text = Text(pod, {"metadata", "labels", key});
+  if (text.empty() || !absl::SimpleAtoi(text, &n)) return std::nullopt;
+  return n;
+}
+
+// What keeps a pod from running, as the kubelet and kube-scheduler report it: a waiting or
+// failed container, the pod's own status reason (Evicted, ...), an Unschedulable PodScheduled.
+std::string PodDetail(const Value& pod) {
+  std::vector<std::string> parts;
+  if (const std::string reason = Text(pod, {"status", "reason"}); !reason.empty()) {
+    parts.push_back(absl::StrCat(reason, ": ", Text(pod, {"status", "message"})));
+  }
+  for (const char* list : {"initContainerStatuses", "containerStatuses"}) {
+    const Value* statuses = Find(pod, {"status", list});
+    if (statuses == nullptr || !statuses->IsArray()) continue;
+    for (const Value& c : statuses->GetArray()) {
+      const std::string name = Text(c, {"name"});
+      if (const std::string why = Text(c, {"state", "waiting", "reason"});
+          !why.empty() && why != "ContainerCreating" && why != "PodInitializing") {
+        const std::string message = Text(c, {"state", "waiting", "message"});
+        parts.push_back(absl::StrCat("container ", name, " waiting: ", why,
+                                     message.empty() ? "" : absl::StrCat(" (", message, ")")));
+      }
+      const std::optional<int64_t> code = Int(c, {"state", "terminated", "exitCode"});
+      if (code && *code != 0) {
+        parts.push_back(absl::StrCat("container ", name, " exited with code ", *code, " (",
+                                     Text(c, {"state", "terminated", "reason"}), ")"));
+      }
+    }
+  }
+  for (const Condition& c : Conditions(pod)) {
+    if (c.type == "PodScheduled" && c.status == "False") {
+      parts.push_back(absl::StrCat(OrAbsent(c.reason), ": ", c.message));
+    }
+  }
+  return absl::StrJoin(parts, "; ");
+}
+
+absl::StatusOr<std::vector<RankPod>> RankPods(const std::vector<std::string>& pods,
+                                              std::string_view job_uid) {
+  ASSIGN_OR_RETURN(std::vector<rapidjson::Document> docs, ParseObjects(pods, "Pod"));
+  std::vector<RankPod> out;
+  for (const rapidjson::Document& pod : docs) {
+    RankPod p;
+    p.name = Text(pod, {"metadata", "name"});
+    p.phase = Text(pod, {"status", "phase"});
+    p.node = Text(pod, {"spec", "nodeName"});
+    p.terminating = !Text(pod, {"metadata", "deletionTimestamp"}).empty();
+    p.rank = IntLabel(pod, std::string(kRankLabel).c_str()).value_or(-1);
+    p.restart = IntLabel(pod, std::string(kRestartLabel).c_str()).value_or(-1);
+    p.owned = false;
+    if (const Value* owners = Find(pod, {"metadata", "ownerReferences"});
+        owners != nullptr && owners->IsArray()) {
+      for (const Value& o : owners->GetArray()) {
+        const Value* controls = kube::Member(o, "controller");
+        if (controls != nullptr && controls->IsBool() && controls->GetBool() &&
+            Text(o, {"uid"}) == job_uid) {
+          p.owned = true;
+        }
+      }
+    }
+    if (p.phase != "Running" && p.phase != "Succeeded") p.detail = PodDetail(pod);
+    out.push_back(std::move(p));
+  }
+  std::sort(out.begin(), out.end(), [](const RankPod& a, const RankPod& b) {
+    return std::tie(a.restart, a.rank, a.name) < std::tie(b.restart, b.rank, b.name);
+  });
+  return out;
+}
+
+// The gang's ranks: the pods of the current restart whose rank is below the admitted size.
+struct RankSummary {
+  int64_t world = 0, restart = 0;
+  std::map<std::string, int> phases;  // of the gang's ranks, by pod phase
+  std::vector<int64_t> missing;       // ranks with no pod
+  int others = 0;                     // pods that are not the gang's ranks (being replaced)
+};
+
+// Counts the gang's ranks and says of every other pod why it is not one.
+RankSummary SummarizeRanks(const kube::TrainingJob& job, std::vector<RankPod>& pods) {
+  RankSummary s;
+  s.world = job.status.admission ? job.status.admission->replicas : 0;
+  s.restart = job.status.restarts;
+  std::set<int64_t> present;
+  for (RankPod& p : pods) {
+    if (p.terminating) {
+      p.other = "terminating";
+    } else if (!p.owned) {
+      p.other = "not this job's";
+    } else if (p.restart != s.restart) {
+      p.other = absl::StrCat("restart ", p.restart < 0 ? "?" : absl::StrCat(p.restart));
+    } else if (p.rank < 0 || p.rank >= s.world || !present.insert(p.rank).second) {
+      p.other = s.world == 0 ? "not admitted" : absl::StrCat("not a rank of ", s.world);
+    }
+    if (p.other.empty()) {
+      ++s.phases[OrAbsent(p.phase)];
+    } else {
+      ++s.others;
+    }
+  }
+  for (int64_t r = 0; r < s.world; ++r) {
+    if (!present.contains(r)) s.missing.push_back(r);
+  }
+  return s;
+}
+
+std::string RanksText(const RankSummary& s) {
+  std::vector<std::string> parts;
+  // The usual phases in a pod's order of life, then anything else.
+  const std::vector<std::string> usual = {"Running", "Succeeded", "Pending", "Failed"};
+  for (const std::string& phase : usual) {
+    if (auto it = s.phases.find(phase); it != s.phases.end()) {
+      parts.push_back(absl::StrCat(it->second, " ", phase));
+    }
+  }
+  for (const auto& [phase, n] : s.phases) {
+    if (std::find(usual.begin(), usual.end(), phase) == usual.end()) {
+      parts.push_back(absl::StrCat(n, " ", phase));
+    }
+  }
+  if (!s.missing.empty()) parts.push_back(absl::StrCat(s.missing.size(), " without a pod"));
+  std::string text = s.world == 0 ? std::string("no ranks (not admitted)")
+                                  : absl::StrCat(CountedNoun(s.world, "rank"), " (restart ",
+                                                 s.restart, "): ", absl::StrJoin(parts, ", "));
+  if (s.others > 0) {
+    absl::StrAppend(&text, s.world == 0 ? "; " : ", and ", CountedNoun(s.others, "other pod"),
+                    " (below)");
+  }
+  return text;
+}
+
+// explain lists at most this many pods that are not running; --json lists every pod.
+constexpr size_t kPodRows = 10;
+
 }  // namespace
 
 absl::StatusOr<std::string> FormatExplain(std::string_view job_json,
                                           const std::vector<std::string>& events,
+                                          const absl::StatusOr<std::vector<std::string>>& pods,
                                           const std::optional<PlacementAnswer>& placement,
                                           int max_events, const OutputOptions& options) {
   ASSIGN_OR_RETURN(rapidjson::Document doc, ParseObject(job_json, "TrainingJob"));
@@ -793,6 +947,11 @@ absl::StatusOr<std::string> FormatExplain(std::string_view job_json,
   const JobRow row = JobFrom(doc);
   const std::vector<Condition> conditions = Conditions(doc);
   ASSIGN_OR_RETURN(std::vector<EventRow> latest, LatestEvents(events, max_events));
+  std::vector<RankPod> rank_pods;
+  if (pods.ok()) {
+    ASSIGN_OR_RETURN(rank_pods, RankPods(*pods, job.meta.uid));
+  }
+  const RankSummary ranks = SummarizeRanks(job, rank_pods);  // marks the pods not in the gang
   // When spec.activeDeadlineSeconds runs out, by the operator's own rule.
   const Condition* admitted = FindCondition(conditions, "Admitted");
   const std::optional<absl::Time> deadline = kube::ActiveDeadline(
@@ -853,6 +1012,29 @@ absl::StatusOr<std::string> FormatExplain(std::string_view job_json,
         String(w, "reason", c.reason);
         String(w, "message", c.message);
         OptionalString(w, "lastTransitionTime", Rfc3339(c.since));
+      });
+      if (!pods.ok()) String(w, "podsNotListed", std::string(pods.status().message()));
+      if (pods.ok())
+        Object(w, "ranks", [&] {
+          Number(w, "size", ranks.world);
+          Number(w, "restart", ranks.restart);
+          Counts(w, "phases", ranks.phases);
+          w.Key("withoutPod");
+          w.StartArray();
+          for (int64_t r : ranks.missing) w.Int64(r);
+          w.EndArray();
+          Number(w, "otherPods", ranks.others);
+        });
+      ObjectArray(w, "pods", rank_pods, [&](const RankPod& p) {
+        String(w, "name", p.name);
+        if (p.rank >= 0) Number(w, "rank", p.rank);
+        if (p.restart >= 0) Number(w, "restart", p.restart);
+        OptionalString(w, "phase", p.phase);
+        OptionalString(w, "node", p.node);
+        w.Key("terminating");
+        w.Bool(p.terminating);
+        OptionalString(w, "notInGang", p.other);
+        OptionalString(w, "detail", p.detail);
       });
       ObjectArray(w, "events", latest, [&](const EventRow& e) {
         String(w, "type", e.type);
@@ -947,6 +1129,39 @@ absl::StatusOr<std::string> FormatExplain(std::string_view job_json,
                  Wrap(c.message, kMessageWidth)});
     }
     out += table.Render("  ");
+  }
+  out += "\nPods:\n";
+  if (!pods.ok()) {
+    absl::StrAppend(&out, "  not listed: ", pods.status().message(), "\n");
+  } else if (ranks.world == 0 && rank_pods.empty()) {
+    out += "  <none>\n";
+  } else {
+    absl::StrAppend(&out, "  ", RanksText(ranks), "\n");
+    // The gang's ranks that are not running or done (those without a pod included), by rank;
+    // then the pods that are not the gang's.
+    std::vector<std::pair<std::pair<bool, int64_t>, std::vector<std::string>>> listed;
+    for (int64_t r : ranks.missing) {
+      listed.push_back({{false, r}, {absl::StrCat(r), kAbsent, "no pod", kAbsent, kAbsent}});
+    }
+    for (const RankPod& p : rank_pods) {
+      if (p.other.empty() && (p.phase == "Running" || p.phase == "Succeeded")) continue;
+      std::string phase = OrAbsent(p.phase);
+      if (!p.other.empty()) absl::StrAppend(&phase, " (", p.other, ")");
+      listed.push_back({{!p.other.empty(), p.rank},
+                        {p.rank >= 0 ? absl::StrCat(p.rank) : kAbsent, p.name, phase,
+                         OrAbsent(p.node), Wrap(OrAbsent(p.detail), kMessageWidth)}});
+    }
+    std::stable_sort(listed.begin(), listed.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    Table table({"RANK", "POD", "PHASE", "NODE", "DETAIL"});
+    const size_t rows = std::min(listed.size(), kPodRows);
+    const size_t hidden = listed.size() - rows;
+    for (size_t i = 0; i < rows; ++i) table.Add(std::move(listed[i].second));
+    if (rows > 0) out += table.Render("  ");
+    if (hidden > 0) {
+      absl::StrAppend(&out, "  ... ", CountedNoun(static_cast<int64_t>(hidden), "more row"),
+                      " (--json lists every pod)\n");
+    }
   }
   out += "\nEvents:\n";
   if (latest.empty()) {

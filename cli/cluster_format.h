@@ -66,10 +66,14 @@ struct PlacementAnswer {
   absl::StatusOr<placement::PlacementResult> result;
 };
 
-// `explain`: the job's spec and status, its conditions, its latest `max_events` Events (newest
-// last) and the scheduler's answer if there is one.
+// `explain`: the job's spec and status, its conditions, its pods (the gang's ranks by phase,
+// or why they could not be listed,
+// and each rank without a running pod with what keeps it: kube-scheduler's Unschedulable
+// message, a waiting or failed container, the kubelet's reason), its latest `max_events`
+// Events (newest last) and the scheduler's answer if there is one.
 absl::StatusOr<std::string> FormatExplain(std::string_view job,
                                           const std::vector<std::string>& events,
+                                          const absl::StatusOr<std::vector<std::string>>& pods,
                                           const std::optional<PlacementAnswer>& placement,
                                           int max_events, const OutputOptions& options);
 

@@ -13,6 +13,9 @@ namespace phalanx {
 inline constexpr std::string_view kJobLabel = "phalanx.dev/job";
 // The pod's rank in its gang, a decimal integer >= 0.
 inline constexpr std::string_view kRankLabel = "phalanx.dev/rank";
+// The gang's restart generation (TrainingJob status.restarts when the pods were created), so
+// the pods of a restarted gang are told apart from the ones being deleted.
+inline constexpr std::string_view kRestartLabel = "phalanx.dev/restart";
 // Annotation on a gang pod: the node reserved for its rank when it was created (the node its
 // required node affinity names). The job controller compares it with status.placement to find
 // pods whose rank moved to another node (a failed node replaced) before they are bound.

@@ -33,9 +33,6 @@
 
 namespace phalanx::controller {
 
-// The gang's restart generation (TrainingJob status.restarts when the pods were created), so
-// the pods of a restarted gang are told apart from the ones being deleted.
-inline constexpr std::string_view kRestartLabel = "phalanx.dev/restart";
 // torchrun's default --master-port.
 inline constexpr int32_t kDefaultMasterPort = 29500;
 

@@ -237,7 +237,7 @@ std::string_view PinnedNode(const kube::Pod& pod) {
 int GangRank(const kube::Pod& pod, std::string_view job_uid, int32_t restarts) {
   const kube::OwnerReference* owner = pod.meta.ControllerRef();
   if (owner == nullptr || owner->uid.view() != job_uid ||
-      PodIntLabel(pod, controller::kRestartLabel) != restarts) {
+      PodIntLabel(pod, kRestartLabel) != restarts) {
     return -1;
   }
   return PodIntLabel(pod, kRankLabel);

@@ -155,6 +155,38 @@ expect_ok "explain llama-pretrain-64" explain llama-pretrain-64 -n team-llm --se
   has 'Scheduler:   not asked: the gang holds the nodes under Placement' &&
   pass "explain: a placed job shows where it runs (rank by rank) and is not dry-run again" ||
   { fail "explain llama-pretrain-64"; echo "$out"; }
+# Its pods as the operator would create them (restart 1): rank 0 bound to its node (kwok runs it),
+# rank 1 mounting a claim that does not exist (kube-scheduler says it is unschedulable).
+job_uid=$(kc -n team-llm get trainingjob llama-pretrain-64 -o jsonpath='{.metadata.uid}')
+rank_pod() { # rank, spec lines
+  kc -n team-llm create -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata:
+  name: llama-pretrain-64-$1
+  labels: {phalanx.dev/job: llama-pretrain-64, phalanx.dev/rank: "$1", phalanx.dev/restart: "1"}
+  ownerReferences: [{apiVersion: phalanx.dev/v1alpha1, kind: TrainingJob, name: llama-pretrain-64, uid: $job_uid, controller: true}]
+spec:
+$2
+  containers: [{name: trainer, image: trainer:1}]
+  tolerations: [{operator: Exists}]
+YAML
+}
+rank_pod 0 "  nodeName: $(jq -r '.[0]' <<<"$NODES")" || fail "cannot create rank 0's pod"
+rank_pod 1 "  volumes: [{name: data, persistentVolumeClaim: {claimName: no-such-claim}}]" ||
+  fail "cannot create rank 1's pod"
+explain_pods() {
+  kp explain llama-pretrain-64 -n team-llm
+  has "  8 ranks (restart 1): 1 Running, 1 Pending, 6 without a pod" &&
+    has_line '^  1 +llama-pretrain-64-1 +Pending +- +Unschedulable: 0/16 nodes are available: persistentvolumeclaim "no-such-claim"'
+}
+eventually 30 explain_pods &&
+  pass "explain: the gang's ranks by phase, and why rank 1 is not running (kube-scheduler's message)" ||
+  { fail "explain: the Pods section"; echo "$out"; }
+kp explain llama-pretrain-64 -n team-llm --json
+[[ $(jq -c '.ranks' <<<"$out") == '{"size":8,"restart":1,"phases":{"Pending":1,"Running":1},"withoutPod":[2,3,4,5,6,7],"otherPods":0}' ]] &&
+  pass "explain --json: .ranks" || fail "explain --json .ranks: $(jq -c '.ranks' <<<"$out")"
+kc -n team-llm delete pod llama-pretrain-64-0 llama-pretrain-64-1 --grace-period=0 --force >/dev/null 2>&1
 expect_ok "explain moe-gb200-tp16" explain moe-gb200-tp16 -n team-llm &&
   has 'Status:      none yet: phalanx-operator has not processed this job' &&
   has 'groups of 4 in one gpu.clique (nvidia.com/gpu.clique)' &&

@@ -290,6 +290,8 @@ std::string Job(const std::string& name) {
   return "{}";
 }
 
+absl::StatusOr<std::vector<std::string>> NoPods() { return std::vector<std::string>{}; }
+
 PlacementAnswer NotPlaced() {
   placement::PlacementResult result;
   result.explanation.summary = "needs 2 pods x nvidia.com/gpu=8 in one layer; best has 1";
@@ -307,7 +309,7 @@ PlacementAnswer NotPlaced() {
 TEST(FormatExplain, QueuedJobWithEventsAndTheSchedulersDryRun) {
   ASSERT_OK_AND_ASSIGN(std::string out,
                        FormatExplain(Job("mistral-finetune"), Items("events_mistral_finetune.json"),
-                                     NotPlaced(), 10, {.now = Now()}));
+                                     NoPods(), NotPlaced(), 10, {.now = Now()}));
   EXPECT_EQ(out,
             "TrainingJob: team-research/mistral-finetune\n"
             "Queue:       training (TrainingQueue team-research/training)\n"
@@ -328,6 +330,9 @@ TEST(FormatExplain, QueuedJobWithEventsAndTheSchedulersDryRun) {
             "                                                free after borrowing limits; "
             "waiting for llm to release quota\n"
             "\n"
+            "Pods:\n"
+            "  <none>\n"
+            "\n"
             "Events:\n"
             "  LAST SEEN    TYPE     REASON   FROM               MESSAGE\n"
             "  4m47s (x3)   Normal   Queued   phalanx-operator   waiting in ClusterTrainingQueue "
@@ -341,8 +346,8 @@ TEST(FormatExplain, QueuedJobWithEventsAndTheSchedulersDryRun) {
 }
 
 TEST(FormatExplain, PlacedJobIsNotAskedAgain) {
-  ASSERT_OK_AND_ASSIGN(std::string out, FormatExplain(Job("llama-pretrain-64"), {}, std::nullopt,
-                                                      10, {.now = Now()}));
+  ASSERT_OK_AND_ASSIGN(std::string out, FormatExplain(Job("llama-pretrain-64"), {}, NoPods(),
+                                                      std::nullopt, 10, {.now = Now()}));
   EXPECT_THAT(out, HasSubstr("Topology:    required layer-2 (topology.k8s.aws/network-node-layer-2)"
                              ", preferred layer-3 (topology.k8s.aws/network-node-layer-3)\n"));
   EXPECT_THAT(out, HasSubstr("Admission:   ClusterTrainingQueue llm, flavor p5, 8 replicas\n"));
@@ -354,6 +359,82 @@ TEST(FormatExplain, PlacedJobIsNotAskedAgain) {
   EXPECT_THAT(out, HasSubstr("Scheduler:   not asked: the gang holds the nodes under Placement\n"));
 }
 
+// A pod of llama-pretrain-64 (uid 145dc9bd-..., 8 ranks, restart 1) as the API server lists it.
+std::string RankPodJson(int rank, int restart, const std::string& phase, const std::string& extra,
+                        const std::string& uid = "145dc9bd-6883-4465-85b7-eda0e9ee687d") {
+  return absl::StrCat(
+      R"({"metadata":{"name":"llama-pretrain-64-)", rank,
+      R"(","namespace":"team-llm","labels":{"phalanx.dev/job":"llama-pretrain-64",)",
+      R"("phalanx.dev/rank":")", rank, R"(","phalanx.dev/restart":")", restart,
+      R"("},"ownerReferences":[{"apiVersion":"phalanx.dev/v1alpha1",)",
+      R"("kind":"TrainingJob","name":"llama-pretrain-64","uid":")", uid, R"(","controller":true}])",
+      extra, R"(},"status":{"phase":")", phase, R"("}})");
+}
+
+// Each rank without a running pod is listed with what keeps it (audit 2026-11-30 b: a job
+// stuck in Admitted said nothing about its Pending pods).
+TEST(FormatExplain, RanksWithoutARunningPodSayWhy) {
+  std::vector<std::string> pods;
+  for (int rank : {0, 1, 2, 3, 4}) pods.push_back(RankPodJson(rank, 1, "Running", ""));
+  // Rank 5: kube-scheduler could not bind it.
+  pods.push_back(absl::StrCat(
+      R"({"metadata":{"name":"llama-pretrain-64-5","labels":{"phalanx.dev/rank":"5",)",
+      R"("phalanx.dev/restart":"1"},"ownerReferences":[{"uid":)",
+      R"("145dc9bd-6883-4465-85b7-eda0e9ee687d","controller":true}]},)",
+      R"("status":{"phase":"Pending","conditions":[{"type":"PodScheduled","status":"False",)",
+      R"("reason":"Unschedulable","message":"0/16 nodes are available: 1 node(s) had )",
+      R"(untolerated taint."}]}})"));
+  // Rank 6: on its node, its image cannot be pulled.
+  pods.push_back(absl::StrCat(
+      R"({"metadata":{"name":"llama-pretrain-64-6","labels":{"phalanx.dev/rank":"6",)",
+      R"("phalanx.dev/restart":"1"},"ownerReferences":[{"uid":)",
+      R"("145dc9bd-6883-4465-85b7-eda0e9ee687d","controller":true}]},)",
+      R"("spec":{"nodeName":"p5-0006"},"status":{"phase":"Pending","containerStatuses":[)",
+      R"({"name":"trainer","state":{"waiting":{"reason":"ImagePullBackOff","message":)",
+      R"("Back-off pulling image \"nope:1\""}}}]}})"));
+  // Rank 7 has no pod; rank 2 of the restart before is still terminating; a pod of an
+  // earlier job of the same name (another uid) is not one of this gang's.
+  pods.push_back(RankPodJson(2, 0, "Running", R"(,"deletionTimestamp":"2026-11-23T19:20:00Z")"));
+  pods.push_back(RankPodJson(7, 1, "Running", "", "0000-another-job"));
+
+  ASSERT_OK_AND_ASSIGN(std::string out, FormatExplain(Job("llama-pretrain-64"), {}, pods,
+                                                      std::nullopt, 10, {.now = Now()}));
+  EXPECT_THAT(
+      out,
+      HasSubstr(
+          "\nPods:\n"
+          "  8 ranks (restart 1): 5 Running, 2 Pending, 1 without a pod, and 2 other pods (below)\n"
+          "  RANK   POD                   PHASE                      NODE      DETAIL\n"
+          "  5      llama-pretrain-64-5   Pending                    -         Unschedulable: 0/16 "
+          "nodes are available: 1 node(s) had untolerated taint.\n"
+          "  6      llama-pretrain-64-6   Pending                    p5-0006   container trainer "
+          "waiting: ImagePullBackOff (Back-off pulling image \"nope:1\")\n"
+          "  7      -                     no pod                     -         -\n"
+          "  2      llama-pretrain-64-2   Running (terminating)      -         -\n"
+          "  7      llama-pretrain-64-7   Running (not this job's)   -         -\n"
+          "\nEvents:\n"));
+
+  ASSERT_OK_AND_ASSIGN(std::string json,
+                       FormatExplain(Job("llama-pretrain-64"), {}, pods, std::nullopt, 10,
+                                     {.json = true, .now = Now()}));
+  EXPECT_THAT(json, HasSubstr(R"("ranks":{"size":8,"restart":1,"phases":{"Pending":2,"Running":5},)"
+                              R"("withoutPod":[7],"otherPods":2})"));
+  EXPECT_THAT(json, HasSubstr(R"({"name":"llama-pretrain-64-0","rank":0,"restart":1,)"
+                              R"("phase":"Running","node":null,"terminating":false,)"
+                              R"("notInGang":null,"detail":null})"));
+  EXPECT_THAT(json, HasSubstr(R"("node":"p5-0006","terminating":false,"notInGang":null,)"
+                              R"("detail":"container trainer waiting: ImagePullBackOff)"));
+
+  // Without the right to list pods, the rest is still shown and the section says why.
+  ASSERT_OK_AND_ASSIGN(
+      out, FormatExplain(Job("llama-pretrain-64"), {},
+                         absl::PermissionDeniedError("pods is forbidden: User \"dev\" cannot list"),
+                         std::nullopt, 10, {.now = Now()}));
+  EXPECT_THAT(out,
+              HasSubstr("\nPods:\n  not listed: pods is forbidden: User \"dev\" cannot list\n"));
+  EXPECT_THAT(out, HasSubstr("Admission:   ClusterTrainingQueue llm"));
+}
+
 // A finished job holds nothing: explain says so instead of pointing at its last placement
 // (audit 2026-11-30 b, finding 4).
 TEST(FormatExplain, AFinishedJobIsSaidToHoldNothing) {
@@ -361,7 +442,8 @@ TEST(FormatExplain, AFinishedJobIsSaidToHoldNothing) {
   const size_t at = job.find(R"("phase":"Running")");
   ASSERT_NE(at, std::string::npos);
   job.replace(at, 17, R"("phase":"Succeeded")");
-  ASSERT_OK_AND_ASSIGN(std::string out, FormatExplain(job, {}, std::nullopt, 10, {.now = Now()}));
+  ASSERT_OK_AND_ASSIGN(std::string out,
+                       FormatExplain(job, {}, NoPods(), std::nullopt, 10, {.now = Now()}));
   EXPECT_THAT(out, HasSubstr("Scheduler:   not asked: the job has finished (Succeeded); its "
                              "reservation was released\n"));
   EXPECT_THAT(out, Not(HasSubstr("the gang holds the nodes")));
@@ -374,11 +456,12 @@ TEST(FormatExplain, RestartsAfterNodeFailuresAreNotCountedAgainstMaxRestarts) {
   kube::SetMember(doc["status"], "restarts", rapidjson::Value(3), alloc);
   kube::SetMember(doc["status"], "nodeFaultRestarts", rapidjson::Value(2), alloc);
   const std::string job = kube::ToJson(doc);
-  ASSERT_OK_AND_ASSIGN(std::string out, FormatExplain(job, {}, std::nullopt, 10, {.now = Now()}));
+  ASSERT_OK_AND_ASSIGN(std::string out,
+                       FormatExplain(job, {}, NoPods(), std::nullopt, 10, {.now = Now()}));
   EXPECT_THAT(out,
               HasSubstr("Restarts:    1 of 5 allowed, and 2 after node failures (not counted)\n"));
-  ASSERT_OK_AND_ASSIGN(std::string json,
-                       FormatExplain(job, {}, std::nullopt, 10, {.json = true, .now = Now()}));
+  ASSERT_OK_AND_ASSIGN(std::string json, FormatExplain(job, {}, NoPods(), std::nullopt, 10,
+                                                       {.json = true, .now = Now()}));
   EXPECT_THAT(json, HasSubstr(R"("restarts":3,"nodeFaultRestarts":2)"));
 }
 
@@ -395,8 +478,8 @@ TEST(FormatExplain, LongMessagesAreWrappedNotCut) {
   const std::string event = absl::StrCat(
       R"({"reason":"Queued","type":"Normal","message":")", message,
       R"(","lastTimestamp":"2026-11-23T19:22:41Z","source":{"component":"phalanx-operator"}})");
-  ASSERT_OK_AND_ASSIGN(std::string out, FormatExplain(kube::ToJson(doc), {event}, std::nullopt,
-                                                      10, {.now = Now()}));
+  ASSERT_OK_AND_ASSIGN(std::string out, FormatExplain(kube::ToJson(doc), {event}, NoPods(),
+                                                      std::nullopt, 10, {.now = Now()}));
   EXPECT_THAT(out, Not(HasSubstr("...")));
   EXPECT_THAT(out, HasSubstr("  Queued   True     InsufficientQuota   4m51s   word0 word1 "));
   // Continuation lines start under MESSAGE; read across its lines, each table has the message
@@ -411,38 +494,40 @@ TEST(FormatExplain, LongMessagesAreWrappedNotCut) {
       EXPECT_LE(line.size(), 51u + 80u) << line;
     }
   }
-  ASSERT_OK_AND_ASSIGN(std::string json, FormatExplain(kube::ToJson(doc), {event}, std::nullopt, 10,
-                                                       {.json = true, .now = Now()}));
+  ASSERT_OK_AND_ASSIGN(std::string json,
+                       FormatExplain(kube::ToJson(doc), {event}, NoPods(), std::nullopt, 10,
+                                     {.json = true, .now = Now()}));
   EXPECT_THAT(json, HasSubstr(absl::StrCat(R"("message":")", message, R"(")")));
 }
 
 // spec.activeDeadlineSeconds: counted from the Admitted condition (19:22:41Z here, 4m51s ago).
 TEST(FormatExplain, ShowsWhenTheActiveDeadlineRunsOut) {
-  ASSERT_OK_AND_ASSIGN(std::string plain, FormatExplain(Job("llama-pretrain-64"), {}, std::nullopt,
-                                                        10, {.now = Now()}));
+  ASSERT_OK_AND_ASSIGN(std::string plain, FormatExplain(Job("llama-pretrain-64"), {}, NoPods(),
+                                                        std::nullopt, 10, {.now = Now()}));
   EXPECT_THAT(plain, Not(HasSubstr("Deadline:")));
   ASSERT_OK_AND_ASSIGN(rapidjson::Document doc, kube::ParseJson(Job("llama-pretrain-64")));
   kube::SetMember(doc["spec"], "activeDeadlineSeconds", rapidjson::Value(3600),
                   doc.GetAllocator());
   std::string job = kube::ToJson(doc);
-  ASSERT_OK_AND_ASSIGN(std::string out, FormatExplain(job, {}, std::nullopt, 10, {.now = Now()}));
+  ASSERT_OK_AND_ASSIGN(std::string out,
+                       FormatExplain(job, {}, NoPods(), std::nullopt, 10, {.now = Now()}));
   EXPECT_THAT(out, HasSubstr("Deadline:    3600s from admission: ends by 2026-11-23T20:22:41Z "
                              "(in 55m)\n"));
-  ASSERT_OK_AND_ASSIGN(std::string json,
-                       FormatExplain(job, {}, std::nullopt, 10, {.json = true, .now = Now()}));
+  ASSERT_OK_AND_ASSIGN(std::string json, FormatExplain(job, {}, NoPods(), std::nullopt, 10,
+                                                       {.json = true, .now = Now()}));
   EXPECT_THAT(json,
               HasSubstr(R"("activeDeadlineSeconds":3600,"deadline":"2026-11-23T20:22:41Z")"));
   // Finished: only the limit (kube::ActiveDeadline, the operator's rule).
   kube::SetMember(doc["status"], "phase", rapidjson::Value("Succeeded"), doc.GetAllocator());
-  ASSERT_OK_AND_ASSIGN(out, FormatExplain(kube::ToJson(doc), {}, std::nullopt, 10,
-                                          {.now = Now()}));
+  ASSERT_OK_AND_ASSIGN(
+      out, FormatExplain(kube::ToJson(doc), {}, NoPods(), std::nullopt, 10, {.now = Now()}));
   EXPECT_THAT(out, HasSubstr("Deadline:    3600s from admission\n"));
   // Not admitted: only the limit.
   ASSERT_OK_AND_ASSIGN(rapidjson::Document queued, kube::ParseJson(Job("mistral-finetune")));
   kube::SetMember(queued["spec"], "activeDeadlineSeconds", rapidjson::Value(600),
                   queued.GetAllocator());
-  ASSERT_OK_AND_ASSIGN(out, FormatExplain(kube::ToJson(queued), {}, std::nullopt, 10,
-                                          {.now = Now()}));
+  ASSERT_OK_AND_ASSIGN(
+      out, FormatExplain(kube::ToJson(queued), {}, NoPods(), std::nullopt, 10, {.now = Now()}));
   EXPECT_THAT(out, HasSubstr("Deadline:    600s from admission\n"));
 }
 
@@ -454,25 +539,26 @@ TEST(FormatExplain, ShowsARequeueBackoff) {
   state.Parse(R"({"count":2,"requeueAt":"2026-11-23T19:29:32Z"})");
   kube::SetMember(doc["status"], "requeueState", rapidjson::Value(state, doc.GetAllocator()),
                   doc.GetAllocator());
-  ASSERT_OK_AND_ASSIGN(std::string out, FormatExplain(kube::ToJson(doc), {}, std::nullopt, 10,
-                                                      {.now = Now()}));
+  ASSERT_OK_AND_ASSIGN(std::string out, FormatExplain(kube::ToJson(doc), {}, NoPods(), std::nullopt,
+                                                      10, {.now = Now()}));
   EXPECT_THAT(out, HasSubstr("Requeue:     2 evictions for pods not ready; backing off: not "
                              "admitted before 2026-11-23T19:29:32Z (in 2m)\n"));
-  ASSERT_OK_AND_ASSIGN(std::string json, FormatExplain(kube::ToJson(doc), {}, std::nullopt, 10,
-                                                       {.json = true, .now = Now()}));
+  ASSERT_OK_AND_ASSIGN(std::string json,
+                       FormatExplain(kube::ToJson(doc), {}, NoPods(), std::nullopt, 10,
+                                     {.json = true, .now = Now()}));
   EXPECT_THAT(json, HasSubstr(R"("requeueState":{"count":2,"requeueAt":"2026-11-23T19:29:32Z"})"));
   state.Parse(R"({"count":3})");
   kube::SetMember(doc["status"], "requeueState", rapidjson::Value(state, doc.GetAllocator()),
                   doc.GetAllocator());
-  ASSERT_OK_AND_ASSIGN(out, FormatExplain(kube::ToJson(doc), {}, std::nullopt, 10,
-                                          {.now = Now()}));
+  ASSERT_OK_AND_ASSIGN(
+      out, FormatExplain(kube::ToJson(doc), {}, NoPods(), std::nullopt, 10, {.now = Now()}));
   EXPECT_THAT(out, HasSubstr("Requeue:     3 evictions for pods not ready; not requeued (the "
                              "requeuing limit): resume the job to queue it\n"));
 }
 
 TEST(FormatExplain, JobWithoutStatusAndNoScheduler) {
-  ASSERT_OK_AND_ASSIGN(std::string out,
-                       FormatExplain(Job("moe-gb200-tp16"), {}, std::nullopt, 10, {.now = Now()}));
+  ASSERT_OK_AND_ASSIGN(std::string out, FormatExplain(Job("moe-gb200-tp16"), {}, NoPods(),
+                                                      std::nullopt, 10, {.now = Now()}));
   EXPECT_THAT(out,
               HasSubstr("Topology:    required layer-2 (topology.k8s.aws/network-node-layer-2),"
                         " preferred gpu.clique (nvidia.com/gpu.clique), groups of 4 in one "
@@ -492,12 +578,13 @@ TEST(FormatExplain, SchedulerAnswersPlacedOrFailed) {
                              {"nn-p5-l1-0", "nn-p5-l2-0", "nn-p5-l3-0"}};
   placed.placement.nodes = {"p5-0008", "p5-0009"};
   answer.result = placed;
-  ASSERT_OK_AND_ASSIGN(std::string out,
-                       FormatExplain(Job("mistral-finetune"), {}, answer, 10, {.now = Now()}));
+  ASSERT_OK_AND_ASSIGN(std::string out, FormatExplain(Job("mistral-finetune"), {}, NoPods(), answer,
+                                                      10, {.now = Now()}));
   EXPECT_THAT(out, HasSubstr("\n  would place 2 pods in layer-3 nn-p5-l3-0: p5-0008, p5-0009\n"));
 
   answer.result = absl::UnavailableError("Placement.Explain to 127.0.0.1:9443: connection refused");
-  ASSERT_OK_AND_ASSIGN(out, FormatExplain(Job("mistral-finetune"), {}, answer, 10, {.now = Now()}));
+  ASSERT_OK_AND_ASSIGN(
+      out, FormatExplain(Job("mistral-finetune"), {}, NoPods(), answer, 10, {.now = Now()}));
   EXPECT_THAT(out, HasSubstr("\n  the call failed: UNAVAILABLE: Placement.Explain to "
                              "127.0.0.1:9443: connection refused\n"));
 }
@@ -509,8 +596,8 @@ TEST(FormatExplain, KeepsTheLatestEventsOldestFirst) {
                                   R"(","message":"m","lastTimestamp":"2026-11-23T19:2)", minute,
                                   R"(:00Z","source":{"component":"c"}})"));
   }
-  ASSERT_OK_AND_ASSIGN(std::string out, FormatExplain(Job("moe-gb200-tp16"), events, std::nullopt,
-                                                      2, {.now = Now()}));
+  ASSERT_OK_AND_ASSIGN(std::string out, FormatExplain(Job("moe-gb200-tp16"), events, NoPods(),
+                                                      std::nullopt, 2, {.now = Now()}));
   EXPECT_THAT(out, HasSubstr("  LAST SEEN   TYPE     REASON   FROM   MESSAGE\n"
                              "  4m32s       Normal   R3       c      m\n"
                              "  3m32s       Normal   R4       c      m\n\n"));
@@ -519,7 +606,7 @@ TEST(FormatExplain, KeepsTheLatestEventsOldestFirst) {
 TEST(FormatExplain, Json) {
   ASSERT_OK_AND_ASSIGN(std::string out,
                        FormatExplain(Job("mistral-finetune"), Items("events_mistral_finetune.json"),
-                                     NotPlaced(), 10, {.json = true, .now = Now()}));
+                                     NoPods(), NotPlaced(), 10, {.json = true, .now = Now()}));
   rapidjson::Document doc = Json(out);
   EXPECT_STREQ(doc["name"].GetString(), "mistral-finetune");
   EXPECT_EQ(doc["elastic"]["maxReplicas"].GetInt(), 16);
