@@ -351,6 +351,7 @@ void Cycle::SetupWorkload(const Workload& w) {
                              "\", which does not exist"));
   }
   entry.cq = lq->second;
+  if (!w.invalid.empty()) return fail(PendingReason::kInvalid, w.invalid);
   if (std::string problem = CheckWorkload(w); !problem.empty()) {
     return fail(PendingReason::kInvalid, problem);
   }

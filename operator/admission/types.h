@@ -189,6 +189,11 @@ struct Workload {
   // Not admitted before this Snapshot::now (Kueue's requeueState.requeueAt: a backoff after an
   // eviction); 0 = no backoff. Pending with reason kRequeueBackoff until then.
   int64_t requeue_at = 0;
+  // Why the object cannot become a workload (its decoder refused it: a template problem, a
+  // priority not honoured), "" if it can. Such a workload is only counted: its queue is
+  // resolved, so it counts as its ClusterQueue's pending (inadmissible) one, and it stays
+  // pending with PendingReason::kInvalid and this message; nothing else of it is read.
+  std::string invalid;
   // Changes whenever anything above changes (the object's resourceVersion, or a counter the
   // caller bumps), 0 = unknown. Only CycleCache reads it: an equal non-zero revision lets a
   // cycle reuse last cycle's resolution without comparing the fields.

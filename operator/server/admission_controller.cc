@@ -496,7 +496,16 @@ CycleStats AdmissionController::RunCycle() {
         !job->status.admission ? 0 : entry.admitted_since > 0 ? entry.admitted_since : snapshot.now;
     absl::StatusOr<admission::Workload> workload =
         WorkloadFromJob(*job, admitted_at, options_.allow_job_priority);
-    if (!workload.ok()) {
+    if (!workload.ok() && !job->status.admission) {
+      // Counted as its queue's pending workload, as Kueue counts an inadmissible one: the
+      // core resolves the queue and keeps it pending with this message.
+      admission::Workload refused;
+      refused.key = key;
+      refused.namespace_name = job->meta.namespace_;
+      refused.queue_name = job->queue_name;
+      refused.invalid = std::string(workload.status().message());
+      snapshot.workloads.push_back(std::move(refused));
+    } else if (!workload.ok()) {
       invalid.push_back({key, "", admission::PendingReason::kInvalid,
                          std::string(workload.status().message())});
     } else {

@@ -14,7 +14,8 @@
 #   a node of steady tainted NoSchedule -> NodesReplaced naming the failed and the spare node
 #   huge suspended and resumed         -> Suspended, Resumed
 #   self-set (spec.priority 2000000000, no PriorityClass) -> an Invalid Event: the operator's
-#           default takes priorities only from PriorityClasses (--allow-job-priority=false)
+#           default takes priorities only from PriorityClasses (--allow-job-priority=false);
+#           it still counts as its queue's pending (inadmissible) workload
 # Reasons alone are checked by the other operator tests; this one checks the messages.
 # Needs hack/cluster/build.sh binaries and $PHALANX_BUILD_DIR (phalanx-scheduler, phalanx-operator).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -112,6 +113,26 @@ job $NS self-set 1 "{required: $L3}" "  priority: 2000000000"
 eventually 30 has_event_matching self-set Invalid "is not honoured on this cluster: priorities come only from PriorityClasses" &&
   pass "self-set's Invalid event: $(event_message self-set Invalid)" || fail "self-set: $(cond $NS self-set Queued); $(events_of self-set)"
 [[ -z $(jq_job $NS self-set '.status.admission // empty') ]] && pass "self-set was not admitted" || fail "self-set was admitted"
+# Still its queue's pending workload, as Kueue counts an inadmissible one (audit 2026-11-30 c,
+# D1: refused before admission, it was in no count): the TrainingQueue's pendingWorkloads is
+# every job of the namespace waiting, and the metric counts it inadmissible.
+waiting_jobs() {
+  kc -n $NS get trainingjobs -o json |
+    jq '[.items[] | select(.status.admission == null and .spec.suspend != true and
+         (.status.phase // "" | IN("Succeeded", "Failed") | not))] | length'
+}
+tq_pending() { kc -n $NS get trainingqueue training -o jsonpath='{.status.pendingWorkloads}'; }
+counted() { [[ $(tq_pending) == "$(waiting_jobs)" ]]; }
+eventually 30 counted && pass "TrainingQueue training counts self-set: pendingWorkloads $(tq_pending) = jobs waiting" ||
+  fail "pendingWorkloads $(tq_pending), jobs waiting $(waiting_jobs)"
+inadmissible() {
+  curl -sf "http://127.0.0.1:$PHALANX_OPERATOR_HEALTH_PORT/metrics" |
+    awk '$1 == "phalanx_pending_workloads{cluster_queue=\"llm\",status=\"inadmissible\"}" {print $2}'
+}
+some_inadmissible() { [[ $(inadmissible) =~ ^[1-9] ]]; }
+eventually 30 some_inadmissible &&
+  pass "phalanx_pending_workloads{cluster_queue=\"llm\",status=\"inadmissible\"} $(inadmissible)" ||
+  fail "self-set is not counted inadmissible: $(inadmissible)"
 
 # --- no pile-up: the quota message of huge changed with every admission above (steady, low,
 # high, low's eviction), but its InsufficientQuota Event is recorded once per time it became

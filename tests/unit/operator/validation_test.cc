@@ -162,5 +162,33 @@ TEST(ValidationTest, BrokenLocalQueueAndWorkloadsArePerObject) {
                              Field(&PendingDecision::message, HasSubstr("same key")))));
 }
 
+// A job the operator could not turn into a workload (a template problem, a priority the
+// cluster does not honour) still counts as its queue's: the cycle resolves the queue, then keeps
+// it pending, Invalid, with the decoder's message (audit 2026-11-30 c, D1: such jobs were in no
+// pending count). Without a queue it says so first, as any workload would.
+TEST(ValidationTest, AWorkloadTheDecoderRefusedIsPendingInItsClusterQueue) {
+  FakePlacementService fake({{.name = "b1", .gpus = 64}});
+  World world(fake);
+  world.Flavor("h100").Queue(GpuQueue("team-a", "", {{"h100", Gpu(64)}}));
+  Workload refused;
+  refused.key = "team-a/refused";
+  refused.namespace_name = "team-a";
+  refused.queue_name = "main";
+  refused.invalid = "spec.priority (5000) is not honoured on this cluster";
+  Workload lost = refused;
+  lost.key = "team-a/lost";
+  lost.queue_name = "missing";
+  world.Add(refused).Add(lost).Add(Job("team-a/fine", 1, 8));
+  CycleResult result = world.Cycle();
+  EXPECT_THAT(AdmittedKeys(result), ElementsAre("team-a/fine"));
+  const PendingDecision* p = PendingFor(result, "team-a/refused");
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(p->reason, PendingReason::kInvalid);
+  EXPECT_EQ(p->cluster_queue, "team-a");
+  EXPECT_EQ(p->message, "spec.priority (5000) is not honoured on this cluster");
+  EXPECT_EQ(PendingFor(result, "team-a/lost")->reason, PendingReason::kNoLocalQueue);
+  EXPECT_EQ(PendingFor(result, "team-a/lost")->cluster_queue, "");
+}
+
 }  // namespace
 }  // namespace phalanx::admission
