@@ -278,6 +278,7 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
     informers_.create_failures.Clear(key);
     absl::MutexLock lock(&mu_);
     slices_.erase(key);
+    seen_ranks_.erase(key);
     return std::nullopt;
   }
   ASSIGN_OR_RETURN(kube::TrainingJob job, kube::DecodeTrainingJob(raw->json));
@@ -492,6 +493,24 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
     auto it = ranks.find(PodIntLabel(p, kRankLabel));
     return it == ranks.end() || it->second.get() != &p;
   }));
+  // Where each rank's pod was last seen bound, in this generation (ranks above the size gone).
+  std::map<int, std::string> seen_on;
+  {
+    absl::MutexLock lock(&mu_);
+    const Condition* admitted_cond = FindCondition(current.conditions, kConditionAdmitted);
+    const std::string admission =
+        admitted_cond != nullptr ? admitted_cond->last_transition_time : std::string();
+    SeenRanks& seen = seen_ranks_[key];
+    if (seen.uid != meta.uid || seen.admitted != admission || seen.generation != generation) {
+      seen =
+          SeenRanks{.uid = meta.uid, .admitted = admission, .generation = generation, .nodes = {}};
+    }
+    seen.nodes.erase(seen.nodes.lower_bound(world), seen.nodes.end());
+    for (const auto& [rank, pod] : ranks) {
+      if (!pod->node_name.empty()) seen.nodes[rank] = pod->node_name.str();
+    }
+    seen_on = seen.nodes;
+  }
 
   // The end: phase, condition, reservation released, whatever still runs deleted.
   auto finish = [&](bool succeeded, std::string_view reason,
@@ -772,6 +791,26 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
     }
     metrics_.pods_created_total.WithLabels({}).Inc(created);
     informers_.create_failures.Clear(key);
+    // A rank whose pod ran on the node it is reserved on now lost that pod to someone else:
+    // the operator deletes a rank's pod only to restart the gang or to move the rank.
+    std::vector<std::string> again;
+    for (size_t i = 0; i < missing.size(); ++i) {
+      const int rank = missing[i].first;
+      auto was = seen_on.find(rank);
+      if (!results[i].ok() || was == seen_on.end() ||
+          static_cast<size_t>(rank) >= ctx.nodes.size() || ctx.nodes[rank] != was->second) {
+        continue;
+      }
+      again.push_back(absl::StrCat("pod ", pod_name(i), " (rank ", rank, ") on ", was->second));
+    }
+    if (!again.empty()) {
+      const std::string message =
+          absl::StrCat(absl::StrJoin(again, ", "), again.size() == 1 ? " was" : " were",
+                       " deleted while the gang ran (not by phalanx-operator); created again ",
+                       "on the same node");
+      spdlog::warn("TrainingJob {}: {}", key, message);
+      (void)events_.Record(JobReference(meta), kube::EventType::kWarning, "PodRecreated", message);
+    }
     if (created > 0) {
       spdlog::info("TrainingJob {}: created {} pods (world size {}, restart {})", key, created,
                    world, generation);

@@ -110,6 +110,17 @@ class JobController {
     std::map<std::string, std::string> hashes;
   };
   std::map<std::string, WrittenSlices> slices_;
+  // Each job's (by key) ranks seen with a pod bound to a node, in its current uid, admission
+  // and restart generation: a rank whose pod disappears (deleted by a user or a controller) and is
+  // created again on the same node gets a PodRecreated Event; a first create, a growth or a move to
+  // a new node does not. In memory only: after a failover, a rank's first re-creation is silent.
+  struct SeenRanks {
+    std::string uid;
+    std::string admitted;  // the Admitted condition's lastTransitionTime: one per admission
+    int32_t generation = -1;
+    std::map<int, std::string> nodes;  // rank -> node
+  };
+  std::map<std::string, SeenRanks> seen_ranks_;
   // Pods created whose informer event has not arrived: not created twice (create_expectations.h).
   CreateExpectations expected_pods_;
   // Status writes whose informer event has not arrived: each transition's Event is recorded

@@ -12,6 +12,7 @@
 #           priority, is no candidate); low's Preempted Event names high, and an Event of high
 #           names low; low then waits, CannotBePlaced naming the best block
 #   a node of steady tainted NoSchedule -> NodesReplaced naming the failed and the spare node
+#   a rank's pod deleted by kubectl    -> PodRecreated naming the pod, rank and node
 #   huge suspended and resumed         -> Suspended, Resumed
 #   self-set (spec.priority 2000000000, no PriorityClass) -> an Invalid Event: the operator's
 #           default takes priorities only from PriorityClasses (--allow-job-priority=false);
@@ -99,6 +100,15 @@ eventually 20 has_event_matching steady NodesReplaced "${S[1]} has taint example
 eventually 60 all_running $NS steady 3 || fail "steady is not Running again: $(events_of steady)"
 has_event $NS steady Resizing && fail "steady, not elastic, got a Resizing event for its moved rank: $(events_of steady)" ||
   pass "no Resizing event for a moved rank"
+has_event $NS steady PodRecreated && fail "a moved rank's new pod was called recreated: $(events_of steady)" ||
+  pass "no PodRecreated event for a moved rank"
+
+# --- a rank's pod deleted by someone else: created again on its node, and said so ----------
+kc -n $NS delete pod steady-2 --wait=false >/dev/null || fail "cannot delete steady-2"
+eventually 60 has_event_matching steady PodRecreated "^pod steady-2 \(rank 2\) on ${S2[2]} was deleted while the gang ran \(not by phalanx-operator\); created again on the same node$" &&
+  pass "steady's PodRecreated event: $(event_message steady PodRecreated)" ||
+  fail "steady: no PodRecreated event for steady-2 on ${S2[2]}: $(events_of steady)"
+eventually 60 all_running $NS steady 3 || fail "steady is not Running again after steady-2 was deleted"
 
 # --- suspend and resume ------------------------------------------------------------------
 kc -n $NS patch trainingjob huge --type=merge -p '{"spec":{"suspend":true}}' >/dev/null
