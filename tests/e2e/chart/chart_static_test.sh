@@ -10,7 +10,10 @@
 #      and a PodDisruptionBudget, one scheduler pod (phalanx-scheduler + kube-scheduler with only
 #      the `phalanx` profile, its extender on 127.0.0.1), each preset's topology levels,
 #      Services with a `metrics` port, non-root read-only containers with requests and probes;
-#   5. NOTES.txt renders for each preset with NodeFlavor YAML that parses;
+#   5. NOTES.txt renders for each preset with NodeFlavor YAML that parses, and its last step
+#      (explain through a port-forward) works with the values' TLS: under the default mutual TLS
+#      the printed commands, run with a stand-in kubectl, export the viewer certificate, its CA
+#      and a server name the scheduler's certificate carries; none of that without TLS;
 #      mutual TLS on the Placement gRPC API: the generated server certificate names the
 #      scheduler Service and the three certificates (scheduler, operator, read-only viewer)
 #      chain to the one CA (openssl verify), each binary gets its TLS flags and its Secret
@@ -268,6 +271,87 @@ PY
     fail "NOTES.txt ($name): no NodeFlavor YAML that parses: $out; notes: $(head -c 600 <<<"$notes")"
   fi
 done
+
+# --- 5b. NOTES.txt's last step (explain through a port-forward) with the values' TLS. With the
+# default mutual TLS the printed commands are run by bash with a stand-in kubectl that answers
+# `get secret` from the Secrets of the same render: the files the exported
+# PHALANX_SCHEDULER_TLS_* name must hold the viewer Secret, its certificate must chain to the CA,
+# and the server name must be one the scheduler's certificate carries. tls.enabled=false prints
+# no TLS variable; given Secrets print no generated Secret's name.
+mkdir -p "$TMP/bin" "$TMP/home"
+cat >"$TMP/bin/kubectl" <<'STUB'
+#!/usr/bin/env python3
+# Stand-in kubectl: `get secret NAME -o jsonpath={.data.KEY}` from $NOTES_SECRETS; port-forward does nothing.
+import json, os, re, sys
+args = sys.argv[1:]
+if "port-forward" in args: sys.exit(0)
+if "get" in args and "secret" in args:
+    name = args[args.index("secret") + 1]
+    path = next(a.split("=", 1)[1] if a.startswith("jsonpath=") else a for a in args[args.index("-o") + 1:][:1])
+    key = re.fullmatch(r"\{\.data\.(.*)\}", path).group(1).replace("\\.", ".")
+    secrets = json.load(open(os.environ["NOTES_SECRETS"]))
+    if name not in secrets or key not in secrets[name]:
+        sys.exit("Error from server (NotFound): secrets %s (key %s)" % (name, key))
+    sys.stdout.write(secrets[name][key]); sys.exit(0)
+sys.exit("stand-in kubectl: unexpected %s" % args)
+STUB
+chmod +x "$TMP/bin/kubectl"
+notes_render() { # out-prefix helm-args...: the notes as text and the rendered Secrets as JSON, from one render
+  local out=$1; shift
+  "$HELM" template phalanx "$TMP/notes-chart" -n phalanx-system "$@" >"$out.yaml" 2>&1 &&
+    python3 - "$out" <<'PY2'
+import json, sys, yaml
+out = sys.argv[1]
+docs = [d for d in yaml.safe_load_all(open(out + ".yaml")) if d]
+open(out + ".notes", "w").write(next(d for d in docs if d["kind"] == "ConfigMap" and d["metadata"]["name"] == "notes")["data"]["notes"])
+json.dump({d["metadata"]["name"]: d.get("data", {}) for d in docs if d["kind"] == "Secret"}, open(out + ".secrets", "w"))
+json.dump([d for d in docs if d["kind"] == "Service"], open(out + ".services", "w"))
+PY2
+}
+if notes_render "$TMP/tls-default"; then
+  # From the port-forward to the line before explain (whose <name> placeholders bash cannot run).
+  steps=$(sed -n '/ port-forward svc\//,/kubectl phalanx explain/p' "$TMP/tls-default.notes" | sed '$d')
+  explain=$(grep -m1 'kubectl phalanx explain' "$TMP/tls-default.notes")
+  if out=$(cd "$TMP" && HOME="$TMP/home" PATH="$TMP/bin:$PATH" NOTES_SECRETS="$TMP/tls-default.secrets" \
+             bash -euo pipefail -c "$steps"$'\n''env | grep "^PHALANX_SCHEDULER_TLS_" | sort || true' 2>&1) &&
+     check=$(python3 - "$TMP/tls-default" "$explain" "$steps" "$out" 2>&1 <<'PY2'
+import base64, json, re, subprocess, sys
+prefix, explain, steps, exported = sys.argv[1:5]
+env = dict(line.split("=", 1) for line in exported.split("\n") if line.startswith("PHALANX_SCHEDULER_TLS_"))
+secrets = json.load(open(prefix + ".secrets"))
+services = {s["metadata"]["name"]: s for s in json.load(open(prefix + ".services"))}
+errors = []
+want = {"CA": "ca.crt", "CERT": "tls.crt", "KEY": "tls.key"}
+for var, key in want.items():
+    path = env.get("PHALANX_SCHEDULER_TLS_" + var)
+    if not path: errors.append("PHALANX_SCHEDULER_TLS_%s not exported" % var); continue
+    if open(path, "rb").read() != base64.b64decode(secrets["phalanx-viewer-tls"][key]):
+        errors.append("%s does not hold phalanx-viewer-tls's %s" % (path, key))
+if not errors:
+    r = subprocess.run(["openssl", "verify", "-CAfile", env["PHALANX_SCHEDULER_TLS_CA"], env["PHALANX_SCHEDULER_TLS_CERT"]], capture_output=True, text=True)
+    if r.returncode != 0: errors.append("the exported certificate does not chain to the exported CA: " + r.stdout + r.stderr)
+    server = subprocess.run(["openssl", "x509", "-noout", "-text"], input=base64.b64decode(secrets["phalanx-scheduler-tls"]["tls.crt"]), capture_output=True).stdout.decode()
+    name = env.get("PHALANX_SCHEDULER_TLS_SERVER_NAME", "")
+    if not name or "DNS:" + name not in server: errors.append("server name %r is not in the scheduler's certificate" % name)
+m = re.search(r"port-forward svc/(\S+) (\d+)", steps)
+ports = [p["port"] for p in services.get(m.group(1) if m else "", {}).get("spec", {}).get("ports", [])] if m else []
+if not m or int(m.group(2)) not in ports: errors.append("the port-forward does not name a Service port: %s" % (m.group(0) if m else steps[:200]))
+elif "--server 127.0.0.1:%s" % m.group(2) not in explain: errors.append("explain does not use the forwarded port: " + explain)
+print("; ".join(errors) if errors else "viewer files, CA chain, server name %s, %s" % (name, m.group(0)))
+sys.exit(1 if errors else 0)
+PY2
+     ); then pass "NOTES.txt (default, mutual TLS): the explain step as printed: $check"
+  else fail "NOTES.txt (default, mutual TLS): the explain step as printed: ${check:-$out}"; fi
+else fail "NOTES.txt (default) render: $(tail -3 "$TMP/tls-default.yaml")"; fi
+if notes_render "$TMP/tls-off" --set tls.enabled=false &&
+   ! grep -q 'PHALANX_SCHEDULER_TLS_\|viewer-tls' "$TMP/tls-off.notes" &&
+   grep -q 'kubectl phalanx explain <name> -n <namespace> --server 127.0.0.1:9443$' "$TMP/tls-off.notes"; then
+  pass "NOTES.txt (tls.enabled=false): explain through the port-forward without TLS variables"
+else fail "NOTES.txt (tls.enabled=false): $(grep -E 'TLS|viewer|explain' "$TMP/tls-off.notes" "$TMP/tls-off.yaml" | head -5)"; fi
+if notes_render "$TMP/tls-given" --set tls.schedulerSecret=s,tls.operatorSecret=o &&
+   ! grep -q 'viewer-tls' "$TMP/tls-given.notes" && grep -q 'PHALANX_SCHEDULER_TLS_CERT=<a client certificate>' "$TMP/tls-given.notes"; then
+  pass "NOTES.txt (given TLS Secrets): asks for a client certificate of your CA, names no generated Secret"
+else fail "NOTES.txt (given TLS Secrets): $(grep -E 'TLS|viewer' "$TMP/tls-given.notes" "$TMP/tls-given.yaml" | head -5)"; fi
 
 # --- 6. bad values fail with a message ----------------------------------------------------
 out=$("$HELM" template phalanx "$CHART" --set operator.leaderElection.enabled=false 2>&1) &&
