@@ -1,6 +1,6 @@
-// `phalanx bench admission`: times one admission cycle (DESIGN.md §10: 10,000 pending workloads
-// over 100 ClusterQueues, < 100 ms) against the real in-process placement service on a
-// synthetic cluster. docs/benchmarks.md records the results and the commands.
+// `phalanx bench admission`: times one admission cycle (docs/benchmarks.md's target: 10,000
+// pending workloads over 100 ClusterQueues, < 100 ms) against the real in-process placement
+// service on a synthetic cluster. docs/benchmarks.md records the results and the commands.
 #include <algorithm>
 #include <chrono>
 #include <cmath>

@@ -7,7 +7,7 @@ find_package(simdjson CONFIG REQUIRED)
 find_package(RapidJSON CONFIG REQUIRED)
 find_package(Threads REQUIRED)
 # The Placement API (proto/): protoc and libprotobuf, then gRPC's own config, which also needs
-# protobuf-compiler-grpc for grpc_cpp_plugin (DESIGN.md §8).
+# protobuf-compiler-grpc for grpc_cpp_plugin (without that package gRPC's CMake config fails).
 find_package(Protobuf REQUIRED)
 find_package(gRPC CONFIG REQUIRED)
 find_package(GTest CONFIG REQUIRED)

@@ -40,7 +40,7 @@
 namespace phalanx::placement {
 
 // SageMaker HyperPod's node health label; any value other than kNodeHealthSchedulable excludes
-// the node (DESIGN.md §4).
+// the node (docs/scheduler.md).
 inline constexpr std::string_view kNodeHealthLabel = "sagemaker.amazonaws.com/node-health-status";
 inline constexpr std::string_view kNodeHealthSchedulable = "Schedulable";
 

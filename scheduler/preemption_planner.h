@@ -1,6 +1,6 @@
-// Preemption planning (DESIGN.md §5 point 8): which lower-priority gangs to shrink or evict so
-// that a gang fits inside one domain of its required level. Pure: reads a ClusterSnapshot and
-// changes nothing.
+// Preemption planning (docs/placement.md, PlanPreemption): which lower-priority gangs to shrink
+// or evict so that a gang fits inside one domain of its required level. Pure: reads a
+// ClusterSnapshot and changes nothing.
 //
 //   ASSIGN_OR_RETURN(PreemptionPlan plan,
 //                    PlanGangPreemption(snapshot, request, {{"ns/batch-a", 10, std::nullopt},

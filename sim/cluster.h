@@ -30,7 +30,7 @@ inline constexpr std::string_view kHostnameLabel = "kubernetes.io/hostname";
 // Every simulated node names its node group; the group's ResourceFlavor selects on it.
 inline constexpr std::string_view kNodeGroupLabel = "sim.phalanx.dev/node-group";
 
-// Node label keys of a topology preset, coarsest first (DESIGN.md §4); empty if unknown.
+// Node label keys of a topology preset, coarsest first (scheduler/topology.h); empty if unknown.
 std::vector<std::string> PresetLevels(std::string_view preset);
 
 struct NodeGroupSpec {

@@ -4,8 +4,9 @@
 
 namespace phalanx::sim {
 
-// DESIGN.md §4. vCPU and memory are the published instance sizes; p6-b300 has no EFA device
-// count in the table, so it gets 0 and only pods that do not ask for EFA devices fit there.
+// From the instance types' published specifications. vCPU and memory are the published
+// instance sizes; p6-b300 has no EFA device count here, so it gets 0 and only pods that do not
+// ask for EFA devices fit there.
 const std::vector<InstanceType>& InstanceCatalog() {
   static const std::vector<InstanceType> catalog = {
       {"p5.48xlarge", "H100", 8, 640, 7.2, "v2", 400, 32, 192, 2048, 1, "eks"},

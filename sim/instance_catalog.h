@@ -1,5 +1,5 @@
-// The GPU instance types Phalanx knows (DESIGN.md §4), with the numbers the simulator's cluster
-// builder and communication cost model need.
+// The GPU instance types Phalanx knows (their published specifications), with the numbers the
+// simulator's cluster builder and communication cost model need.
 //
 //   const InstanceType* p5 = FindInstanceType("p5.48xlarge");
 //   p5->gpus;             // 8

@@ -32,7 +32,8 @@ int32_t Depth(const std::string& level, const std::vector<std::string>& levels) 
     auto it = std::find(levels.begin(), levels.end(), level);
     return it == levels.end() ? -1 : static_cast<int32_t>(it - levels.begin());
   }
-  // Well-known keys (DESIGN.md §4): network layers 1..4 coarsest first, then the NVLink domain.
+  // Well-known keys (the presets of scheduler/topology.h): network layers 1..4 coarsest first,
+  // then the NVLink domain.
   // Any other layer number is not known to exist: not ranked, so that a later check against a
   // topology says it is no level, instead of this one calling it coarser or finer.
   const std::string layer_prefix = "topology.k8s.aws/network-node-layer-";

@@ -70,7 +70,8 @@ python3 - "$preset" "$itype" "$count" "${npb:-0}" "$bps" "$spl1" "$prefix" "$sta
 import json, sys
 preset, itype, count, npb, bps, spl1, prefix, start, extra, taints = sys.argv[1:11]
 count, npb, bps, spl1, start = int(count), int(npb), int(bps), int(spl1), int(start)
-# DESIGN.md section 4 hardware table (cpu/memory from the EC2 instance specs).
+# The instance types' published specifications, as sim/instance_catalog.cc has them (and
+# docs/local-cluster.md's table).
 HW = {
     "p5.48xlarge":        dict(gpu=8, efa=32, cpu=192, mem="2048Gi", arch="amd64", product="NVIDIA-H100-80GB-HBM3"),
     "p5e.48xlarge":       dict(gpu=8, efa=32, cpu=192, mem="2048Gi", arch="amd64", product="NVIDIA-H200"),

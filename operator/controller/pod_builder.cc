@@ -157,8 +157,9 @@ absl::StatusOr<int64_t> GpusPerPod(const Value& containers, std::string_view fie
 //  * kubeflow/trainer pkg/runtime/framework/plugins/torch/torch.go also sets PET_MASTER_ADDR and
 //    PET_MASTER_PORT; torchrun reads every --x-y option from PET_X_Y, so a bare `torchrun train.py`
 //    finds rank 0 without flags.
-// NODE_RANK is DESIGN.md §3's (Lightning and Accelerate read it). Phalanx has no separate master
-// replica: rank 0 is the master, so RANK needs no +1 for workers as in Kubeflow.
+// NODE_RANK is set too (Lightning and Accelerate read it; docs/operator.md "The env"). Phalanx
+// has no separate master replica: rank 0 is the master, so RANK needs no +1 for workers as in
+// Kubeflow.
 EnvList GangEnv(const kube::TrainingJob& job, const PodContext& ctx, int rank, int64_t gpus) {
   const std::string master =
       fmt::format("{}-0.{}.{}.svc", job.meta.name, job.meta.name, job.meta.namespace_);

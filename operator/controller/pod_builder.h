@@ -56,7 +56,7 @@ struct PodContext {
   std::string nproc_per_node;
   // Optional: nodes[rank] is the node reserved for the rank (status.placement.nodes). When set,
   // the pod requires that node through node affinity on metadata.name, so kube-scheduler's
-  // NodeAffinity PreFilter narrows every later plugin to that one node (DESIGN.md §11), and is
+  // NodeAffinity PreFilter narrows every later plugin to that one node (docs/operator.md), and is
   // annotated phalanx.dev/node with it (common/api_labels.h). Empty: no pinning; the extender
   // alone steers the pod to its node.
   std::vector<std::string> nodes;

@@ -1,4 +1,4 @@
-// Extender: phalanx-scheduler's answers to kube-scheduler's extender webhook (DESIGN.md §6, §11).
+// Extender: phalanx-scheduler's answers to kube-scheduler's extender webhook (docs/extender.md).
 // kube-scheduler asks it about every pod that requests nvidia.com/gpu; it pins a gang pod (labels
 // phalanx.dev/job and phalanx.dev/rank) to the node reserved for its rank, and passes every other
 // pod through untouched. docs/extender.md describes the protocol and every decision.

@@ -15,7 +15,7 @@
 // changes nothing, and calls that race with Build are harmless (Build holds the lock; a change
 // seen before Build is in the caches Build reads).
 //
-// Rules (DESIGN.md §4, docs/scheduler.md):
+// Rules (docs/scheduler.md):
 //   * every bound pod that has not finished counts as used capacity, whoever bound it
 //     (DaemonSets, other schedulers); a gang pod takes its gang's reserved slot instead, and
 //     stops counting when the gang gives that slot up through the Placement API (the

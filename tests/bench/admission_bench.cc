@@ -1,7 +1,7 @@
-// Admission benchmarks (DESIGN.md §10: one cycle, 10,000 pending over 100 ClusterQueues,
-// < 100 ms): a full cycle against the real in-process placement service on 4,096 nodes x 8 GPUs
-// (eks-4layer), from an empty cluster (the cycle that admits the most) and in steady state (the
-// cluster full, 10,000 new workloads that mostly cannot be admitted).
+// Admission benchmarks (docs/benchmarks.md's target: one cycle, 10,000 pending over 100
+// ClusterQueues, < 100 ms): a full cycle against the real in-process placement service on 4,096
+// nodes x 8 GPUs (eks-4layer), from an empty cluster (the cycle that admits the most) and in steady
+// state (the cluster full, 10,000 new workloads that mostly cannot be admitted).
 //
 //   build-admission/tests/bench/phalanx_admission_bench --benchmark_format=json
 //

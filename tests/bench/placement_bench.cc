@@ -1,6 +1,6 @@
-// Placement benchmarks (DESIGN.md §10): placing gangs of 1, 8, 64 and 256 pods on 4,096 nodes x
-// 8 GPUs in the eks-4layer topology, 70 % occupied by a realistic job mix; and the cost of the
-// snapshot's incremental updates (pod bind/unbind, node update).
+// Placement benchmarks (docs/benchmarks.md's targets): placing gangs of 1, 8, 64 and 256 pods on
+// 4,096 nodes x 8 GPUs in the eks-4layer topology, 70 % occupied by a realistic job mix; and the
+// cost of the snapshot's incremental updates (pod bind/unbind, node update).
 //
 //   build-placement/tests/bench/phalanx_placement_bench --benchmark_format=json
 //

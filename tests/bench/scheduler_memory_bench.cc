@@ -1,4 +1,4 @@
-// How much memory phalanx-scheduler needs for a cluster (DESIGN.md §10: 10,000 nodes + 100,000
+// How much memory phalanx-scheduler needs for a cluster (docs/benchmarks.md: 10,000 nodes + 100,000
 // pods in < 500 MB RSS): the Node and Pod informers' caches, filled by the real kube::Informer
 // from a paged list of realistic API-server JSON, and the placement core's ClusterSnapshot with
 // every node and every bound pod added by the scheduler's own LiveSnapshot::Build. Prints one

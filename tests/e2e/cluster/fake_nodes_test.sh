@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # hack/cluster/fake-nodes.sh creates kwok-managed GPU nodes that become Ready with the
-# topology labels and GPU/EFA allocatable of DESIGN.md section 4; a pod bound to one
+# topology labels and GPU/EFA allocatable of docs/local-cluster.md's table; a pod bound to one
 # (spec.nodeName) goes Running, and the phalanx.dev/kwok-phase annotation completes it
 # (Succeeded, or Failed with an exit code). Cleans up its nodes and namespace.
 # Needs PHALANX_KUBECONFIG (a cluster from hack/cluster/up.sh, which runs kwok).

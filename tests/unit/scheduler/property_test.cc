@@ -101,7 +101,7 @@ std::string Describe(const GangRequest& r) {
 }
 
 // An independent model of how many pods of a request each node and domain can take, written
-// from the rules in DESIGN.md rather than from the search's code.
+// from the rules in docs/placement.md rather than from the search's code.
 class Oracle {
  public:
   Oracle(const ClusterSnapshot& snapshot, const GangRequest& r) : snapshot_(snapshot), r_(r) {
