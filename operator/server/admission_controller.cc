@@ -308,9 +308,17 @@ bool AdmissionController::EvictIfNotReady(const kube::RawObject& raw, kube::Trai
       informers_.pods.ByIndex(kIndexByJob, key);
   const std::vector<Condition> current = ReadConditions(raw.json);
   const int64_t admitted = AdmittedSince(current);
+  const Condition* running = FindCondition(current, kConditionRunning);
+  // Running and resizing: an elastic growth whose new ranks must come up, or a shrink whose
+  // ranks above the new size are still stopping, which has nothing to wait for.
+  const bool growing = running != nullptr && running->status == "True";
+  const int32_t world = job.status.admission->replicas;
+  if (growing && static_cast<int32_t>(RunningRanks(job, pods).size()) >= world) return false;
   std::string message = absl::StrCat(
       "the gang did not have every rank running within ", policy.timeout_seconds, "s of ",
-      not_running_since > admitted ? "when it stopped running" : "its admission",
+      growing                        ? absl::StrCat("its growth to ", world, " ranks")
+      : not_running_since > admitted ? std::string("when it stopped running")
+                                     : std::string("its admission"),
       " (phalanx-operator --pods-ready-timeout-seconds): ",
       DescribeNotRunning(job, pods, 2, informers_.create_failures.Get(key)));
   if (job.elastic) {
@@ -320,6 +328,14 @@ bool AdmissionController::EvictIfNotReady(const kube::RawObject& raw, kube::Trai
     if (std::optional<FaultDecision> shrink =
             faults_.ShrinkToRunning(job, RunningRanks(job, pods), message, why)) {
       if (ApplyFault(raw, job, *shrink, Rfc3339(now), stats)) pods_ready_shrunk_[key] = now;
+      return false;
+    }
+    if (growing) {
+      // A gang that ran before its growth is not evicted for the growth: the shrink back to
+      // the ranks that run is tried again shortly.
+      spdlog::warn("TrainingJob {}: {}; not shrunk back yet{}", key, message, why);
+      const absl::Time again = now + absl::Seconds(5);
+      next_check = next_check ? std::min(*next_check, again) : again;
       return false;
     }
     absl::StrAppend(&message, why);

@@ -707,6 +707,27 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
     return finish(true, "Succeeded", message);
   }
 
+  // A rank that succeeded before the others (successPolicy All, or a rank other than 0 under
+  // RankZero) leaves the gang running, as a PyTorchJob stays Running until its replicas end.
+  int running = 0, done = 0;
+  for (const auto& [rank, pod] : ranks) {
+    running += pod->phase == "Running" ? 1 : 0;
+    done += pod->phase == "Succeeded" ? 1 : 0;
+  }
+  std::vector<int> present;
+  for (const auto& [rank, pod] : ranks) present.push_back(rank);
+  const bool resizing = (current.phase == "Running" || current.phase == "Resizing") &&
+                        GangResizing(job.elastic.has_value(), world, present, beyond);
+  // Ranks being added (an elastic growth) or stopping above the size: phase Resizing.
+  auto mark_resizing = [&] {
+    wanted.phase = "Resizing";
+    std::string message =
+        absl::StrCat("resizing to ", world, " ranks: ", running, " running",
+                     beyond > 0 ? absl::StrCat(", ", beyond, " above it stopping") : std::string());
+    if (current.phase != "Resizing") on_written.emplace_back("Resizing", message);
+    updates.push_back(Cond(kConditionResizing, true, "Resizing", message));
+  };
+
   // Missing ranks: create them once the name is free (a deleted pod may still be terminating)
   // and no create of it is still on its way to the informer.
   int created = 0;
@@ -786,6 +807,11 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
       if (current.phase == "Queued" || current.phase.empty()) {
         wanted.phase = "Admitted";
         (void)write();
+      } else if (resizing) {
+        // A growth whose new pods are refused is resizing all the same: the pods-ready
+        // timeout counts from here (NotRunningSince).
+        mark_resizing();
+        (void)write();
       }
       return first_error;
     }
@@ -817,17 +843,6 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
     }
   }
 
-  // A rank that succeeded before the others (successPolicy All, or a rank other than 0 under
-  // RankZero) leaves the gang running, as a PyTorchJob stays Running until its replicas end.
-  int running = 0, done = 0;
-  for (const auto& [rank, pod] : ranks) {
-    running += pod->phase == "Running" ? 1 : 0;
-    done += pod->phase == "Succeeded" ? 1 : 0;
-  }
-  std::vector<int> present;
-  for (const auto& [rank, pod] : ranks) present.push_back(rank);
-  const bool resizing = (current.phase == "Running" || current.phase == "Resizing") &&
-                        GangResizing(job.elastic.has_value(), world, present, beyond);
   if (running > 0 && running + done == world && beyond == 0) {
     if (FindCondition(current.conditions, kConditionResizing) != nullptr) {
       updates.push_back(Cond(kConditionResizing, false, "Resized",
@@ -846,12 +861,7 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
       updates.push_back(Cond(kConditionRestarting, false, "AllRanksRunning", message));
     }
   } else if (resizing) {
-    wanted.phase = "Resizing";
-    std::string message = absl::StrCat("resizing to ", world, " ranks: ", running, " running",
-                                       beyond > 0 ? absl::StrCat(", ", beyond, " above it stopping")
-                                                  : std::string());
-    if (current.phase != "Resizing") on_written.emplace_back("Resizing", message);
-    updates.push_back(Cond(kConditionResizing, true, "Resizing", message));
+    mark_resizing();
   } else if (current.phase != "Restarting") {
     wanted.phase = "Admitted";
     if (FindCondition(current.conditions, kConditionRunning) != nullptr) {

@@ -82,7 +82,11 @@ int64_t NotRunningSince(const std::vector<Condition>& conditions) {
   const int64_t admitted = AdmittedSince(conditions);
   if (admitted <= 0) return 0;
   const Condition* running = FindCondition(conditions, kConditionRunning);
-  if (running != nullptr && running->status == "True") return 0;
+  if (running != nullptr && running->status == "True") {
+    const Condition* resizing = FindCondition(conditions, kConditionResizing);
+    if (resizing == nullptr || resizing->status != "True") return 0;
+    return std::max(admitted, ParseUnixSeconds(resizing->last_transition_time));
+  }
   int64_t since = admitted;
   if (running != nullptr) since = std::max(since, ParseUnixSeconds(running->last_transition_time));
   // A shrink to the ranks that ran starts the clock again for the gang as it is now.

@@ -92,8 +92,10 @@ struct PodsReadyPolicy {
 };
 // Unix seconds since which an admitted job's gang has lacked a running rank: the later of its
 // admission (AdmittedSince), the last time its Running condition turned False (a restart, a
-// rank lost) and a shrink to the ranks that ran (Shrunk=True, reason PodsReadyTimeout); 0 when
-// it is not admitted or its Running condition is True.
+// rank lost) and a shrink to the ranks that ran (Shrunk=True, reason PodsReadyTimeout). While
+// its Running condition is True: since it started resizing (Resizing=True), when the new ranks
+// of an elastic growth must come up too (a shrink's resize has every rank below its new size
+// running, which the caller checks); otherwise 0, as when it is not admitted.
 int64_t NotRunningSince(const std::vector<Condition>& conditions);
 // How long the `count`-th requeue (1, 2, ...) waits: base * 2^(count-1) seconds, at most max.
 int64_t RequeueDelaySeconds(const PodsReadyPolicy& policy, int32_t count);

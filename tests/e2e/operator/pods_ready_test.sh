@@ -20,7 +20,9 @@
 #      restart (status.admission records the flavor at admission, as Kueue applies it once);
 #   8. `el`, elastic 4 pods (minReplicas 2) in a namespace whose ResourceQuota allows 2 of its
 #      pods: the timeout shrinks it to the 2 ranks that run (Shrunk reason PodsReadyTimeout)
-#      instead of evicting it, it runs at 2, and is not grown back into the ranks that could not.
+#      instead of evicting it, it runs at 2, and is not grown back into the ranks that could not;
+#   9. `gr`, elastic 2..4 pods running at 2, grows to 4 when capacity frees, and the ResourceQuota
+#      refuses the new ranks' pods: the timeout, counted from the growth, shrinks it back to 2.
 # Needs hack/cluster/build.sh binaries and $PHALANX_BUILD_DIR (phalanx-scheduler, phalanx-operator).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 export PHALANX_OPERATOR_ARGS="--pods-ready-timeout-seconds 10 --requeuing-backoff-base-seconds 5 --requeuing-backoff-limit-count 2"
@@ -200,4 +202,35 @@ sleep 15
 curl -sf "http://127.0.0.1:$PHALANX_OPERATOR_HEALTH_PORT/metrics" |
   grep -qE '^phalanx_resize_events_total[{]direction="shrink"[}] [1-9]' &&
   pass "/metrics counts the shrink" || fail "no shrink in phalanx_resize_events_total"
+
+# --- 9. an elastic growth whose new ranks do not come up shrinks back ---------------------------
+# gr (2..4 pods) starts at 2 while hold has the other 2 nodes; hold ends, gr grows to 4, and the
+# namespace's ResourceQuota refuses the new ranks' pods: 10 s later gr is back at the 2 ranks
+# that run, never evicted.
+kc -n $QNS delete trainingjob el --wait=false >/dev/null
+eventually 60 npods_is $QNS el 0 || fail "el's pods were not deleted"
+job $NS hold 2 "{required: topology.k8s.aws/network-node-layer-3}" || die "cannot create hold"
+eventually 60 all_running $NS hold 2 || die "hold is not Running: $(cond $NS hold Queued)"
+job $QNS gr 4 "{required: topology.k8s.aws/network-node-layer-3}" "  elastic: {minReplicas: 2, maxReplicas: 4}" ||
+  die "cannot create gr"
+eventually 60 all_running $QNS gr 2 && eventually 30 phase_is $QNS gr Running &&
+  pass "gr runs at 2 of 2..4 pods beside hold" ||
+  die "gr: $(npods $QNS gr) pods, phase $(phase $QNS gr), $(cond $QNS gr Queued)"
+gr_replicas() { jq_job $QNS gr '.status.admission.replicas // 0'; }
+kc -n $NS delete trainingjob hold --wait=false >/dev/null
+grown() { [[ $(gr_replicas) == 4 ]]; }
+eventually 60 grown && pass "gr grew to 4 when hold ended" || fail "gr did not grow: replicas $(gr_replicas)"
+eventually 30 phase_is $QNS gr Resizing && pass "gr is Resizing while its new ranks' pods are refused: $(cond $QNS gr Resizing)" ||
+  fail "gr phase $(phase $QNS gr), $(cond $QNS gr Resizing)"
+back_to_two() { [[ $(gr_replicas) == 2 ]]; }
+eventually 60 back_to_two && pass "gr shrank back to 2 pods" || fail "gr: replicas $(gr_replicas), $(cond $QNS gr Shrunk)"
+shrunk=$(cond $QNS gr Shrunk)
+[[ $shrunk == "True PodsReadyTimeout: shrunk from 4 to 2 pods: the gang did not have every rank running within 10s of its growth to 4 ranks"*"2 of 4 ranks not running"* ]] &&
+  pass "Shrunk: $shrunk" || fail "Shrunk condition: '$shrunk'"
+eventually 30 phase_is $QNS gr Running && pass "gr is Running at 2" || fail "gr phase: $(phase $QNS gr)"
+sleep 15
+[[ $(gr_replicas) == 2 && $(jq_job $QNS gr '.status.requeueState // "none"') == none &&
+   $(cond $QNS gr Admitted) == "True "* ]] &&
+  pass "15 s later gr still runs at 2 pods, admitted, never evicted nor grown again" ||
+  fail "gr later: replicas $(gr_replicas), $(cond $QNS gr Admitted), requeueState $(jq_job $QNS gr '.status.requeueState')"
 finish

@@ -353,8 +353,8 @@ TEST(FormatExplain, PlacedJobIsNotAskedAgain) {
   EXPECT_THAT(out, HasSubstr("Admission:   ClusterTrainingQueue llm, flavor p5, 8 replicas\n"));
   EXPECT_THAT(out, HasSubstr("Placement:   layer-3 nn-p5-l3-0 on p5-0000, p5-0001, p5-0002, "
                              "p5-0003, p5-0004, p5-0005, p5-0006, p5-0007\n"));
-  EXPECT_THAT(out,
-              HasSubstr("  Running    True     AllPodsRunning   4m51s   8 of 8 pods running\n"));
+  EXPECT_THAT(
+      out, HasSubstr("  Running    True     AllRanksRunning   4m51s   all 8 ranks are running\n"));
   EXPECT_THAT(out, HasSubstr("Events:\n  <none>\n"));
   EXPECT_THAT(out, HasSubstr("Scheduler:   not asked: the gang holds the nodes under Placement\n"));
 }

@@ -159,6 +159,24 @@ TEST(NotRunningSince, FromTheAdmissionOrTheLastTimeTheGangStoppedRunning) {
   EXPECT_EQ(NotRunningSince({admitted, {.type = "Running", .status = "True",
                                         .last_transition_time = "2026-11-23T19:01:00Z"}}),
             0);
+  // Running and resizing (an elastic growth's new ranks must come up too): since the resize
+  // began; a resize that ended does not count.
+  const Condition running{
+      .type = "Running", .status = "True", .last_transition_time = "2026-11-23T19:01:00Z"};
+  EXPECT_EQ(NotRunningSince({admitted,
+                             running,
+                             {.type = "Resizing",
+                              .status = "True",
+                              .reason = "Resizing",
+                              .last_transition_time = "2026-11-23T21:00:00Z"}}),
+            1795467600);
+  EXPECT_EQ(NotRunningSince({admitted,
+                             running,
+                             {.type = "Resizing",
+                              .status = "False",
+                              .reason = "Resized",
+                              .last_transition_time = "2026-11-23T21:00:00Z"}}),
+            0);
   // Stopped running after the admission (a restart): since then.
   EXPECT_EQ(NotRunningSince({admitted, {.type = "Running", .status = "False", .reason = "PodFailed",
                                         .last_transition_time = "2026-11-23T20:00:00Z"}}),
