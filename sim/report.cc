@@ -9,6 +9,7 @@
 #include "common/counted_noun.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
+#include "sim/csv.h"
 #include "sim/internal/report_text.h"
 #include "sim/internal/time_slices.h"
 
@@ -206,17 +207,6 @@ std::string FormatJson(const SimulationReport& report) {
 }
 
 namespace {
-
-// RFC 4180: a field holding a comma, a quote or a line break is quoted, quotes doubled.
-std::string CsvField(const std::string& text) {
-  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
 
 // The trace format's short names for the well-known level keys (inverse of ExpandLevel).
 std::string ShortLevel(const std::string& level) {

@@ -7,15 +7,13 @@
 #include <set>
 #include <tuple>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
-#include "absl/strings/strip.h"
 #include "common/status.h"
+#include "sim/csv.h"
 #include "sim/random.h"
 #include "sim/yaml_input.h"
 
@@ -141,23 +139,17 @@ absl::StatusOr<std::vector<TraceJob>> ParseYamlTrace(const std::string& text,
 
 absl::StatusOr<std::vector<TraceJob>> ParseCsvTrace(const std::string& text,
                                                     const std::string& source) {
-  // A UTF-8 byte order mark, as spreadsheets write one, is not part of the first column's name.
-  constexpr absl::string_view kBom = "\xEF\xBB\xBF";
-  absl::string_view body = text;
-  absl::ConsumePrefix(&body, kBom);
-  std::vector<std::string> lines = absl::StrSplit(body, '\n');
+  ASSIGN_OR_RETURN(std::vector<CsvRecord> records, ReadCsv(text, source));
   std::vector<std::string> header;
   std::vector<TraceJob> jobs;
   static const std::vector<std::string> kColumns = {
       "name",           "submit_s",        "queue",       "priority",    "pods",
       "gpus_per_pod",   "duration_s",      "elastic_min", "elastic_max", "elastic_step",
       "required_level", "preferred_level", "group_size",  "group_level", "node_group"};
-  for (size_t n = 0; n < lines.size(); ++n) {
-    std::string line(absl::StripAsciiWhitespace(lines[n]));
-    if (line.empty()) continue;
-    const std::string where = absl::StrCat(source, ":", n + 1);
-    std::vector<std::string> cells = absl::StrSplit(line, ',');
-    if (line[0] == '#') {
+  for (CsvRecord& record : records) {
+    const std::string where = absl::StrCat(source, ":", record.line);
+    const std::vector<std::string>& cells = record.cells;
+    if (record.comment) {
       // A whole-line comment, unless it has a row's cells: then it may be a job whose name
       // starts with '#' (a comment marker in the middle of a trace), and dropping it unseen
       // would lose a job.
@@ -166,7 +158,6 @@ absl::StatusOr<std::vector<TraceJob>> ParseCsvTrace(const std::string& text,
           where, ": a comment line with a row's ", header.size(),
           " cells: a job name may not start with '#'; remove the line or its commas"));
     }
-    for (std::string& cell : cells) cell = std::string(absl::StripAsciiWhitespace(cell));
     if (header.empty()) {
       header = cells;
       for (size_t c = 0; c < header.size(); ++c) {

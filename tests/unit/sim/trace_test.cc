@@ -10,7 +10,9 @@
 namespace phalanx::sim {
 namespace {
 
+using ::phalanx::testing::StatusIs;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 TEST(TraceTest, ParsesCsvWithHeaderNamedColumnsAndSortsBySubmit) {
   const std::string csv =
@@ -75,6 +77,29 @@ TEST(TraceTest, CsvErrorsNameLineAndColumn) {
               HasSubstr("t.csv:2: pods: want an integer, got \"two\""));
   jobs = ParseCsvTrace("submit_s,queue,pods\n", "t.csv");
   EXPECT_THAT(std::string(jobs.status().message()), HasSubstr("missing column \"duration_s\""));
+}
+
+// RFC 4180 quoting, as spreadsheets and --jobs-out write it (sim/csv.h): every cell quoted
+// reads as unquoted, and a quoted comma is one cell, not a sixth column.
+TEST(TraceTest, CsvCellsMayBeQuoted) {
+  ASSERT_OK_AND_ASSIGN(std::vector<TraceJob> jobs,
+                       ParseCsvTrace("\"name\",\"submit_s\",\"queue\",\"pods\",\"duration_s\"\n"
+                                     "\"pretrain\",\"0\",\"team-a\",\"4\",\"60\"\n",
+                                     "t.csv"));
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0].name, "pretrain");
+  EXPECT_EQ(jobs[0].pods, 4);
+  ASSERT_OK_AND_ASSIGN(jobs, ParseCsvTrace("name,submit_s,queue,pods,duration_s\n"
+                                           "a,0,\"q\",1,\" 60 \"\n"
+                                           "  \"b\" ,5,q,2,60\n",
+                                           "t.csv"));
+  ASSERT_EQ(jobs.size(), 2u);
+  EXPECT_EQ(jobs[0].duration_s, 60);
+  EXPECT_EQ(jobs[1].name, "b");
+  EXPECT_EQ(jobs[1].origin, "t.csv:3");
+  EXPECT_THAT(ParseCsvTrace("name,submit_s,queue,pods,duration_s\n\"a,0,q,1,60\n", "t.csv"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("t.csv:2: cell 1: its opening '\"' is never closed")));
 }
 
 TEST(TraceTest, ParsesYamlAndNamesLineAndFieldOnErrors) {
