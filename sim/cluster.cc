@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/object_names.h"
 #include "common/status.h"
 #include "scheduler/topology.h"
 #include "sim/yaml_input.h"
@@ -174,6 +175,11 @@ absl::StatusOr<QueueSpec> ParseQueue(const YamlReader& in, const YAML::Node& nod
                                "localityWaitSeconds", "stopPolicy", "namespaceSelector"}));
   QueueSpec queue;
   ASSIGN_OR_RETURN(queue.name, in.String(node, "name", field + ".name"));
+  if (const std::string why = DnsSubdomainProblem(queue.name); !why.empty()) {
+    return in.Error(node["name"], field + ".name",
+                    absl::StrCat(ShownName(queue.name), " ", why,
+                                 ": the queue is a ClusterTrainingQueue of that name"));
+  }
   ASSIGN_OR_RETURN(queue.cohort, in.String(node, "cohort", field + ".cohort", ""));
   ASSIGN_OR_RETURN(
       queue.queueing_strategy,

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/object_names.h"
 #include "common/status.h"
 #include "sim/csv.h"
 #include "sim/random.h"
@@ -54,6 +55,14 @@ absl::Status CheckJob(const TraceJob& job, const std::string& where) {
     return absl::InvalidArgumentError(absl::StrCat(where, ": ", field, ": ", message));
   };
   if (job.queue.empty()) return bad("queue", "required field is missing");
+  // Each job is a Workload (a TrainingJob) named after it, submitted to a TrainingQueue and a
+  // ClusterTrainingQueue of its queue's name: Kubernetes names both.
+  for (const auto& [field, name, what] :
+       {std::tuple{"name", &job.name, "the job is a Workload of that name"},
+        std::tuple{"queue", &job.queue, "the queue is a ClusterTrainingQueue of that name"}}) {
+    const std::string why = DnsSubdomainProblem(*name);
+    if (!why.empty()) return bad(field, absl::StrCat(ShownName(*name), " ", why, ": ", what));
+  }
   // Seconds from any origin, Unix time included (1.7e9 today), up to the year 5138; a run
   // lasts at most a year past the last submission (the safety stop), so a longer duration could
   // never finish.

@@ -10,8 +10,10 @@
 //                  groupLevel}, nodeGroup}]}
 //   CSV:  a header row naming columns among name, submit_s, queue, priority, pods, gpus_per_pod,
 //         duration_s, elastic_min, elastic_max, elastic_step, required_level, preferred_level,
-//         group_size, group_level, node_group; then one job per row.
-// Levels may be full label keys or short names: layer-1 .. layer-4, clique, hostname.
+//         group_size, group_level, node_group; then one job per row; cells may be quoted as
+//         RFC 4180 quotes them (sim/csv.h).
+// Levels may be full label keys or short names: layer-1 .. layer-4, clique, hostname. Job and
+// queue names are DNS-1123 subdomains (common/object_names.h): a Workload and a queue of that name.
 #pragma once
 
 #include <cstdint>

@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <map>
 #include <optional>
-#include <regex>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/api_labels.h"
+#include "common/object_names.h"
 #include "common/resources.h"
 #include "common/status.h"
 #include "scheduler/node_affinity.h"
@@ -119,12 +119,10 @@ const RuleChecks& TrainingJobRules() {
        "letter) of at most 57 characters: the headless Service is named after the job and pods "
        "are <name>-<rank>",
        [](const YAML::Node& self) {
-         static const std::regex kLabel("[a-z]([-a-z0-9]*[a-z0-9])?");
          const YAML::Node metadata = self["metadata"];
          if (!metadata.IsMap()) return false;  // the schema reports its type
          const YAML::Node name = metadata["name"];
-         return name.IsDefined() && name.IsScalar() && name.Scalar().size() <= 57 &&
-                std::regex_match(name.Scalar(), kLabel);
+         return name.IsDefined() && name.IsScalar() && IsDns1035Label(name.Scalar(), 57);
        }},
   };
   return *rules;

@@ -189,6 +189,12 @@ INSTANTIATE_TEST_SUITE_P(
                 "- name: q\n  flavors:\n  - name: h100\n    nominalQuota: {nvidia.com/gpu: 8}\n"
                 "    borrowingLimit:\n      amd.com/gpu: 8\n",
                 "bad.yaml:9: queues[0].flavors[0].borrowingLimit.amd.com/gpu: unknown resource"},
+        // A queue is a ClusterTrainingQueue of its name, which Kubernetes would refuse.
+        BadSpec{"nodeGroups:\n- instanceType: p5.48xlarge\n  count: 4\nqueues:\n"
+                "- name: Team_A\n  nominalQuota: {nvidia.com/gpu: 8}\n",
+                "bad.yaml:5: queues[0].name: \"Team_A\" must be lowercase letters, digits, '-' "
+                "and '.', each '.'-separated part starting and ending with a letter or digit (a "
+                "DNS-1123 subdomain): the queue is a ClusterTrainingQueue of that name"},
         BadSpec{"nodeGroups:\n- instanceType: p5.48xlarge\n  count: 4\nqueues:\n- name: q\n"
                 "  nominalQuota: {nvidia.com/gpu: 8}\n  localityWaitSeconds: -1\n",
                 "bad.yaml:7: queues[0].localityWaitSeconds: must be >= 0"},

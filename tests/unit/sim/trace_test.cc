@@ -154,6 +154,36 @@ TEST(TraceTest, LoaderRejectsAShapeTheCrdRejects) {
                         "elastic.step"));
 }
 
+// Each job is a Workload named after it in a queue that is a ClusterTrainingQueue: names
+// Kubernetes would refuse are bad input with their line, in both formats, and shown escaped.
+TEST(TraceTest, JobAndQueueNamesAreKubernetesNames) {
+  const std::string header = "name,submit_s,queue,pods,duration_s\n";
+  ASSERT_OK_AND_ASSIGN(std::vector<TraceJob> jobs,
+                       ParseCsvTrace(header + "llama.70b-1,0,team-a.prod,1,60\n", "t.csv"));
+  EXPECT_EQ(jobs[0].name, "llama.70b-1");
+  const std::string kRule =
+      " must be lowercase letters, digits, '-' and '.', each '.'-separated part starting and "
+      "ending with a letter or digit (a DNS-1123 subdomain): ";
+  EXPECT_THAT(ParseCsvTrace(header + "ok,0,q,1,60\n\"a,b\",0,q,1,60\n", "t.csv"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("t.csv:3: name: \"a,b\"" + kRule +
+                                 "the job is a Workload of that name")));
+  EXPECT_THAT(ParseCsvTrace(header + "ok,0,Team_A,1,60\n", "t.csv"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("t.csv:2: queue: \"Team_A\"" + kRule +
+                                 "the queue is a ClusterTrainingQueue of that name")));
+  const absl::StatusOr<std::vector<TraceJob>> bel = ParseYamlTrace(
+      "jobs:\n- {name: \"x\\ay\", queue: q, duration: 60}\n", "t.yaml");
+  EXPECT_THAT(bel, StatusIs(absl::StatusCode::kInvalidArgument,
+                            HasSubstr("t.yaml:2: jobs[0]: name: \"x\\x07y\"" + kRule)));
+  EXPECT_THAT(std::string(bel.status().message()), Not(HasSubstr("\a")));
+  EXPECT_THAT(ParseYamlTrace("jobs:\n- {name: " + std::string(300, 'a') +
+                                 ", queue: q, duration: 60}\n",
+                             "t.yaml"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("name: (300 characters) must be at most 253 characters")));
+}
+
 TEST(TraceTest, ValidateRejectsUnknownQueueAndImpossibleGangs) {
   ClusterModel cluster = testing::SmallCluster(16);
   std::vector<TraceJob> jobs = {testing::Gang("x", 2, 8)};
