@@ -34,8 +34,9 @@ lists what it cannot check), then dry-runs its placement on an empty modelled cl
 Phalanx's placement core, and explains where each rank lands or why the gang cannot be placed.
 Nothing is reserved.
 
-  -f, --file FILE   the TrainingJob manifest; in a multi-document file every TrainingJob is
-                    checked, then each is planned alone on the empty cluster
+  -f, --file FILE   the TrainingJob manifest, or - for standard input (named <stdin> in
+                    messages); in a multi-document file every TrainingJob is checked, then
+                    each is planned alone on the empty cluster
   --cluster FILE    cluster spec YAML as for `phalanx simulate` (default: the built-in cluster,
                     128 p5.48xlarge in EKS 3-layer topology)
   --queue NAME      a queue of the cluster spec: the ClusterTrainingQueue the job's TrainingQueue
@@ -82,8 +83,7 @@ absl::Status CheckLevels(const sim::PlannedJob& job, const sim::ClusterModel& cl
 
 // Appends the dry-run placement of `job` to `out`: where each rank lands, or why it cannot.
 absl::Status PlanOne(const sim::PlannedJob& job, const sim::ClusterModel& cluster,
-                     const placement::InProcessPlacementService& service,
-                     const std::string& job_file, std::string& out) {
+                     const placement::InProcessPlacementService& service, std::string& out) {
   const placement::GangRequest& request = job.request;
   const std::string size =
       request.elastic ? absl::StrFormat("%d-%d pods (elastic, step %d)", request.elastic->min,
@@ -111,7 +111,7 @@ absl::Status PlanOne(const sim::PlannedJob& job, const sim::ClusterModel& cluste
     // The placement core rejects requests this cluster cannot interpret (a topology level its
     // nodes do not have): that is the job file not matching the cluster.
     return absl::Status(result.status().code(),
-                        absl::StrCat(job_file, ": does not fit cluster ", cluster.spec.source,
+                        absl::StrCat(job.source, ": does not fit cluster ", cluster.spec.source,
                                      ": ", result.status().message()));
   }
   if (!result->placed) {
@@ -244,7 +244,7 @@ int RunPlan(const std::vector<std::string>& args) {
       absl::StrAppend(&out, "TrainingJob ", job.request.job, ": cannot be admitted: ", note, "\n");
       continue;
     }
-    absl::Status planned = PlanOne(job, *cluster, service, job_file, out);
+    absl::Status planned = PlanOne(job, *cluster, service, out);
     out += note;
     if (!planned.ok()) {
       PrintOut(out);

@@ -64,24 +64,36 @@ std::string Escape(absl::string_view text, bool keep_newlines) {
   return out;
 }
 
+// Reads at most `max_bytes` of the open `fd` to its end; 0 or the errno of the failing call.
+int ReadDescriptor(int fd, size_t max_bytes, std::string* contents) {
+  struct stat st {};
+  int error = fstat(fd, &st) != 0 ? errno : S_ISDIR(st.st_mode) ? EISDIR : 0;
+  char buffer[65536];
+  while (error == 0 && contents->size() < max_bytes) {
+    const ssize_t n = read(fd, buffer, std::min(sizeof buffer, max_bytes - contents->size()));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) error = errno;
+    if (n <= 0) break;
+    contents->append(buffer, static_cast<size_t>(n));
+  }
+  return error;
+}
+
 class PosixFiles : public FileReader {
  public:
   int Read(const std::string& path, size_t max_bytes, std::string* contents) const override {
     const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return errno;
-    struct stat st {};
-    int error = fstat(fd, &st) != 0 ? errno : S_ISDIR(st.st_mode) ? EISDIR : 0;
-    char buffer[65536];
-    while (error == 0 && contents->size() < max_bytes) {
-      const ssize_t n =
-          read(fd, buffer, std::min(sizeof buffer, max_bytes - contents->size()));
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) error = errno;
-      if (n <= 0) break;
-      contents->append(buffer, static_cast<size_t>(n));
-    }
+    const int error = ReadDescriptor(fd, max_bytes, contents);
     close(fd);
     return error;
+  }
+};
+
+class StandardInputReader : public FileReader {
+ public:
+  int Read(const std::string&, size_t max_bytes, std::string* contents) const override {
+    return ReadDescriptor(STDIN_FILENO, max_bytes, contents);
   }
 };
 
@@ -99,6 +111,11 @@ std::string PrintableLines(absl::string_view text) { return Escape(text, true); 
 const FileReader& RealFiles() {
   static const PosixFiles files;
   return files;
+}
+
+const FileReader& StandardInput() {
+  static const StandardInputReader input;
+  return input;
 }
 
 absl::StatusOr<std::string> ReadInputFile(const std::string& path, const FileReader& files,

@@ -39,6 +39,11 @@ class FileReader {
 // open(2) and read(2).
 const FileReader& RealFiles();
 
+// Standard input, whatever the path: for a file argument "-", which commands read as kubectl
+// reads `-f -`. Messages then name it kStandardInputName (pass it as the path).
+const FileReader& StandardInput();
+inline constexpr char kStandardInputName[] = "<stdin>";
+
 // Input files larger than this are refused: no job, cluster or trace comes near it, and
 // /dev/zero would otherwise be read forever.
 inline constexpr size_t kMaxInputFileBytes = size_t{256} << 20;

@@ -10,6 +10,7 @@
 #include "common/object_names.h"
 #include "common/resources.h"
 #include "common/status.h"
+#include "common/text_input.h"
 #include "scheduler/node_affinity.h"
 #include "sim/crd_schema.h"
 #include "sim/job_shape.h"
@@ -327,6 +328,7 @@ absl::StatusOr<std::vector<PlannedJob>> ParseTrainingJobs(const std::string& tex
         doc["kind"].Scalar() == "TrainingJob") {
       RETURN_IF_ERROR(CheckAgainstCrd(doc, in.source()));
       ASSIGN_OR_RETURN(PlannedJob job, FromDocument(in, doc));
+      job.source = source;
       jobs.push_back(std::move(job));
     }
   }
@@ -338,8 +340,11 @@ absl::StatusOr<std::vector<PlannedJob>> ParseTrainingJobs(const std::string& tex
 }
 
 absl::StatusOr<std::vector<PlannedJob>> LoadTrainingJobs(const std::string& path) {
-  ASSIGN_OR_RETURN(std::string text, ReadTextFile(path));
-  return ParseTrainingJobs(text, path);
+  const bool from_stdin = path == "-";
+  const std::string source = from_stdin ? kStandardInputName : path;
+  ASSIGN_OR_RETURN(std::string text,
+                   ReadInputFile(source, from_stdin ? StandardInput() : RealFiles()));
+  return ParseTrainingJobs(text, source);
 }
 
 }  // namespace phalanx::sim

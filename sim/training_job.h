@@ -23,6 +23,7 @@
 namespace phalanx::sim {
 
 struct PlannedJob {
+  std::string source;  // the manifest as messages name it: its path, or <stdin>
   std::string name;
   std::string namespace_name;
   std::string queue_name;
@@ -34,7 +35,8 @@ struct PlannedJob {
 
 // Every TrainingJob document of a (possibly multi-document) YAML text, each checked as the
 // API server would (kubectl apply sends them all): the first bad one is the error. Other kinds
-// are skipped; none at all is bad input.
+// are skipped; none at all is bad input. The path "-" is standard input (kubectl's `-f -`),
+// named kStandardInputName ("<stdin>") in messages.
 absl::StatusOr<std::vector<PlannedJob>> LoadTrainingJobs(const std::string& path);
 absl::StatusOr<std::vector<PlannedJob>> ParseTrainingJobs(const std::string& text,
                                                           const std::string& source);

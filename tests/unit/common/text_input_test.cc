@@ -1,5 +1,6 @@
 #include "common/text_input.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -61,6 +62,26 @@ class ReadInputFileTest : public ::testing::Test {
 TEST_F(ReadInputFileTest, ReadsUtf8Text) {
   EXPECT_EQ(TextOf(ReadInputFile(Write("ok.yaml", "name: ünï\n"))), std::string("name: ünï\n"));
   EXPECT_EQ(TextOf(ReadInputFile(Write("empty.yaml", ""))), std::string());
+}
+
+// Standard input goes through the same checks, named as the caller names it.
+TEST_F(ReadInputFileTest, StandardInputIsReadWhateverThePath) {
+  const int saved = dup(STDIN_FILENO);
+  ASSERT_GE(saved, 0);
+  auto read_as_stdin = [&](const std::string& text) {
+    const std::string path = Write("stdin.txt", text);
+    const int fd = open(path.c_str(), O_RDONLY);
+    EXPECT_GE(fd, 0);
+    dup2(fd, STDIN_FILENO);
+    close(fd);
+    const std::string read = TextOf(ReadInputFile(kStandardInputName, StandardInput()));
+    dup2(saved, STDIN_FILENO);
+    return read;
+  };
+  EXPECT_EQ(read_as_stdin("kind: TrainingJob\n"), "kind: TrainingJob\n");
+  EXPECT_EQ(read_as_stdin(std::string("a\nb\0", 4)),
+            "error: <stdin>:2: binary file: NUL byte at offset 3; want UTF-8 text");
+  close(saved);
 }
 
 TEST_F(ReadInputFileTest, EachProblemHasItsOwnMessage) {

@@ -346,6 +346,33 @@ TEST(CliTest, PlanChecksAndPlansEveryTrainingJobOfAFile) {
   EXPECT_THAT(run.output, HasSubstr("bad-second.yaml:18: spec.replicas: Invalid value: 0"));
 }
 
+// `-f -` reads standard input, as kubectl does, and every message names it <stdin>.
+TEST(CliTest, PlanReadsStandardInputForDashAndNamesItStdin) {
+  const std::string two = WriteFile("stdin-two.yaml", JobYaml("one", 1) + "---\n" +
+                                                          JobYaml("two", 2));
+  CliRun run = Phalanx("plan -f - < " + two);
+  EXPECT_EQ(run.code, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("TrainingJob t/one: 1 pod of {nvidia.com/gpu=8}"));
+  EXPECT_THAT(run.output, HasSubstr("TrainingJob t/two: 2 pods of {nvidia.com/gpu=8}"));
+  const std::string bad = WriteFile("stdin-bad.yaml", JobYaml("one", 1) + "---\n" +
+                                                          JobYaml("zero", 0));
+  run = Phalanx("plan --file=- < " + bad);
+  EXPECT_EQ(run.code, 2) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("phalanx plan: <stdin>:18: spec.replicas: Invalid value: 0"));
+  run = Phalanx("plan -f - < /dev/null");
+  EXPECT_EQ(run.code, 2) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("phalanx plan: <stdin>: kind: no TrainingJob document found"));
+  run = Phalanx("plan -f - --cluster " + two + " < " + two);
+  EXPECT_EQ(run.code, 2) << run.output;
+  EXPECT_THAT(run.output, Not(HasSubstr("<stdin>")));  // the cluster file is named by its path
+  run = Phalanx("plan -f - < " + WriteFile("stdin-level.yaml",
+                                           JobYaml("g", 8, "  topology: {groupSize: 4, "
+                                                           "groupLevel: layer-3}\n")));
+  EXPECT_EQ(run.code, 2) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("phalanx plan: <stdin>:7: spec.topology.groupLevel: does "
+                                    "not fit cluster built-in: \"layer-3\""));
+}
+
 // A level the cluster does not have is named by the manifest's field and line, not by the
 // placement core's request field; a trace's short name gets the label key it stands for.
 TEST(CliTest, PlanNamesTheManifestFieldOfALevelTheClusterLacks) {
