@@ -317,21 +317,49 @@ absl::StatusOr<PlannedJob> FromDocument(const YamlReader& in, const YAML::Node& 
 
 }  // namespace
 
+namespace {
+
+// Lists inside lists deeper than this are refused rather than walked.
+constexpr int kMaxListDepth = 8;
+
+// The TrainingJobs of `doc`, appended to `jobs`: the document itself, or every item of a
+// `kind: List` (apiVersion v1), which kubectl apply unpacks as if each item were a document of
+// the file. Other kinds are skipped. Items keep their lines in the file.
+absl::Status CollectTrainingJobs(const YamlReader& in, const YAML::Node& doc, int depth,
+                                 std::vector<PlannedJob>& jobs) {
+  if (!doc.IsMap()) return absl::OkStatus();
+  const YAML::Node kind = doc["kind"];
+  if (!kind.IsDefined() || !kind.IsScalar()) return absl::OkStatus();
+  if (kind.Scalar() == "TrainingJob") {
+    RETURN_IF_ERROR(CheckAgainstCrd(doc, in.source()));
+    ASSIGN_OR_RETURN(PlannedJob job, FromDocument(in, doc));
+    job.source = in.source();
+    jobs.push_back(std::move(job));
+  } else if (kind.Scalar() == "List") {
+    ASSIGN_OR_RETURN(std::string api, in.String(doc, "apiVersion", "apiVersion"));
+    if (api != "v1") {
+      return in.Error(doc["apiVersion"], "apiVersion",
+                      absl::StrCat("a List is v1, got \"", api, "\""));
+    }
+    if (depth >= kMaxListDepth) {
+      return in.Error(doc, "items", absl::StrCat("Lists nested deeper than ", kMaxListDepth));
+    }
+    ASSIGN_OR_RETURN(YAML::Node items, in.Sequence(doc, "items", "items"));
+    for (size_t i = 0; items.IsDefined() && i < items.size(); ++i) {
+      RETURN_IF_ERROR(CollectTrainingJobs(in, items[i], depth + 1, jobs));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<std::vector<PlannedJob>> ParseTrainingJobs(const std::string& text,
                                                           const std::string& source) {
   ASSIGN_OR_RETURN(std::vector<YAML::Node> docs, LoadAllYamlText(text, source));
   YamlReader in(source);
   std::vector<PlannedJob> jobs;
-  for (const YAML::Node& doc : docs) {
-    if (!doc.IsMap()) continue;
-    if (doc["kind"].IsDefined() && doc["kind"].IsScalar() &&
-        doc["kind"].Scalar() == "TrainingJob") {
-      RETURN_IF_ERROR(CheckAgainstCrd(doc, in.source()));
-      ASSIGN_OR_RETURN(PlannedJob job, FromDocument(in, doc));
-      job.source = source;
-      jobs.push_back(std::move(job));
-    }
-  }
+  for (const YAML::Node& doc : docs) RETURN_IF_ERROR(CollectTrainingJobs(in, doc, 0, jobs));
   if (jobs.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat(source, ": kind: no TrainingJob document found"));

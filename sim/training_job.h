@@ -34,7 +34,8 @@ struct PlannedJob {
 };
 
 // Every TrainingJob document of a (possibly multi-document) YAML text, each checked as the
-// API server would (kubectl apply sends them all): the first bad one is the error. Other kinds
+// API server would (kubectl apply sends them all): the first bad one is the error. The items
+// of a `kind: List` (apiVersion v1) count as documents, as kubectl unpacks them. Other kinds
 // are skipped; none at all is bad input. The path "-" is standard input (kubectl's `-f -`),
 // named kStandardInputName ("<stdin>") in messages.
 absl::StatusOr<std::vector<PlannedJob>> LoadTrainingJobs(const std::string& path);

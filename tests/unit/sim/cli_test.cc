@@ -346,6 +346,47 @@ TEST(CliTest, PlanChecksAndPlansEveryTrainingJobOfAFile) {
   EXPECT_THAT(run.output, HasSubstr("bad-second.yaml:18: spec.replicas: Invalid value: 0"));
 }
 
+// `manifest` as an item of a YAML list, indented under "items:".
+std::string ListItem(const std::string& manifest) {
+  std::string out = "- ";
+  for (char c : manifest) {
+    out += c;
+    if (c == '\n') out += "  ";
+  }
+  return out.substr(0, out.size() - 2);  // no indent after the last line
+}
+
+// kubectl apply unpacks a `kind: List` (what `kubectl get -o yaml` writes) as if each item were
+// a document: plan checks and plans every TrainingJob item, and names a bad one's line.
+TEST(CliTest, PlanUnpacksAKindListLikeKubectl) {
+  const std::string list = WriteFile(
+      "list.yaml", "apiVersion: v1\nkind: List\nitems:\n" +
+                       ListItem("apiVersion: v1\nkind: Namespace\nmetadata: {name: t}\n") +
+                       ListItem(JobYaml("one", 1)) + ListItem(JobYaml("eight", 8)) +
+                       "---\n" + JobYaml("doc", 2));
+  CliRun run = Phalanx("plan -f " + list);
+  EXPECT_EQ(run.code, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("TrainingJob t/one: 1 pod of {nvidia.com/gpu=8}"));
+  EXPECT_THAT(run.output, HasSubstr("TrainingJob t/eight: 8 pods of {nvidia.com/gpu=8}"));
+  EXPECT_THAT(run.output, HasSubstr("TrainingJob t/doc: 2 pods of {nvidia.com/gpu=8}"));
+  // The second TrainingJob's replicas are on line 23 of the file: 3 lines before the items, 3 of
+  // the Namespace, 11 of the first TrainingJob, then its own sixth line.
+  const std::string bad = WriteFile(
+      "list-bad.yaml", "apiVersion: v1\nkind: List\nitems:\n" +
+                           ListItem("apiVersion: v1\nkind: Namespace\nmetadata: {name: t}\n") +
+                           ListItem(JobYaml("one", 1)) + ListItem(JobYaml("zero", 0)));
+  run = Phalanx("plan -f " + bad);
+  EXPECT_EQ(run.code, 2) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("list-bad.yaml:23: spec.replicas: Invalid value: 0"));
+  const std::string wrong = WriteFile(
+      "list-wrong.yaml", "apiVersion: phalanx.dev/v1alpha1\nkind: List\nitems:\n" +
+                             ListItem(JobYaml("one", 1)));
+  run = Phalanx("plan -f " + wrong);
+  EXPECT_EQ(run.code, 2) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("list-wrong.yaml:1: apiVersion: a List is v1, got "
+                                    "\"phalanx.dev/v1alpha1\""));
+}
+
 // `-f -` reads standard input, as kubectl does, and every message names it <stdin>.
 TEST(CliTest, PlanReadsStandardInputForDashAndNamesItStdin) {
   const std::string two = WriteFile("stdin-two.yaml", JobYaml("one", 1) + "---\n" +
