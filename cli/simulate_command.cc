@@ -69,7 +69,8 @@ With no files: a built-in cluster (--scenario, three teams' queues) and a genera
   --json           print JSON instead of the table
   --report FILE    also write a self-contained HTML report with charts
   --jobs-out FILE  also write one CSV row per job and policy (submit, start, end, wait, pods,
-                   nodes, level and domain placed, locality, preemptions, restarts, ...)
+                   nodes, level and domain placed, locality, preemptions, restarts, ..., and
+                   why a job that never started was still waiting)
   --allow-unplaceable
                    run trace jobs that can never be placed on the cluster (too big for it
                    or for their required level, TP groups that cannot fit, no quota for any

@@ -1107,6 +1107,7 @@ class BaselinePolicy : public Policy {
   absl::StatusOr<std::vector<Action>> Cycle(const CycleView& view) override {
     jobs_ = view.jobs;
     now_ = view.now;
+    strict_heads_.clear();
     failed_placements_.clear();
     failed_preemptions_.clear();
     ++change_;
@@ -1183,6 +1184,52 @@ class BaselinePolicy : public Policy {
     return out;
   }
 
+  // The baselines keep no message of their own: what their books say as the run ended, checked
+  // then (quota, placement on the free nodes), so that it is true of the end, if of no other time.
+  std::string PendingReason(int32_t id) const override {
+    if (jobs_ == nullptr) return "";
+    const JobBook& b = state_[id];
+    const TraceJob& job = Spec(id);
+    const auto group_name = [&](int32_t g) { return cluster_->groups[g].spec.name; };
+    if (b.phase == Phase::kAdmitted) {
+      return absl::StrCat("admitted by quota: ", b.count, " pods in node group ",
+                          group_name(b.group), ", of which ", b.nodes.size(),
+                          kind_ == Kind::kFirstFit ? " held a node at Permit" : " were placed",
+                          " when the run ended");
+    }
+    if (b.phase != Phase::kNone) return "";
+    const int32_t head = StrictFifoHead(b.queue);
+    if (head >= 0 && head != id) {
+      return absl::StrCat("behind ", Spec(head).name, ", the head of StrictFIFO queue ", job.queue,
+                          ", when the run ended");
+    }
+    const int64_t gpus = int64_t{b.min_pods} * b.gpus_per_pod;
+    std::vector<std::string> short_of_quota, no_room;
+    for (int32_t g : quota_.Flavors(b.queue)) {
+      if (b.node_group != kAnyGroup && g != b.node_group) continue;
+      if (!quota_.Fits(b.queue, g, gpus)) {
+        short_of_quota.push_back(group_name(g));
+      } else if (PlaceNow(id, g, b.min_pods).size() < static_cast<size_t>(b.min_pods)) {
+        no_room.push_back(group_name(g));
+      } else {
+        return absl::StrCat("quota and free nodes could hold it in node group ", group_name(g),
+                            " when the run ended; it was not tried again");
+      }
+    }
+    std::vector<std::string> parts;
+    if (!short_of_quota.empty()) {
+      parts.push_back(absl::StrCat("queue ", job.queue, " could not hold its ", gpus,
+                                   " GPUs in node group ", absl::StrJoin(short_of_quota, ", ")));
+    }
+    if (!no_room.empty()) {
+      parts.push_back(absl::StrCat(name_, " found no placement for its ", b.min_pods,
+                                   " pods in node group ", absl::StrJoin(no_room, ", "),
+                                   ", where its quota could hold them"));
+    }
+    if (parts.empty()) return absl::StrCat("queue ", job.queue, " has no quota for its node group");
+    return absl::StrCat(absl::StrJoin(parts, "; "), ", when the run ended");
+  }
+
  private:
   enum class Phase { kNone, kAdmitted, kRunning };
   struct JobBook {
@@ -1224,6 +1271,22 @@ class BaselinePolicy : public Policy {
       return state_[a].admitted_seq < state_[b].admitted_seq;
     });
     return waiting;
+  }
+
+  // The first job a StrictFIFO queue would try (highest priority, then earliest submit) among
+  // those pending and not admitted; -1 for a BestEffortFIFO queue or none pending. Found for
+  // every queue at once when first asked after a cycle.
+  int32_t StrictFifoHead(int32_t q) const {
+    if (strict_heads_.empty()) {
+      strict_heads_.assign(quota_.queue_count(), -1);
+      for (const JobStatus& job : *jobs_) {  // in submit order
+        const JobBook& b = state_[job.id];
+        if (job.state != JobState::kPending || b.phase != Phase::kNone) continue;
+        int32_t& head = strict_heads_[b.queue];
+        if (head < 0 || b.priority_rank > state_[head].priority_rank) head = job.id;
+      }
+    }
+    return quota_.StrictFifo(q) ? strict_heads_[q] : -1;
   }
 
   // Admission among the queues' heads (each queue in priority, then submit order; a
@@ -1415,7 +1478,8 @@ class BaselinePolicy : public Policy {
 
   // The kind's placement rule on the current free capacity, no memo. `domain` >= 0 confines
   // Volcano to one hyperNode (gangpreempt's BuildNominationPlanInDomain).
-  std::vector<int32_t> PlaceNow(int32_t id, int32_t group, int32_t pods, int32_t domain = -1) {
+  std::vector<int32_t> PlaceNow(int32_t id, int32_t group, int32_t pods,
+                                int32_t domain = -1) const {
     const TraceJob& job = Spec(id);
     switch (kind_) {
       case Kind::kKueueTas:
@@ -2060,6 +2124,7 @@ class BaselinePolicy : public Policy {
   // the heads pass writes it for nearly every pending job and reads nothing else of the book.
   std::vector<int64_t> preempt_epochs_;
   std::set<int32_t> waiting_;
+  mutable std::vector<int32_t> strict_heads_;  // StrictFifoHead's, per queue; built on demand
   // Per node group, per priority (ascending): its running jobs, ids ascending.
   std::vector<std::map<int32_t, std::vector<int32_t>>> running_;
   // this cycle: (node group, shape) -> fewest pods failed

@@ -112,6 +112,11 @@ class Simulation {
       }
     }
     result_.summary.policy = policy_.name();
+    for (const JobStatus& job : jobs_) {
+      if (job.state == JobState::kPending && job.first_start_s < 0) {
+        result_.outcomes[job.id].pending_reason = policy_.PendingReason(job.id);
+      }
+    }
     if (result_.summary.ended_by.empty()) {
       // Without the safety stop, the loop ends with every job finished or with nothing running
       // and nothing left to happen (Stalled, no events) or the policy repeating itself.

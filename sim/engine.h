@@ -72,6 +72,9 @@ struct JobOutcome {
   double gpu_seconds = 0;  // GPU-seconds allocated to the job, restart overhead included
   double restart_gpu_seconds = 0;
   double queued_s = 0;  // time spent pending in all: the first wait and each after an eviction
+  // Never started: why it was still pending when the run ended, as the policy said
+  // (Policy::PendingReason); "" for a job that started, or when the policy gave no reason.
+  std::string pending_reason;
 };
 
 struct Summary {

@@ -206,7 +206,7 @@ class PhalanxPolicy : public Policy {
     admission::CycleOptions options;
     options.cache = cycle_cache_.get();
     options.backfill = options_.backfill;
-    const admission::CycleResult result = admission::RunAdmissionCycle(base_, *service_, options);
+    admission::CycleResult result = admission::RunAdmissionCycle(base_, *service_, options);
     if (!result.errors.empty()) {
       const admission::ObjectError& e = result.errors.front();
       return absl::InvalidArgumentError(
@@ -246,7 +246,25 @@ class PhalanxPolicy : public Policy {
       ASSIGN_OR_RETURN(std::vector<int32_t> nodes, NodeIndices(g.placement.nodes));
       actions.push_back(Action{Action::Kind::kResize, id, std::move(nodes)});
     }
+    // Every pending workload is in every cycle's list: the last one says why each still waits.
+    // Kept as it is (a move), and indexed by job only when asked, at the end of a run.
+    last_pending_ = std::move(result.pending);
+    pending_at_.clear();
     return actions;
+  }
+
+  // The admission core's last word on the job, as the operator's Queued condition says it.
+  std::string PendingReason(int32_t job) const override {
+    if (pending_at_.empty()) {
+      pending_at_.assign(workloads_.size(), -1);
+      for (size_t i = 0; i < last_pending_.size(); ++i) {
+        const auto it = by_key_.find(last_pending_[i].workload);
+        if (it != by_key_.end()) pending_at_[it->second] = static_cast<int32_t>(i);
+      }
+    }
+    if (pending_at_[job] < 0) return "";
+    const admission::PendingDecision& p = last_pending_[pending_at_[job]];
+    return absl::StrCat(std::string(admission::ToString(p.reason)), ": ", p.message);
   }
 
   double NextWakeup() const override { return next_wakeup_; }
@@ -353,6 +371,8 @@ class PhalanxPolicy : public Policy {
   std::vector<int32_t> job_at_;  // index in base_.workloads -> job
   std::unordered_map<std::string, int32_t> by_key_;
   double next_wakeup_ = std::numeric_limits<double>::infinity();
+  std::vector<admission::PendingDecision> last_pending_;  // the last cycle's
+  mutable std::vector<int32_t> pending_at_;  // job -> index in last_pending_, -1; built on demand
 };
 
 }  // namespace

@@ -67,6 +67,13 @@ class Policy {
   virtual absl::Status JobFinished(int32_t job) = 0;
   virtual absl::Status JobInterrupted(int32_t job) = 0;
   virtual absl::Status NodeChanged(int32_t node, bool up) = 0;
+  // Why `job`, pending, has not started, in the policy's words, or "" if it keeps no reason.
+  // The engine asks at the end of a run for each job that never started (--jobs-out's
+  // pending_reason).
+  virtual std::string PendingReason(int32_t job) const {
+    (void)job;
+    return "";
+  }
   // A time at which the policy wants a cycle even if nothing else happens (a timeout).
   virtual double NextWakeup() const { return std::numeric_limits<double>::infinity(); }
   // Asked at the start of a cycle in which no job runs, every job has arrived and every node

@@ -226,7 +226,7 @@ void WriteJobsCsv(const SimulationReport& report, const std::vector<TraceJob>& j
                   std::ostream& out) {
   out << "policy,job,queue,submit_s,start_s,end_s,wait_s,pods,nodes,level,domain,local,"
          "preemptions,interruptions,restarts,gpu_seconds,unplaceable,priority,queued_s,"
-         "requested_pods,requested_nodes,elastic_min\n";
+         "requested_pods,requested_nodes,elastic_min,pending_reason\n";
   for (const RunResult& r : report.results) {
     const std::string policy = CsvField(r.summary.policy);
     for (size_t i = 0; i < r.outcomes.size() && i < jobs.size(); ++i) {
@@ -246,7 +246,8 @@ void WriteJobsCsv(const SimulationReport& report, const std::vector<TraceJob>& j
                   Seconds(o.gpu_seconds), CsvField(jobs[i].unplaceable),
                   absl::StrCat(jobs[i].priority), o.finish_s >= 0 ? Seconds(o.queued_s) : "",
                   absl::StrCat(jobs[i].pods), absl::StrCat(o.nodes_requested),
-                  jobs[i].elastic_min > 0 ? absl::StrCat(jobs[i].elastic_min) : ""},
+                  jobs[i].elastic_min > 0 ? absl::StrCat(jobs[i].elastic_min) : "",
+                  CsvField(o.pending_reason)},
                  ",")
           << "\n";
     }
@@ -300,7 +301,8 @@ std::string RunWarnings(const SimulationReport& report) {
       if (unplaceable > 0) absl::StrAppend(&out, " (", unplaceable, " of them unplaceable)");
       absl::StrAppend(&out,
                       "; they are not in its wait, locality and JCT figures (column \"never\", "
-                      "JSON jobs_never_started)\n");
+                      "JSON jobs_never_started); --jobs-out's pending_reason says why each "
+                      "waited\n");
     }
     if (s.jobs_unfinished > 0) absl::StrAppend(&out, UnfinishedWarning(s), "\n");
     if (s.violations() == 0) continue;

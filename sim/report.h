@@ -34,12 +34,14 @@ std::string FormatJson(const SimulationReport& report);
 std::string FormatHtml(const SimulationReport& report);
 // `--jobs-out`: one CSV row per job and policy, so any figure can be recomputed by hand:
 //   policy,job,queue,submit_s,start_s,end_s,wait_s,pods,nodes,level,domain,local,preemptions,
-//   interruptions,restarts,gpu_seconds,unplaceable
+//   interruptions,restarts,gpu_seconds,unplaceable,priority,queued_s,requested_pods,
+//   requested_nodes,elastic_min,pending_reason
 // `jobs` is the trace the report ran (outcomes are by trace index). Times are seconds; start,
 // end and wait are empty for a job that never started or finished; pods, nodes, level (short
 // name: layer-3, clique, hostname; "cluster" when the ranks span top-level domains or node
 // groups) and domain are of the first placement; local is yes/no for a multi-node gang whose
-// locality was judged, else empty; unplaceable is the reason the trace check gave, or empty.
+// locality was judged, else empty; unplaceable is the reason the trace check gave, or empty;
+// pending_reason is why a job that never started still waited (JobOutcome), else empty.
 void WriteJobsCsv(const SimulationReport& report, const std::vector<TraceJob>& jobs,
                   std::ostream& out);
 

@@ -374,6 +374,65 @@ TEST_P(NeverStartedTest, JobsNeverStartedAreCountedAndLeftOutOfTheFigures) {
   EXPECT_NEAR(s.jct_mean_s, (3600 + 600) / 2.0, 30);
 }
 
+// A job that never starts says why, in the policy's words (--jobs-out's pending_reason): for
+// Phalanx the admission core's last pending message, for the baselines what their books and
+// placement rule say as the run ended. Jobs that started have no reason.
+TEST_P(NeverStartedTest, JobsNeverStartedSayWhyTheyWait) {
+  ClusterSpec spec = SmallCluster(16).spec;
+  QueueSpec broke;
+  broke.name = "broke";
+  broke.flavors.push_back(FlavorQuota{"p5", {{"nvidia.com/gpu", 0}}, std::nullopt, std::nullopt});
+  spec.queues.push_back(broke);
+  QueueSpec strict = broke;
+  strict.name = "strict";
+  strict.queueing_strategy = "StrictFIFO";
+  strict.flavors[0].nominal["nvidia.com/gpu"] = 64;
+  spec.queues.push_back(strict);
+  ASSERT_OK_AND_ASSIGN(ClusterModel cluster, BuildCluster(spec));
+  TraceJob a = Gang("a", 2, 8, 0, 600);
+  TraceJob poor = Gang("poor", 2, 8, 10, 600);
+  poor.queue = "broke";
+  // Quota holds it, but 5 pods never fit one 4-node layer-3 block.
+  TraceJob wide = Gang("wide", 5, 8, 20, 600);
+  wide.queue = "strict";
+  wide.required_level = testing::kLayer3;
+  TraceJob behind = Gang("behind", 1, 8, 30, 600);
+  behind.queue = "strict";
+  const std::vector<TraceJob> jobs = {a, poor, wide, behind};
+  std::unique_ptr<Policy> policy =
+      GetParam() == "phalanx" ? MakePhalanxPolicy() : *MakeBaseline(GetParam());
+  ASSERT_OK_AND_ASSIGN(RunResult result, Engine(cluster, jobs, {}).Run(*policy));
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    const JobOutcome& o = result.outcomes[i];
+    EXPECT_EQ(o.first_start_s < 0, !o.pending_reason.empty())
+        << jobs[i].name << ": " << o.pending_reason;
+  }
+  const std::string& poor_reason = result.outcomes[1].pending_reason;
+  const std::string& wide_reason = result.outcomes[2].pending_reason;
+  const std::string& behind_reason = result.outcomes[3].pending_reason;
+  if (GetParam() == "phalanx") {
+    EXPECT_THAT(poor_reason, ::testing::StartsWith("InsufficientQuota: "));
+    EXPECT_THAT(wide_reason, ::testing::StartsWith("CannotBePlaced: "));
+    EXPECT_THAT(behind_reason, ::testing::StartsWith("BlockedByStrictFIFO: queued behind "
+                                                     "strict/wide"));
+  } else {
+    EXPECT_EQ(poor_reason,
+              "queue broke could not hold its 16 GPUs in node group p5, when the run ended");
+  }
+  if (GetParam() == "first-fit") {
+    // Kueue without TAS admits by quota alone; kube-scheduler then holds what fits at Permit.
+    EXPECT_THAT(wide_reason, ::testing::MatchesRegex("admitted by quota: 5 pods in node group "
+                                                     "p5, of which [0-4] held a node at Permit "
+                                                     "when the run ended"));
+    EXPECT_EQ(result.outcomes[3].first_start_s, 30);  // its head was admitted
+  } else if (GetParam() != "phalanx") {
+    EXPECT_EQ(wide_reason, GetParam() + " found no placement for its 5 pods in node group p5, "
+                                        "where its quota could hold them, when the run ended");
+    EXPECT_EQ(behind_reason,
+              "behind wide, the head of StrictFIFO queue strict, when the run ended");
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Policies, NeverStartedTest,
                          ::testing::Values("phalanx", "first-fit", "kueue-tas", "volcano-hypernode",
                                            "kai-topology"));

@@ -11,6 +11,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "rapidjson/document.h"
+#include "sim/csv.h"
 #include "sim/progress.h"
 #include "sim/scenario.h"
 #include "tests/unit/sim/sim_test_util.h"
@@ -91,17 +92,22 @@ TEST_F(ReportTest, JobsCsvRecomputesTheSummaryFigures) {
   EXPECT_EQ(lines[0],
             "policy,job,queue,submit_s,start_s,end_s,wait_s,pods,nodes,level,domain,local,"
             "preemptions,interruptions,restarts,gpu_seconds,unplaceable,priority,queued_s,"
-            "requested_pods,requested_nodes,elastic_min");
+            "requested_pods,requested_nodes,elastic_min,pending_reason");
+  // Read as any CSV reader would (a reason may hold commas, quoted).
+  ASSERT_OK_AND_ASSIGN(std::vector<CsvRecord> records, ReadCsv(out.str(), "jobs.csv"));
+  ASSERT_EQ(records.size(), lines.size());
   for (const RunResult& r : report_.results) {
     std::vector<double> waits, queued;
     double jct = 0, gpu_seconds = 0;
     int64_t completed = 0, judged = 0, local = 0, preemptions = 0;
     std::vector<LocalityBucket> buckets = LocalityBySize(r);
     for (LocalityBucket& b : buckets) b.total = b.local = 0;  // recounted from the rows
-    for (size_t i = 1; i < lines.size(); ++i) {
-      std::vector<std::string> f = absl::StrSplit(lines[i], ',');
-      ASSERT_EQ(f.size(), 22u) << lines[i];
+    for (size_t i = 1; i < records.size(); ++i) {
+      const std::vector<std::string>& f = records[i].cells;
+      ASSERT_EQ(f.size(), 23u) << lines[i];
       if (f[0] != r.summary.policy) continue;
+      // A reason for each job that never started, none for one that did.
+      EXPECT_EQ(f[4].empty(), !f[22].empty()) << lines[i];
       // The locality buckets are by the requested size, the same jobs for every policy.
       const int nodes = std::stoi(f[20]);
       for (LocalityBucket& b : buckets) {
@@ -355,7 +361,8 @@ TEST(NeverStartedReportTest, ShownAsItsOwnColumnAndWarned) {
   report.results = {stuck, ok};
   EXPECT_EQ(RunWarnings(report),
             "3 of 3 jobs never started under phalanx; they are not in its wait, locality and JCT "
-            "figures (column \"never\", JSON jobs_never_started)\n");
+            "figures (column \"never\", JSON jobs_never_started); --jobs-out's pending_reason "
+            "says why each waited\n");
   report.results = {ok};
   EXPECT_EQ(RunWarnings(report), "");
   // Unfinished jobs are worded by what ended the run: the repeat check leaves them evicted.
