@@ -328,22 +328,27 @@ std::string JobYaml(const std::string& name, int replicas, const std::string& to
 
 // kubectl apply sends every document of a file, so plan checks every TrainingJob and plans
 // each alone (it read only the first, and a bad second one passed unseen); an error in a later
-// document names its line in the file.
+// document names its line in the file. The same from standard input (`-f -`, as kubectl reads
+// it), which messages name <stdin>.
 TEST(CliTest, PlanChecksAndPlansEveryTrainingJobOfAFile) {
   const std::string two = WriteFile(
       "two.yaml", "apiVersion: v1\nkind: Namespace\nmetadata: {name: t}\n---\n" +
                       JobYaml("one", 1) + "---\n" + JobYaml("eight", 8));
-  CliRun run = Phalanx("plan -f " + two);
-  EXPECT_EQ(run.code, 0) << run.output;
-  EXPECT_THAT(run.output, HasSubstr("TrainingJob t/one: 1 pod of {nvidia.com/gpu=8}"));
-  EXPECT_THAT(run.output, HasSubstr("placed 1 pod inside"));
-  EXPECT_THAT(run.output, HasSubstr("TrainingJob t/eight: 8 pods of {nvidia.com/gpu=8}"));
-  EXPECT_THAT(run.output, HasSubstr("placed 8 pods inside"));
   const std::string bad = WriteFile("bad-second.yaml", JobYaml("one", 1) + "---\n" +
                                                            JobYaml("zero", 0));
-  run = Phalanx("plan -f " + bad);
-  EXPECT_EQ(run.code, 2) << run.output;
-  EXPECT_THAT(run.output, HasSubstr("bad-second.yaml:18: spec.replicas: Invalid value: 0"));
+  for (const bool from_stdin : {false, true}) {
+    const std::string file = from_stdin ? "-f - < " : "-f ";
+    CliRun run = Phalanx("plan " + file + two);
+    EXPECT_EQ(run.code, 0) << run.output;
+    EXPECT_THAT(run.output, HasSubstr("TrainingJob t/one: 1 pod of {nvidia.com/gpu=8}"));
+    EXPECT_THAT(run.output, HasSubstr("placed 1 pod inside"));
+    EXPECT_THAT(run.output, HasSubstr("TrainingJob t/eight: 8 pods of {nvidia.com/gpu=8}"));
+    EXPECT_THAT(run.output, HasSubstr("placed 8 pods inside"));
+    run = Phalanx("plan " + file + bad);
+    EXPECT_EQ(run.code, 2) << run.output;
+    EXPECT_THAT(run.output, HasSubstr(absl::StrCat("phalanx plan: ", from_stdin ? "<stdin>" : bad,
+                                                   ":18: spec.replicas: Invalid value: 0")));
+  }
 }
 
 // `manifest` as an item of a YAML list, indented under "items:".
@@ -387,25 +392,20 @@ TEST(CliTest, PlanUnpacksAKindListLikeKubectl) {
                                     "\"phalanx.dev/v1alpha1\""));
 }
 
-// `-f -` reads standard input, as kubectl does, and every message names it <stdin>.
+// `-f -` reads standard input (PlanChecksAndPlansEveryTrainingJobOfAFile reads both ways), and
+// every message names it <stdin>, the cluster file keeping its own name.
 TEST(CliTest, PlanReadsStandardInputForDashAndNamesItStdin) {
-  const std::string two = WriteFile("stdin-two.yaml", JobYaml("one", 1) + "---\n" +
-                                                          JobYaml("two", 2));
-  CliRun run = Phalanx("plan -f - < " + two);
+  const std::string one = WriteFile("stdin-one.yaml", JobYaml("one", 1));
+  CliRun run = Phalanx("plan --file=- < " + one);
   EXPECT_EQ(run.code, 0) << run.output;
   EXPECT_THAT(run.output, HasSubstr("TrainingJob t/one: 1 pod of {nvidia.com/gpu=8}"));
-  EXPECT_THAT(run.output, HasSubstr("TrainingJob t/two: 2 pods of {nvidia.com/gpu=8}"));
-  const std::string bad = WriteFile("stdin-bad.yaml", JobYaml("one", 1) + "---\n" +
-                                                          JobYaml("zero", 0));
-  run = Phalanx("plan --file=- < " + bad);
-  EXPECT_EQ(run.code, 2) << run.output;
-  EXPECT_THAT(run.output, HasSubstr("phalanx plan: <stdin>:18: spec.replicas: Invalid value: 0"));
   run = Phalanx("plan -f - < /dev/null");
   EXPECT_EQ(run.code, 2) << run.output;
   EXPECT_THAT(run.output, HasSubstr("phalanx plan: <stdin>: kind: no TrainingJob document found"));
-  run = Phalanx("plan -f - --cluster " + two + " < " + two);
+  run = Phalanx("plan -f - --cluster " + one + " < " + one);
   EXPECT_EQ(run.code, 2) << run.output;
-  EXPECT_THAT(run.output, Not(HasSubstr("<stdin>")));  // the cluster file is named by its path
+  EXPECT_THAT(run.output, HasSubstr("phalanx plan: " + one + ":"));  // the bad cluster file
+  EXPECT_THAT(run.output, Not(HasSubstr("<stdin>")));
   run = Phalanx("plan -f - < " + WriteFile("stdin-level.yaml",
                                            JobYaml("g", 8, "  topology: {groupSize: 4, "
                                                            "groupLevel: layer-3}\n")));

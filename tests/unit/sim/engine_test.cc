@@ -347,15 +347,22 @@ TEST(EngineTest, BackfillPlansWithTimeLimitsNotRunTimes) {
 
 // A job that never starts (its queue has no quota) is counted as such under every policy and is
 // left out of the wait, locality and JCT figures instead of reading as "waited 0 s, local".
-class NeverStartedTest : public ::testing::TestWithParam<std::string> {};
+class NeverStartedTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  // SmallCluster(16) and a queue "broke" without GPU quota.
+  static ClusterSpec SpecWithABrokeQueue() {
+    ClusterSpec spec = SmallCluster(16).spec;
+    QueueSpec broke;
+    broke.name = "broke";
+    broke.flavors.push_back(
+        FlavorQuota{"p5", {{"nvidia.com/gpu", 0}}, std::nullopt, std::nullopt});
+    spec.queues.push_back(broke);
+    return spec;
+  }
+};
 
 TEST_P(NeverStartedTest, JobsNeverStartedAreCountedAndLeftOutOfTheFigures) {
-  ClusterSpec spec = SmallCluster(16).spec;
-  QueueSpec broke;
-  broke.name = "broke";
-  broke.flavors.push_back(FlavorQuota{"p5", {{"nvidia.com/gpu", 0}}, std::nullopt, std::nullopt});
-  spec.queues.push_back(broke);
-  ASSERT_OK_AND_ASSIGN(ClusterModel cluster, BuildCluster(spec));
+  ASSERT_OK_AND_ASSIGN(ClusterModel cluster, BuildCluster(SpecWithABrokeQueue()));
   TraceJob a = Gang("a", 2, 8, 0, 3600);
   a.required_level = testing::kLayer3;
   TraceJob stuck = Gang("stuck", 2, 8, 10, 3600);
@@ -378,12 +385,8 @@ TEST_P(NeverStartedTest, JobsNeverStartedAreCountedAndLeftOutOfTheFigures) {
 // Phalanx the admission core's last pending message, for the baselines what their books and
 // placement rule say as the run ended. Jobs that started have no reason.
 TEST_P(NeverStartedTest, JobsNeverStartedSayWhyTheyWait) {
-  ClusterSpec spec = SmallCluster(16).spec;
-  QueueSpec broke;
-  broke.name = "broke";
-  broke.flavors.push_back(FlavorQuota{"p5", {{"nvidia.com/gpu", 0}}, std::nullopt, std::nullopt});
-  spec.queues.push_back(broke);
-  QueueSpec strict = broke;
+  ClusterSpec spec = SpecWithABrokeQueue();
+  QueueSpec strict = spec.queues.back();
   strict.name = "strict";
   strict.queueing_strategy = "StrictFIFO";
   strict.flavors[0].nominal["nvidia.com/gpu"] = 64;
