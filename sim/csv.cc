@@ -16,9 +16,9 @@ bool IsBlank(char c) { return c != '\n' && absl::ascii_isspace(static_cast<unsig
 
 struct ParsedRecord {
   std::vector<std::string> cells;
-  size_t end = 0;       // just past the record's line break (or the end of the text)
-  int64_t breaks = 0;   // line breaks inside its quoted cells
-  std::string error;    // "cell <n>: ..." when it does not parse
+  size_t end = 0;      // just past the record's line break (or the end of the text)
+  int64_t breaks = 0;  // line breaks inside its quoted cells
+  std::string error;   // "cell <n>: ..." when it does not parse
 };
 
 // The record starting at text[pos]. A quoted cell may span lines only if `multiline`.
@@ -48,8 +48,9 @@ ParsedRecord ParseRecord(absl::string_view text, size_t pos, bool multiline) {
         }
       }
       if (!closed) {
-        return fail("its opening '\"' is never closed (a '\"' inside a quoted cell is written "
-                    "twice: \"\")");
+        return fail(
+            "its opening '\"' is never closed (a '\"' inside a quoted cell is written "
+            "twice: \"\")");
       }
       while (pos < text.size() && IsBlank(text[pos])) ++pos;
       if (pos < text.size() && text[pos] != ',' && text[pos] != '\n') {
@@ -80,9 +81,9 @@ ParsedRecord ParseRecord(absl::string_view text, size_t pos, bool multiline) {
 }  // namespace
 
 std::string CsvField(absl::string_view text) {
-  const bool plain = text.find_first_of(",\"\r\n") == absl::string_view::npos &&
-                     (text.empty() || (!IsBlank(text.front()) && !IsBlank(text.back()) &&
-                                       text.front() != '#'));
+  const bool plain =
+      text.find_first_of(",\"\r\n") == absl::string_view::npos &&
+      (text.empty() || (!IsBlank(text.front()) && !IsBlank(text.back()) && text.front() != '#'));
   if (plain) return std::string(text);
   std::string out = "\"";
   for (char c : text) {
@@ -92,8 +93,7 @@ std::string CsvField(absl::string_view text) {
   return out + "\"";
 }
 
-absl::StatusOr<std::vector<CsvRecord>> ReadCsv(absl::string_view text,
-                                               const std::string& source) {
+absl::StatusOr<std::vector<CsvRecord>> ReadCsv(absl::string_view text, const std::string& source) {
   // As spreadsheets write one: not part of the first cell.
   absl::ConsumePrefix(&text, "\xEF\xBB\xBF");
   std::vector<CsvRecord> records;

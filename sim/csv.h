@@ -36,7 +36,6 @@ struct CsvRecord {
 
 // Every record of `text` (a UTF-8 byte order mark before the first is dropped). InvalidArgument
 // "<source>:<line>: cell <n>: ..." for a quote out of place.
-absl::StatusOr<std::vector<CsvRecord>> ReadCsv(absl::string_view text,
-                                               const std::string& source);
+absl::StatusOr<std::vector<CsvRecord>> ReadCsv(absl::string_view text, const std::string& source);
 
 }  // namespace phalanx::sim

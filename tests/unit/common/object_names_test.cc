@@ -13,18 +13,16 @@ using ::testing::HasSubstr;
 // The CRDs' pattern for spec.queueName and spec.clusterQueue, which the API server applies to
 // object names too: dot-separated parts of [a-z0-9-], each starting and ending alphanumeric.
 TEST(ObjectNamesTest, DnsSubdomainsAsTheApiServerChecksThem) {
-  for (const char* good : {"a", "team-a", "0", "job-000001", "llama.70b", "a-b.c-d.e",
-                           "9lives"}) {
+  for (const char* good : {"a", "team-a", "0", "job-000001", "llama.70b", "a-b.c-d.e", "9lives"}) {
     EXPECT_EQ(DnsSubdomainProblem(good), "") << good;
   }
-  for (const char* bad : {"Team_A", "team_a", "-a", "a-", "a..b", ".a", "a.", "a.-b", "a,b",
-                          "a b", "x\ay", "ünï", "#exp1", "a\"b"}) {
+  for (const char* bad : {"Team_A", "team_a", "-a", "a-", "a..b", ".a", "a.", "a.-b", "a,b", "a b",
+                          "x\ay", "ünï", "#exp1", "a\"b"}) {
     EXPECT_THAT(DnsSubdomainProblem(bad), HasSubstr("(a DNS-1123 subdomain)")) << bad;
   }
   EXPECT_EQ(DnsSubdomainProblem(""), "must not be empty");
   EXPECT_EQ(DnsSubdomainProblem(std::string(253, 'a')), "");
-  EXPECT_EQ(DnsSubdomainProblem(std::string(254, 'a')),
-            "must be at most 253 characters, not 254");
+  EXPECT_EQ(DnsSubdomainProblem(std::string(254, 'a')), "must be at most 253 characters, not 254");
 }
 
 TEST(ObjectNamesTest, Dns1035LabelsStartWithALetterAndHaveNoDots) {

@@ -37,8 +37,8 @@ TEST(CsvTest, QuotedCellsHoldCommasQuotesAndLineBreaks) {
 // What --jobs-out writes, the trace reader reads back unchanged, whatever the text.
 TEST(CsvTest, EveryFieldCsvFieldWritesReadsBackAsItWas) {
   const std::vector<std::string> fields = {
-      "plain", "a,b", "say \"hi\"", " lead", "trail\t", "#not-a-comment", "two\nlines",
-      "cr\r\nlf", "", "\"", "x\ay", "ünïcode"};
+      "plain",      "a,b",      "say \"hi\"", " lead", "trail\t", "#not-a-comment",
+      "two\nlines", "cr\r\nlf", "",           "\"",    "x\ay",    "ünïcode"};
   std::vector<std::string> written;
   for (const std::string& f : fields) written.push_back(CsvField(f));
   EXPECT_EQ(CsvField("plain"), "plain");
