@@ -1207,12 +1207,15 @@ class BaselinePolicy : public Policy {
     std::vector<std::string> short_of_quota, no_room;
     for (int32_t g : quota_.Flavors(b.queue)) {
       if (b.node_group != kAnyGroup && g != b.node_group) continue;
+      // First-fit admits by quota alone (kube-scheduler places afterwards).
       if (!quota_.Fits(b.queue, g, gpus)) {
         short_of_quota.push_back(group_name(g));
-      } else if (PlaceNow(id, g, b.min_pods).size() < static_cast<size_t>(b.min_pods)) {
+      } else if (kind_ != Kind::kFirstFit &&
+                 PlaceNow(id, g, b.min_pods).size() < static_cast<size_t>(b.min_pods)) {
         no_room.push_back(group_name(g));
       } else {
-        return absl::StrCat("quota and free nodes could hold it in node group ", group_name(g),
+        return absl::StrCat(kind_ == Kind::kFirstFit ? "quota" : "quota and free nodes",
+                            " could hold it in node group ", group_name(g),
                             " when the run ended; it was not tried again");
       }
     }
