@@ -58,7 +58,8 @@ enum class Rejection : uint8_t {
   kHeaderTooLarge,     // 431: request header over 8 KiB
   kBodyTooLarge,       // 413: body over max_body_bytes
   kTimeout,            // a request begun but not received within idle_timeout_ms: closed
-  kTooManyConnections  // 503: max_connections already open; answered and closed at once
+  kTooManyConnections  // 503: max_connections already open (in all or from that client);
+                       // answered and closed at once
 };
 inline constexpr Rejection kLastRejection = Rejection::kTooManyConnections;
 // "malformed", "header_too_large", "body_too_large", "timeout", "too_many_connections".
@@ -74,6 +75,10 @@ struct ServerOptions {
   // Open connections at most; one more is answered 503 and closed. Bounds the sockets and
   // buffers a flood of slow clients can hold (each up to max_body_bytes while its body arrives).
   int max_connections = 512;
+  // Open connections from one client address at most (0 = no such limit); one more is
+  // answered 503 and closed. Keeps one client from holding every slot of max_connections, and
+  // so from failing the kubelet's probes on the same port.
+  int max_connections_per_client = 0;
   // Called on a worker thread for every refusal above; must be thread-safe and quick.
   std::function<void(Rejection)> on_rejected = nullptr;
 };

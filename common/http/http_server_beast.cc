@@ -52,8 +52,11 @@ class Session : public std::enable_shared_from_this<Session> {
   ~Session();
 
   void Run();
-  // Answers 503 and closes: the server already has max_connections open.
-  void RunRejected();
+  // Answers 503 and closes: the server already has max_connections open, in all or (when
+  // `per_client`) from this client.
+  void RunRejected(bool per_client);
+  // The client's address, read once at Run; "" if the socket no longer has a peer.
+  const std::string& peer() const { return peer_; }
   // Called from any thread when the server stops: runs Shutdown() on the connection's strand.
   void PostShutdown();
 
@@ -91,6 +94,7 @@ class Session : public std::enable_shared_from_this<Session> {
   Clock::time_point linger_until_;
   State state_ = State::kReading;
   bool over_limit_ = false;  // answered 503 without reading: drain what the client sends
+  std::string peer_;
 };
 
 class BeastServer final : public HttpServer {
@@ -111,9 +115,11 @@ class BeastServer final : public HttpServer {
     if (options_.on_rejected) options_.on_rejected(rejection);
   }
   Response Dispatch(const Request& request) const;
-  // Registers `session`; false if max_connections were already open (it is registered anyway,
-  // so that Stop() reaches it while it answers 503).
-  bool Register(const std::shared_ptr<Session>& session);
+  // Why a connection is refused at Register.
+  enum class Room { kYes, kFull, kClientFull };
+  // Registers `session`; not kYes if max_connections were already open, in all or from its
+  // client (it is registered anyway, so that Stop() reaches it while it answers 503).
+  Room Register(const std::shared_ptr<Session>& session);
   void Unregister(const Session* session);
 
  private:
@@ -135,6 +141,7 @@ class BeastServer final : public HttpServer {
   // unregister themselves here.
   std::mutex sessions_mu_;
   std::unordered_map<const Session*, std::weak_ptr<Session>> sessions_;
+  std::unordered_map<std::string, int> per_client_;  // open connections by client address
 
   net::io_context ioc_;
   std::optional<tcp::acceptor> acceptor_;
@@ -152,20 +159,28 @@ Session::Session(tcp::socket socket, BeastServer* server)
 Session::~Session() { server_->Unregister(this); }
 
 void Session::Run() {
-  if (!server_->Register(shared_from_this())) {
+  beast::error_code ec;
+  const tcp::endpoint remote = stream_.socket().remote_endpoint(ec);
+  if (!ec) peer_ = remote.address().to_string();
+  if (const BeastServer::Room room = server_->Register(shared_from_this());
+      room != BeastServer::Room::kYes) {
     return net::dispatch(stream_.get_executor(),
-                         beast::bind_front_handler(&Session::RunRejected, shared_from_this()));
+                         beast::bind_front_handler(&Session::RunRejected, shared_from_this(),
+                                                   room == BeastServer::Room::kClientFull));
   }
   net::dispatch(stream_.get_executor(),
                 beast::bind_front_handler(&Session::ReadHeader, shared_from_this()));
 }
 
-void Session::RunRejected() {
+void Session::RunRejected(bool per_client) {
   if (server_->stopping()) return Close();
   over_limit_ = true;
   Refuse(Rejection::kTooManyConnections, 503,
-         absl::StrCat("too many connections (limit ", server_->options().max_connections,
-                      "); retry later\n"));
+         per_client ? absl::StrCat("too many connections from ", peer_, " (limit ",
+                                   server_->options().max_connections_per_client,
+                                   " per client); retry later\n")
+                    : absl::StrCat("too many connections (limit ",
+                                   server_->options().max_connections, "); retry later\n"));
 }
 
 void Session::PostShutdown() {
@@ -396,16 +411,21 @@ Response BeastServer::Dispatch(const Request& request) const {
   return Response::Text(500, "internal error\n");
 }
 
-bool BeastServer::Register(const std::shared_ptr<Session>& session) {
+BeastServer::Room BeastServer::Register(const std::shared_ptr<Session>& session) {
   std::lock_guard<std::mutex> lock(sessions_mu_);
   const bool room = sessions_.size() < static_cast<size_t>(options_.max_connections);
   sessions_.emplace(session.get(), session);
-  return room;
+  const int from_client = ++per_client_[session->peer()];
+  if (!room) return Room::kFull;
+  const int cap = options_.max_connections_per_client;
+  return cap > 0 && from_client > cap ? Room::kClientFull : Room::kYes;
 }
 
 void BeastServer::Unregister(const Session* session) {
   std::lock_guard<std::mutex> lock(sessions_mu_);
-  sessions_.erase(session);
+  if (sessions_.erase(session) == 0) return;
+  auto it = per_client_.find(session->peer());
+  if (it != per_client_.end() && --it->second <= 0) per_client_.erase(it);
 }
 
 absl::Status BeastServer::Start() {
@@ -415,6 +435,11 @@ absl::Status BeastServer::Start() {
     return absl::InvalidArgumentError(absl::StrCat(
         "http server: want threads, idle_timeout_ms and max_connections >= 1, got ",
         options_.threads, ", ", options_.idle_timeout_ms, " and ", options_.max_connections));
+  }
+  if (options_.max_connections_per_client < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("http server: want max_connections_per_client >= 0, got ",
+                     options_.max_connections_per_client));
   }
   absl::StatusOr<tcp::endpoint> parsed = ParseEndpoint(options_.address, options_.port);
   if (!parsed.ok()) return Annotate(parsed.status(), "http server");

@@ -100,7 +100,8 @@ int Run(const OperatorConfig& config) {
        .port = hp.port,
        .threads = 1,
        .idle_timeout_ms = config.http_read_timeout_seconds * 1000,
-       .max_connections = config.http_max_connections},
+       .max_connections = config.http_max_connections,
+       .max_connections_per_client = config.http_max_connections_per_client},
       registry, rejections, [&] {
         if (ready.load()) return http::Response::Text(200, "ok\n");
         return http::Response::Text(

@@ -37,7 +37,8 @@ absl::StatusOr<OperatorConfig> ParseOperatorFlags(const std::vector<std::string>
       .Int("requeuingBackoffMaxSeconds", &config.requeuing_backoff_max_seconds, 1, 7 * 86400)
       .Int("requeuingBackoffLimitCount", &config.requeuing_backoff_limit_count, -1, 1000000)
       .Int("httpReadTimeoutSeconds", &config.http_read_timeout_seconds, 1, 3600)
-      .Int("httpMaxConnections", &config.http_max_connections, 1, 65536);
+      .Int("httpMaxConnections", &config.http_max_connections, 1, 65536)
+      .Int("httpMaxConnectionsPerClient", &config.http_max_connections_per_client, 0, 65536);
   ASSIGN_OR_RETURN(ConfigFlags::Parsed parsed, flags.Parse(args));
   config.show_help = parsed.help;
   config.show_version = parsed.version;
@@ -117,6 +118,10 @@ Flags (each also a key of the --config file, written without dashes in camelCase
                                arrived N s after the previous answer or the connect (default 60)
   --http-max-connections N     open health-port connections; one more is answered 503 and
                                closed (default 512)
+  --http-max-connections-per-client N
+                               of those, from one client address; one more is answered 503
+                               and closed, so one client cannot fail the kubelet's probes
+                               (default 32, 0 = no limit)
   --version                    print the version and exit
   -h, --help                   print this help and exit
 

@@ -69,6 +69,8 @@ struct OperatorConfig {
   // Limits of the health port (docs/http-and-metrics.md "Limits").
   int http_read_timeout_seconds = 60;
   int http_max_connections = 512;
+  // Of those, from one client address at most (0 = no limit).
+  int http_max_connections_per_client = 32;
 
   bool show_help = false;
   bool show_version = false;

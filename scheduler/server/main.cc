@@ -144,7 +144,8 @@ int Run(const SchedulerConfig& config) {
                             "1 once the snapshot is synced and reservations are rebuilt.",
                             [&] { return ready.load() ? 1.0 : 0.0; });
 
-  auto health = http::NewProbeServer(HttpServerOptions(config, config.health_address, 1),
+  auto health = http::NewProbeServer(HttpServerOptions(config, config.health_address, 1,
+                                                       /*per_client=*/true),
                                      registry, rejections, [&] {
                                        return ready.load()
                                                   ? http::Response::Text(200, "ok\n")

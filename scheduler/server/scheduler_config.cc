@@ -47,6 +47,7 @@ ConfigFlags Options(SchedulerConfig& config) {
            })
       .Int("httpReadTimeoutSeconds", &config.http_read_timeout_seconds, 1, 3600)
       .Int("httpMaxConnections", &config.http_max_connections, 1, 65536)
+      .Int("httpMaxConnectionsPerClient", &config.http_max_connections_per_client, 0, 65536)
       .Int("syncTimeoutSeconds", &config.sync_timeout_seconds, 1, 86400);
   return flags;
 }
@@ -105,6 +106,10 @@ Flags (each also a key of the --config file, written without dashes in camelCase
                               or whose answer is not read within N s (default 60)
   --http-max-connections N    open connections per HTTP server; one more is answered 503 and
                               closed (default 512)
+  --http-max-connections-per-client N
+                              open health-port connections from one client address; one more
+                              is answered 503 and closed, so one client cannot fail the
+                              kubelet's probes (default 32, 0 = no limit)
   --sync-timeout-seconds N    give up (exit 1) if the informers have not synced by then
                               (default 300)
   --version                   print the version and exit

@@ -60,6 +60,8 @@ struct SchedulerConfig {
   std::vector<std::string> grpc_tls_writers;
   int http_read_timeout_seconds = 60;
   int http_max_connections = 512;
+  // Of those, on the health port, from one client address at most (0 = no limit).
+  int http_max_connections_per_client = 32;
   // How long to wait for the first full sync of the informers before giving up (exit 1).
   int sync_timeout_seconds = 300;
 

@@ -28,13 +28,14 @@ std::string CodeLabel(absl::StatusCode code) {
 }  // namespace
 
 http::ServerOptions HttpServerOptions(const SchedulerConfig& config, const std::string& address,
-                                      int threads) {
+                                      int threads, bool per_client) {
   HostPort hp = *ParseHostPort(address, "address");  // validated when the flags were parsed
   return {.address = hp.host,
           .port = hp.port,
           .threads = threads,
           .idle_timeout_ms = config.http_read_timeout_seconds * 1000,
-          .max_connections = config.http_max_connections};
+          .max_connections = config.http_max_connections,
+          .max_connections_per_client = per_client ? config.http_max_connections_per_client : 0};
 }
 
 std::unique_ptr<http::HttpServer> NewExtenderServer(const SchedulerConfig& config,

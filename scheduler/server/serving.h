@@ -26,9 +26,11 @@
 namespace phalanx::scheduler {
 
 // ServerOptions for an HTTP server of this binary on `address` (host:port, already validated by
-// the flag parser): the read timeout and connection limit of `config`.
+// the flag parser): the read timeout and connection limit of `config`. `per_client`: the health
+// port's limit of connections from one client address applies (the extender's port listens
+// on 127.0.0.1 for kube-scheduler alone, whose binds open connections as they need).
 http::ServerOptions HttpServerOptions(const SchedulerConfig& config, const std::string& address,
-                                      int threads);
+                                      int threads, bool per_client = false);
 
 // The extender webhook on config.extender_address: POST <prefix>/filter, /prioritize and /bind
 // under /scheduler/, bodies up to config.extender_max_body_bytes. Registers

@@ -1,3 +1,5 @@
+#include "common/http/http_server.h"
+
 #include <atomic>
 #include <chrono>
 #include <future>
@@ -8,8 +10,8 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "common/http/http_client.h"
-#include "common/http/http_server.h"
 #include "common/http/http_server_beast.h"
 #include "common/testing/status_matchers.h"
 #include "gmock/gmock.h"
@@ -248,6 +250,34 @@ TEST_F(HttpServerTest, ConnectionsOverTheLimitGet503UntilOneCloses) {
   ADD_FAILURE() << "no connection served after one of the two closed";
 }
 
+// One client cannot hold every slot (audit 2026-11-30 d, S7: idle connections to the probe
+// port made the kubelet's probes fail): past its own limit it is refused, while another
+// client address still gets in, and its slots come back as its connections close.
+TEST_F(HttpServerTest, OneClientPastItsLimitGets503WhileOthersAreServed) {
+  StartServer({.max_connections = 8, .max_connections_per_client = 2});
+  auto first = std::make_unique<RawConnection>(server_->port(), "127.0.0.1");
+  RawConnection second(server_->port(), "127.0.0.1");
+  ASSERT_TRUE(second.Send("GET /describe HTTP/1.1\r\nHost: x\r\n\r\n"));
+  EXPECT_THAT(second.ReadUntil("\r\n\r\n"), StartsWith("HTTP/1.1 200"));
+  {
+    RawConnection third(server_->port(), "127.0.0.1");
+    std::string refused = third.ReadUntilClosed();
+    EXPECT_THAT(refused, StartsWith("HTTP/1.1 503 "));
+    EXPECT_THAT(refused, HasSubstr("too many connections from 127.0.0.1 (limit 2 per client)"));
+  }
+  RawConnection other(server_->port(), "127.0.0.2");
+  ASSERT_TRUE(other.Send("GET /describe HTTP/1.1\r\nHost: x\r\n\r\n"));
+  EXPECT_THAT(other.ReadUntil("\r\n\r\n"), StartsWith("HTTP/1.1 200"));
+  first.reset();
+  for (int attempt = 0; attempt < 500; ++attempt) {
+    RawConnection again(server_->port(), "127.0.0.1");
+    if (!again.Send("GET /describe HTTP/1.1\r\nHost: x\r\n\r\n")) continue;
+    if (absl::StartsWith(again.ReadUntil("\r\n\r\n"), "HTTP/1.1 200")) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ADD_FAILURE() << "127.0.0.1 not served again after one of its two connections closed";
+}
+
 TEST_F(HttpServerTest, HandlerHeadersAreSentButCannotBreakTheFraming) {
   extra_routes_.emplace_back("/headers", [](const Request&) {
     Response response = Response::Text(405, "no\n");
@@ -461,6 +491,8 @@ TEST_F(HttpServerTest, StartRejectsBadOptions) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("70000")));
   EXPECT_THAT(NewBeastServer({.threads = 0})->Start(),
               StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(NewBeastServer({.max_connections_per_client = -1})->Start(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("per_client")));
 }
 
 TEST(HttpClientTest, ConnectionRefusedIsUnavailableNamingTheAddress) {

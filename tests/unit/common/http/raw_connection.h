@@ -22,7 +22,13 @@ namespace phalanx::http::testing {
 
 class RawConnection {
  public:
-  explicit RawConnection(int port) : socket_(ioc_) {
+  // `source`: the local address to connect from (another 127.0.0.0/8 address is another
+  // client to the server); "" lets the system choose.
+  explicit RawConnection(int port, const std::string& source = "") : socket_(ioc_) {
+    if (!source.empty()) {
+      socket_.open(boost::asio::ip::tcp::v4());
+      socket_.bind(boost::asio::ip::tcp::endpoint(boost::asio::ip::make_address(source), 0));
+    }
     socket_.connect(boost::asio::ip::tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"),
                                                    static_cast<unsigned short>(port)));
   }
