@@ -413,13 +413,30 @@ bool PreferredLevelSomewhere(const ClusterModel& cluster, const std::string& lev
   return false;
 }
 
+// The line of a job's origin ("trace.csv:12" -> 12); 0 for one without ("generated[3]").
+int64_t OriginLine(const std::string& origin) {
+  int64_t line = 0;
+  const size_t colon = origin.rfind(':');
+  if (colon == std::string::npos || !absl::SimpleAtoi(origin.substr(colon + 1), &line)) return 0;
+  return line;
+}
+
 }  // namespace
 
 absl::Status ValidateTrace(std::vector<TraceJob>& jobs, const ClusterModel& cluster,
                            bool allow_unplaceable) {
   PlaceabilityCache cache;
   std::set<std::pair<std::string, std::string>> names;  // (queue, name): a job's key
-  for (TraceJob& job : jobs) {
+  // In the file's order, not the submit order the loaders sorted them in: the first bad row
+  // named is the first in the file, and of two rows with one name the later is refused.
+  std::vector<TraceJob*> in_file_order;
+  for (TraceJob& job : jobs) in_file_order.push_back(&job);
+  std::stable_sort(in_file_order.begin(), in_file_order.end(),
+                   [](const TraceJob* a, const TraceJob* b) {
+                     return OriginLine(a->origin) < OriginLine(b->origin);
+                   });
+  for (TraceJob* job_in_file : in_file_order) {
+    TraceJob& job = *job_in_file;
     auto bad = [&](const std::string& field, const std::string& message) {
       return absl::InvalidArgumentError(
           absl::StrCat(job.origin, ": ", field, ": job ", job.name, ": ", message));

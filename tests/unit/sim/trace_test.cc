@@ -184,6 +184,20 @@ TEST(TraceTest, JobAndQueueNamesAreKubernetesNames) {
                        HasSubstr("name: (300 characters) must be at most 253 characters")));
 }
 
+// The loaders sort jobs by submit time; a refusal still names the first bad row of the file
+// (audit 2026-11-30 sim, F13: rows at 500, 100 and 0 s named line 4).
+TEST(TraceTest, ValidateNamesTheFirstBadRowOfTheFileNotTheEarliestSubmit) {
+  ClusterModel cluster = testing::SmallCluster(16);
+  ASSERT_OK_AND_ASSIGN(std::vector<TraceJob> jobs,
+                       ParseCsvTrace("name,submit_s,queue,pods,gpus_per_pod,duration_s\n"
+                                     "a,500,prod,1,8,60\nb,100,prod,1,8,60\nc,0,prod,1,8,60\n",
+                                     "ooo.csv"));
+  ASSERT_EQ(jobs.front().name, "c");  // sorted by submit
+  EXPECT_THAT(ValidateTrace(jobs, cluster),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("ooo.csv:2: queue: job a: no queue named \"prod\"")));
+}
+
 TEST(TraceTest, ValidateRejectsUnknownQueueAndImpossibleGangs) {
   ClusterModel cluster = testing::SmallCluster(16);
   std::vector<TraceJob> jobs = {testing::Gang("x", 2, 8)};
