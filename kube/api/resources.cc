@@ -38,6 +38,11 @@ const Resource& PriorityClasses() {
                                                 .kind = "PriorityClass"};
   return *r;
 }
+const Resource& ResourceQuotas() {
+  static const Resource* const r = new Resource{
+      .group = "", .version = "v1", .plural = "resourcequotas", .kind = "ResourceQuota"};
+  return *r;
+}
 const Resource& Services() {
   static const Resource* const r =
       new Resource{.group = "", .version = "v1", .plural = "services", .kind = "Service"};

@@ -12,6 +12,7 @@
 #include "operator/admission/apply.h"
 #include "operator/server/job_events.h"
 #include "operator/server/job_status.h"
+#include "operator/server/namespace_quota.h"
 #include "operator/server/parallel.h"
 #include "operator/server/pods_ready.h"
 #include "operator/server/queue_objects.h"
@@ -188,6 +189,17 @@ void AdmissionController::RegisterHandlers() {
   informers_.local_queues.AddEventHandlers(config);
   informers_.flavors.AddEventHandlers(config);
   informers_.priority_classes.AddEventHandlers(config);
+  // A quota's limits (its spec), not its use (its status, written at every pod create in the
+  // namespace), decide what namespace_quota.h refuses.
+  informers_.resource_quotas.AddEventHandlers(
+      {.on_add = trigger,
+       .on_update =
+           [this](const kube::RawObject& old, const kube::RawObject& now) {
+             absl::StatusOr<NamespaceQuota> before = DecodeResourceQuota(old.json);
+             absl::StatusOr<NamespaceQuota> after = DecodeResourceQuota(now.json);
+             if (before.ok() != after.ok() || (after.ok() && !(*before == *after))) Trigger();
+           },
+       .on_delete = trigger});
   informers_.namespaces.AddEventHandlers(
       {.on_add = trigger,
        .on_update =
@@ -429,6 +441,17 @@ CycleStats AdmissionController::RunCycle() {
     if (pc.ok()) snapshot.priority_classes.insert(*pc);
   }
 
+  // Each namespace's ResourceQuotas, for the jobs not admitted yet.
+  std::map<std::string, std::vector<NamespaceQuota>> quotas_by_namespace;
+  for (const auto& raw : informers_.resource_quotas.List()) {
+    absl::StatusOr<NamespaceQuota> q = DecodeResourceQuota(raw->json);
+    if (!q.ok()) {
+      spdlog::warn("{}; not checked before admissions", std::string(q.status().message()));
+      continue;
+    }
+    quotas_by_namespace[q->namespace_name].push_back(*std::move(q));
+  }
+
   // The jobs, with the writes the informer has not caught up with laid over them.
   std::map<std::string, std::shared_ptr<const kube::RawObject>> objects;
   std::map<std::string, kube::TrainingJob> jobs;
@@ -525,6 +548,12 @@ CycleStats AdmissionController::RunCycle() {
       invalid.push_back({key, "", admission::PendingReason::kInvalid,
                          std::string(workload.status().message())});
     } else {
+      if (auto quotas = quotas_by_namespace.find(job->meta.namespace_);
+          !job->status.admission && quotas != quotas_by_namespace.end()) {
+        // The smallest gang it could be admitted at.
+        const int32_t pods = workload->elastic ? workload->elastic->min : workload->count;
+        workload->invalid = QuotaRefusal(*job, pods, quotas->second);
+      }
       if (job->status.admission && workload->elastic &&
           (entry.pods_ready_shrunk || pods_ready_shrunk_.contains(key))) {
         // Shrunk to the ranks that ran: growing back would bring the ranks that could not.

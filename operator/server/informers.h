@@ -26,6 +26,7 @@ struct Informers {
         topologies(client, kube::NetworkTopologies()),
         priority_classes(client, kube::PriorityClasses()),
         namespaces(client, kube::Namespaces()),
+        resource_quotas(client, kube::ResourceQuotas()),
         // Only the operator's own pods: those labelled with a job.
         pods(client, kube::Pods(), {.reflector = {.label_selector = std::string(kJobLabel)}}),
         nodes(client, kube::Nodes()) {
@@ -44,6 +45,7 @@ struct Informers {
     threads_.emplace_back([this, stop] { topologies.Run(stop); });
     threads_.emplace_back([this, stop] { priority_classes.Run(stop); });
     threads_.emplace_back([this, stop] { namespaces.Run(stop); });
+    threads_.emplace_back([this, stop] { resource_quotas.Run(stop); });
     threads_.emplace_back([this, stop] { pods.Run(stop); });
     threads_.emplace_back([this, stop] { nodes.Run(stop); });
   }
@@ -51,8 +53,8 @@ struct Informers {
     return jobs.WaitForSync(timeout, stop) && cluster_queues.WaitForSync(timeout, stop) &&
            local_queues.WaitForSync(timeout, stop) && flavors.WaitForSync(timeout, stop) &&
            topologies.WaitForSync(timeout, stop) && priority_classes.WaitForSync(timeout, stop) &&
-           namespaces.WaitForSync(timeout, stop) && pods.WaitForSync(timeout, stop) &&
-           nodes.WaitForSync(timeout, stop);
+           namespaces.WaitForSync(timeout, stop) && resource_quotas.WaitForSync(timeout, stop) &&
+           pods.WaitForSync(timeout, stop) && nodes.WaitForSync(timeout, stop);
   }
   // After the cancellation passed to Start fired.
   void Join() {
@@ -67,6 +69,8 @@ struct Informers {
   kube::Informer<kube::RawObject> topologies;
   kube::Informer<kube::RawObject> priority_classes;
   kube::Informer<kube::RawObject> namespaces;
+  // Checked before a gang is admitted (namespace_quota.h).
+  kube::Informer<kube::RawObject> resource_quotas;
   kube::Informer<kube::Pod> pods;
   kube::Informer<kube::Node> nodes;
   // Not an informer: what the job controller learned creating pods that the API server's

@@ -17,6 +17,8 @@
 #   self-set (spec.priority 2000000000, no PriorityClass) -> an Invalid Event: the operator's
 #           default takes priorities only from PriorityClasses (--allow-job-priority=false);
 #           it still counts as its queue's pending (inadmissible) workload
+#   forbidden (training-critical, which a ResourceQuota of the namespace forbids) -> Invalid
+#           naming the quota, not admitted; admissible once the quota is deleted
 # Reasons alone are checked by the other operator tests; this one checks the messages.
 # Needs hack/cluster/build.sh binaries and $PHALANX_BUILD_DIR (phalanx-scheduler, phalanx-operator).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -123,6 +125,30 @@ job $NS self-set 1 "{required: $L3}" "  priority: 2000000000"
 eventually 30 has_event_matching self-set Invalid "is not honoured on this cluster: priorities come only from PriorityClasses" &&
   pass "self-set's Invalid event: $(event_message self-set Invalid)" || fail "self-set: $(cond $NS self-set Queued); $(events_of self-set)"
 [[ -z $(jq_job $NS self-set '.status.admission // empty') ]] && pass "self-set was not admitted" || fail "self-set was admitted"
+# --- a PriorityClass the namespace may not use (a ResourceQuota scoped to it) ---------------
+# Kubernetes' way to limit a PriorityClass: a ResourceQuota of pods 0 scoped to it. The pods
+# would be refused at create, so the job is not admitted (nor allowed to preempt at that
+# priority); without the quota it is admissible again.
+kc -n $NS apply -f - >/dev/null <<YAML || fail "cannot create the ResourceQuota"
+apiVersion: v1
+kind: ResourceQuota
+metadata: {name: no-critical}
+spec:
+  hard: {pods: "0"}
+  scopeSelector: {matchExpressions: [{scopeName: PriorityClass, operator: In, values: [training-critical]}]}
+YAML
+gang forbidden 1 "  priorityClassName: training-critical"
+eventually 30 has_event_matching forbidden Invalid "^ResourceQuota $NS/no-critical \\(scope PriorityClass In \\[training-critical\\]\\) allows at most 0 pods in namespace $NS, and the gang needs 1: the API server would refuse its pods, so it is not admitted$" &&
+  pass "forbidden's Invalid event: $(event_message forbidden Invalid)" ||
+  fail "forbidden: $(cond $NS forbidden Queued); $(events_of forbidden)"
+[[ -z $(jq_job $NS forbidden '.status.admission // empty') ]] && pass "forbidden was not admitted" ||
+  fail "forbidden was admitted"
+kc -n $NS delete resourcequota no-critical >/dev/null || fail "cannot delete the ResourceQuota"
+not_invalid() { [[ $(cond $NS forbidden Queued) != "True Invalid:"* ]]; }
+eventually 30 not_invalid && pass "without the quota forbidden is admissible: $(cond $NS forbidden Queued)" ||
+  fail "forbidden still Invalid without the quota: $(cond $NS forbidden Queued)"
+kc -n $NS delete trainingjob forbidden --timeout=60s >/dev/null || fail "forbidden was not deleted"
+
 # Still its queue's pending workload, as Kueue counts an inadmissible one (audit 2026-11-30 c,
 # D1: refused before admission, it was in no count): the TrainingQueue's pendingWorkloads is
 # every job of the namespace waiting, and the metric counts it inadmissible.

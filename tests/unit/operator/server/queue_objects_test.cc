@@ -17,6 +17,7 @@
 #include "kube/api/training_job.h"
 #include "kube/json.h"
 #include "operator/admission/model.h"
+#include "operator/server/namespace_quota.h"
 #include "rapidjson/document.h"
 #include "rapidjson/pointer.h"
 #include "tests/unit/operator/example_json.h"
@@ -816,6 +817,68 @@ TEST(WorkloadFromJobTest, BadCreationTimestampNamesTheField) {
                                  "metadata.creationTimestamp: \"yesterday\"")));
   job.meta.creation_timestamp = kube::InternedString("");
   EXPECT_EQ(Decoded(WorkloadFromJob(job)).creation_time, 0);
+}
+
+// ---- ResourceQuotas of the job's namespace (namespace_quota.h) ----------------------------
+
+NamespaceQuota Quota(const std::string& spec_json, const std::string& ns = "team-llm") {
+  return Decoded(DecodeResourceQuota(absl::StrCat(
+      R"({"apiVersion":"v1","kind":"ResourceQuota","metadata":{"name":"q","namespace":")", ns,
+      R"("},"spec":)", spec_json, "}")));
+}
+
+// A quota scoped to a PriorityClass is how Kubernetes limits who may use the class: a job of
+// the class in that namespace is refused before admission (audit 2026-11-30 d, S2), a job of
+// another class, or of another namespace, is not.
+TEST(NamespaceQuotaTest, APriorityClassScopedQuotaRefusesTheClassOnly) {
+  kube::TrainingJob job = ExampleJob("10-trainingjob-pretrain-64gpu.yaml");  // training-critical
+  const NamespaceQuota no_critical = Quota(
+      R"({"hard":{"pods":"0"},"scopeSelector":{"matchExpressions":[{"scopeName":"PriorityClass",)"
+      R"("operator":"In","values":["training-critical"]}]}})");
+  EXPECT_EQ(QuotaRefusal(job, 8, {no_critical}),
+            "ResourceQuota team-llm/q (scope PriorityClass In [training-critical]) allows at "
+            "most 0 pods in namespace team-llm, and the gang needs 8: the API server would "
+            "refuse its pods, so it is not admitted");
+  kube::TrainingJob other = job;
+  other.priority_class_name = "training-preemptible";
+  EXPECT_EQ(QuotaRefusal(other, 8, {no_critical}), "");
+  EXPECT_EQ(QuotaRefusal(job, 8, {Quota(R"({"hard":{"pods":"0"}})", "team-vision")}), "");
+  // NotIn and DoesNotExist turn it around.
+  EXPECT_THAT(QuotaRefusal(other, 8,
+                           {Quota(R"({"hard":{"pods":"0"},"scopeSelector":{"matchExpressions":[)"
+                                  R"({"scopeName":"PriorityClass","operator":"NotIn",)"
+                                  R"("values":["training-critical"]}]}})")}),
+              HasSubstr("(scope PriorityClass NotIn [training-critical]) allows at most 0 pods"));
+  EXPECT_EQ(QuotaRefusal(job, 8,
+                         {Quota(R"({"hard":{"pods":"0"},"scopeSelector":{"matchExpressions":[)"
+                                R"({"scopeName":"PriorityClass","operator":"DoesNotExist"}]}})")}),
+            "");
+}
+
+// Requests are compared with the smallest gang, the hard limit only (not what other pods
+// use now); BestEffort and Terminating quotas never apply to a gang's pods.
+TEST(NamespaceQuotaTest, HardRequestLimitsAgainstTheSmallestGang) {
+  kube::TrainingJob job = ExampleJob("10-trainingjob-pretrain-64gpu.yaml");  // 8 GPUs a pod
+  const NamespaceQuota gpus = Quota(R"({"hard":{"requests.nvidia.com/gpu":"16","cpu":"1k"}})");
+  EXPECT_EQ(QuotaRefusal(job, 2, {gpus}), "");
+  EXPECT_EQ(QuotaRefusal(job, 3, {gpus}),
+            "ResourceQuota team-llm/q allows at most 16 nvidia.com/gpu in namespace team-llm, "
+            "and the gang needs 24 (3 pods of 8): the API server would refuse its pods, so it "
+            "is not admitted");
+  EXPECT_EQ(QuotaRefusal(job, 3,
+                         {Quota(R"({"hard":{"pods":"0"},"scopes":["BestEffort"]})"),
+                          Quota(R"({"hard":{"pods":"0"},"scopes":["Terminating"]})")}),
+            "");
+  EXPECT_NE(QuotaRefusal(job, 3,
+                         {Quota(R"({"hard":{"count/pods":"2"},"scopes":)"
+                                R"(["NotBestEffort","NotTerminating"]})")}),
+            "");
+  // Limits and object counts are not what a pod's creation is refused on here.
+  EXPECT_EQ(QuotaRefusal(job, 3, {Quota(R"({"hard":{"limits.cpu":"1","services":"0"}})")}), "");
+  EXPECT_THAT(DecodeResourceQuota(R"({"metadata":{"name":"q","namespace":"n"},)"
+                                  R"("spec":{"hard":{"pods":"lots"}}})"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("ResourceQuota n/q: spec.hard[pods]: ")));
 }
 
 }  // namespace
