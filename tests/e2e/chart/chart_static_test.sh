@@ -6,7 +6,8 @@
 #      --check), and the check catches a value without a comment;
 #   4. `helm lint --strict` and `helm template` pass for the default values and each preset
 #      (values-*.yaml); the rendered objects are what the chart promises: CRDs kept on
-#      uninstall, RBAC without wildcards, 2 leader-elected operator replicas with anti-affinity
+#      uninstall, RBAC without wildcards, tenant roles aggregated into admin/edit/view that write
+#      no status subresource, 2 leader-elected operator replicas with anti-affinity
 #      and a PodDisruptionBudget, one scheduler pod (phalanx-scheduler + kube-scheduler with only
 #      the `phalanx` profile, its extender on 127.0.0.1), each preset's topology levels,
 #      Services with a `metrics` port, non-root read-only containers with requests and probes;
@@ -23,7 +24,8 @@
 #      one TLS Secret given without the other; values.schema.json: an unknown anti-affinity
 #      mode, topology preset or log level, workers 0, a loopback listenHost, a port out of
 #      range, a misspelt key); tls.enabled=false
-#      renders no TLS flag or Secret; given Secrets get --grpc-tls-writers only from tls.writers.
+#      renders no TLS flag or Secret; given Secrets get --grpc-tls-writers only from tls.writers;
+#      rbac.tenantRoles=false leaves the tenant roles out.
 # Needs helm from hack/cluster/build.sh.
 source "$(dirname "${BASH_SOURCE[0]}")/../cluster/lib.sh"
 source "$REPO_ROOT/hack/cluster/lib.sh"
@@ -113,6 +115,28 @@ for kind in ("ClusterRole", "Role"):
             for field in ("verbs", "resources", "apiGroups", "resourceNames"):
                 if "*" in (rule.get(field) or []):
                     err("%s %s has '*' in %s" % (kind, r["metadata"]["name"], field))
+# Tenant roles (docs/security.md): aggregated into the built-in roles, no write on any status
+# subresource, reads only in the view role.
+READ = {"get", "list", "watch"}
+agg = "rbac.authorization.k8s.io/aggregate-to-"
+for role_name, labels, jobs_verbs in (("phalanx-tenant-edit", {"admin", "edit"}, READ | {"create", "update", "patch", "delete"}),
+                                      ("phalanx-tenant-view", {"view"}, READ)):
+    r = one("ClusterRole", role_name)
+    if not r: continue
+    got = {k[len(agg):] for k, v in (r["metadata"].get("labels") or {}).items() if k.startswith(agg) and v == "true"}
+    if got != labels: err("%s aggregates into %s, want %s" % (role_name, sorted(got), sorted(labels)))
+    verbs = {}
+    for rule in r["rules"]:
+        for res in rule["resources"]:
+            verbs.setdefault(res, set()).update(rule["verbs"])
+            if res.endswith("/status") and set(rule["verbs"]) - READ:
+                err("%s may %s %s" % (role_name, sorted(set(rule["verbs"]) - READ), res))
+    if not jobs_verbs <= verbs.get("trainingjobs", set()):
+        err("%s: trainingjobs lacks %s" % (role_name, sorted(jobs_verbs - verbs.get("trainingjobs", set()))))
+    if role_name == "phalanx-tenant-view" and set().union(*verbs.values()) - READ:
+        err("phalanx-tenant-view grants %s" % sorted(set().union(*verbs.values()) - READ))
+    if verbs.get("trainingqueues", set()) != READ:
+        err("%s: trainingqueues %s, want read only" % (role_name, sorted(verbs.get("trainingqueues", set()))))
 op_role = one("ClusterRole", "phalanx-operator")
 if op_role:
     rules = {(g, res): set(rule["verbs"]) for rule in op_role["rules"] for g in rule["apiGroups"] for res in rule["resources"]}
@@ -390,6 +414,8 @@ out=$("$HELM" template phalanx "$CHART" -n phalanx-system --set tls.schedulerSec
       --set 'tls.writers={op.example,ops}' 2>&1) && grep -q -- '--grpc-tls-writers=op.example,ops$' <<<"$out" &&
   pass "tls.writers names who may change reservations: $(grep -o -- '--grpc-tls-writers=.*' <<<"$out")" ||
   fail "tls.writers: $(grep -- 'grpc-tls' <<<"$out" | head -5)"
+out=$("$HELM" template phalanx "$CHART" --set rbac.tenantRoles=false 2>&1) && ! grep -q 'tenant-' <<<"$out" &&
+  pass "rbac.tenantRoles=false renders no tenant role" || fail "rbac.tenantRoles=false: $(grep -n 'tenant-' <<<"$out" | head -3)"
 # values.schema.json: a value the binaries would refuse at start (CrashLoopBackOff), or a key
 # helm would silently ignore, fails `helm install` / `helm template` and names the value.
 bad_value() { # --set value, what the error must name
