@@ -9,6 +9,11 @@
 #      those accounts denied what they do not need;
 #   2. the gang scenario through the chart's RBAC: the 64-GPU example job admitted, its 8 pods
 #      bound rank by rank to status.placement inside one layer-3 block, Running;
+#   2b. tenants (docs/security.md): the chart's tenant roles reach the built-in edit and view by
+#      aggregation; a tenant bound to edit submits and deletes a TrainingJob but may not patch its
+#      status (RBAC), and an account whose Role does cover trainingjobs/status, or the cluster
+#      admin, is refused by the chart's ValidatingAdmissionPolicy, while the operator's own status
+#      writes pass;
 #   3. a verb removed from the operator's ClusterRole (create pods) makes it fail loudly: an
 #      error log line naming the forbidden request, a Warning event Forbidden on the job, and
 #      the admitted job gets no pods;
@@ -17,7 +22,8 @@
 #   4. `helm upgrade` to a chart whose TrainingJob CRD changed, with a changed value, updates the
 #      CRD in place and restores the role, and the blocked jobs then run;
 #      the running job's pods keep their UIDs and nodes, also across restarts of both binaries;
-#   5. `helm uninstall` leaves the CRDs, the TrainingJobs and their pods;
+#   5. `helm uninstall` leaves the CRDs, the TrainingJobs and their pods, and takes the roles and
+#      the policy;
 #   and the Placement API runs with the chart's mutual TLS: the operator reserves over it, a
 #   plain-text client and a client without a certificate are refused, the CLI with the
 #   operator's certificate is served, helm upgrade keeps the generated certificates, and each
@@ -179,6 +185,121 @@ n=$(cat "$OPLOG" "$SCHEDLOG" "$KSLOG" | grep -i 'forbidden' | grep -vc 'cannot f
 early=$(grep -c 'cannot find RESTMapping' "$OPLOG" || true)
 [[ $n == 0 ]] && pass "no request of phalanx-operator, phalanx-scheduler or kube-scheduler was forbidden by RBAC so far ($early refused while the API server's mapping of the new CRDs caught up)" ||
   fail "$n forbidden requests in the logs: $(cat "$OPLOG" "$SCHEDLOG" "$KSLOG" | grep -i 'forbidden' | grep -v 'cannot find RESTMapping' | head -3 | cut -c1-300)"
+
+# --- 2b. tenants: the shipped roles and the status policy (docs/security.md) ------------------
+# A tenant bound to the built-in `edit` in its namespace gets TrainingJobs through the chart's
+# aggregated <fullname>-tenant-edit, but no status subresource; an account whose Role does cover
+# trainingjobs/status (`resources: ["*"]` over phalanx.dev, what an admin writes by hand) is still
+# refused by the ValidatingAdmissionPolicy: status.admission and status.placement would admit
+# its job into any queue, on nodes of its choice (audit S1). The operator's own status writes pass.
+TNS=team-vision
+TENANT=system:serviceaccount:$TNS:tenant VIEWER=system:serviceaccount:$TNS:viewer WRITER=system:serviceaccount:$TNS:status-writer
+OP_USER=system:serviceaccount:$NS:phalanx-operator
+kc -n $TNS apply -f - >/dev/null <<YAML || die "cannot create the tenant accounts"
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: tenant}
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: viewer}
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: status-writer}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: tenant-edit}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: edit}
+subjects: [{kind: ServiceAccount, name: tenant, namespace: $TNS}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: tenant-view}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: view}
+subjects: [{kind: ServiceAccount, name: viewer, namespace: $TNS}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: everything-in-phalanx-dev}
+rules: [{apiGroups: [phalanx.dev], resources: ["*"], verbs: ["*"]}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: status-writer}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: everything-in-phalanx-dev}
+subjects: [{kind: ServiceAccount, name: status-writer, namespace: $TNS}]
+YAML
+[[ -n $(kc get validatingadmissionpolicy phalanx-status-writers -o name 2>/dev/null) &&
+   $(kc get validatingadmissionpolicybinding phalanx-status-writers -o jsonpath='{.spec.validationActions}' 2>/dev/null) == '["Deny"]' ]] &&
+  pass "the chart installed the ValidatingAdmissionPolicy phalanx-status-writers and its Deny binding (the API server serves admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy)" ||
+  fail "no ValidatingAdmissionPolicy phalanx-status-writers with a Deny binding: $(kc get validatingadmissionpolicy,validatingadmissionpolicybinding 2>&1 | head -3)"
+# kube-controller-manager's clusterrole-aggregation controller copies the rules into edit and view.
+eventually 30 bash -c "[[ \$(kubectl --kubeconfig=$PHALANX_KUBECONFIG auth can-i --as=$TENANT create trainingjobs.phalanx.dev -n $TNS) == yes ]]" &&
+  eventually 30 bash -c "[[ \$(kubectl --kubeconfig=$PHALANX_KUBECONFIG auth can-i --as=$VIEWER list trainingjobs.phalanx.dev -n $TNS) == yes ]]" &&
+  pass "phalanx-tenant-edit and phalanx-tenant-view are aggregated into the built-in edit and view: $(kc get clusterrole edit -o json | jq -c '[.rules[] | select(.apiGroups == ["phalanx.dev"]) | {resources, verbs}]')" ||
+  fail "edit/view do not carry phalanx.dev: $(kc get clusterrole edit view -o json | jq -c '[.items[].rules[] | select(.apiGroups == ["phalanx.dev"])]')"
+bad=0
+while read -r want who verb; do
+  # shellcheck disable=SC2086
+  got=$(can $who $verb -n $TNS)
+  [[ $got == "$want" ]] || { fail "$who: can-i $verb is '$got', want $want"; bad=1; }
+done <<PROBES
+yes $TENANT create trainingjobs.phalanx.dev
+yes $TENANT patch trainingjobs.phalanx.dev
+yes $TENANT delete trainingjobs.phalanx.dev
+yes $TENANT list trainingqueues.phalanx.dev
+no $TENANT patch trainingjobs.phalanx.dev --subresource=status
+no $TENANT update trainingjobs.phalanx.dev --subresource=status
+no $TENANT patch trainingqueues.phalanx.dev --subresource=status
+no $TENANT create trainingqueues.phalanx.dev
+yes $VIEWER get trainingjobs.phalanx.dev
+no $VIEWER create trainingjobs.phalanx.dev
+no $VIEWER patch trainingjobs.phalanx.dev --subresource=status
+yes $WRITER patch trainingjobs.phalanx.dev --subresource=status
+PROBES
+[[ $bad == 0 ]] && pass "edit may submit, change and delete TrainingJobs and read TrainingQueues, view only read; neither may write a status or create a TrainingQueue (the hand-written phalanx.dev/* Role may, as RBAC goes)"
+kc -n $TNS create --as=$TENANT -f - >/dev/null <<YAML && pass "the tenant (edit) created TrainingJob $TNS/tenant-job" || fail "the tenant could not create a TrainingJob"
+apiVersion: phalanx.dev/v1alpha1
+kind: TrainingJob
+metadata: {name: tenant-job}
+spec:
+  queueName: training
+  replicas: 1
+  template:
+    spec:
+      tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
+      containers:
+      - name: trainer
+        image: registry.example/trainer:1
+        resources: {limits: {nvidia.com/gpu: 8}}
+YAML
+# phalanx-operator's own server-side applies on the status pass the policy: admitted, placed, Running.
+eventually 60 phase_is $TNS tenant-job Running &&
+  pass "tenant-job is Running: phalanx-operator's status writes pass the policy ($(kc -n $TNS get trainingjob tenant-job -o json --show-managed-fields | jq -r '[.metadata.managedFields[] | select(.subresource == "status") | .manager] | join(", ")'))" ||
+  fail "tenant-job not Running: phase '$(phase $TNS tenant-job)'; operator: $(grep -i 'ValidatingAdmissionPolicy\|forbidden' "$OPLOG" | tail -2 | cut -c1-300)"
+admission_before=$(jq_job $TNS tenant-job '.status.admission | tojson')
+# The audit's forged admission: team-llm's queue, a node of the tenant's choice.
+forged='{"status":{"phase":"Admitted","admission":{"clusterQueue":"llm","flavor":"p5","replicas":1,"nodeSelector":{},"tolerations":[]},"placement":{"domain":"x","level":"kubernetes.io/hostname","nodes":["p5-0015"]}}}'
+out=$(kc -n $TNS patch trainingjob tenant-job --subresource=status --type=merge -p "$forged" --as=$TENANT 2>&1) &&
+  fail "the tenant (edit) wrote its job's status: $out" ||
+  { grep -q 'cannot patch resource "trainingjobs/status"' <<<"$out" && pass "the tenant's status patch is refused by RBAC: $out" ||
+      fail "the tenant's status patch failed otherwise: $out"; }
+out=$(kc -n $TNS patch trainingjob tenant-job --subresource=status --type=merge -p "$forged" --as=$WRITER 2>&1) &&
+  fail "an account with RBAC on trainingjobs/status wrote it past the policy: $out" ||
+  { grep -q "ValidatingAdmissionPolicy 'phalanx-status-writers'" <<<"$out" && grep -qF "only phalanx-operator ($OP_USER) writes it" <<<"$out" &&
+      pass "an account with RBAC on trainingjobs/status is refused by the policy: $out" ||
+      fail "the status-writer's patch failed otherwise: $out"; }
+out=$(kc patch clustertrainingqueue vision --subresource=status --type=merge -p '{"status":{"pendingWorkloads":7}}' 2>&1) &&
+  fail "the cluster admin wrote a ClusterTrainingQueue's status past the policy: $out" ||
+  { grep -q "ValidatingAdmissionPolicy 'phalanx-status-writers'" <<<"$out" && pass "the cluster admin too is refused (statusPolicy.extraWriters is empty): $(cut -c1-200 <<<"$out")" ||
+      fail "the admin's status patch failed otherwise: $out"; }
+[[ $(jq_job $TNS tenant-job '.status.admission | tojson') == "$admission_before" ]] && phase_is $TNS tenant-job Running &&
+  pass "tenant-job's admission is unchanged ($admission_before)" || fail "tenant-job's status changed: $(jq_job $TNS tenant-job '.status | tojson' | cut -c1-300)"
+kc -n $TNS delete trainingjob tenant-job --as=$TENANT --wait=false >/dev/null && eventually 60 npods_is $TNS tenant-job 0 &&
+  pass "the tenant deleted tenant-job and its pod went" || fail "tenant-job's delete: $(npods $TNS tenant-job) pods left"
+
 uids_before=$(pods_of $JNS $J | jq -r '[.items[] | "\(.metadata.name)=\(.metadata.uid)@\(.spec.nodeName)"] | sort | join(" ")')
 
 # --- 3. a verb taken away: the operator fails loudly ----------------------------------------
@@ -270,8 +391,8 @@ out=$(helm_ uninstall phalanx 2>&1) && pass "helm uninstall: $(tr '\n' ' ' <<<"$
 npods_is $JNS $J 8 && pass "$J's 8 pods are still there" || fail "$J has $(npods $JNS $J) pods after uninstall"
 [[ $(kueue_crds) == "$kueue_before" ]] && pass "Kueue's CRDs untouched by install, upgrade and uninstall (same UIDs, not managed by Helm)" ||
   fail "Kueue's CRDs changed: before '$kueue_before' after '$(kueue_crds)'"
-left=$(kc get clusterrole,clusterrolebinding -o name | grep -c 'phalanx' || true)
+left=$(kc get clusterrole,clusterrolebinding,validatingadmissionpolicy,validatingadmissionpolicybinding -o name | grep -c 'phalanx' || true)
 [[ $left == 0 && -z $(kc -n $NS get serviceaccount,deployment,service,configmap -l app.kubernetes.io/instance=phalanx -o name 2>/dev/null) ]] &&
-  pass "the release's RBAC, ServiceAccounts, Deployments, Services and ConfigMap are gone" ||
-  fail "left behind: $(kc get clusterrole,clusterrolebinding -o name | grep phalanx) $(kc -n $NS get all,sa,cm -l app.kubernetes.io/instance=phalanx -o name)"
+  pass "the release's RBAC (tenant roles included), status policy, ServiceAccounts, Deployments, Services and ConfigMap are gone" ||
+  fail "left behind: $(kc get clusterrole,clusterrolebinding,validatingadmissionpolicy,validatingadmissionpolicybinding -o name | grep phalanx) $(kc -n $NS get all,sa,cm -l app.kubernetes.io/instance=phalanx -o name)"
 finish
