@@ -206,7 +206,7 @@ for svc, ports in (("phalanx-operator", {"metrics"}), ("phalanx-scheduler", {"me
     s = one("Service", svc)
     if s and {p["name"] for p in s["spec"]["ports"]} != ports: err("Service %s ports %s" % (svc, s["spec"]["ports"]))
 
-# NetworkPolicy: the unauthenticated Placement gRPC port open to the operator's pods only; the
+# NetworkPolicy: the Placement gRPC port (unauthenticated without TLS) open to the operator's pods only; the
 # metrics/probe port and kube-scheduler's HTTPS port open to all (probes, Prometheus).
 np = one("NetworkPolicy", "phalanx-scheduler")
 if np and sch:
