@@ -195,41 +195,15 @@ early=$(grep -c 'cannot find RESTMapping' "$OPLOG" || true)
 TNS=team-vision
 TENANT=system:serviceaccount:$TNS:tenant VIEWER=system:serviceaccount:$TNS:viewer WRITER=system:serviceaccount:$TNS:status-writer
 OP_USER=system:serviceaccount:$NS:phalanx-operator
-kc -n $TNS apply -f - >/dev/null <<YAML || die "cannot create the tenant accounts"
-apiVersion: v1
-kind: ServiceAccount
-metadata: {name: tenant}
----
-apiVersion: v1
-kind: ServiceAccount
-metadata: {name: viewer}
----
-apiVersion: v1
-kind: ServiceAccount
-metadata: {name: status-writer}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: RoleBinding
-metadata: {name: tenant-edit}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: edit}
-subjects: [{kind: ServiceAccount, name: tenant, namespace: $TNS}]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: RoleBinding
-metadata: {name: tenant-view}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: view}
-subjects: [{kind: ServiceAccount, name: viewer, namespace: $TNS}]
----
+for sa in tenant viewer status-writer; do kc -n $TNS create serviceaccount $sa >/dev/null || die "cannot create serviceaccount $sa"; done
+kc -n $TNS create rolebinding tenant-edit --clusterrole=edit --serviceaccount=$TNS:tenant >/dev/null &&
+  kc -n $TNS create rolebinding tenant-view --clusterrole=view --serviceaccount=$TNS:viewer >/dev/null &&
+  kc -n $TNS create rolebinding status-writer --role=everything-in-phalanx-dev --serviceaccount=$TNS:status-writer >/dev/null &&
+  kc -n $TNS apply -f - >/dev/null <<YAML || die "cannot bind the tenant accounts"
 apiVersion: rbac.authorization.k8s.io/v1
 kind: Role
 metadata: {name: everything-in-phalanx-dev}
 rules: [{apiGroups: [phalanx.dev], resources: ["*"], verbs: ["*"]}]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: RoleBinding
-metadata: {name: status-writer}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: everything-in-phalanx-dev}
-subjects: [{kind: ServiceAccount, name: status-writer, namespace: $TNS}]
 YAML
 [[ -n $(kc get validatingadmissionpolicy phalanx-status-writers -o name 2>/dev/null) &&
    $(kc get validatingadmissionpolicybinding phalanx-status-writers -o jsonpath='{.spec.validationActions}' 2>/dev/null) == '["Deny"]' ]] &&
@@ -260,21 +234,8 @@ no $VIEWER patch trainingjobs.phalanx.dev --subresource=status
 yes $WRITER patch trainingjobs.phalanx.dev --subresource=status
 PROBES
 [[ $bad == 0 ]] && pass "edit may submit, change and delete TrainingJobs and read TrainingQueues, view only read; neither may write a status or create a TrainingQueue (the hand-written phalanx.dev/* Role may, as RBAC goes)"
-kc -n $TNS create --as=$TENANT -f - >/dev/null <<YAML && pass "the tenant (edit) created TrainingJob $TNS/tenant-job" || fail "the tenant could not create a TrainingJob"
-apiVersion: phalanx.dev/v1alpha1
-kind: TrainingJob
-metadata: {name: tenant-job}
-spec:
-  queueName: training
-  replicas: 1
-  template:
-    spec:
-      tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
-      containers:
-      - name: trainer
-        image: registry.example/trainer:1
-        resources: {limits: {nvidia.com/gpu: 8}}
-YAML
+JOB_AS=$TENANT job $TNS tenant-job 1 && pass "the tenant (edit) created TrainingJob $TNS/tenant-job" ||
+  fail "the tenant could not create a TrainingJob"
 # phalanx-operator's own server-side applies on the status pass the policy: admitted, placed, Running.
 eventually 60 phase_is $TNS tenant-job Running &&
   pass "tenant-job is Running: phalanx-operator's status writes pass the policy ($(kc -n $TNS get trainingjob tenant-job -o json --show-managed-fields | jq -r '[.metadata.managedFields[] | select(.subresource == "status") | .manager] | join(", ")'))" ||

@@ -110,9 +110,10 @@ event_count() { # ns job reason
 }
 
 # A TrainingJob of `replicas` pods x 8 GPUs in the namespace's TrainingQueue `training`; topology
-# by default: required one layer-2 domain, preferred one layer-3 block.
+# by default: required one layer-2 domain, preferred one layer-3 block. JOB_AS=USER applies it as
+# that user (kubectl --as), e.g. a tenant's ServiceAccount.
 job() { # ns name replicas [topology] [extra spec yaml, indented 2] [extra pod spec yaml, indented 6]
-  kc -n "$1" apply -f - >/dev/null <<YAML
+  kc -n "$1" apply ${JOB_AS:+--as="$JOB_AS"} -f - >/dev/null <<YAML
 apiVersion: phalanx.dev/v1alpha1
 kind: TrainingJob
 metadata: {name: $2}
