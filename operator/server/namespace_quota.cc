@@ -31,7 +31,9 @@ std::string ChargedResource(std::string_view key) {
 
 // Whether one scope (spec.scopes, or a requirement of the selector) matches the job's pods.
 bool ScopeMatches(const ScopeRequirement& r, const kube::TrainingJob& job) {
-  const std::string& pc = job.priority_class_name;
+  // The pods' class: the job's, else the template's own (which the pods then keep).
+  const std::string pc =
+      job.priority_class_name.empty() ? job.pod.priority_class_name.str() : job.priority_class_name;
   if (r.scope == "PriorityClass") {
     const bool listed = std::find(r.values.begin(), r.values.end(), pc) != r.values.end();
     if (r.op == "In") return !pc.empty() && listed;

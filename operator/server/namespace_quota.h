@@ -52,7 +52,7 @@ absl::StatusOr<NamespaceQuota> DecodeResourceQuota(std::string_view json);
 // quota that cannot, with its scope and the limit), "" if they can. A quota applies to the
 // job's pods when every scope and scope requirement matches them: the pods request resources
 // (NotBestEffort), have no activeDeadlineSeconds (NotTerminating), have the job's
-// priorityClassName (PriorityClass), and no cross-namespace pod affinity.
+// priorityClassName, else the template's (PriorityClass), and no cross-namespace pod affinity.
 std::string QuotaRefusal(const kube::TrainingJob& job, int32_t pods,
                          const std::vector<NamespaceQuota>& quotas);
 

@@ -843,6 +843,11 @@ TEST(NamespaceQuotaTest, APriorityClassScopedQuotaRefusesTheClassOnly) {
   other.priority_class_name = "training-preemptible";
   EXPECT_EQ(QuotaRefusal(other, 8, {no_critical}), "");
   EXPECT_EQ(QuotaRefusal(job, 8, {Quota(R"({"hard":{"pods":"0"}})", "team-vision")}), "");
+  // Without a class of its own the job's pods keep the template's, which the quota sees.
+  kube::TrainingJob template_class = other;
+  template_class.priority_class_name.clear();
+  template_class.pod.priority_class_name = kube::InternedString("training-critical");
+  EXPECT_NE(QuotaRefusal(template_class, 8, {no_critical}), "");
   // NotIn and DoesNotExist turn it around.
   EXPECT_THAT(QuotaRefusal(other, 8,
                            {Quota(R"({"hard":{"pods":"0"},"scopeSelector":{"matchExpressions":[)"
