@@ -116,9 +116,10 @@ Extender::Extender(const placement::InProcessPlacementService& placement, Binder
                    ExtenderOptions options)
     : placement_(placement), binder_(binder), options_(options) {}
 
-Extender::GangDecision Extender::DecideGang(
-    std::string_view ns, std::string_view pod, std::string_view job_label,
-    const std::optional<std::string_view>& rank_label) const {
+Extender::GangDecision Extender::DecideGang(std::string_view ns, std::string_view pod,
+                                            std::string_view job_label,
+                                            const std::optional<std::string_view>& rank_label,
+                                            std::string_view controller_uid) const {
   GangDecision decision;
   decision.job = fmt::format("{}/{}", ns, job_label);
   if (job_label.empty()) {
@@ -138,6 +139,17 @@ Extender::GangDecision Extender::DecideGang(
     return decision;
   }
   decision.rank = *rank;
+  if (options_.job_uid) {
+    if (std::optional<std::string> uid = options_.job_uid(decision.job);
+        uid.has_value() && *uid != controller_uid) {
+      decision.outcome = Outcome::kBadLabels;
+      decision.reason = fmt::format(
+          "phalanx: pod {}/{} carries {}={} but TrainingJob {} (uid {}) is not its controller: "
+          "only the job's own pods bind to its reservation",
+          ns, pod, kJobLabel, job_label, decision.job, *uid);
+      return decision;
+    }
+  }
 
   // Read under the service's lock; the messages are built after it is released.
   struct Lookup {
@@ -190,6 +202,7 @@ void Extender::Remember(const PodView& pod) {
     entry.job_label = std::string(*pod.job);
     entry.has_rank = pod.rank.has_value();
     if (entry.has_rank) entry.rank_label = std::string(*pod.rank);
+    entry.controller_uid = std::string(pod.controller_uid);
   }
   std::string key = PodKey(pod.ns, pod.name);
   absl::MutexLock lock(&mu_);
@@ -240,7 +253,8 @@ Reply Extender::HandleFilter(std::string_view body) {
     result.node_objects.swap(args.node_objects);
     return Json(EncodeFilterResult(result), Outcome::kPassThrough);
   }
-  GangDecision decision = DecideGang(args.pod.ns, args.pod.name, *args.pod.job, args.pod.rank);
+  GangDecision decision =
+      DecideGang(args.pod.ns, args.pod.name, *args.pod.job, args.pod.rank, args.pod.controller_uid);
   size_t pinned = args.node_names.size();  // the reserved node's position among the candidates
   if (decision.outcome == Outcome::kPinned) {
     pinned = Find(args.node_names, decision.node);
@@ -281,7 +295,8 @@ Reply Extender::HandlePrioritize(std::string_view body) {
   // kube-scheduler adds the scores of the hosts listed and nothing for the others, so an empty
   // list leaves a pod to kube-scheduler's own scoring (and costs nothing to encode or decode).
   if (!args.pod.job) return Json(EncodeHostPriorityList({}), Outcome::kPassThrough);
-  GangDecision decision = DecideGang(args.pod.ns, args.pod.name, *args.pod.job, args.pod.rank);
+  GangDecision decision =
+      DecideGang(args.pod.ns, args.pod.name, *args.pod.job, args.pod.rank, args.pod.controller_uid);
   std::vector<HostPriority> priorities;
   if (decision.outcome == Outcome::kPinned) {
     if (Find(args.node_names, decision.node) < args.node_names.size()) {
@@ -313,7 +328,8 @@ Reply Extender::HandleBind(std::string_view body) {
 
   std::optional<std::string_view> rank;
   if (pod->has_rank) rank = pod->rank_label;
-  GangDecision decision = DecideGang(args.pod_namespace, args.pod_name, pod->job_label, rank);
+  GangDecision decision =
+      DecideGang(args.pod_namespace, args.pod_name, pod->job_label, rank, pod->controller_uid);
   if (decision.outcome == Outcome::kPinned && decision.node != args.node) {
     decision.outcome = Outcome::kWrongNode;
     decision.reason = fmt::format(

@@ -76,6 +76,12 @@ struct ExtenderOptions {
   // drops unlisted nodes all the same, while decoding them costs it ~1 ms per 1,000 candidates
   // per pod and the reply grows by ~77 bytes a node (docs/extender.md has the figures).
   bool fail_unreserved_nodes = false;
+  // The uid of TrainingJob "namespace/name", nullopt when no such job is known (a reservation
+  // made straight through the Placement API, as tools and tests do). When set, a gang pod of a
+  // known job binds to its reservation only if that job is the pod's controller
+  // (metadata.ownerReferences): labels alone do not let another pod of the namespace take a
+  // rank's node. Unset: labels alone decide.
+  std::function<std::optional<std::string>(std::string_view job)> job_uid;
 };
 
 class Extender {
@@ -107,10 +113,12 @@ class Extender {
     std::string job_label;
     std::string rank_label;
     bool has_rank = false;
+    std::string controller_uid;
   };
 
   GangDecision DecideGang(std::string_view ns, std::string_view pod, std::string_view job_label,
-                          const std::optional<std::string_view>& rank_label) const;
+                          const std::optional<std::string_view>& rank_label,
+                          std::string_view controller_uid) const;
   void Remember(const PodView& pod);
   std::optional<RememberedPod> Recall(std::string_view ns, std::string_view name,
                                       std::string_view uid);

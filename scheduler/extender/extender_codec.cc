@@ -115,6 +115,32 @@ absl::Status DecodeLabels(value& v, PodView* pod) {
   });
 }
 
+// The uid of the ownerReferences entry with controller: true; the other entries are skipped.
+absl::Status DecodeController(value& v, PodView* pod) {
+  constexpr std::string_view kField = "Pod.metadata.ownerReferences";
+  ASSIGN_OR_RETURN(bool null, IsNull(v, kField));
+  if (null) return absl::OkStatus();
+  array owners;
+  EXTENDER_JSON_TRY(v.get_array().get(owners), kField, "an array");
+  for (auto element : owners) {
+    value owner;
+    EXTENDER_JSON_TRY(element.get(owner), kField, "an object");
+    bool controller = false;
+    std::string_view uid;
+    RETURN_IF_ERROR(ForEachField(owner, kField, [&](std::string_view key, value& item) {
+      if (key == "uid") return ReadString(item, "Pod.metadata.ownerReferences[].uid", &uid);
+      if (key != "controller") return absl::OkStatus();
+      ASSIGN_OR_RETURN(bool absent, IsNull(item, "Pod.metadata.ownerReferences[].controller"));
+      if (absent) return absl::OkStatus();
+      EXTENDER_JSON_TRY(item.get_bool().get(controller),
+                        "Pod.metadata.ownerReferences[].controller", "a boolean");
+      return absl::OkStatus();
+    }));
+    if (controller) pod->controller_uid = uid;
+  }
+  return absl::OkStatus();
+}
+
 absl::Status DecodeMetadata(value& v, PodView* pod, bool* has_name, bool* has_namespace) {
   return ForEachField(v, "Pod.metadata", [&](std::string_view key, value& item) -> absl::Status {
     if (key == "name") {
@@ -127,6 +153,7 @@ absl::Status DecodeMetadata(value& v, PodView* pod, bool* has_name, bool* has_na
     }
     if (key == "uid") return ReadString(item, "Pod.metadata.uid", &pod->uid);
     if (key == "labels") return DecodeLabels(item, pod);
+    if (key == "ownerReferences") return DecodeController(item, pod);
     return absl::OkStatus();
   });
 }

@@ -42,6 +42,8 @@ struct PodView {
   // metadata.labels["phalanx.dev/job"] and ["phalanx.dev/rank"], unset if absent.
   std::optional<std::string_view> job;
   std::optional<std::string_view> rank;
+  // The uid of metadata.ownerReferences' controller entry ("" if none).
+  std::string_view controller_uid;
 };
 
 // ExtenderArgs{Pod, Nodes, NodeNames}: the body of filter and prioritize.

@@ -235,7 +235,15 @@ int Run(const SchedulerConfig& config) {
 
   // --- the two serving endpoints, only now ------------------------------------------------
   extender::KubeBinder binder(client);
-  extender::Extender extender(service, binder);
+  // A gang pod binds to its job's reservation only when the job is its controller (labels
+  // alone would let any pod of the namespace take a rank's node: security audit S9).
+  extender::ExtenderOptions extender_options;
+  extender_options.job_uid = [&jobs](std::string_view job) -> std::optional<std::string> {
+    std::shared_ptr<const kube::RawObject> object = jobs.Get(std::string(job));
+    if (object == nullptr) return std::nullopt;
+    return object->meta.uid;
+  };
+  extender::Extender extender(service, binder, extender_options);
   auto webhook = NewExtenderServer(config, extender, registry, rejections);
   if (absl::Status s = webhook->Start(); !s.ok()) {
     spdlog::critical("extender server on {}: {}", config.extender_address, s);

@@ -186,7 +186,37 @@ eventually 30 explain_pods &&
 kp explain llama-pretrain-64 -n team-llm --json
 [[ $(jq -c '.ranks' <<<"$out") == '{"size":8,"restart":1,"phases":{"Pending":1,"Running":1},"withoutPod":[2,3,4,5,6,7],"otherPods":0}' ]] &&
   pass "explain --json: .ranks" || fail "explain --json .ranks: $(jq -c '.ranks' <<<"$out")"
-kc -n team-llm delete pod llama-pretrain-64-0 llama-pretrain-64-1 --grace-period=0 --force >/dev/null 2>&1
+
+# Through phalanx-scheduler's extender: rank 3's pod, owned by the job, binds to rank 3's reserved
+# node; a pod of the namespace that only carries rank 2's labels is refused every node, however
+# it is labelled (security audit 2026-11-30 d, S9).
+gpu_pod() { # name, rank, ownerReferences line (or "")
+  kc -n team-llm create -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata:
+  name: $1
+  labels: {phalanx.dev/job: llama-pretrain-64, phalanx.dev/rank: "$2", phalanx.dev/restart: "1"}
+$3
+spec:
+  schedulerName: phalanx
+  tolerations: [{operator: Exists}]
+  containers: [{name: trainer, image: trainer:1, resources: {limits: {nvidia.com/gpu: 8}}}]
+YAML
+}
+gpu_pod llama-pretrain-64-3 3 "  ownerReferences: [{apiVersion: phalanx.dev/v1alpha1, kind: TrainingJob, name: llama-pretrain-64, uid: $job_uid, controller: true}]" ||
+  fail "cannot create rank 3's pod"
+gpu_pod thief 2 "" || fail "cannot create the thief pod"
+bound_to_rank_node() { [[ $(kc -n team-llm get pod llama-pretrain-64-3 -o jsonpath='{.spec.nodeName}') == "$(jq -r '.[3]' <<<"$NODES")" ]]; }
+eventually 30 bound_to_rank_node && pass "the job's own rank-3 pod is bound to rank 3's reserved node" ||
+  fail "llama-pretrain-64-3 is on '$(kc -n team-llm get pod llama-pretrain-64-3 -o jsonpath='{.spec.nodeName}')', reserved $(jq -r '.[3]' <<<"$NODES")"
+thief_refused() {
+  kc -n team-llm get pod thief -o json |
+    jq -e --arg uid "$job_uid" '.spec.nodeName == null and ([.status.conditions[]? | select(.type == "PodScheduled" and .status == "False") | .message] | any(contains("phalanx: pod team-llm/thief carries phalanx.dev/job=llama-pretrain-64 but TrainingJob team-llm/llama-pretrain-64 (uid " + $uid + ") is not its controller")))' >/dev/null
+}
+eventually 30 thief_refused && pass "a pod with rank 2's labels but not owned by the job is refused every node, saying why" ||
+  fail "thief: $(kc -n team-llm get pod thief -o json | jq -c '{node: .spec.nodeName, conditions: .status.conditions}')"
+kc -n team-llm delete pod llama-pretrain-64-0 llama-pretrain-64-1 llama-pretrain-64-3 thief --grace-period=0 --force >/dev/null 2>&1
 expect_ok "explain moe-gb200-tp16" explain moe-gb200-tp16 -n team-llm &&
   has 'Status:      none yet: phalanx-operator has not processed this job' &&
   has 'groups of 4 in one gpu.clique (nvidia.com/gpu.clique)' &&

@@ -49,14 +49,17 @@ record_status() { # name nodes-json-array
   kc -n $NS patch trainingjob "$1" --subresource=status --type=merge \
     -p "{\"status\":{\"phase\":\"Admitted\",\"admission\":{\"clusterQueue\":\"cq\",\"flavor\":\"p5\",\"replicas\":$n},\"placement\":{\"level\":\"$L3\",\"domain\":\"x\",\"nodes\":$2}}}" >/dev/null
 }
-# A gang pod of `job` and `rank`, as phalanx-operator creates them.
+# A gang pod of `job` and `rank`, as phalanx-operator creates them: owned by the TrainingJob
+# (the extender binds a known job's reservation only to pods it controls).
 gang_pod() { # job rank
+  local uid; uid=$(kc -n $NS get trainingjob "$1" -o jsonpath='{.metadata.uid}')
   kc -n $NS apply -f - >/dev/null <<YAML
 apiVersion: v1
 kind: Pod
 metadata:
   name: $1-$2
   labels: {phalanx.dev/job: $1, phalanx.dev/rank: "$2"}
+  ownerReferences: [{apiVersion: phalanx.dev/v1alpha1, kind: TrainingJob, name: $1, uid: "$uid", controller: true}]
 spec:
   schedulerName: phalanx
   containers:

@@ -25,6 +25,9 @@ struct PodSpec {
   std::string uid = "uid-pod";
   std::map<std::string, std::string> labels;
   std::string scheduler_name = "phalanx";
+  // metadata.ownerReferences: a ReplicaSet that does not control it, then this controller
+  // (none when empty).
+  std::string controller_uid;
 };
 
 inline PodSpec GangPod(std::string ns, std::string name, std::string job, std::string rank) {
@@ -86,6 +89,24 @@ inline void WritePod(const PodSpec& pod, Writer& w) {
   w.StartObject();
   Field(w, "note", "{\"schedulerName\":\"decoy\"}");
   w.EndObject();
+  if (!pod.controller_uid.empty()) {
+    w.Key("ownerReferences");
+    w.StartArray();
+    w.StartObject();
+    Field(w, "kind", "ReplicaSet");
+    Field(w, "uid", "uid-not-the-controller");
+    w.Key("controller");
+    w.Bool(false);
+    w.EndObject();
+    w.StartObject();
+    Field(w, "apiVersion", "phalanx.dev/v1alpha1");
+    Field(w, "kind", "TrainingJob");
+    Field(w, "uid", pod.controller_uid);
+    w.Key("controller");
+    w.Bool(true);
+    w.EndObject();
+    w.EndArray();
+  }
   w.EndObject();
   w.Key("spec");
   w.StartObject();

@@ -43,6 +43,22 @@ TEST(ExtenderCodecTest, DecodesNodeNamesAndThePodFieldsItNeeds) {
   EXPECT_FALSE(args.from_node_list);
 }
 
+TEST(ExtenderCodecTest, TheControllersUidOfTheOwnerReferences) {
+  ExtenderDecoder decoder;
+  ExtenderArgs args;
+  PodSpec pod = GangPod("ml", "llama-3", "llama", "3");
+  pod.controller_uid = "uid-job";  // after a ReplicaSet entry that is not the controller
+  ASSERT_OK(decoder.DecodeArgs(ArgsBody(pod, {"n0"}), &args));
+  EXPECT_EQ(args.pod.controller_uid, "uid-job");
+  ASSERT_OK(decoder.DecodeArgs(ArgsBody(GangPod("ml", "llama-3", "llama", "3"), {"n0"}), &args));
+  EXPECT_EQ(args.pod.controller_uid, "");  // no owners: reset from the decode before
+  ASSERT_OK(decoder.DecodeArgs(R"({"Pod":{"metadata":{"name":"p","namespace":"ml",)"
+                               R"("ownerReferences":[{"uid":"u","controller":null}]}},)"
+                               R"("NodeNames":[]})",
+                               &args));
+  EXPECT_EQ(args.pod.controller_uid, "");
+}
+
 TEST(ExtenderCodecTest, PodWithoutGangLabelsHasNoJobOrRank) {
   ExtenderDecoder decoder;
   ExtenderArgs args;
@@ -160,8 +176,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         BadBody{"", "malformed JSON"}, BadBody{"   ", "malformed JSON"},
         BadBody{"[]", "body: expected a JSON object"}, BadBody{"\"Pod\"", "expected a JSON object"},
-        BadBody{"{}", "Pod: missing"},
-        BadBody{R"({"Pod":null,"NodeNames":[]})", "Pod: missing"},
+        BadBody{"{}", "Pod: missing"}, BadBody{R"({"Pod":null,"NodeNames":[]})", "Pod: missing"},
         BadBody{R"({"Pod":[],"NodeNames":[]})", "Pod: expected an object"},
         BadBody{R"({"Pod":{"metadata":{"namespace":"ml"}},"NodeNames":[]})",
                 "Pod.metadata.name: missing"},
@@ -176,6 +191,12 @@ INSTANTIATE_TEST_SUITE_P(
         BadBody{R"({"Pod":{"metadata":{"name":"p","namespace":"ml","labels":)"
                 R"({"phalanx.dev/rank":3}}},"NodeNames":[]})",
                 "Pod.metadata.labels[\"phalanx.dev/rank\"]: expected a string"},
+        BadBody{R"({"Pod":{"metadata":{"name":"p","namespace":"ml","ownerReferences":{}}},)"
+                R"("NodeNames":[]})",
+                "Pod.metadata.ownerReferences: expected an array"},
+        BadBody{R"({"Pod":{"metadata":{"name":"p","namespace":"ml","ownerReferences":)"
+                R"([{"uid":"u","controller":"yes"}]}},"NodeNames":[]})",
+                "Pod.metadata.ownerReferences[].controller: expected a boolean"},
         BadBody{R"({"Pod":{"metadata":{"name":"p","namespace":"ml"},"spec":{"schedulerName":1}},)"
                 R"("NodeNames":[]})",
                 "Pod.spec.schedulerName: expected a string"},

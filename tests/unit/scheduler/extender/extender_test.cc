@@ -231,6 +231,42 @@ TEST_F(ExtenderTest, PrioritizeScoresOnlyTheReservedNode) {
   EXPECT_EQ(reply.response.body, "[]");
 }
 
+// With the job's uid known, the labels are not enough: the job must be the pod's controller
+// (security audit 2026-11-30 d, S9: a pod of the namespace labelled as a rank was pinned to the
+// rank's reserved node). A job the lookup does not know (a reservation made through the
+// Placement API alone) is still matched by labels.
+TEST_F(ExtenderTest, AKnownJobsReservationTakesOnlyThePodsItControls) {
+  Extender owned(service_, binder_,
+                 {.job_uid = [](std::string_view job) -> std::optional<std::string> {
+                   if (job == "ml/llama") return std::string("uid-job-llama");
+                   return std::nullopt;
+                 }});
+  PodSpec rank = GangPod("ml", "llama-1", "llama", "1");
+  rank.controller_uid = "uid-job-llama";
+  EXPECT_EQ(owned.HandleFilter(ArgsBody(rank, AllNodes())).outcome, Outcome::kPinned);
+
+  for (const std::string& controller : {std::string(), std::string("uid-older-llama")}) {
+    PodSpec thief = GangPod("ml", "thief", "llama", "1");
+    thief.controller_uid = controller;
+    Reply reply = owned.HandleFilter(ArgsBody(thief, AllNodes()));
+    EXPECT_EQ(reply.outcome, Outcome::kBadLabels) << controller;
+    EXPECT_THAT(ParseFilterResult(reply.response.body).failed_and_unresolvable,
+                Each(Pair(_,
+                          "phalanx: pod ml/thief carries phalanx.dev/job=llama but "
+                          "TrainingJob ml/llama (uid uid-job-llama) is not its controller: "
+                          "only the job's own pods bind to its reservation")));
+    // Nor does a bind get through for it.
+    reply = owned.HandleBind(BindingBody("ml", "thief", "uid-thief", reserved_[1]));
+    EXPECT_EQ(reply.outcome, Outcome::kBadLabels);
+  }
+
+  // A reservation with no TrainingJob behind it: labels decide, as without the lookup.
+  ASSERT_TRUE(service_.Reserve(Gang("ml/adhoc", 1, 8, kLayer3)).ok());
+  EXPECT_EQ(
+      owned.HandleFilter(ArgsBody(GangPod("ml", "adhoc-0", "adhoc", "0"), AllNodes())).outcome,
+      Outcome::kPinned);
+}
+
 TEST_F(ExtenderTest, BindBindsAGangPodOnItsReservedNode) {
   Filter(GangPod("ml", "llama-1", "llama", "1"), AllNodes());
   EXPECT_CALL(binder_, Bind("ml", "llama-1", "uid-llama-1", reserved_[1]))
