@@ -289,6 +289,23 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
   // Taken before the pods are read (create_expectations.h says why).
   const CreateExpectations::Pending expected = expected_pods_.PendingOf(key, now_time);
   std::vector<std::shared_ptr<const kube::Pod>> pods = informers_.pods.ByIndex(kIndexByJob, key);
+  // A pod that carries the job's label but was not made by a TrainingJob of this name (a
+  // user's pod that copied the labels) is not the operator's to delete: it is set aside, and
+  // one holding a rank's name keeps that rank from being created, with a FailedCreate saying
+  // why (security audit 2026-11-30 d, S9; before, every such pod was deleted).
+  std::map<std::string, std::string> foreign;  // pod name -> whose it is
+  std::erase_if(pods, [&](const std::shared_ptr<const kube::Pod>& p) {
+    const kube::OwnerReference* owner = p->meta.ControllerRef();
+    if (owner != nullptr && owner->kind.view() == kube::kTrainingJobKind &&
+        owner->name.view() == meta.name) {
+      return false;
+    }
+    foreign.emplace(p->meta.name, owner == nullptr
+                                      ? std::string("it has no controller")
+                                      : absl::StrCat("it belongs to ", owner->kind.str(), " ",
+                                                     owner->name.str()));
+    return true;
+  });
   // A pod on a node whose kubelet is gone (NotReady or deleted) never finishes terminating, and
   // its rank's name would stay taken: such pods are deleted at once (grace 0), also those some
   // other deleter left terminating.
@@ -757,9 +774,22 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
       }
     }
     std::vector<std::pair<int, std::string>> missing;  // rank, pod body
+    bool squatted = false;                             // a rank's name taken by a foreign pod
     for (int rank = 0; rank < world; ++rank) {
       if (ranks.count(rank) != 0) continue;
       const std::string name = controller::RankPodName(meta.name, rank);
+      if (auto squatter = foreign.find(name); squatter != foreign.end()) {
+        const std::string message = absl::StrCat(
+            "pod ", meta.namespace_, "/", name, " exists and is not this job's: ", squatter->second,
+            "; rank ", rank, " waits until it is gone");
+        if (informers_.create_failures.Get(key) != message) {
+          (void)events_.Record(JobReference(meta), kube::EventType::kWarning, kReasonFailedCreate,
+                               message);
+          informers_.create_failures.Set(key, message);
+        }
+        squatted = true;
+        continue;
+      }
       if (names.count(name) != 0) continue;  // still terminating
       // Created by an earlier step; its informer event is on the way (and wakes this job).
       if (expected.names.contains(name)) {
@@ -816,7 +846,7 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
       return first_error;
     }
     metrics_.pods_created_total.WithLabels({}).Inc(created);
-    informers_.create_failures.Clear(key);
+    if (!squatted) informers_.create_failures.Clear(key);
     // A rank whose pod ran on the node it is reserved on now lost that pod to someone else:
     // the operator deletes a rank's pod only to restart the gang or to move the rank.
     std::vector<std::string> again;

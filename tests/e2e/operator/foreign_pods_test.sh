@@ -7,6 +7,8 @@
 #   2. two of the plain pods are deleted: no event of the operator's own wakes it, yet the job is
 #      admitted within the recheck of gangs that cannot be placed (30 s) and runs, where it
 #      used to wait for an unrelated change.
+#   3. pods that only copy a job's labels (no owner) are left alone: one holding a rank's name
+#      keeps that rank waiting with a FailedCreate event naming it, until the user deletes it.
 # Needs hack/cluster/build.sh binaries and $PHALANX_BUILD_DIR (phalanx-scheduler, phalanx-operator).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 start_cluster --nodes 4 --ttl 600
@@ -45,4 +47,35 @@ t0=$SECONDS
 eventually 75 all_running $NS w 2 && pass "w admitted and Running $((SECONDS - t0))s after two plain pods went" ||
   fail "w still waits $((SECONDS - t0))s after two nodes freed: $(cond $NS w Queued)"
 out=$(check_invariants) && pass "invariants hold" || fail "invariants broken: $out"
+
+# --- 3. pods that only copy a job's labels are not the operator's -----------------------------
+# sq-0 (no owner, rank 0's name) and sq-extra (no owner, another name) carry job sq's labels;
+# neither is scheduled (no scheduler of that name). The operator deletes neither; sq's rank 0
+# waits for its name, saying so, and runs once the user's pod is gone.
+kc -n $NS delete pod other-2 --wait=true --timeout=60s >/dev/null || fail "cannot free a node"
+for name in sq-0 sq-extra; do
+  kc -n $NS apply -f - >/dev/null <<YAML || fail "cannot create $name"
+apiVersion: v1
+kind: Pod
+metadata:
+  name: $name
+  labels: {phalanx.dev/job: sq, phalanx.dev/rank: "0", phalanx.dev/restart: "0"}
+spec:
+  schedulerName: nobody
+  containers: [{name: c, image: registry.example/other:1}]
+YAML
+done
+job $NS sq 1 "{required: topology.k8s.aws/network-node-layer-3}"
+squatted() {
+  kc -n $NS get events --field-selector "involvedObject.name=sq,reason=FailedCreate" \
+    -o jsonpath='{.items[*].message}' |
+    grep -qF "pod $NS/sq-0 exists and is not this job's: it has no controller; rank 0 waits until it is gone"
+}
+eventually 60 squatted && pass "sq's rank 0 waits for its name, a FailedCreate event says whose pod holds it" ||
+  fail "no FailedCreate naming sq-0: $(kc -n $NS get events --field-selector involvedObject.name=sq -o jsonpath='{.items[*].message}')"
+sleep 3
+[[ $(kc -n $NS get pod sq-0 sq-extra -o name 2>/dev/null | wc -l) == 2 ]] &&
+  pass "the operator deleted neither of the user's pods" || fail "the user's pods: $(kc -n $NS get pods -o name | tr '\n' ' ')"
+kc -n $NS delete pod sq-0 --wait=true --timeout=60s >/dev/null || fail "cannot delete sq-0"
+eventually 60 all_running $NS sq 1 && pass "sq runs once sq-0 is gone" || fail "sq: $(phase $NS sq), pods $(npods $NS sq)"
 finish
