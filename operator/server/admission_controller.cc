@@ -325,7 +325,8 @@ bool AdmissionController::EvictIfNotReady(const kube::RawObject& raw, kube::Trai
   // ranks above the new size are still stopping, which has nothing to wait for.
   const bool growing = running != nullptr && running->status == "True";
   const int32_t world = job.status.admission->replicas;
-  if (growing && static_cast<int32_t>(RunningRanks(job, pods).size()) >= world) return false;
+  const std::set<int32_t> running_ranks = RunningRanks(job, pods);
+  if (growing && static_cast<int32_t>(running_ranks.size()) >= world) return false;
   std::string message = absl::StrCat(
       "the gang did not have every rank running within ", policy.timeout_seconds, "s of ",
       growing                        ? absl::StrCat("its growth to ", world, " ranks")
@@ -338,7 +339,7 @@ bool AdmissionController::EvictIfNotReady(const kube::RawObject& raw, kube::Trai
     // others, as a node-fault shrink does, rather than evict the whole gang.
     std::string why;
     if (std::optional<FaultDecision> shrink =
-            faults_.ShrinkToRunning(job, RunningRanks(job, pods), message, why)) {
+            faults_.ShrinkToRunning(job, running_ranks, message, why)) {
       if (ApplyFault(raw, job, *shrink, Rfc3339(now), stats)) pods_ready_shrunk_[key] = now;
       return false;
     }
@@ -442,14 +443,11 @@ CycleStats AdmissionController::RunCycle() {
   }
 
   // Each namespace's ResourceQuotas, for the jobs not admitted yet.
+  std::vector<NamespaceQuota> quotas;
+  decode_all(informers_.resource_quotas, DecodeResourceQuota, quotas, "ResourceQuota");
   std::map<std::string, std::vector<NamespaceQuota>> quotas_by_namespace;
-  for (const auto& raw : informers_.resource_quotas.List()) {
-    absl::StatusOr<NamespaceQuota> q = DecodeResourceQuota(raw->json);
-    if (!q.ok()) {
-      spdlog::warn("{}; not checked before admissions", std::string(q.status().message()));
-      continue;
-    }
-    quotas_by_namespace[q->namespace_name].push_back(*std::move(q));
+  for (NamespaceQuota& q : quotas) {
+    quotas_by_namespace[q.namespace_name].push_back(std::move(q));
   }
 
   // The jobs, with the writes the informer has not caught up with laid over them.

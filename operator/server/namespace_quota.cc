@@ -104,10 +104,10 @@ absl::StatusOr<NamespaceQuota> DecodeResourceQuota(std::string_view json) {
       if (resource.empty() || !m.value.IsString()) continue;
       const std::string field = absl::StrCat("spec.hard[", key, "]");
       absl::StatusOr<Quantity> quantity = Quantity::Parse(m.value.GetString());
-      if (!quantity.ok())
+      if (!quantity.ok()) {
         return Invalid(title, absl::StrCat(field, ": ", quantity.status().message()));
-      absl::StatusOr<int64_t> amount =
-          CanonicalAmount(resource == "pods" ? "pods" : resource, *quantity);
+      }
+      absl::StatusOr<int64_t> amount = CanonicalAmount(resource, *quantity);
       if (!amount.ok()) return Invalid(title, absl::StrCat(field, ": ", amount.status().message()));
       // "pods" and "count/pods" are one limit: the lower holds.
       auto [it, inserted] = q.hard_per_pods.emplace(resource, *amount);

@@ -90,21 +90,20 @@ inline void WritePod(const PodSpec& pod, Writer& w) {
   Field(w, "note", "{\"schedulerName\":\"decoy\"}");
   w.EndObject();
   if (!pod.controller_uid.empty()) {
+    auto owner = [&w](const char* api_version, const char* kind, const std::string& uid,
+                      bool controller) {
+      w.StartObject();
+      Field(w, "apiVersion", api_version);
+      Field(w, "kind", kind);
+      Field(w, "uid", uid);
+      w.Key("controller");
+      w.Bool(controller);
+      w.EndObject();
+    };
     w.Key("ownerReferences");
     w.StartArray();
-    w.StartObject();
-    Field(w, "kind", "ReplicaSet");
-    Field(w, "uid", "uid-not-the-controller");
-    w.Key("controller");
-    w.Bool(false);
-    w.EndObject();
-    w.StartObject();
-    Field(w, "apiVersion", "phalanx.dev/v1alpha1");
-    Field(w, "kind", "TrainingJob");
-    Field(w, "uid", pod.controller_uid);
-    w.Key("controller");
-    w.Bool(true);
-    w.EndObject();
+    owner("apps/v1", "ReplicaSet", "uid-not-the-controller", false);
+    owner("phalanx.dev/v1alpha1", "TrainingJob", pod.controller_uid, true);
     w.EndArray();
   }
   w.EndObject();
