@@ -87,8 +87,11 @@ $OP_SA update leases -n kube-system
 $SCHED_SA create pods -A
 $SCHED_SA patch trainingjobs.phalanx.dev -A
 $SCHED_SA get secrets -A
+$SCHED_SA delete pods -A
+$SCHED_SA update leases.coordination.k8s.io/kube-scheduler -n kube-system
+$SCHED_SA create leasecandidates.coordination.k8s.io -n kube-system
 PROBES
-[[ $denied == 0 ]] && pass "the ServiceAccounts are denied what they do not use (secrets, node writes, pod updates, bindings by the operator, pod creation by the scheduler, other Leases)"
+[[ $denied == 0 ]] && pass "the ServiceAccounts are denied what they do not use (secrets, node writes, pod updates, bindings by the operator, pod creation or deletion by the scheduler, other Leases: the cluster's kube-scheduler's included)"
 while read -r probe; do
   # shellcheck disable=SC2086
   [[ $(can $probe) == yes ]] || fail "denied but needed: $probe"

@@ -27,7 +27,9 @@
 #      renders no TLS flag or Secret; given Secrets get --grpc-tls-writers only from tls.writers;
 #      the status ValidatingAdmissionPolicy, when the API server serves it, covers the status of
 #      every CRD that has one and lets only the operator's ServiceAccount (and
-#      statusPolicy.extraWriters) write it; statusPolicy.enabled and rbac.tenantRoles turn them off.
+#      statusPolicy.extraWriters) write it; statusPolicy.enabled and rbac.tenantRoles turn them off;
+#      kubeScheduler.rbac.builtinRoles binds kube-scheduler to the built-in roles instead of the
+#      chart's own (which has no pods delete and no cluster-wide Lease rule, step 4).
 # Needs helm from hack/cluster/build.sh.
 source "$(dirname "${BASH_SOURCE[0]}")/../cluster/lib.sh"
 source "$REPO_ROOT/hack/cluster/lib.sh"
@@ -151,9 +153,31 @@ if op_role:
         if not verbs <= rules.get(key, set()):
             err("operator ClusterRole: %s/%s lacks %s" % (key[0], key[1], sorted(verbs - rules.get(key, set()))))
 binds = {b["roleRef"]["name"] for b in by_kind.get("ClusterRoleBinding", [])}
-for role in ("system:kube-scheduler", "system:volume-scheduler", "phalanx-scheduler", "phalanx-operator"):
+for role in ("phalanx-kube-scheduler-minimal", "phalanx-scheduler", "phalanx-operator"):
     if role not in binds:
         err("no ClusterRoleBinding to %s" % role)
+for role in ("system:kube-scheduler", "system:volume-scheduler"):
+    if role in binds:
+        err("a ClusterRoleBinding to the built-in %s without kubeScheduler.rbac.builtinRoles" % role)
+# kube-scheduler's own ClusterRole (docs/security.md): what the profile uses, not pods delete
+# (preemption is off) nor any Lease (its own is a Role in the release namespace).
+ks_role = one("ClusterRole", "phalanx-kube-scheduler-minimal")
+if ks_role:
+    ks = {}
+    for rule in ks_role["rules"]:
+        for g in rule["apiGroups"]:
+            for res in rule["resources"]:
+                ks.setdefault((g, res), set()).update(rule["verbs"])
+    for key, verbs in {("", "pods"): READ, ("", "pods/binding"): {"create"}, ("", "nodes"): READ,
+                       ("", "pods/status"): {"patch", "update"}, ("", "events"): {"create", "patch"},
+                       ("authentication.k8s.io", "tokenreviews"): {"create"},
+                       ("", "persistentvolumeclaims"): READ | {"update", "patch"},
+                       ("resource.k8s.io", "resourceclaims/status"): {"update"}}.items():
+        if not verbs <= ks.get(key, set()):
+            err("kube-scheduler ClusterRole: %s/%s lacks %s" % (key[0], key[1], sorted(verbs - ks.get(key, set()))))
+    if "delete" in ks.get(("", "pods"), set()): err("kube-scheduler ClusterRole may delete pods")
+    for key in ks:
+        if key[0] == "coordination.k8s.io": err("kube-scheduler ClusterRole grants %s/%s cluster-wide" % key)
 
 # Operator Deployment.
 op = one("Deployment", "phalanx-operator")
@@ -404,6 +428,17 @@ sys.exit(0 if "--topology=fleet" in args and not any(a.startswith("--topology-pr
          rule == [{"apiGroups": ["phalanx.dev"], "resources": ["networktopologies"], "resourceNames": ["fleet"], "verbs": ["get"]}] else 1)
 ' <<<"$out" 2>&1); then pass "scheduler.topology=fleet: --topology=fleet and get on networktopologies/fleet only"
 else fail "scheduler.topology=fleet: $check"; fi
+out=$("$HELM" template phalanx "$CHART" -n phalanx-system --set kubeScheduler.rbac.builtinRoles=true 2>&1)
+if check=$(python3 -c '
+import sys, yaml
+docs = [d for d in yaml.safe_load_all(sys.stdin) if d]
+binds = sorted(d["roleRef"]["name"] for d in docs if d["kind"] == "ClusterRoleBinding")
+own = [d for d in docs if d["kind"] == "ClusterRole" and d["metadata"]["name"] == "phalanx-kube-scheduler-minimal"]
+print(binds, len(own))
+sys.exit(0 if {"system:kube-scheduler", "system:volume-scheduler"} <= set(binds) and
+         "phalanx-kube-scheduler-minimal" not in binds and not own else 1)
+' <<<"$out" 2>&1); then pass "kubeScheduler.rbac.builtinRoles=true binds the built-in roles instead of the chart's: $check"
+else fail "kubeScheduler.rbac.builtinRoles=true: $check"; fi
 out=$("$HELM" template phalanx "$CHART" --set tls.schedulerSecret=mine 2>&1) &&
   fail "tls.schedulerSecret without tls.operatorSecret rendered" ||
   { grep -q 'tls.schedulerSecret and tls.operatorSecret go together' <<<"$out" && pass "one TLS Secret without the other is refused" || fail "unexpected error: $out"; }
