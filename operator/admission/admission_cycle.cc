@@ -30,6 +30,8 @@ std::string_view ToString(PendingReason reason) {
     case PendingReason::kStrictFifoBlocked: return "BlockedByStrictFIFO";
     case PendingReason::kPlacementError: return "PlacementError";
     case PendingReason::kRequeueBackoff: return "RequeueBackoff";
+    case PendingReason::kNamespaceQuota:
+      return "InsufficientResourceQuota";
   }
   return "Unknown";
 }
@@ -407,6 +409,10 @@ void Cycle::SetupWorkload(const Workload& w) {
   auto shape = MakeShape(model_, entry.cq, entry.per_pod, w.node_selector, w.node_affinity,
                          w.tolerations);
   if (auto* error = std::get_if<ShapeError>(&shape)) return fail(error->reason, error->message);
+  // Last of the reasons: one its queue or spec gives says what to fix first. Held before its
+  // shape is kept, so that it holds back no elastic growth (Growable): it cannot use capacity
+  // until its namespace uses less, whatever the cluster has free.
+  if (!w.held.empty()) return fail(PendingReason::kNamespaceQuota, w.held);
   entry.shape = std::get<Shape>(std::move(shape));
   entry.waiting = true;
   if (WantsPreferredLevel(w)) {

@@ -194,6 +194,14 @@ struct Workload {
   // resolved, so it counts as its ClusterQueue's pending (inadmissible) one, and it stays
   // pending with PendingReason::kInvalid and this message; nothing else of it is read.
   std::string invalid;
+  // Why its caller holds it back for now, for a reason outside the core's model, "" if it does
+  // not: the operator holds a job whose namespace's ResourceQuotas have no room left for its
+  // smallest gang (operator/server/namespace_quota.h). Such a workload counts as its queue's
+  // pending one, as every other does, and stays pending with PendingReason::kNamespaceQuota and
+  // this message; it is neither admitted nor preempted for, and blocks neither its queue
+  // (StrictFIFO or not) nor elastic growth. Read only while it is not admitted, so CycleCache,
+  // which keeps admitted ones, need not see it in the revision. The simulator never sets it.
+  std::string held;
   // Changes whenever anything above changes (the object's resourceVersion, or a counter the
   // caller bumps), 0 = unknown. Only CycleCache reads it: an equal non-zero revision lets a
   // cycle reuse last cycle's resolution without comparing the fields.
@@ -247,7 +255,7 @@ struct PreemptionDecision {
 
 // Why a workload is still pending, in words a user can act on.
 enum class PendingReason {
-  kInvalid,            // the workload itself is malformed
+  kInvalid,  // the workload itself is malformed
   kNoLocalQueue,
   kClusterQueueInactive,  // missing, invalid or stopped
   kLocalQueueStopped,     // its LocalQueue's stopPolicy
@@ -260,6 +268,7 @@ enum class PendingReason {
   kStrictFifoBlocked,  // behind a StrictFIFO head that cannot be admitted
   kPlacementError,     // the PlacementService returned an error
   kRequeueBackoff,     // evicted, and its Workload::requeue_at has not come yet
+  kNamespaceQuota,     // held by its caller (Workload::held): no room in a namespace quota
 };
 
 struct PendingDecision {

@@ -193,6 +193,69 @@ TEST(AdmissionCycleTest, AWorkloadInRequeueBackoffWaitsItOut) {
   EXPECT_THAT(AdmittedKeys(world.Cycle()), ElementsAre("team-a/evicted"));
 }
 
+// A workload its caller holds back (the operator: a namespace ResourceQuota has no room left
+// for its gang, Volcano's resourcequota enqueue check) stays pending with the caller's message,
+// counted as its queue's, and is neither admitted nor preempted for, though it is the queue's
+// head by priority and preemption would make room; the workload behind it that fits is
+// admitted, StrictFIFO or not (as behind any head the cycle does not consider, e.g. in a
+// requeue backoff). Released, it preempts as any other would.
+class HeldWorkloadTest : public ::testing::TestWithParam<QueueingStrategy> {};
+
+TEST_P(HeldWorkloadTest, PendingWithItsReasonAndNeitherAdmittedNorPreemptedFor) {
+  FakePlacementService fake({{.name = "b1", .gpus = 32}});
+  World world(fake);
+  ClusterQueue cq = GpuQueue("team-a", "", {{"h100", Gpu(32)}});
+  cq.queueing_strategy = GetParam();
+  cq.preemption.within_cluster_queue = WithinClusterQueuePolicy::kLowerPriority;
+  world.Flavor("h100").Queue(cq);
+  world.Running(fake, "b1", Job("team-a/low", 2, 8, 0), "team-a", "h100");
+  const std::string why =
+      "ResourceQuota team-a/gpus has room for 8 more nvidia.com/gpu in namespace team-a (8 of 16 "
+      "used), and the gang needs 32 (4 pods of 8): it waits until the namespace uses less";
+  Workload held = Job("team-a/held", 4, 8, 100, 0);
+  held.held = why;
+  world.Add(held).Add(Job("team-a/later", 2, 8, 0, 5));
+  CycleResult result = world.Cycle();
+  EXPECT_THAT(AdmittedKeys(result), ElementsAre("team-a/later"));
+  EXPECT_THAT(result.preemptions, IsEmpty());
+  EXPECT_EQ(result.calls.plan_preemption, 0);
+  EXPECT_FALSE(fake.Holds("team-a/held"));
+  EXPECT_THAT(result.pending,
+              ElementsAre(AllOf(Field(&PendingDecision::workload, "team-a/held"),
+                                Field(&PendingDecision::cluster_queue, "team-a"),
+                                Field(&PendingDecision::reason, PendingReason::kNamespaceQuota),
+                                Field(&PendingDecision::message, why))));
+  EXPECT_EQ(ToString(PendingReason::kNamespaceQuota), "InsufficientResourceQuota");
+  // The next cycle, its namespace has room: it preempts for its place like any workload.
+  world.Apply(result);
+  world.Find("team-a/held")->held.clear();
+  result = world.Cycle();
+  EXPECT_THAT(AdmittedKeys(result), ElementsAre("team-a/held"));
+  EXPECT_THAT(result.preemptions, ::testing::Not(IsEmpty()));
+}
+
+INSTANTIATE_TEST_SUITE_P(Strategies, HeldWorkloadTest,
+                         ::testing::Values(QueueingStrategy::kBestEffortFifo,
+                                           QueueingStrategy::kStrictFifo),
+                         [](const auto& info) {
+                           return info.param == QueueingStrategy::kStrictFifo ? "StrictFifo"
+                                                                              : "BestEffortFifo";
+                         });
+
+// A spec or queue problem is what to fix first: it is the reason, not the namespace's quota.
+TEST(AdmissionCycleTest, AHeldWorkloadNamesItsConfigurationProblemFirst) {
+  FakePlacementService fake({{.name = "b1", .gpus = 32}});
+  World world(fake);
+  world.Flavor("h100").Queue(GpuQueue("team-a", "", {{"h100", Gpu(32)}}));
+  Workload held = Job("team-a/held", 1, 8);
+  held.held = "ResourceQuota team-a/gpus has room for ...";
+  held.priority_class = "nope";
+  world.Add(held);
+  CycleResult result = world.Cycle();
+  ASSERT_NE(PendingFor(result, "team-a/held"), nullptr);
+  EXPECT_EQ(PendingFor(result, "team-a/held")->reason, PendingReason::kUnknownPriorityClass);
+}
+
 TEST(AdmissionCycleTest, FirstFlavorWithQuotaInPreferenceOrder) {
   FakePlacementService fake({{.name = "spot-block", .labels = {{"tier", "spot"}}, .gpus = 64},
                              {.name = "od-block", .labels = {{"tier", "od"}}, .gpus = 64}});

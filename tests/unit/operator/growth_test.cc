@@ -168,6 +168,23 @@ TEST(GrowthTest, AdmissionsComeFirst) {
   EXPECT_EQ(result.growths[0].new_count, 4);
 }
 
+// A workload its caller holds back (a namespace ResourceQuota without room) cannot use capacity
+// whatever is free, so it does not hold back the growth of another in its queue.
+TEST(GrowthTest, AHeldWorkloadHoldsNoGrowthBack) {
+  FakePlacementService fake({{.name = "b1", .gpus = 64}});
+  World world(fake);
+  world.Flavor("h100").Queue(GpuQueue("team-a", "", {{"h100", Gpu(64)}}));
+  RunElastic(world, fake, "team-a/elastic", {2, 8, 2}, 2, "team-a");
+  Workload held = Job("team-a/held", 2, 8);
+  held.held = "ResourceQuota team-a/gpus has room for 0 more nvidia.com/gpu ...";
+  world.Add(held);
+  CycleResult result = world.Cycle();
+  EXPECT_THAT(AdmittedKeys(result), IsEmpty());
+  ASSERT_EQ(result.growths.size(), 1u);
+  EXPECT_EQ(result.growths[0].new_count, 8);
+  EXPECT_THAT(result.growth_holds, IsEmpty());
+}
+
 // Held back, but quota would not let it grow anyway: quota is what holds it, and it is not told
 // about the waiting job.
 TEST(GrowthTest, NoHoldToldWhenQuotaCapsItAnyway) {
