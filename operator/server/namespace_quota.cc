@@ -1,10 +1,12 @@
 #include "operator/server/namespace_quota.h"
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/counted_noun.h"
 #include "common/quantity.h"
 #include "common/status.h"
 #include "kube/decode.h"
@@ -63,6 +65,80 @@ std::string ScopeText(const NamespaceQuota& q) {
   return parts.empty() ? "" : absl::StrCat(" (scope ", absl::StrJoin(parts, ", "), ")");
 }
 
+// The charged entries of one ResourceList field (spec.hard, status.hard or status.used) into
+// `out`, in canonical units. "pods" and "count/pods" charge the same pods: of two limits the
+// lower holds, of two uses the higher is kept (each is counted on its own).
+enum class Fold { kLower, kHigher };
+absl::Status DecodeCharged(const Value* list, const std::string& title, std::string_view field,
+                           Fold fold, ResourceList& out) {
+  if (list == nullptr || !list->IsObject()) return absl::OkStatus();
+  for (const auto& m : list->GetObject()) {
+    const std::string key(m.name.GetString(), m.name.GetStringLength());
+    const std::string resource = ChargedResource(key);
+    if (resource.empty() || !m.value.IsString()) continue;
+    const std::string where = absl::StrCat(std::string(field), "[", key, "]");
+    absl::StatusOr<Quantity> quantity = Quantity::Parse(m.value.GetString());
+    if (!quantity.ok()) {
+      return Invalid(title, absl::StrCat(where, ": ", quantity.status().message()));
+    }
+    absl::StatusOr<int64_t> amount = CanonicalAmount(resource, *quantity);
+    if (!amount.ok()) return Invalid(title, absl::StrCat(where, ": ", amount.status().message()));
+    auto [it, inserted] = out.emplace(resource, *amount);
+    if (!inserted) {
+      it->second =
+          fold == Fold::kLower ? std::min(it->second, *amount) : std::max(it->second, *amount);
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Whether the quota counts the job's pods: its namespace, and every scope and scope requirement
+// matching them.
+bool Applies(const NamespaceQuota& q, const kube::TrainingJob& job) {
+  if (q.namespace_name != job.meta.namespace_) return false;
+  for (const std::string& scope : q.scopes) {
+    if (!ScopeMatches({.scope = scope, .op = "Exists", .values = {}}, job)) return false;
+  }
+  for (const ScopeRequirement& r : q.selector) {
+    if (!ScopeMatches(r, job)) return false;
+  }
+  return true;
+}
+
+// What one of the job's pods is charged on a quota's resource (1 for "pods"), nullopt if its
+// pods do not request it.
+std::optional<int64_t> PerPod(const kube::TrainingJob& job, const std::string& resource) {
+  if (resource == "pods") return 1;
+  auto it = job.pod.requests.find(resource);
+  if (it == job.pod.requests.end()) return std::nullopt;
+  return it->second;
+}
+
+// Over the quotas that apply to the job's pods, and each of their `limits` its pods are charged
+// on, the first message `why(quota, resource, limit, per_pod)` gives; "" if none gives one.
+template <typename Why>
+std::string FirstShort(const kube::TrainingJob& job, const std::vector<NamespaceQuota>& quotas,
+                       ResourceList NamespaceQuota::*limits, Why why) {
+  for (const NamespaceQuota& q : quotas) {
+    if (!Applies(q, job)) continue;
+    for (const auto& [resource, limit] : q.*limits) {
+      const std::optional<int64_t> per_pod = PerPod(job, resource);
+      if (!per_pod) continue;
+      if (std::string message = why(q, resource, limit, *per_pod); !message.empty()) {
+        return message;
+      }
+    }
+  }
+  return "";
+}
+
+// "2" pods, or "16 (2 pods of 8)" of a resource: what `pods` pods need.
+std::string Needed(const std::string& resource, int64_t per_pod, int32_t pods) {
+  if (resource == "pods") return absl::StrCat(pods);
+  return absl::StrCat(FormatQuantity(resource, per_pod * pods), " (", CountedNoun(pods, "pod"),
+                      " of ", FormatQuantity(resource, per_pod), ")");
+}
+
 }  // namespace
 
 absl::StatusOr<NamespaceQuota> DecodeResourceQuota(std::string_view json) {
@@ -74,8 +150,16 @@ absl::StatusOr<NamespaceQuota> DecodeResourceQuota(std::string_view json) {
   const std::string title = absl::StrCat("ResourceQuota ", raw->meta.Key());
   absl::StatusOr<rapidjson::Document> doc = kube::ParseJson(json);
   if (!doc.ok()) return Annotate(doc.status(), title);
+  if (const Value* status = Member(*doc, "status"); status != nullptr) {
+    RETURN_IF_ERROR(
+        DecodeCharged(Member(*status, "hard"), title, "status.hard", Fold::kLower, q.status_hard));
+    RETURN_IF_ERROR(
+        DecodeCharged(Member(*status, "used"), title, "status.used", Fold::kHigher, q.used));
+  }
   const Value* spec = Member(*doc, "spec");
   if (spec == nullptr) return q;
+  RETURN_IF_ERROR(
+      DecodeCharged(Member(*spec, "hard"), title, "spec.hard", Fold::kLower, q.hard_per_pods));
   if (const Value* scopes = Member(*spec, "scopes"); scopes != nullptr && scopes->IsArray()) {
     for (const Value& s : scopes->GetArray()) {
       if (s.IsString()) q.scopes.emplace_back(s.GetString(), s.GetStringLength());
@@ -97,58 +181,68 @@ absl::StatusOr<NamespaceQuota> DecodeResourceQuota(std::string_view json) {
       }
     }
   }
-  if (const Value* hard = Member(*spec, "hard"); hard != nullptr && hard->IsObject()) {
-    for (const auto& m : hard->GetObject()) {
-      const std::string key(m.name.GetString(), m.name.GetStringLength());
-      const std::string resource = ChargedResource(key);
-      if (resource.empty() || !m.value.IsString()) continue;
-      const std::string field = absl::StrCat("spec.hard[", key, "]");
-      absl::StatusOr<Quantity> quantity = Quantity::Parse(m.value.GetString());
-      if (!quantity.ok()) {
-        return Invalid(title, absl::StrCat(field, ": ", quantity.status().message()));
-      }
-      absl::StatusOr<int64_t> amount = CanonicalAmount(resource, *quantity);
-      if (!amount.ok()) return Invalid(title, absl::StrCat(field, ": ", amount.status().message()));
-      // "pods" and "count/pods" are one limit: the lower holds.
-      auto [it, inserted] = q.hard_per_pods.emplace(resource, *amount);
-      if (!inserted) it->second = std::min(it->second, *amount);
-    }
-  }
   return q;
 }
 
 std::string QuotaRefusal(const kube::TrainingJob& job, int32_t pods,
                          const std::vector<NamespaceQuota>& quotas) {
-  for (const NamespaceQuota& q : quotas) {
-    if (q.namespace_name != job.meta.namespace_) continue;
-    bool applies = true;
-    for (const std::string& scope : q.scopes) {
-      applies = applies && ScopeMatches({.scope = scope, .op = "Exists", .values = {}}, job);
-    }
-    for (const ScopeRequirement& r : q.selector) applies = applies && ScopeMatches(r, job);
-    if (!applies) continue;
-    for (const auto& [resource, limit] : q.hard_per_pods) {
-      int64_t per_pod = 1;
-      if (resource != "pods") {
-        auto it = job.pod.requests.find(resource);
-        if (it == job.pod.requests.end()) continue;
-        per_pod = it->second;
-      }
-      const int64_t needed = per_pod * pods;
-      if (needed <= limit) continue;
-      const bool count = resource == "pods";
-      return absl::StrCat("ResourceQuota ", q.namespace_name, "/", q.name, ScopeText(q),
+  return FirstShort(job, quotas, &NamespaceQuota::hard_per_pods,
+                    [&](const NamespaceQuota& q, const std::string& resource, int64_t limit,
+                        int64_t per_pod) -> std::string {
+                      if (per_pod * pods <= limit) return "";
+                      const bool count = resource == "pods";
+                      return absl::StrCat(
+                          "ResourceQuota ", q.namespace_name, "/", q.name, ScopeText(q),
                           " allows at most ",
                           count ? absl::StrCat(limit, " pods")
                                 : absl::StrCat(FormatQuantity(resource, limit), " ", resource),
                           " in namespace ", q.namespace_name, ", and the gang needs ",
-                          count ? absl::StrCat(needed)
-                                : absl::StrCat(FormatQuantity(resource, needed), " (", pods,
-                                               " pods of ", FormatQuantity(resource, per_pod), ")"),
+                          Needed(resource, per_pod, pods),
                           ": the API server would refuse its pods, so it is not admitted");
-    }
+                    });
+}
+
+std::string QuotaShortfall(const kube::TrainingJob& job, int32_t pods,
+                           const std::vector<NamespaceQuota>& quotas) {
+  return FirstShort(
+      job, quotas, &NamespaceQuota::status_hard,
+      [&](const NamespaceQuota& q, const std::string& resource, int64_t limit,
+          int64_t per_pod) -> std::string {
+        // Everything the namespace's pods are charged now, this job's own included: pods left
+        // from its eviction that are still terminating count until they are gone, and the job
+        // waits for them as the API server would refuse its new pods until then.
+        auto used = q.used.find(resource);
+        const int64_t in_use = used == q.used.end() ? 0 : used->second;
+        // A limit lowered below what is in use leaves no room, not a negative one.
+        const int64_t room = std::max<int64_t>(0, limit - in_use);
+        if (per_pod * pods <= room) return "";
+        const bool count = resource == "pods";
+        return absl::StrCat(
+            "ResourceQuota ", q.namespace_name, "/", q.name, ScopeText(q), " has room for ",
+            count ? CountedNoun(room, "more pod")
+                  : absl::StrCat(FormatQuantity(resource, room), " more ", resource),
+            " in namespace ", q.namespace_name, " (",
+            count ? absl::StrCat(in_use, " of ", limit)
+                  : absl::StrCat(FormatQuantity(resource, in_use), " of ",
+                                 FormatQuantity(resource, limit)),
+            " used), and ", job.elastic ? "its smallest gang" : "the gang", " needs ",
+            Needed(resource, per_pod, pods), ": it waits until the namespace uses less");
+      });
+}
+
+bool QuotaChangeMatters(const NamespaceQuota& before, const NamespaceQuota& after) {
+  if (before.namespace_name != after.namespace_name || before.name != after.name ||
+      before.scopes != after.scopes || before.selector != after.selector ||
+      before.hard_per_pods != after.hard_per_pods || before.status_hard != after.status_hard) {
+    return true;
   }
-  return "";
+  // Use that went down (or is no longer reported) is room for a job held back; use that went
+  // up, at every pod create in the namespace, only holds back more, which the next cycle sees.
+  for (const auto& [resource, was] : before.used) {
+    auto now = after.used.find(resource);
+    if (now == after.used.end() || now->second < was) return true;
+  }
+  return false;
 }
 
 }  // namespace phalanx::operator_server

@@ -1,6 +1,8 @@
 // The ResourceQuotas of a job's namespace, checked before admission: a gang whose pods a quota
 // can never let the API server create is not admitted (nor allowed to preempt anyone) only to
-// have its pod creates refused afterwards.
+// have its pod creates refused afterwards, and a gang the quotas could hold but whose room the
+// namespace's pods use now waits, pending, until they use less (Volcano's `resourcequota`
+// enqueue check).
 //
 // ResourceQuota acts when pods are created, after admission. A quota scoped to a PriorityClass
 // is how Kubernetes limits who may use that class (`scopeSelector: PriorityClass In [high]`,
@@ -8,11 +10,11 @@
 // admitted at its priority and preempted other tenants' gangs (security audit 2026-11-30 d, S2).
 //
 //   ASSIGN_OR_RETURN(NamespaceQuota q, DecodeResourceQuota(json));
-//   std::string why = QuotaRefusal(job, /*pods=*/2, {q});  // "" if the quotas allow 2 pods
+//   std::string why = QuotaRefusal(job, /*pods=*/2, {q});  // "" if the limits allow 2 pods
+//   std::string wait = QuotaShortfall(job, 2, {q});       // "" if there is room for 2 now
 //
-// Only the hard limits are compared, not the quota's current use: what other pods of the
-// namespace use changes, and a gang that waits for them is left to the pod creates (and the
-// pods-ready timeout). Pure: no I/O.
+// Both compare what a pod's creation is charged: pods (count/pods) and requests, not limits.
+// Pure: no I/O.
 #pragma once
 
 #include <string>
@@ -41,11 +43,15 @@ struct NamespaceQuota {
   // spec.hard on what a pod's creation is charged: "pods" (also "count/pods") and requests
   // ("requests.<name>", or "<name>" for cpu, memory, ephemeral-storage), canonical units.
   ResourceList hard_per_pods;  // key: "pods" or the resource name
+  // status.hard and status.used on the same keys: the limits the API server enforces now (the
+  // quota controller copies spec.hard there) and what the namespace's pods are charged.
+  ResourceList status_hard;
+  ResourceList used;
   bool operator==(const NamespaceQuota&) const = default;
 };
 
-// A ResourceQuota object (core/v1). InvalidArgument naming the quota and field for an
-// unparseable quantity.
+// A ResourceQuota object (core/v1). InvalidArgument naming the quota and field (spec.hard[pods],
+// status.used[requests.nvidia.com/gpu], ...) for an unparseable quantity.
 absl::StatusOr<NamespaceQuota> DecodeResourceQuota(std::string_view json);
 
 // Why the namespace's quotas can never let `pods` pods of `job` be created at once (the first
@@ -55,5 +61,18 @@ absl::StatusOr<NamespaceQuota> DecodeResourceQuota(std::string_view json);
 // priorityClassName, else the template's (PriorityClass), and no cross-namespace pod affinity.
 std::string QuotaRefusal(const kube::TrainingJob& job, int32_t pods,
                          const std::vector<NamespaceQuota>& quotas);
+
+// Why the namespace's quotas have no room now for `pods` pods of `job` (the first quota that
+// applies, as for QuotaRefusal, whose status.hard less status.used is short, with what it has
+// left, its use and what the gang needs), "" if they have. A job not admitted yet waits
+// while this says why: the API server would refuse its pods until the namespace uses less, and
+// evicting other tenants' gangs would free none of it. status.used counts pods that exist: the
+// pods of a gang admitted but not created yet, or admitted in the same cycle, are not in it.
+std::string QuotaShortfall(const kube::TrainingJob& job, int32_t pods,
+                           const std::vector<NamespaceQuota>& quotas);
+
+// Whether a change of a quota can change what QuotaRefusal or QuotaShortfall say: anything but
+// status.used going up, which every pod create in the namespace does.
+bool QuotaChangeMatters(const NamespaceQuota& before, const NamespaceQuota& after);
 
 }  // namespace phalanx::operator_server

@@ -821,10 +821,18 @@ TEST(WorkloadFromJobTest, BadCreationTimestampNamesTheField) {
 
 // ---- ResourceQuotas of the job's namespace (namespace_quota.h) ----------------------------
 
-NamespaceQuota Quota(const std::string& spec_json, const std::string& ns = "team-llm") {
+NamespaceQuota Quota(const std::string& spec_json, const std::string& ns = "team-llm",
+                     const std::string& status_json = "{}") {
   return Decoded(DecodeResourceQuota(absl::StrCat(
       R"({"apiVersion":"v1","kind":"ResourceQuota","metadata":{"name":"q","namespace":")", ns,
-      R"("},"spec":)", spec_json, "}")));
+      R"("},"spec":)", spec_json, R"(,"status":)", status_json, "}")));
+}
+
+// A quota as the quota controller writes it: status.hard a copy of spec.hard, status.used.
+NamespaceQuota QuotaInUse(const std::string& hard_json, const std::string& used_json,
+                          const std::string& spec_rest = "") {
+  return Quota(absl::StrCat(R"({"hard":)", hard_json, spec_rest, "}"), "team-llm",
+               absl::StrCat(R"({"hard":)", hard_json, R"(,"used":)", used_json, "}"));
 }
 
 // A quota scoped to a PriorityClass is how Kubernetes limits who may use the class: a job of
@@ -884,6 +892,114 @@ TEST(NamespaceQuotaTest, HardRequestLimitsAgainstTheSmallestGang) {
                                   R"("spec":{"hard":{"pods":"lots"}}})"),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("ResourceQuota n/q: spec.hard[pods]: ")));
+}
+
+// status.hard and status.used are read in the units spec.hard is: "pods" and "count/pods" as
+// one (the lower limit, the higher use), requests.X and bare cpu/memory as the resource,
+// limits left out; a quantity that does not parse names the quota and the field.
+TEST(NamespaceQuotaTest, DecodesStatusHardAndUsedInCanonicalUnits) {
+  const NamespaceQuota q = Quota(
+      R"({"hard":{"requests.nvidia.com/gpu":"16"}})", "team-llm",
+      R"({"hard":{"requests.nvidia.com/gpu":"16","pods":"10","count/pods":"8","memory":"2Gi",)"
+      R"("limits.cpu":"4"},"used":{"requests.nvidia.com/gpu":"8","pods":"3","count/pods":"4",)"
+      R"("memory":"1536Mi","limits.cpu":"2"}})");
+  EXPECT_EQ(q.hard_per_pods, (ResourceList{{"nvidia.com/gpu", 16}}));
+  EXPECT_EQ(q.status_hard,
+            (ResourceList{{"nvidia.com/gpu", 16}, {"pods", 8}, {"memory", 2LL << 30}}));
+  EXPECT_EQ(q.used, (ResourceList{{"nvidia.com/gpu", 8}, {"pods", 4}, {"memory", 1536LL << 20}}));
+  // Not yet seen by the quota controller: no status at all.
+  EXPECT_THAT(Quota(R"({"hard":{"pods":"1"}})").used, IsEmpty());
+  for (const auto& [status, field] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"used":{"requests.nvidia.com/gpu":"eight"}})",
+            "status.used[requests.nvidia.com/gpu]"},
+           {R"({"hard":{"count/pods":"1.5.0"}})", "status.hard[count/pods]"}}) {
+    EXPECT_THAT(
+        DecodeResourceQuota(absl::StrCat(
+            R"({"metadata":{"name":"gpus","namespace":"ml"},"spec":{},"status":)", status, "}")),
+        StatusIs(absl::StatusCode::kInvalidArgument,
+                 HasSubstr(absl::StrCat("ResourceQuota ml/gpus: ", field, ": "))))
+        << field;
+  }
+}
+
+// A gang that the limits hold but that does not fit what the namespace's pods leave of them
+// waits, told the quota, its room, its use and what the gang needs.
+TEST(NamespaceQuotaTest, ShortfallAgainstHardLessUsed) {
+  kube::TrainingJob job = ExampleJob("10-trainingjob-pretrain-64gpu.yaml");  // 8 GPUs a pod
+  const NamespaceQuota gpus =
+      QuotaInUse(R"({"requests.nvidia.com/gpu":"16"})", R"({"requests.nvidia.com/gpu":"8"})");
+  EXPECT_EQ(QuotaRefusal(job, 2, {gpus}), "");    // the limit holds 2 pods
+  EXPECT_EQ(QuotaShortfall(job, 1, {gpus}), "");  // exactly the room left
+  EXPECT_EQ(QuotaShortfall(job, 2, {gpus}),
+            "ResourceQuota team-llm/q has room for 8 more nvidia.com/gpu in namespace team-llm "
+            "(8 of 16 used), and the gang needs 16 (2 pods of 8): it waits until the namespace "
+            "uses less");
+  // An elastic job is told about its smallest gang, the size the caller asks about.
+  kube::TrainingJob elastic = job;
+  elastic.elastic = kube::TrainingJobElastic{.min_replicas = 2, .max_replicas = 4, .step = 1};
+  EXPECT_THAT(QuotaShortfall(elastic, 2, {gpus}),
+              HasSubstr(", and its smallest gang needs 16 (2 pods of 8): "));
+  // Pods, with their noun's number; a use above a lowered limit leaves no room, not less.
+  EXPECT_EQ(QuotaShortfall(job, 2, {QuotaInUse(R"({"count/pods":"3"})", R"({"count/pods":"2"})")}),
+            "ResourceQuota team-llm/q has room for 1 more pod in namespace team-llm (2 of 3 "
+            "used), and the gang needs 2: it waits until the namespace uses less");
+  EXPECT_THAT(QuotaShortfall(job, 1, {QuotaInUse(R"({"pods":"3"})", R"({"pods":"5"})")}),
+              HasSubstr("has room for 0 more pods in namespace team-llm (5 of 3 used)"));
+  // Memory in its own units.
+  EXPECT_THAT(QuotaShortfall(job, 1,
+                             {QuotaInUse(R"({"requests.memory":"2000Gi"})",
+                                         R"({"requests.memory":"1000Gi"})")}),
+              HasSubstr("has room for 1000Gi more memory in namespace team-llm (1000Gi of 2000Gi "
+                        "used), and the gang needs 1800Gi (1 pod of 1800Gi)"));
+  // Not counted: limits, resources the pods do not request, a quota whose scope does not match
+  // the pods, and one of another namespace.
+  EXPECT_EQ(QuotaShortfall(
+                job, 8,
+                {QuotaInUse(R"({"limits.nvidia.com/gpu":"8","requests.example.com/fpga":"0"})",
+                            R"({"limits.nvidia.com/gpu":"8","requests.example.com/fpga":"0"})"),
+                 QuotaInUse(R"({"pods":"0"})", R"({"pods":"0"})", R"(,"scopes":["BestEffort"])"),
+                 QuotaInUse(R"({"pods":"0"})", R"({"pods":"0"})",
+                            R"(,"scopeSelector":{"matchExpressions":[{"scopeName":)"
+                            R"("PriorityClass","operator":"In","values":["low"]}]})")}),
+            "");
+  EXPECT_EQ(QuotaShortfall(job, 8,
+                           {Quota(R"({"hard":{"pods":"1"}})", "team-vision",
+                                  R"({"hard":{"pods":"1"},"used":{"pods":"1"}})")}),
+            "");
+  // A quota the quota controller has not seen yet (no status): the API server does not enforce
+  // it yet either.
+  EXPECT_EQ(QuotaShortfall(job, 8, {Quota(R"({"hard":{"pods":"1"}})")}), "");
+  // The scope's text, as QuotaRefusal gives it.
+  EXPECT_THAT(QuotaShortfall(job, 2,
+                             {QuotaInUse(R"({"pods":"2"})", R"({"pods":"1"})",
+                                         R"(,"scopeSelector":{"matchExpressions":[{"scopeName":)"
+                                         R"("PriorityClass","operator":"In",)"
+                                         R"("values":["training-critical"]}]})")}),
+              HasSubstr("ResourceQuota team-llm/q (scope PriorityClass In [training-critical]) "
+                        "has room for 1 more pod"));
+}
+
+// Every pod create in a namespace raises its quotas' use: that alone starts no admission cycle
+// (it only holds back more); any use that went down, or any limit or scope changed, does.
+TEST(NamespaceQuotaTest, OnlyUseGoingUpIsNoChangeThatMatters) {
+  const NamespaceQuota before = QuotaInUse(R"({"requests.nvidia.com/gpu":"16","pods":"4"})",
+                                           R"({"requests.nvidia.com/gpu":"8","pods":"1"})");
+  EXPECT_FALSE(QuotaChangeMatters(before, before));
+  EXPECT_FALSE(
+      QuotaChangeMatters(before, QuotaInUse(R"({"requests.nvidia.com/gpu":"16","pods":"4"})",
+                                            R"({"requests.nvidia.com/gpu":"16","pods":"2"})")));
+  EXPECT_TRUE(
+      QuotaChangeMatters(before, QuotaInUse(R"({"requests.nvidia.com/gpu":"16","pods":"4"})",
+                                            R"({"requests.nvidia.com/gpu":"0","pods":"2"})")));
+  EXPECT_TRUE(QuotaChangeMatters(
+      before, QuotaInUse(R"({"requests.nvidia.com/gpu":"16","pods":"4"})", R"({"pods":"1"})")));
+  EXPECT_TRUE(
+      QuotaChangeMatters(before, QuotaInUse(R"({"requests.nvidia.com/gpu":"24","pods":"4"})",
+                                            R"({"requests.nvidia.com/gpu":"8","pods":"1"})")));
+  EXPECT_TRUE(
+      QuotaChangeMatters(before, QuotaInUse(R"({"requests.nvidia.com/gpu":"16","pods":"4"})",
+                                            R"({"requests.nvidia.com/gpu":"8","pods":"1"})",
+                                            R"(,"scopes":["NotBestEffort"])")));
 }
 
 }  // namespace
