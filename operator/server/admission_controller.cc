@@ -189,15 +189,18 @@ void AdmissionController::RegisterHandlers() {
   informers_.local_queues.AddEventHandlers(config);
   informers_.flavors.AddEventHandlers(config);
   informers_.priority_classes.AddEventHandlers(config);
-  // A quota's limits (its spec), not its use (its status, written at every pod create in the
-  // namespace), decide what namespace_quota.h refuses.
+  // A quota's limits decide what namespace_quota.h refuses, and its use (status.used) which
+  // jobs it holds back: a use that went down may let one be admitted. Use going up, at every pod
+  // create in the namespace, only holds back more, and is left to the next cycle.
   informers_.resource_quotas.AddEventHandlers(
       {.on_add = trigger,
        .on_update =
            [this](const kube::RawObject& old, const kube::RawObject& now) {
              absl::StatusOr<NamespaceQuota> before = DecodeResourceQuota(old.json);
              absl::StatusOr<NamespaceQuota> after = DecodeResourceQuota(now.json);
-             if (before.ok() != after.ok() || (after.ok() && !(*before == *after))) Trigger();
+             if (before.ok() != after.ok() || (after.ok() && QuotaChangeMatters(*before, *after))) {
+               Trigger();
+             }
            },
        .on_delete = trigger});
   informers_.namespaces.AddEventHandlers(
@@ -446,6 +449,9 @@ CycleStats AdmissionController::RunCycle() {
   std::vector<NamespaceQuota> quotas;
   decode_all(informers_.resource_quotas, DecodeResourceQuota, quotas, "ResourceQuota");
   std::map<std::string, std::vector<NamespaceQuota>> quotas_by_namespace;
+  // By name: the first that refuses or holds a job back is named, the same one every cycle.
+  std::sort(quotas.begin(), quotas.end(),
+            [](const NamespaceQuota& a, const NamespaceQuota& b) { return a.name < b.name; });
   for (NamespaceQuota& q : quotas) {
     quotas_by_namespace[q.namespace_name].push_back(std::move(q));
   }
@@ -548,9 +554,13 @@ CycleStats AdmissionController::RunCycle() {
     } else {
       if (auto quotas = quotas_by_namespace.find(job->meta.namespace_);
           !job->status.admission && quotas != quotas_by_namespace.end()) {
-        // The smallest gang it could be admitted at.
+        // The smallest gang it could be admitted at: never, if the limits cannot hold it (it
+        // waits for a fix); not now, if what the namespace uses leaves too little room (it
+        // waits for the namespace's pods to use less, re-checked every cycle). Admitted jobs
+        // are left alone: their own pods are in that use.
         const int32_t pods = workload->elastic ? workload->elastic->min : workload->count;
         workload->invalid = QuotaRefusal(*job, pods, quotas->second);
+        if (workload->invalid.empty()) workload->held = QuotaShortfall(*job, pods, quotas->second);
       }
       if (job->status.admission && workload->elastic &&
           (entry.pods_ready_shrunk || pods_ready_shrunk_.contains(key))) {
@@ -824,9 +834,12 @@ CycleStats AdmissionController::RunCycle() {
           snapshot.now));
     } else {
       // A job that cannot be admitted until someone changes something, or that the scheduler
-      // could not be asked about, is a warning; one waiting its turn is not.
+      // could not be asked about, is a warning; one waiting its turn is not, nor one waiting
+      // for its namespace's pods to use less of a ResourceQuota (inadmissible all the same:
+      // no room in its ClusterTrainingQueue would let it in).
       const bool warn =
-          Inadmissible(p.reason) || p.reason == admission::PendingReason::kPlacementError;
+          (Inadmissible(p.reason) && p.reason != admission::PendingReason::kNamespaceQuota) ||
+          p.reason == admission::PendingReason::kPlacementError;
       since = static_cast<double>(
           write_queued(p.workload, "True", admission::ToString(p.reason), p.message, warn));
     }

@@ -19,6 +19,9 @@
 #           it still counts as its queue's pending (inadmissible) workload
 #   forbidden (training-critical, which a ResourceQuota of the namespace forbids) -> Invalid
 #           naming the quota, not admitted; admissible once the quota is deleted
+#   b-8     (1 pod) under a ResourceQuota of 16 GPUs that a-16 uses up -> pending with reason
+#           InsufficientResourceQuota naming the quota, its room and use (status, Event,
+#           phalanx explain, the queue's pending counts), preempting nobody; runs once a-16 goes
 # Reasons alone are checked by the other operator tests; this one checks the messages.
 # Needs hack/cluster/build.sh binaries and $PHALANX_BUILD_DIR (phalanx-scheduler, phalanx-operator).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -180,6 +183,54 @@ n=$(events_of huge | grep -c '^InsufficientQuota|')
 events_of low | grep -c '^CannotBePlaced|' | grep -qx 1 && pass "low has one CannotBePlaced event" ||
   fail "low's CannotBePlaced events: $(events_of low | grep '^CannotBePlaced|')"
 
+# --- a ResourceQuota whose use leaves no room holds a gang back (Volcano's resourcequota) ---
+# The namespace's jobs go; a quota of 16 GPUs: a-16 (2 pods of 8) runs and uses it all, b-8
+# (1 pod) waits, pending and not Invalid, told the quota, its room, its use and what it needs;
+# it is not admitted, and a-16, of a lower priority in the same queue, is not preempted for it.
+# a-16 deleted, the use goes down and b-8 is admitted and runs.
+for j in huge steady low high self-set; do kc -n $NS delete trainingjob $j --wait=false >/dev/null; done
+ns_pods() { kc -n $NS get pods -l phalanx.dev/job -o name | wc -l; }
+no_ns_pods() { [[ $(ns_pods) == 0 ]]; }
+eventually 90 no_ns_pods || fail "$NS still has $(ns_pods) pods of its deleted jobs"
+resource_quota $NS gpus '{requests.nvidia.com/gpu: "16"}' || fail "cannot create the ResourceQuota gpus"
+gpus_used() { kc -n $NS get resourcequota gpus -o jsonpath='{.status.used.requests\.nvidia\.com/gpu}'; }
+gpus_used_is() { [[ $(gpus_used) == "$1" ]]; }
+eventually 60 gpus_used_is 0 || fail "ResourceQuota gpus: status.used $(gpus_used), not 0"
+gang a-16 2 "  priorityClassName: training-preemptible"
+eventually 60 all_running $NS a-16 2 && pass "a-16 runs under the quota" ||
+  fail "a-16: $(cond $NS a-16 Queued)"
+eventually 30 gpus_used_is 16 || fail "ResourceQuota gpus: status.used $(gpus_used), not 16"
+gang b-8 1 "  priorityClassName: training-critical"
+rq_why="ResourceQuota $NS/gpus has room for 0 more nvidia.com/gpu in namespace $NS (16 of 16 used), and the gang needs 8 (1 pod of 8): it waits until the namespace uses less"
+eventually 30 has_reason $NS b-8 InsufficientResourceQuota &&
+  pass "b-8 waits: $(cond $NS b-8 Queued)" || fail "b-8: $(cond $NS b-8 Queued)"
+[[ $(cond $NS b-8 Queued) == "True InsufficientResourceQuota: $rq_why" ]] &&
+  pass "b-8's Queued message names the quota, its room and use, and the gang's need" ||
+  fail "b-8's Queued condition: '$(cond $NS b-8 Queued)'"
+rq_event() {
+  events_of b-8 | awk -F'|' -v m="$rq_why" '$1 == "InsufficientResourceQuota" && $2 == "Normal" && $4 == m {f = 1} END {exit !f}'
+}
+eventually 20 rq_event && pass "b-8 has a Normal InsufficientResourceQuota event" ||
+  fail "b-8's events: $(events_of b-8)"
+explained=$("$BUILD/cli/phalanx" explain b-8 -n $NS --kubeconfig "$PHALANX_KUBECONFIG" --json | jq -r .reason)
+[[ $explained == "$rq_why" ]] && pass "phalanx explain b-8 gives the reason" ||
+  fail "phalanx explain b-8: '$explained'"
+[[ -z $(jq_job $NS b-8 '.status.admission // empty') && $(npods $NS b-8) == 0 ]] &&
+  pass "b-8 is not admitted and has no pods" || fail "b-8 admitted: $(jq_job $NS b-8 .status)"
+all_running $NS a-16 2 && [[ -z $(events_of a-16 | grep '^Preempted|') ]] &&
+  pass "a-16 still runs: nobody was preempted for b-8" || fail "a-16: $(events_of a-16)"
+one_pending() { [[ $(tq_pending) == 1 ]]; }
+eventually 30 one_pending && pass "TrainingQueue training counts b-8: pendingWorkloads 1" ||
+  fail "pendingWorkloads $(tq_pending)"
+one_inadmissible() { [[ $(inadmissible) == 1 ]]; }
+eventually 30 one_inadmissible &&
+  pass "phalanx_pending_workloads{cluster_queue=\"llm\",status=\"inadmissible\"} 1" ||
+  fail "b-8 is not counted inadmissible: $(inadmissible)"
+kc -n $NS delete trainingjob a-16 --wait=false >/dev/null
+eventually 90 all_running $NS b-8 1 && pass "a-16 deleted: b-8 is admitted and runs" ||
+  fail "b-8 after a-16 went: $(cond $NS b-8 Queued); quota used $(gpus_used)"
+kc -n $NS delete resourcequota gpus >/dev/null || fail "cannot delete the ResourceQuota gpus"
+
 out=$(check_invariants) && pass "invariants hold" || fail "invariants: $out"
-if ((FAILED > 0)); then for j in huge steady low high; do echo "--- events of $j"; events_of $j; done; fi
+if ((FAILED > 0)); then for j in huge steady low high a-16 b-8; do echo "--- events of $j"; events_of $j; done; fi
 finish

@@ -86,6 +86,16 @@ YAML
   team "$1" "$3" >/dev/null || die "cannot create namespace $1 and its TrainingQueue"
 }
 
+# A ResourceQuota of the namespace with these hard limits (a YAML flow map).
+resource_quota() { # ns name hard
+  kc -n "$1" apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: ResourceQuota
+metadata: {name: $2}
+spec: {hard: $3}
+YAML
+}
+
 jq_job() { kc -n "$1" get trainingjob "$2" -o json | jq -r "$3"; }
 phase() { jq_job "$1" "$2" '.status.phase // ""'; }
 phase_is() { [[ $(phase "$1" "$2") == "$3" ]]; }

@@ -173,12 +173,7 @@ kc patch nodeflavor pr-p5 --type merge -p '{"spec":{"nodeLabels":{"pool":null}}}
   fail "cannot restore the NodeFlavor"
 QNS=podsready-quota
 team $QNS pr >/dev/null || die "cannot create namespace $QNS"
-kc -n $QNS apply -f - >/dev/null <<YAML || die "cannot create the ResourceQuota"
-apiVersion: v1
-kind: ResourceQuota
-metadata: {name: gpus}
-spec: {hard: {requests.nvidia.com/gpu: "16"}}
-YAML
+resource_quota $QNS gpus '{requests.nvidia.com/gpu: "16"}' || die "cannot create the ResourceQuota"
 job $QNS el 4 "{required: topology.k8s.aws/network-node-layer-3}" "  elastic: {minReplicas: 2, maxReplicas: 4}" ||
   die "cannot create el"
 replicas() { jq_job $QNS el '.status.admission.replicas // 0'; }
