@@ -184,11 +184,13 @@ events_of low | grep -c '^CannotBePlaced|' | grep -qx 1 && pass "low has one Can
   fail "low's CannotBePlaced events: $(events_of low | grep '^CannotBePlaced|')"
 
 # --- a ResourceQuota whose use leaves no room holds a gang back (Volcano's resourcequota) ---
-# The namespace's jobs go; a quota of 16 GPUs: a-16 (2 pods of 8) runs and uses it all, b-8
-# (1 pod) waits, pending and not Invalid, told the quota, its room, its use and what it needs;
-# it is not admitted, and a-16, of a lower priority in the same queue, is not preempted for it.
+# The namespace's jobs go; a quota of 16 GPUs: a-16 (2 pods of 8) runs and uses it all, and
+# team-vision's jobs take the other 6 nodes. b-8 (1 pod) waits, pending and not Invalid, told
+# the quota, its room, its use and what it needs; it is not admitted, and a-16, of a lower
+# priority in the same queue, is not preempted for it, as it would be without the quota.
 # a-16 deleted, the use goes down and b-8 is admitted and runs.
 for j in huge steady low high self-set; do kc -n $NS delete trainingjob $j --wait=false >/dev/null; done
+kc taint node "${S[1]}" example.com/gpu-xid- >/dev/null || fail "cannot untaint ${S[1]}"
 ns_pods() { kc -n $NS get pods -l phalanx.dev/job -o name | wc -l; }
 no_ns_pods() { [[ $(ns_pods) == 0 ]]; }
 eventually 90 no_ns_pods || fail "$NS still has $(ns_pods) pods of its deleted jobs"
@@ -200,6 +202,9 @@ gang a-16 2 "  priorityClassName: training-preemptible"
 eventually 60 all_running $NS a-16 2 && pass "a-16 runs under the quota" ||
   fail "a-16: $(cond $NS a-16 Queued)"
 eventually 30 gpus_used_is 16 || fail "ResourceQuota gpus: status.used $(gpus_used), not 16"
+job team-vision fill-4 4 "{required: $L3}" && eventually 60 all_running team-vision fill-4 4 &&
+  job team-vision fill-2 2 "{required: $L3}" && eventually 60 all_running team-vision fill-2 2 ||
+  fail "team-vision's jobs do not fill the other 6 nodes: $(cond team-vision fill-4 Queued); $(cond team-vision fill-2 Queued)"
 gang b-8 1 "  priorityClassName: training-critical"
 rq_why="ResourceQuota $NS/gpus has room for 0 more nvidia.com/gpu in namespace $NS (16 of 16 used), and the gang needs 8 (1 pod of 8): it waits until the namespace uses less"
 eventually 30 has_reason $NS b-8 InsufficientResourceQuota &&
