@@ -933,13 +933,39 @@ std::string RanksText(const RankSummary& s) {
 // explain lists at most this many pods that are not running; --json lists every pod.
 constexpr size_t kPodRows = 10;
 
+// Where a pending job stands, from its TrainingQueue's status.pendingJobs (written by
+// phalanx-operator: the queue's first pending jobs in their ClusterTrainingQueue's order).
+struct QueuePosition {
+  std::string cluster_queue;                          // the TrainingQueue's spec.clusterQueue
+  size_t listed = 0;                                  // how many jobs the status lists
+  std::optional<int64_t> in_queue, in_cluster_queue;  // set when the job is listed
+};
+
+// nullopt when the TrainingQueue was not read or its status has no pendingJobs (an operator
+// older than the field, or none written yet).
+std::optional<QueuePosition> PositionIn(std::string_view queue_json, std::string_view job) {
+  if (queue_json.empty()) return std::nullopt;
+  absl::StatusOr<rapidjson::Document> queue = ParseObject(queue_json, "TrainingQueue");
+  if (!queue.ok()) return std::nullopt;
+  const Value* jobs = Find(*queue, {"status", "pendingJobs"});
+  if (jobs == nullptr || !jobs->IsArray()) return std::nullopt;
+  QueuePosition position{.cluster_queue = Text(*queue, {"spec", "clusterQueue"}),
+                         .listed = jobs->Size()};
+  if (const Value* entry = Named(jobs, job)) {
+    position.in_queue = Int(*entry, {"positionInQueue"});
+    position.in_cluster_queue = Int(*entry, {"positionInClusterQueue"});
+  }
+  return position;
+}
+
 }  // namespace
 
 absl::StatusOr<std::string> FormatExplain(std::string_view job_json,
                                           const std::vector<std::string>& events,
                                           const absl::StatusOr<std::vector<std::string>>& pods,
                                           const std::optional<PlacementAnswer>& placement,
-                                          int max_events, const OutputOptions& options) {
+                                          int max_events, const OutputOptions& options,
+                                          std::string_view queue_json) {
   ASSIGN_OR_RETURN(rapidjson::Document doc, ParseObject(job_json, "TrainingJob"));
   absl::StatusOr<kube::TrainingJob> decoded = kube::DecodeTrainingJob(job_json);
   if (!decoded.ok()) return Annotate(decoded.status(), "TrainingJob");
@@ -956,6 +982,11 @@ absl::StatusOr<std::string> FormatExplain(std::string_view job_json,
   const Condition* admitted = FindCondition(conditions, "Admitted");
   const std::optional<absl::Time> deadline = kube::ActiveDeadline(
       job, admitted != nullptr && admitted->status == "True" ? admitted->since : std::nullopt);
+  // Only for a job waiting for admission.
+  const std::optional<QueuePosition> position =
+      row.has_status && !job.status.admission && !kube::FinishedPhase(job.status.phase)
+          ? PositionIn(queue_json, row.name)
+          : std::nullopt;
 
   if (options.json) {
     return JsonDocument([&](JsonWriter& w) {
@@ -987,6 +1018,12 @@ absl::StatusOr<std::string> FormatExplain(std::string_view job_json,
                        String(w, "flavor", a.flavor);
                        Number(w, "replicas", a.replicas);
                      });
+      if (position && position->in_queue && position->in_cluster_queue) {
+        Object(w, "queuePosition", [&] {
+          Number(w, "inQueue", *position->in_queue);
+          Number(w, "inClusterQueue", *position->in_cluster_queue);
+        });
+      }
       OptionalObject(w, "placement", job.status.placement,
                      [&](const kube::TrainingJobPlacement& p) {
                        String(w, "level", p.level);
@@ -1069,6 +1106,17 @@ absl::StatusOr<std::string> FormatExplain(std::string_view job_json,
                                          job.status.admission->flavor, ", ",
                                          job.status.admission->replicas, " replicas")
                           : "not admitted");
+    if (position) {
+      const std::string queue = absl::StrCat("TrainingQueue ", row.ns, "/", row.queue);
+      if (position->in_queue && position->in_cluster_queue) {
+        line("Position", absl::StrCat(*position->in_cluster_queue, " in ClusterTrainingQueue ",
+                                      OrAbsent(position->cluster_queue), ", ", *position->in_queue,
+                                      " in ", queue));
+      } else {
+        line("Position", absl::StrCat("not among the ", position->listed, " pending jobs ", queue,
+                                      " lists (status.pendingJobs)"));
+      }
+    }
     line("Placement",
          job.status.placement
              ? absl::StrCat(DomainText(job.status.placement->level, job.status.placement->domain),

@@ -70,12 +70,14 @@ struct PlacementAnswer {
 // or why they could not be listed,
 // and each rank without a running pod with what keeps it: kube-scheduler's Unschedulable
 // message, a waiting or failed container, the kubelet's reason), its latest `max_events`
-// Events (newest last) and the scheduler's answer if there is one.
+// Events (newest last) and the scheduler's answer if there is one. `queue_json`, the job's
+// TrainingQueue ("" if it could not be read), gives a pending job's position in its queue.
 absl::StatusOr<std::string> FormatExplain(std::string_view job,
                                           const std::vector<std::string>& events,
                                           const absl::StatusOr<std::vector<std::string>>& pods,
                                           const std::optional<PlacementAnswer>& placement,
-                                          int max_events, const OutputOptions& options);
+                                          int max_events, const OutputOptions& options,
+                                          std::string_view queue_json = "");
 
 // One node under its domain in `topology --nodes`.
 struct TopologyNode {

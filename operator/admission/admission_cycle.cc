@@ -823,7 +823,15 @@ void Cycle::Finish() {
                                                                    blocker.message));
     }
   }
-  for (const PendingEntry& entry : pending_) {
+  std::vector<int32_t> position(pending_.size(), 0);
+  for (const std::vector<int>& order : queue_order_) {
+    int32_t n = 0;
+    for (int i : order) {
+      if (!pending_[i].admitted) position[i] = ++n;
+    }
+  }
+  for (size_t i = 0; i < pending_.size(); ++i) {
+    const PendingEntry& entry = pending_[i];
     if (entry.admitted) continue;
     if (entry.locality_wait) {
       const int64_t end = snapshot_.now + entry.locality_wait_left;
@@ -835,8 +843,8 @@ void Cycle::Finish() {
     }
     if (!entry.backfill_note.empty()) absl::StrAppend(&message, "; ", entry.backfill_note);
     result_.pending.push_back({entry.workload->key,
-                               entry.cq >= 0 ? model_.cqs[entry.cq].spec->name : "",
-                               entry.reason, std::move(message)});
+                               entry.cq >= 0 ? model_.cqs[entry.cq].spec->name : "", entry.reason,
+                               std::move(message), position[i]});
   }
 }
 

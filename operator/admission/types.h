@@ -276,6 +276,10 @@ struct PendingDecision {
   std::string cluster_queue;  // empty when it could not be resolved
   PendingReason reason = PendingReason::kQuota;
   std::string message;
+  // 1-based place in its ClusterQueue's order (priority, then creation time: Kueue's
+  // positionInClusterQueue) among the workloads still pending after the cycle; 0 for one in no
+  // queue's order (its queue unresolved or inactive, or the workload refused before ordering).
+  int32_t position = 0;
 };
 
 // A configuration object that is wrong; the objects that depend on it stop admitting, the rest

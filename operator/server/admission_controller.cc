@@ -872,7 +872,7 @@ CycleStats AdmissionController::RunCycle() {
   ReportObjectErrors(result.errors);
 
   admission::ApplyDecisions(result, snapshot);
-  WriteQueueStatuses(snapshot, now);
+  WriteQueueStatuses(snapshot, result.pending, now);
   ReconcileFinalizers(snapshot);
   std::set<std::string> queue_names;
   for (const admission::ClusterQueue& cq : snapshot.cluster_queues) {
@@ -1038,8 +1038,10 @@ void AdmissionController::ReconcileFinalizers(const admission::Snapshot& snapsho
 }
 
 void AdmissionController::WriteQueueStatuses(const admission::Snapshot& snapshot,
+                                             const std::vector<admission::PendingDecision>& pending,
                                              const std::string& now) {
   QueueStatuses statuses = ComputeQueueStatuses(snapshot);
+  AddPendingJobs(snapshot, pending, options_.queue_status_pending_jobs, statuses);
   // The Active conditions observe the generation of the spec they were computed from.
   for (ClusterQueueStatus& cq : statuses.cluster_queues) {
     const auto object = informers_.cluster_queues.Get(cq.name);

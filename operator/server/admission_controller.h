@@ -55,6 +55,9 @@ struct AdmissionControllerOptions {
   bool allow_job_priority = false;
   // Kueue's waitForPodsReady (--pods-ready-timeout-seconds, --requeuing-backoff-*).
   PodsReadyPolicy pods_ready;
+  // Each TrainingQueue's status lists its first this many pending jobs with their positions
+  // (--queue-status-pending-jobs; 0 = none).
+  int queue_status_pending_jobs = 10;
 };
 
 // What one cycle did, for logs and tests.
@@ -104,7 +107,9 @@ class AdmissionController {
                        std::optional<absl::Time>& next_check);
   bool ApplyFault(const kube::RawObject& raw, kube::TrainingJob& job, const FaultDecision& fault,
                   const std::string& now, CycleStats& stats);
-  void WriteQueueStatuses(const admission::Snapshot& snapshot, const std::string& now);
+  void WriteQueueStatuses(const admission::Snapshot& snapshot,
+                          const std::vector<admission::PendingDecision>& pending,
+                          const std::string& now);
   // Holds the resource-in-use finalizer on every ClusterTrainingQueue and NodeFlavor, and lets a
   // deleted one go once nothing in `snapshot` (after the cycle's decisions) uses it.
   void ReconcileFinalizers(const admission::Snapshot& snapshot);

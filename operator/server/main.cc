@@ -156,6 +156,7 @@ int Run(const OperatorConfig& config) {
         .write_gate = admission_gate};
     admission_options.fair_sharing.enable = config.fair_sharing;
     admission_options.allow_job_priority = config.allow_job_priority;
+    admission_options.queue_status_pending_jobs = config.queue_status_pending_jobs;
     admission_options.faults.not_ready_grace = absl::Seconds(config.not_ready_grace_seconds);
     admission_options.pods_ready = {
         .timeout_seconds = config.pods_ready_timeout_seconds,

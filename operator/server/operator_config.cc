@@ -38,7 +38,8 @@ absl::StatusOr<OperatorConfig> ParseOperatorFlags(const std::vector<std::string>
       .Int("requeuingBackoffLimitCount", &config.requeuing_backoff_limit_count, -1, 1000000)
       .Int("httpReadTimeoutSeconds", &config.http_read_timeout_seconds, 1, 3600)
       .Int("httpMaxConnections", &config.http_max_connections, 1, 65536)
-      .Int("httpMaxConnectionsPerClient", &config.http_max_connections_per_client, 0, 65536);
+      .Int("httpMaxConnectionsPerClient", &config.http_max_connections_per_client, 0, 65536)
+      .Int("queueStatusPendingJobs", &config.queue_status_pending_jobs, 0, 100);
   ASSIGN_OR_RETURN(ConfigFlags::Parsed parsed, flags.Parse(args));
   config.show_help = parsed.help;
   config.show_version = parsed.version;
@@ -122,6 +123,10 @@ Flags (each also a key of the --config file, written without dashes in camelCase
                                of those, from one client address; one more is answered 503
                                and closed, so one client cannot fail the kubelet's probes
                                (default 32, 0 = no limit)
+  --queue-status-pending-jobs N
+                               each TrainingQueue's status.pendingJobs lists its first N
+                               pending jobs in queue order with their positions, 0..100
+                               (default 10, 0 = none)
   --version                    print the version and exit
   -h, --help                   print this help and exit
 

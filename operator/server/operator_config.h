@@ -71,6 +71,8 @@ struct OperatorConfig {
   int http_max_connections = 512;
   // Of those, from one client address at most (0 = no limit).
   int http_max_connections_per_client = 32;
+  // Each TrainingQueue's status lists its first this many pending jobs (0 = none).
+  int queue_status_pending_jobs = 10;
 
   bool show_help = false;
   bool show_version = false;

@@ -128,6 +128,15 @@ struct LocalQueueStatus {
   // "ClusterTrainingQueueIsInactive" (inactive_reason then says why).
   std::string inactive_condition_reason = "Inactive";
   int64_t observed_generation = 0;  // as ClusterQueueStatus's
+  // Its first pending jobs in their ClusterQueue's order (AddPendingJobs), written as
+  // status.pendingJobs: what a tenant, who may not list other namespaces' jobs, can see of
+  // where its jobs stand.
+  struct PendingJob {
+    std::string name;
+    int32_t position_in_cluster_queue = 0;  // admission::PendingDecision::position
+    bool operator==(const PendingJob&) const = default;
+  };
+  std::vector<PendingJob> pending_jobs;
 };
 struct QueueStatuses {
   std::vector<ClusterQueueStatus> cluster_queues;  // in Snapshot order
@@ -144,6 +153,13 @@ inline constexpr int64_t kInfiniteWeightedShare = std::numeric_limits<int64_t>::
 // usage (the core charges nothing to it); a stopped (stopPolicy) or terminating one is inactive
 // but keeps it.
 QueueStatuses ComputeQueueStatuses(const admission::Snapshot& snapshot);
+
+// Lists in each LocalQueue's status its first `max_jobs` pending workloads, by their position in
+// their ClusterQueue (`pending` is the cycle's admission::CycleResult::pending; a workload with
+// position 0 is in no queue's order and not listed).
+void AddPendingJobs(const admission::Snapshot& snapshot,
+                    const std::vector<admission::PendingDecision>& pending, int max_jobs,
+                    QueueStatuses& statuses);
 
 // Server-side-apply bodies (JSON) for the status subresource of a ClusterQueue and a LocalQueue,
 // following the status schemas of crds/phalanx.dev_clustertrainingqueues.yaml and

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <map>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -181,6 +182,37 @@ QueueStatuses ComputeQueueStatuses(const admission::Snapshot& snapshot) {
   return out;
 }
 
+void AddPendingJobs(const admission::Snapshot& snapshot,
+                    const std::vector<admission::PendingDecision>& pending, int max_jobs,
+                    QueueStatuses& statuses) {
+  if (max_jobs <= 0) return;
+  std::map<std::pair<std::string_view, std::string_view>, LocalQueueStatus*> local;
+  for (LocalQueueStatus& lq : statuses.local_queues) {
+    local.emplace(std::make_pair(std::string_view(lq.namespace_name), std::string_view(lq.name)),
+                  &lq);
+  }
+  std::map<std::string_view, const admission::Workload*> workloads;
+  for (const admission::Workload& w : snapshot.workloads) {
+    if (!w.admitted.has_value()) workloads.emplace(w.key, &w);
+  }
+  for (const admission::PendingDecision& p : pending) {
+    if (p.position <= 0) continue;
+    auto w = workloads.find(p.workload);
+    if (w == workloads.end()) continue;
+    auto lq = local.find({w->second->namespace_name, w->second->queue_name});
+    if (lq == local.end()) continue;
+    lq->second->pending_jobs.push_back(
+        {p.workload.substr(w->second->namespace_name.size() + 1), p.position});
+  }
+  for (LocalQueueStatus& lq : statuses.local_queues) {
+    auto& jobs = lq.pending_jobs;
+    std::sort(jobs.begin(), jobs.end(), [](const auto& a, const auto& b) {
+      return a.position_in_cluster_queue < b.position_in_cluster_queue;
+    });
+    if (jobs.size() > static_cast<size_t>(max_jobs)) jobs.resize(max_jobs);
+  }
+}
+
 std::string ClusterQueueStatusApply(const ClusterQueueStatus& status,
                                     std::string_view now_rfc3339) {
   rapidjson::Document doc =
@@ -225,6 +257,17 @@ std::string LocalQueueStatusApply(const LocalQueueStatus& status, std::string_vi
                        "Can submit new workloads to its ClusterTrainingQueue", now_rfc3339,
                        status.observed_generation, alloc),
       alloc);
+  // Always written, empty too: an apply that leaves the field out would keep the last list.
+  Value jobs(rapidjson::kArrayType);
+  for (size_t i = 0; i < status.pending_jobs.size(); ++i) {
+    Value job(rapidjson::kObjectType);
+    job.AddMember("name", kube::JsonString(status.pending_jobs[i].name, alloc), alloc);
+    job.AddMember("positionInQueue", static_cast<int32_t>(i + 1), alloc);
+    job.AddMember("positionInClusterQueue", status.pending_jobs[i].position_in_cluster_queue,
+                  alloc);
+    jobs.PushBack(job, alloc);
+  }
+  doc["status"].AddMember("pendingJobs", jobs, alloc);
   return kube::ToJson(doc);
 }
 

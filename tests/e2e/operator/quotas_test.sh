@@ -16,7 +16,8 @@
 #      BestEffortFIFO: the follower runs;
 #   6. kill -9 of phalanx-scheduler, down for 8 s, while jobs arrive: the jobs whose cycles
 #      failed to reach it are retried, nothing is admitted twice or in part, no node is
-#      over-committed, and the scheduler holds exactly one reservation per admitted job;
+#      over-committed, and the scheduler holds exactly one reservation per admitted job; the
+#      TrainingQueue's status.pendingJobs and `phalanx explain` give the waiting jobs' positions;
 #   7. fair sharing: the same race for a cohort's last free GPUs without and with
 #      phalanx-operator --fair-sharing: the older borrower wins without it, the queue with the
 #      lower share wins with it;
@@ -245,6 +246,22 @@ queued_reasons_are() { [[ $(queued_reasons) == "$1" ]]; }
 eventually 30 queued_reasons_are "InsufficientQuota InsufficientQuota InsufficientQuota InsufficientQuota" &&
   pass "the other 4 wait for quota (InsufficientQuota)" ||
   fail "the jobs not admitted wait with reasons '$(queued_reasons)', want 4 x InsufficientQuota"
+# Where each waits, as a tenant reads it (TrainingQueue status.pendingJobs): the four, oldest
+# first (equal priorities), at positions 1-4 of their queue and of ClusterTrainingQueue burst.
+waiting_in_order() {
+  kc -n qe get trainingjobs -o json |
+    jq -r '[.items[] | select(.status.admission == null)] | sort_by(.metadata.creationTimestamp, .metadata.name) | [.[].metadata.name] | join(" ")'
+}
+listed() { kc -n qe get trainingqueue training -o json | jq -r '[.status.pendingJobs[]? | "\(.name)@\(.positionInQueue)/\(.positionInClusterQueue)"] | join(" ")'; }
+want_listed() { local n=0 out=""; for j in $(waiting_in_order); do n=$((n + 1)); out+="${out:+ }$j@$n/$n"; done; echo "$out"; }
+listed_ok() { [[ -n $(listed) && $(listed) == "$(want_listed)" ]]; }
+eventually 30 listed_ok && pass "TrainingQueue qe/training lists the waiting jobs with their positions: $(listed)" ||
+  fail "TrainingQueue qe/training status.pendingJobs '$(listed)', want '$(want_listed)'"
+last=$(waiting_in_order | awk '{print $NF}')
+explained=$("$PHALANX_CLI" explain "$last" -n qe --kubeconfig "$PHALANX_KUBECONFIG")
+grep -qx "Position: *4 in ClusterTrainingQueue burst, 4 in TrainingQueue qe/training" <<<"$explained" &&
+  pass "phalanx explain $last shows its position: $(grep '^Position:' <<<"$explained")" ||
+  fail "phalanx explain $last: $(grep '^Position:' <<<"$explained" || echo 'no Position line')"
 out=$(check_invariants) && pass "invariants hold: every admitted job has exactly its pods on its placement nodes, no node over-committed" ||
   fail "invariants broken after the scheduler restart: $out"
 snapshot_json() { "$PHALANX_CLI" placement snapshot --server "$PHALANX_SCHEDULER_GRPC" --json; }

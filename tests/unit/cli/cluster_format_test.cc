@@ -449,6 +449,41 @@ TEST(FormatExplain, AFinishedJobIsSaidToHoldNothing) {
   EXPECT_THAT(out, Not(HasSubstr("the gang holds the nodes")));
 }
 
+// A pending job's place in its queue, as its TrainingQueue's status.pendingJobs lists it;
+// beyond the list it says so; an admitted job, or a queue not read, shows no position.
+TEST(FormatExplain, APendingJobShowsItsPositionFromItsTrainingQueue) {
+  const std::string queue = R"({"apiVersion":"phalanx.dev/v1alpha1","kind":"TrainingQueue",
+    "metadata":{"name":"training","namespace":"team-research"},
+    "spec":{"clusterQueue":"research"},
+    "status":{"pendingWorkloads":3,"pendingJobs":[
+      {"name":"other","positionInQueue":1,"positionInClusterQueue":2},
+      {"name":"mistral-finetune","positionInQueue":2,"positionInClusterQueue":5}]}})";
+  const std::string job = Job("mistral-finetune");
+  ASSERT_OK_AND_ASSIGN(std::string out,
+                       FormatExplain(job, {}, NoPods(), std::nullopt, 10, {.now = Now()}, queue));
+  EXPECT_THAT(out, HasSubstr("Position:    5 in ClusterTrainingQueue research, 2 in "
+                             "TrainingQueue team-research/training\n"));
+  ASSERT_OK_AND_ASSIGN(std::string json, FormatExplain(job, {}, NoPods(), std::nullopt, 10,
+                                                       {.json = true, .now = Now()}, queue));
+  EXPECT_THAT(json, HasSubstr(R"("queuePosition":{"inQueue":2,"inClusterQueue":5})"));
+
+  std::string beyond = queue;
+  beyond.replace(beyond.find("mistral-finetune"), 16, "someone-else");
+  ASSERT_OK_AND_ASSIGN(out,
+                       FormatExplain(job, {}, NoPods(), std::nullopt, 10, {.now = Now()}, beyond));
+  EXPECT_THAT(out, HasSubstr("Position:    not among the 2 pending jobs TrainingQueue "
+                             "team-research/training lists (status.pendingJobs)\n"));
+  ASSERT_OK_AND_ASSIGN(json, FormatExplain(job, {}, NoPods(), std::nullopt, 10,
+                                           {.json = true, .now = Now()}, beyond));
+  EXPECT_THAT(json, Not(HasSubstr("queuePosition")));
+
+  ASSERT_OK_AND_ASSIGN(out, FormatExplain(job, {}, NoPods(), std::nullopt, 10, {.now = Now()}));
+  EXPECT_THAT(out, Not(HasSubstr("Position:")));
+  ASSERT_OK_AND_ASSIGN(out, FormatExplain(Job("llama-pretrain-64"), {}, NoPods(), std::nullopt, 10,
+                                          {.now = Now()}, queue));
+  EXPECT_THAT(out, Not(HasSubstr("Position:")));  // admitted
+}
+
 // maxRestarts bounds the job's own failures; restarts after node failures are shown apart.
 TEST(FormatExplain, RestartsAfterNodeFailuresAreNotCountedAgainstMaxRestarts) {
   ASSERT_OK_AND_ASSIGN(rapidjson::Document doc, kube::ParseJson(Job("llama-pretrain-64")));

@@ -6,9 +6,9 @@
 #include <fstream>
 #include <vector>
 
-#include "operator/server/parallel.h"
-
+#include "common/testing/status_matchers.h"
 #include "gtest/gtest.h"
+#include "operator/server/parallel.h"
 
 namespace phalanx::operator_server {
 namespace {
@@ -82,18 +82,46 @@ TEST(OperatorConfig, HelpListsEveryFlag) {
   absl::StatusOr<OperatorConfig> c = ParseOperatorFlags({"--help"});
   ASSERT_TRUE(c.ok());
   EXPECT_TRUE(c->show_help);
-  for (const char* flag : {"--kubeconfig", "--context", "--placement-address", "--health-address",
-                           "--leader-elect", "--lease-namespace", "--lease-name", "--identity",
-                           "--log-level", "--workers", "--min-cycle-interval-ms",
-                           "--sync-timeout-seconds", "--placement-deadline-ms", "--fair-sharing",
-                           "--not-ready-grace-seconds", "--http-read-timeout-seconds",
-                           "--http-max-connections", "--write-concurrency",
-                           "--admission-write-concurrency", "--event-writers",
-                           "--allow-job-priority", "--pods-ready-timeout-seconds",
-                           "--requeuing-backoff-base-seconds", "--requeuing-backoff-max-seconds",
-                           "--requeuing-backoff-limit-count"}) {
+  for (const char* flag : {"--kubeconfig",
+                           "--context",
+                           "--placement-address",
+                           "--health-address",
+                           "--leader-elect",
+                           "--lease-namespace",
+                           "--lease-name",
+                           "--identity",
+                           "--log-level",
+                           "--workers",
+                           "--min-cycle-interval-ms",
+                           "--sync-timeout-seconds",
+                           "--placement-deadline-ms",
+                           "--fair-sharing",
+                           "--not-ready-grace-seconds",
+                           "--http-read-timeout-seconds",
+                           "--http-max-connections",
+                           "--write-concurrency",
+                           "--admission-write-concurrency",
+                           "--event-writers",
+                           "--allow-job-priority",
+                           "--pods-ready-timeout-seconds",
+                           "--requeuing-backoff-base-seconds",
+                           "--requeuing-backoff-max-seconds",
+                           "--requeuing-backoff-limit-count",
+                           "--queue-status-pending-jobs"}) {
     EXPECT_NE(OperatorUsage().find(flag), std::string::npos) << flag;
   }
+}
+
+TEST(OperatorConfig, QueueStatusPendingJobsHasADefaultAndBounds) {
+  ASSERT_OK_AND_ASSIGN(OperatorConfig c, ParseOperatorFlags({}));
+  EXPECT_EQ(c.queue_status_pending_jobs, 10);
+  ASSERT_OK_AND_ASSIGN(c, ParseOperatorFlags({"--queue-status-pending-jobs=0"}));
+  EXPECT_EQ(c.queue_status_pending_jobs, 0);
+  EXPECT_NE(ParseOperatorFlags({"--queue-status-pending-jobs=101"})
+                .status()
+                .message()
+                .find("queueStatusPendingJobs"),
+            std::string::npos);
 }
 
 TEST(OperatorConfig, HealthPortLimitsHaveDefaultsAndBounds) {

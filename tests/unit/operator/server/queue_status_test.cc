@@ -386,7 +386,8 @@ TEST(StatusApplyTest, LocalQueueBodyFollowsTheCrd) {
       "pendingWorkloads": 2, "admittedWorkloads": 1,
       "conditions": [{"type": "Active", "status": "True", "reason": "Ready",
                       "message": "Can submit new workloads to its ClusterTrainingQueue",
-                      "lastTransitionTime": "2025-06-01T12:00:00Z", "observedGeneration": 2}]
+                      "lastTransitionTime": "2025-06-01T12:00:00Z", "observedGeneration": 2}],
+      "pendingJobs": []
     }})");
   EXPECT_EQ(a, want) << kube::ToJson(a);
   ExpectMatchesSchema(a["status"], schema["properties"]["status"], "status");
@@ -396,6 +397,69 @@ TEST(StatusApplyTest, LocalQueueBodyFollowsTheCrd) {
   EXPECT_STREQ(condition["status"].GetString(), "False");
   EXPECT_STREQ(condition["message"].GetString(), "ClusterTrainingQueue gone does not exist");
   ExpectMatchesSchema(other["status"], schema["properties"]["status"], "status");
+}
+
+// Positions, as a tenant reads them in its TrainingQueue: one ClusterQueue of 8 GPUs fed by
+// two namespaces, five jobs of 8 GPUs. The cycle admits the first in the queue's order
+// (priority, then creation time); the other four are pending at positions 1-4 of the
+// ClusterQueue, each TrainingQueue listing its own in that order, at most `max_jobs` of them.
+TEST(PendingJobsTest, PositionsFollowTheClusterQueueOrder) {
+  admission::Snapshot s;
+  s.flavors.push_back({.name = "h100"});
+  s.cluster_queues.push_back(Queue("shared", "", {Quota(kGpu, 8)}));
+  s.local_queues = {
+      {"ns-a", "main", "shared"}, {"ns-b", "main", "shared"}, {"ns-c", "main", "missing"}};
+  auto job = [](std::string ns, std::string name, int32_t priority, int64_t created) {
+    admission::Workload w = Pending(std::move(ns), std::move(name));
+    w.priority = priority;
+    w.creation_time = created;
+    return w;
+  };
+  s.workloads = {job("ns-a", "old-low", 0, 100), job("ns-b", "new-high", 10, 300),
+                 job("ns-a", "new-low", 0, 200), job("ns-b", "old-high", 10, 50),
+                 job("ns-a", "mid", 5, 400),     job("ns-c", "nowhere", 99, 1)};
+  admission::testing::FakePlacementService fake({{.name = "n", .gpus = 64}});
+  admission::CycleResult result = admission::RunAdmissionCycle(s, fake);
+  ASSERT_EQ(result.admissions.size(), 1u);
+  EXPECT_EQ(result.admissions[0].workload, "ns-b/old-high");
+  std::map<std::string, int32_t> position;
+  for (const admission::PendingDecision& p : result.pending) position[p.workload] = p.position;
+  EXPECT_EQ(position, (std::map<std::string, int32_t>{{"ns-b/new-high", 1},
+                                                      {"ns-a/mid", 2},
+                                                      {"ns-a/old-low", 3},
+                                                      {"ns-a/new-low", 4},
+                                                      {"ns-c/nowhere", 0}}));
+  admission::ApplyDecisions(result, s);
+
+  auto listed = [](const LocalQueueStatus& lq) {
+    std::vector<std::string> out;
+    for (const LocalQueueStatus::PendingJob& j : lq.pending_jobs) {
+      out.push_back(j.name + "@" + std::to_string(j.position_in_cluster_queue));
+    }
+    return out;
+  };
+  QueueStatuses all = ComputeQueueStatuses(s);
+  AddPendingJobs(s, result.pending, 10, all);
+  EXPECT_THAT(listed(all.local_queues[0]), ElementsAre("mid@2", "old-low@3", "new-low@4"));
+  EXPECT_THAT(listed(all.local_queues[1]), ElementsAre("new-high@1"));
+  EXPECT_THAT(listed(all.local_queues[2]), ElementsAre());  // its ClusterQueue does not exist
+  QueueStatuses two = ComputeQueueStatuses(s);
+  AddPendingJobs(s, result.pending, 2, two);
+  EXPECT_THAT(listed(two.local_queues[0]), ElementsAre("mid@2", "old-low@3"));
+  QueueStatuses none = ComputeQueueStatuses(s);
+  AddPendingJobs(s, result.pending, 0, none);
+  EXPECT_THAT(listed(none.local_queues[0]), ElementsAre());
+
+  rapidjson::Document body =
+      Parse(LocalQueueStatusApply(all.local_queues[0], "2025-06-01T12:00:00Z"));
+  rapidjson::Document want = Parse(R"([
+      {"name": "mid", "positionInQueue": 1, "positionInClusterQueue": 2},
+      {"name": "old-low", "positionInQueue": 2, "positionInClusterQueue": 3},
+      {"name": "new-low", "positionInQueue": 3, "positionInClusterQueue": 4}])");
+  EXPECT_EQ(body["status"]["pendingJobs"], want) << kube::ToJson(body);
+  ExpectMatchesSchema(body["status"],
+                      CrdSchema("phalanx.dev_trainingqueues.yaml")["properties"]["status"],
+                      "status");
 }
 
 }  // namespace
