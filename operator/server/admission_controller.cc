@@ -553,14 +553,25 @@ CycleStats AdmissionController::RunCycle() {
                          std::string(workload.status().message())});
     } else {
       if (auto quotas = quotas_by_namespace.find(job->meta.namespace_);
-          !job->status.admission && quotas != quotas_by_namespace.end()) {
+          quotas != quotas_by_namespace.end()) {
         // The smallest gang it could be admitted at: never, if the limits cannot hold it (it
         // waits for a fix); not now, if what the namespace uses leaves too little room (it
         // waits for the namespace's pods to use less, re-checked every cycle). Admitted jobs
         // are left alone: their own pods are in that use.
         const int32_t pods = workload->elastic ? workload->elastic->min : workload->count;
-        workload->invalid = QuotaRefusal(*job, pods, quotas->second);
-        if (workload->invalid.empty()) workload->held = QuotaShortfall(*job, pods, quotas->second);
+        if (!job->status.admission) {
+          workload->invalid = QuotaRefusal(*job, pods, quotas->second);
+          if (workload->invalid.empty()) {
+            workload->held = QuotaShortfall(*job, pods, quotas->second);
+          }
+        }
+        // An elastic job is admitted, or grows, only as far as the room lets its pods be
+        // created (it grows further when the namespace uses less).
+        if (workload->elastic && workload->invalid.empty() && workload->held.empty()) {
+          workload->elastic->max = ElasticSizeWithRoom(
+              *job, *workload->elastic, job->status.admission ? job->status.admission->replicas : 0,
+              quotas->second);
+        }
       }
       if (job->status.admission && workload->elastic &&
           (entry.pods_ready_shrunk || pods_ready_shrunk_.contains(key))) {

@@ -230,6 +230,18 @@ std::string QuotaShortfall(const kube::TrainingJob& job, int32_t pods,
       });
 }
 
+int32_t ElasticSizeWithRoom(const kube::TrainingJob& job, const placement::ElasticRange& range,
+                            int32_t running, const std::vector<NamespaceQuota>& quotas) {
+  const int32_t step = std::max(1, range.step);
+  for (int32_t size = range.min + (range.max - range.min) / step * step; size > running;
+       size -= step) {
+    if (QuotaShortfall(job, size - running, quotas).empty()) return size;
+  }
+  // No room for more: the size it has (a job shrunk by an edit of maxReplicas keeps the new
+  // maximum), and for a job not admitted its minimum, which QuotaShortfall checks first.
+  return std::clamp(running, range.min, range.max);
+}
+
 bool QuotaChangeMatters(const NamespaceQuota& before, const NamespaceQuota& after) {
   if (before.namespace_name != after.namespace_name || before.name != after.name ||
       before.scopes != after.scopes || before.selector != after.selector ||

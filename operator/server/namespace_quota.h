@@ -24,6 +24,7 @@
 #include "absl/status/statusor.h"
 #include "common/resources.h"
 #include "kube/api/training_job.h"
+#include "scheduler/placement_types.h"
 
 namespace phalanx::operator_server {
 
@@ -70,6 +71,15 @@ std::string QuotaRefusal(const kube::TrainingJob& job, int32_t pods,
 // pods of a gang admitted but not created yet, or admitted in the same cycle, are not in it.
 std::string QuotaShortfall(const kube::TrainingJob& job, int32_t pods,
                            const std::vector<NamespaceQuota>& quotas);
+
+// The largest size of an elastic gang (`range.min` plus whole steps, at most `range.max`)
+// whose pods beyond the `running` ones it has now the namespace's quotas have room for
+// (QuotaShortfall); with no room for more, `running` within the range (the minimum for a job
+// not admitted, which QuotaShortfall is asked about first): a job is admitted, or grows, only to a
+// size whose pods the API server will create, instead of at its maximum with the rest refused until
+// the pods-ready timeout shrinks it. `running` is 0 for a job not admitted.
+int32_t ElasticSizeWithRoom(const kube::TrainingJob& job, const placement::ElasticRange& range,
+                            int32_t running, const std::vector<NamespaceQuota>& quotas);
 
 // Whether a change of a quota can change what QuotaRefusal or QuotaShortfall say: anything but
 // status.used going up, which every pod create in the namespace does.

@@ -22,6 +22,8 @@
 #   b-8     (1 pod) under a ResourceQuota of 16 GPUs that a-16 uses up -> pending with reason
 #           InsufficientResourceQuota naming the quota, its room and use (status, Event,
 #           phalanx explain, the queue's pending counts), preempting nobody; runs once a-16 goes
+#   c-el    (elastic, 1 to 3 pods) with 3 nodes free and 8 GPUs of that quota left -> admitted at
+#           1 pod, no refused pod create; grows to 2 when b-8 goes
 # Reasons alone are checked by the other operator tests; this one checks the messages.
 # Needs hack/cluster/build.sh binaries and $PHALANX_BUILD_DIR (phalanx-scheduler, phalanx-operator).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -234,8 +236,27 @@ eventually 30 one_inadmissible &&
 kc -n $NS delete trainingjob a-16 --wait=false >/dev/null
 eventually 90 all_running $NS b-8 1 && pass "a-16 deleted: b-8 is admitted and runs" ||
   fail "b-8 after a-16 went: $(cond $NS b-8 Queued); quota used $(gpus_used)"
+# An elastic gang is admitted at the size the room lets the API server create, not at the
+# size the free nodes allow: fill-2 gone, 3 nodes are free but the quota has 8 GPUs left, so
+# c-el (1 to 3 pods of 8) runs at 1, with no refused pod create.
+kc -n team-vision delete trainingjob fill-2 --wait=false >/dev/null
+fill_2_gone() { ! kc -n team-vision get trainingjob fill-2 >/dev/null 2>&1; }
+eventually 60 fill_2_gone || fail "team-vision/fill-2 was not deleted"
+eventually 30 gpus_used_is 8 || fail "ResourceQuota gpus: status.used $(gpus_used), not 8"
+gang c-el 3 "  elastic: {minReplicas: 1, maxReplicas: 3}"
+eventually 60 all_running $NS c-el 1 && [[ $(jq_job $NS c-el .status.admission.replicas) == 1 ]] &&
+  pass "c-el is admitted at 1 of 1-3 pods, what the quota's room holds" ||
+  fail "c-el: admitted $(jq_job $NS c-el .status.admission.replicas), $(cond $NS c-el Queued)"
+sleep 3
+[[ -z $(events_of c-el | grep '^FailedCreate|') && $(jq_job $NS c-el .status.admission.replicas) == 1 ]] &&
+  pass "c-el has no FailedCreate event and does not grow past the room" ||
+  fail "c-el: $(events_of c-el | grep '^FailedCreate|' | head -2); size $(jq_job $NS c-el .status.admission.replicas)"
+kc -n $NS delete trainingjob b-8 --wait=false >/dev/null
+grown() { [[ $(jq_job $NS c-el .status.admission.replicas) == 2 ]] && all_running $NS c-el 2; }
+eventually 90 grown && pass "b-8 deleted: c-el grows to 2 pods, the room now" ||
+  fail "c-el after b-8 went: $(jq_job $NS c-el .status.admission.replicas) pods; quota used $(gpus_used)"
 kc -n $NS delete resourcequota gpus >/dev/null || fail "cannot delete the ResourceQuota gpus"
 
 out=$(check_invariants) && pass "invariants hold" || fail "invariants: $out"
-if ((FAILED > 0)); then for j in huge steady low high a-16 b-8; do echo "--- events of $j"; events_of $j; done; fi
+if ((FAILED > 0)); then for j in huge steady low high a-16 b-8 c-el; do echo "--- events of $j"; events_of $j; done; fi
 finish

@@ -922,6 +922,29 @@ TEST(NamespaceQuotaTest, DecodesStatusHardAndUsedInCanonicalUnits) {
   }
 }
 
+// An elastic gang is admitted, or grows, only to a size whose pods the room left lets the API
+// server create: 8-GPU pods, a range of 2 to 7 in steps of 2 (2, 4, 6).
+TEST(NamespaceQuotaTest, ElasticSizeWithRoomStopsAtTheRoomLeft) {
+  kube::TrainingJob job = ExampleJob("10-trainingjob-pretrain-64gpu.yaml");  // 8 GPUs a pod
+  const placement::ElasticRange range{.min = 2, .max = 7, .step = 2};
+  auto room = [](int gpus_used) {
+    return std::vector<NamespaceQuota>{
+        QuotaInUse(R"({"requests.nvidia.com/gpu":"64"})",
+                   absl::StrCat(R"({"requests.nvidia.com/gpu":")", gpus_used, R"("})"))};
+  };
+  EXPECT_EQ(ElasticSizeWithRoom(job, range, 0, room(0)), 6);   // the largest size on the grid
+  EXPECT_EQ(ElasticSizeWithRoom(job, range, 0, room(24)), 4);  // 40 GPUs left: 5 pods, 4 fit
+  EXPECT_EQ(ElasticSizeWithRoom(job, range, 0, room(48)), 2);  // 16 left: the minimum
+  EXPECT_EQ(ElasticSizeWithRoom(job, range, 0, room(56)), 2);  // none: the minimum (held)
+  EXPECT_EQ(ElasticSizeWithRoom(job, range, 0, {}), 6);        // no quota
+  // Running at 2 (its 16 GPUs in the use): growth by what is left.
+  EXPECT_EQ(ElasticSizeWithRoom(job, range, 2, room(40)), 4);  // 24 left: 3 more pods, 2 fit
+  EXPECT_EQ(ElasticSizeWithRoom(job, range, 2, room(56)), 2);  // 8 left: not a whole step
+  EXPECT_EQ(ElasticSizeWithRoom(job, range, 2, room(64)), 2);  // none left: stays
+  // A size above an edited-down maximum is not raised to it by this.
+  EXPECT_EQ(ElasticSizeWithRoom(job, {.min = 2, .max = 4, .step = 2}, 6, room(64)), 4);
+}
+
 // A gang that the limits hold but that does not fit what the namespace's pods leave of them
 // waits, told the quota, its room, its use and what the gang needs.
 TEST(NamespaceQuotaTest, ShortfallAgainstHardLessUsed) {
