@@ -436,6 +436,12 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
   // --- not admitted (queued, evicted, suspended): no pods ----------------------------------
   if (!job.status.admission || job.suspend) {
     RETURN_IF_ERROR(delete_pods([](const kube::Pod&) { return true; }));
+    // These pods are this controller's own deletions: the next admission starts with no rank
+    // seen, even one whose Admitted condition turns True again within the same second.
+    {
+      absl::MutexLock lock(&mu_);
+      seen_ranks_.erase(key);
+    }
     wanted.phase = job.suspend ? "Suspended" : "Queued";
     // Evicted: queued again, and the next run sets it anew, as a Kueue-evicted Job is suspended
     // and its startTime reset when it resumes. A suspension keeps it until the resume (above).
@@ -514,7 +520,10 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
   std::map<int, std::string> seen_on;
   {
     absl::MutexLock lock(&mu_);
-    const Condition* admitted_cond = FindCondition(current.conditions, kConditionAdmitted);
+    // The admission controller's condition: `current.conditions` holds only this controller's
+    // (kOwned), where it was never found, so a re-admission on the same nodes compared its new
+    // pods with the last admission's and called them recreated (audit session 34, D2-2).
+    const Condition* admitted_cond = FindCondition(all_conditions, kConditionAdmitted);
     const std::string admission =
         admitted_cond != nullptr ? admitted_cond->last_transition_time : std::string();
     SeenRanks& seen = seen_ranks_[key];

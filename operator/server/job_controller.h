@@ -113,7 +113,8 @@ class JobController {
   // Each job's (by key) ranks seen with a pod bound to a node, in its current uid, admission
   // and restart generation: a rank whose pod disappears (deleted by a user or a controller) and is
   // created again on the same node gets a PodRecreated Event; a first create, a growth or a move to
-  // a new node does not. In memory only: after a failover, a rank's first re-creation is silent.
+  // a new node does not. Forgotten while the job is not admitted (this controller deletes those
+  // pods itself). In memory only: after a failover, a rank's first re-creation is silent.
   struct SeenRanks {
     std::string uid;
     std::string admitted;  // the Admitted condition's lastTransitionTime: one per admission

@@ -13,6 +13,7 @@
 #           names low; low then waits, CannotBePlaced naming the best block
 #   a node of steady tainted NoSchedule -> NodesReplaced naming the failed and the spare node
 #   a rank's pod deleted by kubectl    -> PodRecreated naming the pod, rank and node
+#   steady suspended and resumed       -> admitted again on its nodes; no PodRecreated
 #   huge suspended and resumed         -> Suspended, Resumed
 #   self-set (spec.priority 2000000000, no PriorityClass) -> an Invalid Event: the operator's
 #           default takes priorities only from PriorityClasses (--allow-job-priority=false);
@@ -116,6 +117,28 @@ eventually 60 has_event_matching steady PodRecreated "^pod steady-2 \(rank 2\) o
   pass "steady's PodRecreated event: $(event_message steady PodRecreated)" ||
   fail "steady: no PodRecreated event for steady-2 on ${S2[2]}: $(events_of steady)"
 eventually 60 all_running $NS steady 3 || fail "steady is not Running again after steady-2 was deleted"
+
+# --- suspended and resumed: admitted again on the same nodes, and no PodRecreated ---------
+# The operator deleted those pods itself. Its memory of the ranks seen is per admission:
+# before, it looked for the Admitted condition among its own conditions, never reset it, and
+# called the new admission's pods recreated (audit session 34, D2-2).
+recreated_before=$(events_of steady | grep '^PodRecreated|')
+kc -n $NS patch trainingjob steady --type=merge -p '{"spec":{"suspend":true}}' >/dev/null ||
+  fail "cannot suspend steady"
+suspended_gone() { phase_is $NS steady Suspended && npods_is $NS steady 0; }
+eventually 60 suspended_gone || fail "steady: phase $(phase $NS steady), $(npods $NS steady) pods after its suspension"
+kc -n $NS patch trainingjob steady --type=merge -p '{"spec":{"suspend":false}}' >/dev/null ||
+  fail "cannot resume steady"
+eventually 60 all_running $NS steady 3 || fail "steady is not Running after its resume: $(cond $NS steady Queued)"
+# Placement orders the block's nodes afresh, so only some ranks may be back on their own node.
+read -ra S3 <<<"$(nodes_of steady)"
+same=$(for r in 0 1 2; do [[ ${S3[$r]:-} == "${S2[$r]}" ]] && echo "rank $r on ${S2[$r]}"; done | paste -sd, -)
+[[ -n $same ]] && pass "steady resumed with $same again (${S3[*]}; it ran on ${S2[*]})" ||
+  fail "steady resumed on ${S3[*]}, no rank on its node of ${S2[*]}: the check below proves nothing"
+sleep 2 # the job controller records PodRecreated right after the creates, before Running
+[[ $(events_of steady | grep '^PodRecreated|') == "$recreated_before" ]] &&
+  pass "no PodRecreated event for the resumed gang's pods" ||
+  fail "steady's resumed pods were called recreated: $(events_of steady | grep '^PodRecreated|')"
 
 # --- suspend and resume ------------------------------------------------------------------
 kc -n $NS patch trainingjob huge --type=merge -p '{"spec":{"suspend":true}}' >/dev/null

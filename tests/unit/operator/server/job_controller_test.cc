@@ -4,11 +4,14 @@
 // the watch delivers that write. Each transition is written once and its Event recorded once.
 #include "operator/server/job_controller.h"
 
+#include <map>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
 #include "common/metrics/registry.h"
 #include "common/testing/status_matchers.h"
 #include "gmock/gmock.h"
@@ -55,10 +58,20 @@ std::string RunningPod(int rank, int restart = 0) {
                       R"("spec":{"nodeName":"n)", rank, R"("},"status":{"phase":"Running"}})");
 }
 
+// Nodes n0 and n1, Ready.
+std::vector<std::string> ReadyNodes() {
+  std::vector<std::string> nodes;
+  for (const char* name : {"n0", "n1"}) {
+    nodes.push_back(absl::StrCat(R"({"metadata":{"name":")", name, R"("},)",
+                                 R"("status":{"conditions":[{"type":"Ready","status":"True"}]}})"));
+  }
+  return nodes;
+}
+
 class JobControllerTest : public ::testing::Test {
  protected:
-  // Lists `jobs`, `pods` and `nodes` (every other resource empty), then watches nothing until
-  // the end.
+  // Lists `jobs`, `pods` and `nodes` (every other resource empty), then watches only what a
+  // test hands to Watch.
   void Start(std::vector<std::string> jobs, std::vector<std::string> pods = {},
              std::vector<std::string> nodes = {}) {
     ON_CALL(client_, DoListPages(_, _, _, _))
@@ -75,13 +88,23 @@ class JobControllerTest : public ::testing::Test {
                                       absl::StrJoin(items, ","), "]}"));
         }));
     ON_CALL(client_, DoWatch(_, _, _, _, _))
-        .WillByDefault(Invoke([](const kube::Resource&, std::string_view,
-                                 const kube::WatchOptions&, const kube::WatchCallback&,
-                                 const kube::Cancellation* cancel) {
-          while (!cancel->WaitFor(absl::Hours(1))) {
-          }
-          return absl::OkStatus();
-        }));
+        .WillByDefault(
+            Invoke([this](const kube::Resource& r, std::string_view, const kube::WatchOptions&,
+                          const kube::WatchCallback& on_event, const kube::Cancellation* cancel) {
+              while (!cancel->WaitFor(absl::Milliseconds(2))) {
+                std::vector<kube::WatchEvent> events;
+                {
+                  absl::MutexLock lock(&watch_mu_);
+                  events.swap(watch_events_[r.plural]);
+                }
+                for (const kube::WatchEvent& e : events) {
+                  on_event(e);
+                  absl::MutexLock lock(&watch_mu_);
+                  ++watch_delivered_;
+                }
+              }
+              return absl::OkStatus();
+            }));
     // Status writes answer with the object at a newer resourceVersion.
     ON_CALL(client_, DoPatch(_, _, _, _, _, _, _))
         .WillByDefault(Invoke([this](const kube::Resource& r, std::string_view,
@@ -132,6 +155,25 @@ class JobControllerTest : public ::testing::Test {
     ASSERT_TRUE(informers_.WaitForSync(absl::Minutes(1), &stop_));
   }
 
+  // The API server's watch of `plural` tells of `object` (a write by someone else, or one that
+  // lands after the controller's); returns once the cache shows it.
+  void Watch(const std::string& plural, kube::WatchEvent::Type type, std::string object) {
+    int64_t sent;
+    {
+      absl::MutexLock lock(&watch_mu_);
+      watch_events_[plural].push_back({.type = type, .object = std::move(object)});
+      sent = ++watch_sent_;
+    }
+    for (const absl::Time deadline = absl::Now() + absl::Seconds(10);;) {
+      {
+        absl::MutexLock lock(&watch_mu_);
+        if (watch_delivered_ >= sent) return;
+      }
+      ASSERT_LT(absl::Now(), deadline) << "the watch did not deliver " << plural;
+      absl::SleepFor(absl::Milliseconds(2));
+    }
+  }
+
   // `times` reconciles of the job, each woken while the cache still shows what it listed.
   void Reconcile(int times) {
     for (int i = 0; i < times; ++i) {
@@ -157,15 +199,16 @@ class JobControllerTest : public ::testing::Test {
                R"({"phase":"Admitted","restarts":0,)"
                R"("admission":{"clusterQueue":"cq","flavor":"p5","replicas":2},)"
                R"("placement":{"domain":"nn-1","level":"l3","nodes":["n0","n1"]}})")},
-          {RunningPod(0), RunningPod(1)});
+          {RunningPod(0), RunningPod(1)}, ReadyNodes());
   }
 
-  // The job admitted on nodes n0, n1 with status.phase `phase`, and no pods yet.
+  // The job admitted on nodes n0, n1 (Ready) with status.phase `phase`, and no pods yet.
   void StartAdmittedWithoutPods(const std::string& phase) {
     Start({Job(R"("suspend":false)",
                absl::StrCat(R"({"phase":")", phase, R"(","admission":{"clusterQueue":"cq",)",
                             R"("flavor":"p5","replicas":2},"placement":{"domain":"b","level":"l",)",
-                            R"("nodes":["n0","n1"]}})"))});
+                            R"("nodes":["n0","n1"]}})"))},
+          {}, ReadyNodes());
   }
 
   // A reconcile whose status write fails: it errs and records no Event.
@@ -209,6 +252,10 @@ class JobControllerTest : public ::testing::Test {
   std::vector<std::string> pods_created_;  // bodies of the pod creates
   std::vector<std::string> events_;
   int event_repeats_ = 0;
+  absl::Mutex watch_mu_;
+  std::map<std::string, std::vector<kube::WatchEvent>> watch_events_ ABSL_GUARDED_BY(watch_mu_);
+  int64_t watch_sent_ ABSL_GUARDED_BY(watch_mu_) = 0;
+  int64_t watch_delivered_ ABSL_GUARDED_BY(watch_mu_) = 0;
 };
 
 TEST_F(JobControllerTest, AResumeIsRecordedOnceWhileTheCacheStillShowsSuspended) {
@@ -367,16 +414,6 @@ std::string FailedPod(int rank, int code, const std::string& finished,
                            R"("state":{"terminated":{"exitCode":)", code, R"(,"reason":")",
                            reason, R"(","finishedAt":")", finished, R"("}}}]})"));
   return pod;
-}
-
-// Nodes n0 and n1, Ready.
-std::vector<std::string> ReadyNodes() {
-  std::vector<std::string> nodes;
-  for (const char* name : {"n0", "n1"}) {
-    nodes.push_back(absl::StrCat(R"({"metadata":{"name":")", name, R"("},)",
-                                 R"("status":{"conditions":[{"type":"Ready","status":"True"}]}})"));
-  }
-  return nodes;
 }
 
 constexpr char kRunningGang[] =
@@ -656,6 +693,88 @@ TEST_F(JobControllerTest, ADeadlineOnAGangThatNeverRanSaysItNeverRan) {
               ::testing::HasSubstr(" s ago (at 2026-11-30T11:00:00Z), past "
                                    "spec.activeDeadlineSeconds (15 s), and never had all its 2 "
                                    "ranks running (1 running now)"));
+}
+
+// --- a rank's pod created again: PodRecreated only for someone else's deletion -----------
+
+// The job at resourceVersion `rv` (later than every status write the tests answer), as the
+// watch shows it after another writer's change.
+std::string JobAt(int rv, const std::string& spec, const std::string& status) {
+  std::string job = Job(spec, status);
+  const std::string listed = R"("resourceVersion":"10")";
+  job.replace(job.find(listed), listed.size(), absl::StrCat(R"("resourceVersion":")", rv, "\""));
+  return job;
+}
+
+// The status of the gang admitted on `nodes` (a JSON array's elements), its Admitted
+// condition True since `since` (one admission per lastTransitionTime).
+std::string AdmittedOn(const std::string& nodes, const std::string& since) {
+  return absl::StrCat(R"({"phase":"Running","restarts":0,)",
+                      R"("admission":{"clusterQueue":"cq","flavor":"p5","replicas":2},)",
+                      R"("placement":{"domain":"nn-1","level":"l3","nodes":[)", nodes, "]},",
+                      R"("conditions":[{"type":"Admitted","status":"True","reason":"Admitted",)",
+                      R"("message":"admitted","lastTransitionTime":")", since, R"("}]})");
+}
+constexpr char kOnN0N1[] = R"("n0","n1")";
+constexpr char kFirstAdmission[] = "2026-11-30T10:00:00Z";
+
+// The job admitted on n0 and n1 with both ranks' pods running, looked at once: both ranks
+// are seen bound there.
+class PodRecreatedTest : public JobControllerTest {
+ protected:
+  void SetUp() override {
+    std::vector<std::string> nodes = ReadyNodes();
+    nodes.push_back(
+        R"({"metadata":{"name":"n2"},"status":{"conditions":[{"type":"Ready","status":"True"}]}})");
+    Start({JobAt(40, R"("suspend":false)", AdmittedOn(kOnN0N1, kFirstAdmission))},
+          {RunningPod(0), RunningPod(1)}, nodes);
+    Reconcile(1);
+    ASSERT_THAT(pods_created_, ::testing::IsEmpty());
+  }
+  void PodDeleted(int rank) { Watch("pods", kube::WatchEvent::Type::kDeleted, RunningPod(rank)); }
+  void JobChanged(int rv, const std::string& spec, const std::string& status) {
+    Watch("trainingjobs", kube::WatchEvent::Type::kModified, JobAt(rv, spec, status));
+  }
+};
+
+// The behaviour the cases below must not mistake theirs for: a pod deleted by a user while
+// the gang runs is created again on its node, and the job says so.
+TEST_F(PodRecreatedTest, APodDeletedWhileTheGangRunsIsRecreatedWithAnEvent) {
+  PodDeleted(1);
+  Reconcile(1);
+  ASSERT_EQ(pods_created_.size(), 1u);
+  EXPECT_THAT(pods_created_[0], HasSubstr(R"("name":"llama-1")"));
+  EXPECT_THAT(EventsRecorded(), Contains("PodRecreated"));
+}
+
+// Evicted (preempted, a pods-ready timeout) and admitted again on the same nodes before this
+// controller looked: a new Admitted lastTransitionTime is a new admission, whose pods are
+// first creates (audit D2-2: the condition was looked for among this controller's own, never
+// found, and every re-admission on the same nodes was a Warning blaming someone else).
+TEST_F(PodRecreatedTest, ANewAdmissionOnTheSameNodesIsNotARecreation) {
+  PodDeleted(0);
+  PodDeleted(1);
+  JobChanged(50, R"("suspend":false)", AdmittedOn(kOnN0N1, "2026-11-30T10:05:00Z"));
+  Reconcile(1);
+  EXPECT_EQ(pods_created_.size(), 2u);
+  EXPECT_THAT(EventsRecorded(), Not(Contains("PodRecreated")));
+}
+
+// Suspended, then resumed and admitted again on the same nodes within the same second (the
+// Admitted condition's lastTransitionTime unchanged): the pods this controller deleted for the
+// suspension are its own, and the resumed gang's are first creates.
+TEST_F(PodRecreatedTest, AResumeOnTheSameNodesIsNotARecreation) {
+  JobChanged(50, R"("suspend":true)",
+             absl::StrCat(R"({"phase":"Running","restarts":0,"conditions":[{"type":"Admitted",)",
+                          R"("status":"False","reason":"Suspended","message":"suspended",)",
+                          R"("lastTransitionTime":")", kFirstAdmission, R"("}]})"));
+  Reconcile(1);  // deletes the pods
+  PodDeleted(0);
+  PodDeleted(1);
+  JobChanged(60, R"("suspend":false)", AdmittedOn(kOnN0N1, kFirstAdmission));
+  Reconcile(1);
+  EXPECT_EQ(pods_created_.size(), 2u);
+  EXPECT_THAT(EventsRecorded(), Not(Contains("PodRecreated")));
 }
 
 // --- the overlay on its own ----------------------------------------------------------------
