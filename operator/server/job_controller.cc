@@ -28,6 +28,9 @@ const std::vector<std::string_view> kOwned = {kConditionRunning, kConditionResta
                                               kConditionResizing, kConditionSucceeded,
                                               kConditionFailed};
 
+// How soon a rank held off a failed node is looked at again (the node may recover first).
+constexpr absl::Duration kHeldRankRecheck = absl::Seconds(5);
+
 bool Terminal(const kube::Pod& pod) { return kube::FinishedPhase(pod.phase); }
 
 std::vector<Condition> Owned(const std::vector<Condition>& all) {
@@ -782,6 +785,14 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
         }
       }
     }
+    // What the pods carry, for the node's fault as the admission controller reads it.
+    std::vector<placement::Toleration> tolerations;
+    for (const kube::Toleration& t : job.pod.tolerations) {
+      tolerations.push_back(kube::ToPlacementToleration(t));
+    }
+    for (const kube::Toleration& t : ctx.tolerations) {
+      tolerations.push_back(kube::ToPlacementToleration(t));
+    }
     std::vector<std::pair<int, std::string>> missing;  // rank, pod body
     bool squatted = false;                             // a rank's name taken by a foreign pod
     for (int rank = 0; rank < world; ++rank) {
@@ -804,6 +815,20 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
       if (expected.names.contains(name)) {
         recheck = expected.wait;
         continue;
+      }
+      // A reserved node that takes no new pod of the gang (cordoned, NotReady, gone, ...) is
+      // the admission controller's to replace, by the same rule: a pod pinned there only fails
+      // to schedule until the move deletes it, and it read as recreated there (audit session 34,
+      // D2-3).
+      if (static_cast<size_t>(rank) < ctx.nodes.size()) {
+        std::shared_ptr<const kube::Node> node = informers_.nodes.Get(ctx.nodes[rank]);
+        if (std::optional<NodeFault> fault =
+                DetectGangNodeFault(job, ctx.nodes[rank], node.get(), tolerations)) {
+          spdlog::info("TrainingJob {}: rank {} waits to be moved: {}", key, rank, fault->detail);
+          // Nobody else wakes the job if the node recovers before it is replaced.
+          recheck = recheck ? std::min(*recheck, kHeldRankRecheck) : kHeldRankRecheck;
+          continue;
+        }
       }
       absl::StatusOr<std::string> body = controller::BuildPod(job, ctx, rank);
       if (!body.ok()) {

@@ -165,6 +165,16 @@ std::optional<NodeFault> DetectNodeFault(std::string_view name, const kube::Node
   return std::nullopt;
 }
 
+std::optional<NodeFault> DetectGangNodeFault(
+    const kube::TrainingJob& job, std::string_view name, const kube::Node* node,
+    const std::vector<placement::Toleration>& tolerations) {
+  std::optional<NodeFault> fault = DetectNodeFault(name, node, tolerations);
+  if (fault || node == nullptr || !job.status.placement) return fault;
+  const std::vector<std::string>& nodes = job.status.placement->nodes;
+  const int ranks = static_cast<int>(std::count(nodes.begin(), nodes.end(), name));
+  return DetectCapacityLoss(name, *node, job.pod.requests.get(), ranks);
+}
+
 std::string TopologyDrift(
     const kube::TrainingJob& job,
     const std::function<std::shared_ptr<const kube::Node>(const std::string&)>& nodes) {
@@ -328,11 +338,7 @@ std::optional<FaultDecision> NodeFaultResponder::Respond(const kube::TrainingJob
   for (const std::string& name : nodes) {
     if (!seen.insert(name).second) continue;
     std::shared_ptr<const kube::Node> node = nodes_(name);
-    std::optional<NodeFault> fault = DetectNodeFault(name, node.get(), tolerations);
-    if (!fault && node != nullptr) {
-      const int ranks = static_cast<int>(std::count(nodes.begin(), nodes.end(), name));
-      fault = DetectCapacityLoss(name, *node, job.pod.requests.get(), ranks);
-    }
+    std::optional<NodeFault> fault = DetectGangNodeFault(job, name, node.get(), tolerations);
     if (!fault) continue;
     if (fault->kind == NodeFaultKind::kNotReady) {
       const absl::Time since = not_ready_since_.try_emplace(name, now).first->second;

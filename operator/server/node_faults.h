@@ -75,6 +75,15 @@ std::optional<NodeFault> DetectNodeFault(std::string_view name, const kube::Node
 std::optional<NodeFault> DetectCapacityLoss(std::string_view name, const kube::Node& node,
                                             const phalanx::ResourceList& per_pod, int ranks);
 
+// The fault of node `name` (`node` null: deleted) for a rank of admitted `job` that needs a new
+// pod there, as Respond judges it: DetectNodeFault for the gang's `tolerations` (the template's
+// and the admitted flavor's), else DetectCapacityLoss for the ranks status.placement puts on
+// it. Such a rank is moved by the admission controller (NotReady: once its grace has passed),
+// so the job controller creates no pod for it there. nullopt: the node takes the rank's pod.
+std::optional<NodeFault> DetectGangNodeFault(const kube::TrainingJob& job, std::string_view name,
+                                             const kube::Node* node,
+                                             const std::vector<placement::Toleration>& tolerations);
+
 // A pod's integer label (phalanx.dev/rank, phalanx.dev/restart), or -1 if absent or not a
 // number.
 int PodIntLabel(const kube::Pod& pod, std::string_view key);

@@ -15,7 +15,8 @@
 # and then, in f's old block:
 #   g (2 pods)  kubectl cordon of rank 1's node -> nothing moves (a cordon keeps new pods off,
 #               it does not stop running ones); kubectl drain of it -> the evicted rank 1 moves
-#               to the block's spare, rank 0's pod untouched, no restart counted
+#               to the block's spare, rank 0's pod untouched, no restart counted; no pod of
+#               rank 1 is created on the cordoned node first, and no PodRecreated
 # Each step is checked as a condition, an event and a metric.
 # Needs hack/cluster/build.sh binaries and $PHALANX_BUILD_DIR (phalanx-scheduler, phalanx-operator).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -152,6 +153,15 @@ eventually 60 moved_in_block g 1 "${G[1]}" && eventually 60 runs_on_placement g 
   pass "g: rank 0's pod untouched, no gang restart" || fail "g: rank 0 recreated or restarts $(jq_job $NS g '.status.restarts')"
 cond_is g NodesReplaced "True NodeCordoned: replaced 1 node (${G[1]} is cordoned (spec.unschedulable) and rank 1 there needs a new pod)" &&
   pass "g: condition $(cond $NS g NodesReplaced)" || fail "g: NodesReplaced '$(cond $NS g NodesReplaced)'"
+# The evicted rank waited for its move: no pod of it was created on the cordoned node, where it
+# could not be scheduled, and no PodRecreated ("created again on the same node") contradicts
+# NodesReplaced (audit session 34, D2-3: both, 20 ms before the move).
+g_events() { kc -n $NS get events --field-selector "involvedObject.name=$1,reason=$2" -o jsonpath='{.items[*].message}'; }
+! has_event $NS g PodRecreated && pass "g: no PodRecreated event for the moved rank" ||
+  fail "g: PodRecreated for the moved rank: $(g_events g PodRecreated)"
+[[ $(g_events g-1 FailedScheduling) != *unschedulable* ]] &&
+  pass "g: no pod of rank 1 was created on the cordoned ${G[1]}" ||
+  fail "g: a pod of rank 1 was created on the cordoned ${G[1]}: $(g_events g-1 FailedScheduling)"
 
 # --- metrics ------------------------------------------------------------------------------
 metrics=$(curl -sf "http://127.0.0.1:$PHALANX_OPERATOR_HEALTH_PORT/metrics")

@@ -318,7 +318,8 @@ TEST_F(JobControllerTest, PodsGetTheFlavorAsRecordedAtAdmission) {
              R"({"phase":"Restarting","admission":{"clusterQueue":"cq","flavor":"p5",)"
              R"("replicas":2,"nodeSelector":{"pool":"a"},)"
              R"("tolerations":[{"key":"spot","operator":"Exists","effect":"NoSchedule"}]},)"
-             R"("placement":{"domain":"b","level":"l","nodes":["n0","n1"]}})")});
+             R"("placement":{"domain":"b","level":"l","nodes":["n0","n1"]}})")},
+        {}, ReadyNodes());
   ASSERT_OK(controller_.Reconcile(absl::StrCat(kNs, "/", kJob)).status());
   ASSERT_EQ(pods_created_.size(), 2u);
   for (const std::string& body : pods_created_) {
@@ -774,6 +775,29 @@ TEST_F(PodRecreatedTest, AResumeOnTheSameNodesIsNotARecreation) {
   JobChanged(60, R"("suspend":false)", AdmittedOn(kOnN0N1, kFirstAdmission));
   Reconcile(1);
   EXPECT_EQ(pods_created_.size(), 2u);
+  EXPECT_THAT(EventsRecorded(), Not(Contains("PodRecreated")));
+}
+
+// kubectl cordon and drain of rank 1's node: the evicted rank is not created again there (it
+// could not be scheduled), but waits for the admission controller to move it, by the same rule
+// (DetectGangNodeFault), and is looked at again soon in case the node recovers first. Moved,
+// it is created on its new node, and that is no recreation (audit D2-3: a pod pinned to the
+// cordoned node first, FailedScheduling, and PodRecreated next to NodesReplaced).
+TEST_F(PodRecreatedTest, ADrainedRankWaitsForItsMoveOffTheCordonedNode) {
+  Watch("nodes", kube::WatchEvent::Type::kModified,
+        R"({"metadata":{"name":"n1"},"spec":{"unschedulable":true},)"
+        R"("status":{"conditions":[{"type":"Ready","status":"True"}]}})");
+  PodDeleted(1);
+  absl::StatusOr<std::optional<absl::Duration>> next =
+      controller_.Reconcile(absl::StrCat(kNs, "/", kJob));
+  ASSERT_OK(next.status());
+  EXPECT_THAT(pods_created_, ::testing::IsEmpty());
+  EXPECT_THAT(*next, Optional(::testing::Le(absl::Seconds(5))));
+  JobChanged(50, R"("suspend":false)", AdmittedOn(R"("n0","n2")", kFirstAdmission));
+  Reconcile(1);
+  ASSERT_EQ(pods_created_.size(), 1u);
+  EXPECT_THAT(pods_created_[0], HasSubstr(R"("name":"llama-1")"));
+  EXPECT_THAT(pods_created_[0], HasSubstr(R"("n2")"));
   EXPECT_THAT(EventsRecorded(), Not(Contains("PodRecreated")));
 }
 
