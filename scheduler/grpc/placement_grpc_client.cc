@@ -1,5 +1,6 @@
 #include "scheduler/grpc/placement_grpc_client.h"
 
+#include <memory>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -7,6 +8,7 @@
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "grpcpp/support/channel_arguments.h"
+#include "spdlog/spdlog.h"
 
 namespace phalanx::placement {
 namespace {
@@ -20,8 +22,12 @@ std::shared_ptr<::grpc::Channel> MakeChannel(const std::string& target,
   // minute the channel stayed down ~18 s after the server was ready (audit 32). The peer is
   // one service on the cluster network; trying every 2 s at most costs nothing.
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 500);
-  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 500);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
+  // Not a backoff in gRPC's C core but each connection attempt's deadline, TLS handshake
+  // included (the subchannel's min_connect_timeout): 500 ms ran out in handshakes on a loaded
+  // machine ("Handshake timed out"); 2 s still fails calls fast while the server is away. A
+  // channel that stops connecting for good is replaced (kReconnectAfter).
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 2000);
   if (options.tls && !options.tls_server_name.empty()) {
     args.SetSslTargetNameOverride(options.tls_server_name);
   }
@@ -41,11 +47,52 @@ bool FromService(const ::grpc::ClientContext& context) {
 
 }  // namespace
 
+// A channel whose calls have failed UNAVAILABLE this long, with at least this long since it
+// was made, is replaced. After a phalanx-scheduler restart gRPC 1.51's TLS channel sometimes
+// never connects again ("connection attempt timed out before receiving SETTINGS frame" or
+// "Handshake timed out" at every attempt, grpc/grpc#33423) while a new channel connects at
+// once: nothing was admitted until phalanx-operator was restarted (audit 2026-11-30, D2-1). A
+// server that is really down costs a new channel every 10 s, which is nothing.
+constexpr absl::Duration kReconnectAfter = absl::Seconds(10);
+
+std::shared_ptr<const GrpcPlacementService::Connection> GrpcPlacementService::Connect(
+    const std::string& target, const GrpcClientOptions& options) {
+  auto connection = std::make_shared<Connection>();
+  connection->channel = MakeChannel(target, options);
+  connection->stub = pb::Placement::NewStub(connection->channel);
+  return connection;
+}
+
 GrpcPlacementService::GrpcPlacementService(std::string target, GrpcClientOptions options)
     : target_(std::move(target)),
       options_(options),
-      channel_(MakeChannel(target_, options_)),
-      stub_(pb::Placement::NewStub(channel_)) {}
+      connection_(Connect(target_, options_)),
+      connected_at_(absl::Now()) {}
+
+std::shared_ptr<const GrpcPlacementService::Connection> GrpcPlacementService::Current() const {
+  absl::MutexLock lock(&mu_);
+  return connection_;
+}
+
+void GrpcPlacementService::NoteSuccess() const {
+  absl::MutexLock lock(&mu_);
+  failing_since_.reset();
+}
+
+void GrpcPlacementService::NoteUnavailable(const std::shared_ptr<const Connection>& used) const {
+  const absl::Time now = absl::Now();
+  absl::MutexLock lock(&mu_);
+  if (used != connection_) return;  // another caller replaced it already
+  if (!failing_since_) failing_since_ = now;
+  if (now - *failing_since_ < kReconnectAfter || now - connected_at_ < kReconnectAfter) return;
+  spdlog::warn(
+      "Placement channel to {}: every call has failed UNAVAILABLE for {}s; opening a "
+      "new channel",
+      target_, absl::ToInt64Seconds(now - *failing_since_));
+  connection_ = Connect(target_, options_);
+  connected_at_ = now;
+  failing_since_.reset();
+}
 
 template <typename Request, typename Response>
 absl::Status GrpcPlacementService::Call(
@@ -54,8 +101,13 @@ absl::Status GrpcPlacementService::Call(
     const Request& request, Response* response) const {
   ::grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + options_.deadline);
-  ::grpc::Status status = (stub_.get()->*rpc)(&context, request, response);
-  if (status.ok()) return absl::OkStatus();
+  const std::shared_ptr<const Connection> connection = Current();
+  ::grpc::Status status = (connection->stub.get()->*rpc)(&context, request, response);
+  if (status.ok()) {
+    NoteSuccess();
+    return absl::OkStatus();
+  }
+  if (status.error_code() == ::grpc::StatusCode::UNAVAILABLE) NoteUnavailable(connection);
   absl::Status error = FromGrpcStatus(status);
   if (FromService(context)) return error;
   return absl::Status(error.code(),

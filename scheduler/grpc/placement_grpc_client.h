@@ -12,6 +12,8 @@
 // RPC fails as a whole (server down, deadline, a batch over the limit), every result of a
 // ReserveBatch carries that error. The channel connects lazily and reconnects by itself; calls
 // fail fast (UNAVAILABLE) while the server is unreachable instead of waiting for the deadline.
+// Calls that have failed UNAVAILABLE for 10 s get a new channel (gRPC's TLS channel can stay
+// unable to connect to a restarted server for good).
 // Plain text unless GrpcClientOptions::tls is set (tls.h).
 //
 // Thread-safe: gRPC stubs may be shared by concurrent callers.
@@ -24,7 +26,10 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "grpcpp/channel.h"
 #include "phalanx/v1alpha1/placement.grpc.pb.h"
 #include "scheduler/grpc/proto_convert.h"
@@ -81,10 +86,26 @@ class GrpcPlacementService : public PlacementService {
                                                 Response*),
                     const Request& request, Response* response) const;
 
+  // A channel and its stub, replaced whole (Reconnect).
+  struct Connection {
+    std::shared_ptr<::grpc::Channel> channel;
+    std::unique_ptr<Stub> stub;
+  };
+  static std::shared_ptr<const Connection> Connect(const std::string& target,
+                                                   const GrpcClientOptions& options);
+  std::shared_ptr<const Connection> Current() const;
+  // After a call through `used` failed UNAVAILABLE: once calls have failed so for
+  // kReconnectAfter, a new channel with new credentials replaces it (see the .cc).
+  void NoteUnavailable(const std::shared_ptr<const Connection>& used) const;
+  void NoteSuccess() const;
+
   std::string target_;
   GrpcClientOptions options_;
-  std::shared_ptr<::grpc::Channel> channel_;
-  std::unique_ptr<Stub> stub_;
+  mutable absl::Mutex mu_;
+  mutable std::shared_ptr<const Connection> connection_ ABSL_GUARDED_BY(mu_);
+  // Since when every call has failed UNAVAILABLE; nullopt while calls succeed.
+  mutable std::optional<absl::Time> failing_since_ ABSL_GUARDED_BY(mu_);
+  mutable absl::Time connected_at_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace phalanx::placement

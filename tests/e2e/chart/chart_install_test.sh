@@ -22,6 +22,8 @@
 #   4. `helm upgrade` to a chart whose TrainingJob CRD changed, with a changed value, updates the
 #      CRD in place and restores the role, and the blocked jobs then run;
 #      the running job's pods keep their UIDs and nodes, also across restarts of both binaries;
+#      phalanx-scheduler replaced alone while a job arrives: the operator's TLS channel reaches
+#      the new one and the job runs;
 #   5. `helm uninstall` leaves the CRDs, the TrainingJobs and their pods, and takes the roles and
 #      the policy;
 #   and the Placement API runs with the chart's mutual TLS: the operator reserves over it, a
@@ -342,6 +344,19 @@ sleep 5
 uids_after=$(pods_of $JNS $J | jq -r '[.items[] | "\(.metadata.name)=\(.metadata.uid)@\(.spec.nodeName)"] | sort | join(" ")')
 [[ $uids_after == "$uids_before" ]] && phase_is $JNS $J Running &&
   pass "$J kept its 8 pods (same UIDs, same nodes) and is Running" || fail "$J's pods changed: before '$uids_before' after '$uids_after'"
+# phalanx-scheduler alone replaced (a rollout of its Deployment) while a job arrives: the
+# operator's mutual-TLS channel reaches the new one. gRPC's TLS channel could stay unable to
+# connect to it for good, and nothing was admitted until the operator restarted (audit
+# 2026-11-30, D2-1); the client now opens a new channel after 10 s of failed calls.
+"$REPO_ROOT/hack/cluster/restart.sh" phalanx-scheduler --down-for 6 >"$PHALANX_CLUSTER_DIR/restart-scheduler.log" 2>&1 &
+restart_pid=$!
+sleep 2
+job team-vision during-restart 1
+wait "$restart_pid" || fail "phalanx-scheduler did not come back: $(tail -3 "$PHALANX_CLUSTER_DIR/restart-scheduler.log")"
+back_at=$(date +%s)
+eventually 60 phase_is team-vision during-restart Running &&
+  pass "a job applied while phalanx-scheduler was down runs $(($(date +%s) - back_at)) s after it was back, with no operator restart" ||
+  fail "during-restart not Running 60 s after phalanx-scheduler was back: $(cond team-vision during-restart Queued | cut -c1-250)"
 out=$(check_invariants) && pass "invariants hold" || fail "invariants broken: $out"
 
 # --- 5. helm uninstall: CRDs and TrainingJobs stay --------------------------------------------
