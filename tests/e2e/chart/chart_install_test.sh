@@ -20,7 +20,8 @@
 #      With OwnerReferencesPermissionEnforcement on, update on trainingjobs/finalizers is needed
 #      too (the pods block their job's deletion): without it the pods are refused;
 #   4. `helm upgrade` to a chart whose TrainingJob CRD changed, with a changed value, updates the
-#      CRD in place and restores the role, and the blocked jobs then run;
+#      CRD in place and restores the role, and the blocked jobs then run; an upgrade of a release
+#      without the viewer Secret has NOTES saying how to get one;
 #      the running job's pods keep their UIDs and nodes, also across restarts of both binaries;
 #      phalanx-scheduler replaced alone while a job arrives: the operator's TLS channel reaches
 #      the new one and the job runs;
@@ -326,6 +327,18 @@ kc -n $NS get deployment phalanx-operator -o jsonpath='{.spec.template.spec.cont
 [[ -n $sched_cert && $(kc -n $NS get secret phalanx-scheduler-tls -o jsonpath='{.data.tls\.crt}') == "$sched_cert" ]] &&
   pass "helm upgrade kept the generated TLS certificates (the running pods' files stay valid)" ||
   fail "helm upgrade replaced the scheduler's TLS certificate"
+helm_ get notes phalanx | grep -q 'get secret phalanx-viewer-tls' &&
+  pass "the upgrade's NOTES tell how to read the viewer certificate" || fail "the upgrade's NOTES lack the viewer Secret"
+# A release without the viewer Secret (installed by a chart before it, or the Secret deleted):
+# an upgrade cannot make one with the CA it keeps, and its NOTES say what to do instead of
+# pointing at a Secret that does not exist (audit 2026-11-30, D2-5).
+kc -n $NS delete secret phalanx-viewer-tls >/dev/null || fail "cannot delete the viewer Secret"
+out=$(helm_ upgrade phalanx "$NEXT" --reuse-values 2>&1) || fail "helm upgrade without the viewer Secret: $out"
+notes=$(helm_ get notes phalanx)
+grep -q 'release has no read-only viewer certificate' <<<"$notes" && ! grep -q 'get secret phalanx-viewer-tls' <<<"$notes" &&
+  grep -q 'delete secret phalanx-scheduler-tls phalanx-operator-tls' <<<"$notes" &&
+  pass "without the viewer Secret the upgrade's NOTES say how to get one: $(grep -A1 'no read-only viewer' <<<"$notes" | tr -s ' ' | tr '\n' ' ' | cut -c1-160)" ||
+  fail "the NOTES of an upgrade without the viewer Secret: $(grep -n 'viewer' <<<"$notes")"
 eventually 30 bash -c "[[ \$(kubectl --kubeconfig=$PHALANX_KUBECONFIG auth can-i --as=$OP_SA create pods -n team-vision) == yes ]]" &&
   pass "helm upgrade restored the operator's pod creation" || fail "the operator still may not create pods after helm upgrade"
 kc -n team-vision annotate trainingjob rbac-probe phalanx.test/nudge=1 --overwrite >/dev/null   # skip the retry backoff
