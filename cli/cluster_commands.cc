@@ -432,13 +432,14 @@ absl::StatusOr<std::string> Explain(const Flags& flags) {
         .server = flags.server, .request = request, .result = Scheduler(flags).Place(request)};
   }
   // A pending job's position, from its TrainingQueue's status; nothing if it cannot be read.
-  const absl::StatusOr<std::string> queue =
-      decoded.queue_name.empty()
-          ? absl::StatusOr<std::string>(absl::NotFoundError("no queue"))
-          : GetObject(cluster, kube::TrainingQueues(), cluster.ns, decoded.queue_name);
-  ASSIGN_OR_RETURN(std::string out,
-                   FormatExplain(job, events, pods, answer, flags.events,
-                                 OutputFor(flags, &cluster), queue.ok() ? *queue : ""));
+  std::string queue;
+  if (!decoded.queue_name.empty()) {
+    absl::StatusOr<std::string> got =
+        GetObject(cluster, kube::TrainingQueues(), cluster.ns, decoded.queue_name);
+    if (got.ok()) queue = *std::move(got);
+  }
+  ASSIGN_OR_RETURN(std::string out, FormatExplain(job, events, pods, answer, flags.events,
+                                                  OutputFor(flags, &cluster), queue));
   // Everything the cluster said is printed; a scheduler that could not be asked still fails
   // the command, after the output, so scripts notice.
   if (answer && !answer->result.ok()) {

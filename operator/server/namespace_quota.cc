@@ -132,6 +132,16 @@ std::string FirstShort(const kube::TrainingJob& job, const std::vector<Namespace
   return "";
 }
 
+// What a quota's current use leaves of `limit` on `resource` (status.hard less status.used).
+// Everything the namespace's pods are charged now counts, a job's own included: pods left from
+// its eviction that are still terminating count until they are gone, as the API server would
+// refuse its new pods until then. A limit lowered below the use leaves no room, not a negative
+// one.
+int64_t Room(const NamespaceQuota& q, const std::string& resource, int64_t limit) {
+  auto used = q.used.find(resource);
+  return std::max<int64_t>(0, limit - (used == q.used.end() ? 0 : used->second));
+}
+
 // "2" pods, or "16 (2 pods of 8)" of a resource: what `pods` pods need.
 std::string Needed(const std::string& resource, int64_t per_pod, int32_t pods) {
   if (resource == "pods") return absl::StrCat(pods);
@@ -208,14 +218,10 @@ std::string QuotaShortfall(const kube::TrainingJob& job, int32_t pods,
       job, quotas, &NamespaceQuota::status_hard,
       [&](const NamespaceQuota& q, const std::string& resource, int64_t limit,
           int64_t per_pod) -> std::string {
-        // Everything the namespace's pods are charged now, this job's own included: pods left
-        // from its eviction that are still terminating count until they are gone, and the job
-        // waits for them as the API server would refuse its new pods until then.
+        const int64_t room = Room(q, resource, limit);
+        if (per_pod * pods <= room) return "";
         auto used = q.used.find(resource);
         const int64_t in_use = used == q.used.end() ? 0 : used->second;
-        // A limit lowered below what is in use leaves no room, not a negative one.
-        const int64_t room = std::max<int64_t>(0, limit - in_use);
-        if (per_pod * pods <= room) return "";
         const bool count = resource == "pods";
         return absl::StrCat(
             "ResourceQuota ", q.namespace_name, "/", q.name, ScopeText(q), " has room for ",
@@ -232,10 +238,22 @@ std::string QuotaShortfall(const kube::TrainingJob& job, int32_t pods,
 
 int32_t ElasticSizeWithRoom(const kube::TrainingJob& job, const placement::ElasticRange& range,
                             int32_t running, const std::vector<NamespaceQuota>& quotas) {
+  // How many more of its pods every quota that applies has room for, as QuotaShortfall judges
+  // each (per_pod * pods <= room), computed once instead of asking it about every size.
+  std::optional<int64_t> more;  // nullopt: no quota limits them
+  for (const NamespaceQuota& q : quotas) {
+    if (!Applies(q, job)) continue;
+    for (const auto& [resource, limit] : q.status_hard) {
+      const std::optional<int64_t> per_pod = PerPod(job, resource);
+      if (!per_pod || *per_pod <= 0) continue;
+      const int64_t fit = Room(q, resource, limit) / *per_pod;
+      more = more ? std::min(*more, fit) : fit;
+    }
+  }
   const int32_t step = std::max(1, range.step);
   for (int32_t size = range.min + (range.max - range.min) / step * step; size > running;
        size -= step) {
-    if (QuotaShortfall(job, size - running, quotas).empty()) return size;
+    if (!more || size - running <= *more) return size;
   }
   // No room for more: the size it has (a job shrunk by an edit of maxReplicas keeps the new
   // maximum), and for a job not admitted its minimum, which QuotaShortfall checks first.
