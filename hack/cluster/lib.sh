@@ -38,12 +38,21 @@ phx_need_bin() {
 # etcd and kube-controller-manager, or two e2e tests running side by side) could otherwise be
 # handed the same port, and the second server fails with "address already in use" (seen in CI).
 # Every port handed out is recorded, under a lock, in $PHALANX_PORT_REGISTRY for 10 minutes and
-# never handed out again in that time.
+# never handed out again in that time. Ports are taken below the kernel's ephemeral range
+# (net.ipv4.ip_local_port_range): a port the kernel handed out by bind(0) is one it also gives
+# to outgoing connections, so when a server was killed and restarted (restart.sh etcd --kill)
+# a client connection could already hold it and the restart failed with "bind: address already
+# in use" (cluster_lifecycle_test, CI 2026-11-30).
 PHALANX_PORT_REGISTRY=${PHALANX_PORT_REGISTRY:-${TMPDIR:-/tmp}/phalanx-ports-handed-out}
 phx_free_port() {
   if PHX_REG=$PHALANX_PORT_REGISTRY python3 - 2>/dev/null <<'PY'
-import fcntl, os, socket, time
+import fcntl, os, random, socket, time
 now, keep = time.time(), 600
+try:
+    low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+except (OSError, ValueError, IndexError):
+    low = 32768
+low = max(low, 12000)
 with open(os.environ["PHX_REG"], "a+") as f:
     fcntl.flock(f, fcntl.LOCK_EX)
     f.seek(0)
@@ -53,12 +62,17 @@ with open(os.environ["PHX_REG"], "a+") as f:
         if len(parts) == 2 and now - float(parts[1]) < keep:
             recent[int(parts[0])] = float(parts[1])
     for _ in range(200):
+        port = random.randrange(10000, low)
+        if port in recent:
+            continue
         s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-        s.close()
-        if port not in recent:
-            break
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            continue
+        finally:
+            s.close()
+        break
     else:
         raise SystemExit(1)
     recent[port] = now
@@ -70,10 +84,10 @@ PY
   then
     return 0
   fi
-  # no python3: probe random high ports until nothing answers
+  # no python3: probe random ports below the usual ephemeral range until nothing answers
   local p i
   for ((i = 0; i < 200; i++)); do
-    p=$((20000 + RANDOM % 40000))
+    p=$((10000 + RANDOM % 22000))
     if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return 0; fi
   done
   echo "phx_free_port: no free port found" >&2
