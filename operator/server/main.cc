@@ -119,6 +119,14 @@ int Run(const OperatorConfig& config) {
       {.deadline = std::chrono::milliseconds(config.placement_deadline_ms),
        .tls = *placement_tls,
        .tls_server_name = config.placement_tls_server_name});
+  registry.AddCallbackGauge(
+      "phalanx_placement_unanswered_since_timestamp_seconds",
+      "Unix time since which no call to phalanx-scheduler's Placement service has been answered "
+      "(unreachable, TLS handshake failing, or past its deadline); 0 while calls are answered.",
+      [&] {
+        std::optional<absl::Time> since = placement.UnansweredSince();
+        return since ? static_cast<double>(absl::ToUnixMillis(*since)) / 1000 : 0.0;
+      });
   kube::WriteGate admission_writes;
   const absl::Duration admission_first = absl::Milliseconds(config.admission_writes_first_ms);
   // What the job controller and the Event writers yield to; null (0 ms) = nobody yields.

@@ -74,14 +74,25 @@ std::shared_ptr<const GrpcPlacementService::Connection> GrpcPlacementService::Cu
   return connection_;
 }
 
-void GrpcPlacementService::NoteSuccess() const {
+std::optional<absl::Time> GrpcPlacementService::UnansweredSince() const {
+  absl::MutexLock lock(&mu_);
+  return unanswered_since_;
+}
+
+void GrpcPlacementService::NoteAnswered() const {
   absl::MutexLock lock(&mu_);
   failing_since_.reset();
+  unanswered_since_.reset();
+}
+
+void GrpcPlacementService::NoteUnanswered(absl::Time now) const {
+  if (!unanswered_since_) unanswered_since_ = now;
 }
 
 void GrpcPlacementService::NoteUnavailable(const std::shared_ptr<const Connection>& used) const {
   const absl::Time now = absl::Now();
   absl::MutexLock lock(&mu_);
+  NoteUnanswered(now);
   if (used != connection_) return;  // another caller replaced it already
   if (!failing_since_) failing_since_ = now;
   if (now - *failing_since_ < kReconnectAfter || now - connected_at_ < kReconnectAfter) return;
@@ -104,12 +115,20 @@ absl::Status GrpcPlacementService::Call(
   const std::shared_ptr<const Connection> connection = Current();
   ::grpc::Status status = (connection->stub.get()->*rpc)(&context, request, response);
   if (status.ok()) {
-    NoteSuccess();
+    NoteAnswered();
     return absl::OkStatus();
   }
-  if (status.error_code() == ::grpc::StatusCode::UNAVAILABLE) NoteUnavailable(connection);
   absl::Status error = FromGrpcStatus(status);
-  if (FromService(context)) return error;
+  if (FromService(context)) {
+    NoteAnswered();
+    return error;
+  }
+  if (status.error_code() == ::grpc::StatusCode::UNAVAILABLE) {
+    NoteUnavailable(connection);
+  } else if (status.error_code() == ::grpc::StatusCode::DEADLINE_EXCEEDED) {
+    absl::MutexLock lock(&mu_);
+    NoteUnanswered(absl::Now());
+  }
   return absl::Status(error.code(),
                       absl::StrCat("Placement.", std::string(method), " to ", target_, ": ",
                                    status.error_message()));

@@ -13,7 +13,8 @@
 // ReserveBatch carries that error. The channel connects lazily and reconnects by itself; calls
 // fail fast (UNAVAILABLE) while the server is unreachable instead of waiting for the deadline.
 // Calls that have failed UNAVAILABLE for 10 s get a new channel (gRPC's TLS channel can stay
-// unable to connect to a restarted server for good).
+// unable to connect to a restarted server for good). UnansweredSince() says since when no call
+// has been answered (phalanx-operator's phalanx_placement_unanswered_since_timestamp_seconds).
 // Plain text unless GrpcClientOptions::tls is set (tls.h).
 //
 // Thread-safe: gRPC stubs may be shared by concurrent callers.
@@ -76,6 +77,12 @@ class GrpcPlacementService : public PlacementService {
 
   const std::string& target() const { return target_; }
 
+  // Since when every call has ended without an answer from the service (UNAVAILABLE: server
+  // down, refused, TLS handshake failed; or the deadline passed), across channel replacements;
+  // nullopt before the first call and once a call is answered, with a result or with an error
+  // the service sent.
+  std::optional<absl::Time> UnansweredSince() const;
+
  private:
   using Stub = pb::Placement::Stub;
   // One unary call with the deadline; maps the status back to absl, annotating errors that did
@@ -97,7 +104,8 @@ class GrpcPlacementService : public PlacementService {
   // After a call through `used` failed UNAVAILABLE: once calls have failed so for
   // kReconnectAfter, a new channel with new credentials replaces it (see the .cc).
   void NoteUnavailable(const std::shared_ptr<const Connection>& used) const;
-  void NoteSuccess() const;
+  void NoteAnswered() const;
+  void NoteUnanswered(absl::Time now) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   std::string target_;
   GrpcClientOptions options_;
@@ -105,6 +113,8 @@ class GrpcPlacementService : public PlacementService {
   mutable std::shared_ptr<const Connection> connection_ ABSL_GUARDED_BY(mu_);
   // Since when every call has failed UNAVAILABLE; nullopt while calls succeed.
   mutable std::optional<absl::Time> failing_since_ ABSL_GUARDED_BY(mu_);
+  // Since when no call has been answered (UnansweredSince); not reset by a new channel.
+  mutable std::optional<absl::Time> unanswered_since_ ABSL_GUARDED_BY(mu_);
   mutable absl::Time connected_at_ ABSL_GUARDED_BY(mu_);
 };
 

@@ -222,6 +222,15 @@ restart_pid=$!
 scheduler_down() { ! curl -sf --max-time 1 "http://127.0.0.1:$PHALANX_SCHEDULER_HEALTH_PORT/healthz"; }
 eventually 30 scheduler_down || fail "phalanx-scheduler did not go down: $(cat "$PHALANX_CLUSTER_DIR/restart.log")"
 for i in 4 5 6 7; do job qe burst-$i 1; done
+# The operator's gauge of the outage: set by the first unanswered Placement call, 0 once one is
+# answered. Read while the scheduler is down (the restart script is still running).
+unanswered_since() { op_metrics | awk '$1 == "phalanx_placement_unanswered_since_timestamp_seconds" {print $2}'; }
+seen_unanswered=""
+while kill -0 "$restart_pid" 2>/dev/null && [[ -z $seen_unanswered ]]; do
+  v=$(unanswered_since)
+  [[ -n $v && $v != 0 ]] && seen_unanswered=$v
+  sleep 0.2
+done
 wait "$restart_pid" && pass "phalanx-scheduler killed with SIGKILL during a burst of jobs, restarted 8 s later" ||
   fail "phalanx-scheduler did not come back: $(tail -5 "$PHALANX_CLUSTER_DIR/restart.log")"
 back_at=$(date +%s.%N)
@@ -229,6 +238,12 @@ any_admitted_during() { for i in 4 5 6 7; do [[ $(jq_job qe burst-$i '.status.ad
 eventually 60 any_admitted_during &&
   pass "a job applied during the outage was admitted $(python3 -c "import time; print(round(time.time() - $back_at, 1))") s after phalanx-scheduler was ready again (the operator retries at least every 5 s, its channel reconnects at least every 2 s)" ||
   fail "no job applied during the outage was admitted within 60 s of the restart"
+[[ -n $seen_unanswered ]] &&
+  pass "during the outage /metrics showed phalanx_placement_unanswered_since_timestamp_seconds $seen_unanswered" ||
+  fail "phalanx_placement_unanswered_since_timestamp_seconds stayed '$(unanswered_since)' while phalanx-scheduler was down"
+unanswered_cleared() { [[ $(unanswered_since) == 0 ]]; }
+eventually 30 unanswered_cleared && pass "an answered call set it back to 0" ||
+  fail "phalanx_placement_unanswered_since_timestamp_seconds is '$(unanswered_since)' after a job was admitted"
 for i in 8 9 10; do job qe burst-$i 1; done
 saw_error=0
 for i in 4 5 6 7; do has_event qe burst-$i PlacementError && saw_error=1; done

@@ -576,6 +576,40 @@ TEST(PlacementGrpcClient, ServerDownIsUnavailableNamingTheTarget) {
   EXPECT_THAT(client.Snapshot({}), StatusIs(absl::StatusCode::kUnavailable, HasSubstr(target)));
 }
 
+// UnansweredSince: set by the first call the server does not answer, kept through the failures
+// after it, cleared by an answer once a server listens on the port again.
+TEST(PlacementGrpcClient, UnansweredSinceCoversTheOutageAndClearsOnAnAnswer) {
+  InProcessPlacementService backend(ScriptedCluster());
+  PlacementGrpcService service(backend, nullptr);
+  int port = 0;
+  {
+    ASSERT_OK_AND_ASSIGN(RunningPlacementServer server, StartPlacementServer(service, {}));
+    port = server.port;
+    server.server->Shutdown();
+  }
+  GrpcPlacementService client(Local(port));
+  EXPECT_EQ(client.UnansweredSince(), std::nullopt);
+  const absl::Time before = absl::Now();
+  EXPECT_THAT(client.Release("t/a"), StatusIs(absl::StatusCode::kUnavailable));
+  const std::optional<absl::Time> since = client.UnansweredSince();
+  ASSERT_TRUE(since.has_value());
+  EXPECT_GE(*since, before);
+  EXPECT_THAT(client.TopologyLevels(), StatusIs(absl::StatusCode::kUnavailable));
+  EXPECT_EQ(client.UnansweredSince(), since);
+
+  ASSERT_OK_AND_ASSIGN(RunningPlacementServer again,
+                       StartPlacementServer(service, {.address = Local(port)}));
+  // The channel retries after its reconnect backoff (2 s); calls fail fast until then.
+  absl::StatusOr<PlacementResult> placed;
+  const absl::Time give_up = absl::Now() + absl::Seconds(60);
+  do {
+    placed = client.Place(Gpu4("t/a", 1));
+    if (!placed.ok()) absl::SleepFor(absl::Milliseconds(100));
+  } while (!placed.ok() && absl::Now() < give_up);
+  ASSERT_OK(placed.status());
+  EXPECT_EQ(client.UnansweredSince(), std::nullopt);
+}
+
 // Errors of the service pass through untouched, even those whose code a transport failure
 // could also produce; failures of the call itself name the target.
 class PlacementGrpcMockTest : public ::testing::Test {
@@ -604,6 +638,7 @@ TEST_F(PlacementGrpcMockTest, ServiceErrorsPassThroughUnchanged) {
   EXPECT_THAT(client_->Release("a/b"), StatusIs(absl::StatusCode::kUnavailable, "busy"));
   EXPECT_THAT(client_->Resize("a/b", 3),
               StatusIs(absl::StatusCode::kDeadlineExceeded, "core gave up"));
+  EXPECT_EQ(client_->UnansweredSince(), std::nullopt) << "an error the service sent answers";
 }
 
 TEST_F(PlacementGrpcMockTest, AnExceptionInTheServiceIsInternal) {
@@ -637,6 +672,7 @@ TEST_F(PlacementGrpcMockTest, TheDeadlineEndsACallNamingTheTarget) {
   EXPECT_THAT(impatient.Place(Gpu4("a/b", 1)),
               StatusIs(absl::StatusCode::kDeadlineExceeded,
                        HasSubstr("Placement.Explain to " + Local(server_.port))));
+  EXPECT_TRUE(impatient.UnansweredSince().has_value()) << "a call past its deadline is unanswered";
   release_.Notify();
 }
 
