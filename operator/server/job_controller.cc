@@ -786,13 +786,7 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
       }
     }
     // What the pods carry, for the node's fault as the admission controller reads it.
-    std::vector<placement::Toleration> tolerations;
-    for (const kube::Toleration& t : job.pod.tolerations) {
-      tolerations.push_back(kube::ToPlacementToleration(t));
-    }
-    for (const kube::Toleration& t : ctx.tolerations) {
-      tolerations.push_back(kube::ToPlacementToleration(t));
-    }
+    const std::vector<placement::Toleration> tolerations = GangPodTolerations(job, ctx.tolerations);
     std::vector<std::pair<int, std::string>> missing;  // rank, pod body
     bool squatted = false;                             // a rank's name taken by a foreign pod
     for (int rank = 0; rank < world; ++rank) {

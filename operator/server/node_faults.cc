@@ -307,21 +307,27 @@ void NodeFaultResponder::WakeAt(absl::Time t) {
   if (!next_check_ || t < *next_check_) next_check_ = t;
 }
 
-std::vector<placement::Toleration> NodeFaultResponder::GangTolerations(
-    const kube::TrainingJob& job) const {
+std::vector<placement::Toleration> GangPodTolerations(const kube::TrainingJob& job,
+                                                      const std::vector<kube::Toleration>& flavor) {
   std::vector<placement::Toleration> out;
+  out.reserve(job.pod.tolerations.size() + flavor.size());
   for (const kube::Toleration& t : job.pod.tolerations) {
     out.push_back(kube::ToPlacementToleration(t));
   }
-  if (job.status.admission && job.status.admission->tolerations) {
-    // The flavor's as recorded at admission: what the gang's pods carry.
-    for (const kube::Toleration& t : *job.status.admission->tolerations) {
-      out.push_back(kube::ToPlacementToleration(t));
-    }
-  } else if (job.status.admission) {
-    std::vector<placement::Toleration> flavor = flavors_(job.status.admission->flavor);
-    out.insert(out.end(), flavor.begin(), flavor.end());
+  for (const kube::Toleration& t : flavor) out.push_back(kube::ToPlacementToleration(t));
+  return out;
+}
+
+std::vector<placement::Toleration> NodeFaultResponder::GangTolerations(
+    const kube::TrainingJob& job) const {
+  if (!job.status.admission) return GangPodTolerations(job, {});
+  // The flavor's as recorded at admission: what the gang's pods carry.
+  if (job.status.admission->tolerations) {
+    return GangPodTolerations(job, *job.status.admission->tolerations);
   }
+  std::vector<placement::Toleration> out = GangPodTolerations(job, {});
+  std::vector<placement::Toleration> flavor = flavors_(job.status.admission->flavor);
+  out.insert(out.end(), flavor.begin(), flavor.end());
   return out;
 }
 

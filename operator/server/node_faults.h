@@ -75,6 +75,11 @@ std::optional<NodeFault> DetectNodeFault(std::string_view name, const kube::Node
 std::optional<NodeFault> DetectCapacityLoss(std::string_view name, const kube::Node& node,
                                             const phalanx::ResourceList& per_pod, int ranks);
 
+// The tolerations a gang's pods carry, as DetectGangNodeFault takes them: the template's
+// (`job.pod.tolerations`), then the admitted flavor's (`flavor`).
+std::vector<placement::Toleration> GangPodTolerations(const kube::TrainingJob& job,
+                                                      const std::vector<kube::Toleration>& flavor);
+
 // The fault of node `name` (`node` null: deleted) for a rank of admitted `job` that needs a new
 // pod there, as Respond judges it: DetectNodeFault for the gang's `tolerations` (the template's
 // and the admitted flavor's), else DetectCapacityLoss for the ranks status.placement puts on
