@@ -7,9 +7,10 @@
 #include <unordered_set>
 
 #include "absl/container/flat_hash_set.h"
-
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/counted_noun.h"
+#include "common/resources.h"
 #include "operator/admission/internal/cycle.h"
 #include "operator/admission/matching.h"
 
@@ -96,7 +97,11 @@ Cycle::Cycle(const Snapshot& snapshot, placement::PlacementService& service,
       service_(service),
       options_(options),
       model_(CompileModel(snapshot)),
-      quota_(model_) {}
+      quota_(model_) {
+  for (const auto& [name, budget] : snapshot.budgets) {
+    budget_left_.emplace(name, std::max<int64_t>(0, budget.left));
+  }
+}
 
 CycleResult Cycle::Run() {
   Setup();
@@ -506,6 +511,47 @@ std::string Cycle::QuotaLeft(int cq, const Demand& demand) const {
                       absl::StrJoin(parts, ", "), " available");
 }
 
+// Budgets are the caller's limits outside the model (the operator's ResourceQuota room): the
+// core only subtracts what it admits from them, so two gangs of one namespace admitted in one
+// cycle are not both fitted into the same room. Nothing else of the caller's limit is known here.
+int32_t Cycle::BudgetRoom(const Workload& w) const {
+  int64_t room = std::numeric_limits<int32_t>::max();
+  for (const auto& [name, per_pod] : w.budget_per_pod) {
+    auto left = budget_left_.find(name);
+    if (per_pod <= 0 || left == budget_left_.end()) continue;
+    room = std::min(room, left->second / per_pod);
+  }
+  return static_cast<int32_t>(room);
+}
+
+void Cycle::ChargeBudgets(const Workload& w, int32_t pods) {
+  for (const auto& [name, per_pod] : w.budget_per_pod) {
+    if (auto left = budget_left_.find(name); left != budget_left_.end()) {
+      left->second -= per_pod * pods;
+    }
+  }
+}
+
+std::string Cycle::BudgetShortfall(const Workload& w, int32_t pods) const {
+  for (const auto& [name, per_pod] : w.budget_per_pod) {
+    auto left = budget_left_.find(name);
+    if (per_pod <= 0 || left == budget_left_.end() || per_pod * pods <= left->second) continue;
+    const Budget& b = snapshot_.budgets.at(name);
+    const bool count = b.resource == kResourcePods;
+    return absl::StrCat(
+        b.name, " has room for ",
+        count ? CountedNoun(left->second, "more pod")
+              : absl::StrCat(FormatQuantity(b.unit, left->second), " more ", b.resource),
+        " once the gangs admitted before it in this admission cycle have their pods, and ",
+        w.elastic ? "its smallest gang" : "the gang", " needs ",
+        count ? absl::StrCat(pods)
+              : absl::StrCat(FormatQuantity(b.unit, per_pod * pods), " (", CountedNoun(pods, "pod"),
+                             " of ", FormatQuantity(b.unit, per_pod), ")"),
+        ": it waits until the namespace uses less");
+  }
+  return "";
+}
+
 void Cycle::Admit(int index, const Assignment& assignment, const placement::Placement& placement,
                   std::vector<std::string> preempted) {
   PendingEntry& entry = pending_[index];
@@ -597,19 +643,30 @@ bool Cycle::Pass(bool last) {
     heap.pop_back();
     PendingEntry& entry = pending_[head.entry];
     const Workload& w = *entry.workload;
-    std::optional<Assignment> assignment;
     int32_t count = w.count;
     AssignOutcome outcome;
-    if (w.elastic) {
+    // What the gangs admitted before it this cycle left of its caller's budgets: too little
+    // for its smallest gang, it waits, blocking nobody (as a Workload::held one); still
+    // `waiting`, so that a later pass sees what a refused placement gave back.
+    const int32_t room = BudgetRoom(w);
+    if (room < count_of(w)) {
+      entry.reason = PendingReason::kNamespaceQuota;
+      entry.message = BudgetShortfall(w, count_of(w));
+    } else if (w.elastic) {
+      placement::ElasticRange range = *w.elastic;
+      range.max = std::min(range.max, room);
       std::optional<int32_t> largest =
-          LargestFittingCount(model_, quota_, entry.shape, *w.elastic, entry.failed);
+          LargestFittingCount(model_, quota_, entry.shape, range, entry.failed);
       count = largest.value_or(w.elastic->min);
       outcome = Assign(model_, quota_, entry.shape, count, entry.failed);
     } else {
       outcome = Assign(model_, quota_, entry.shape, count, entry.failed);
     }
-    if (outcome.assignment) {
+    if (room < count_of(w)) {
+      // held by its budgets: on to the next of its queue
+    } else if (outcome.assignment) {
       quota_.Add(head.cq, outcome.assignment->demand, +1);
+      ChargeBudgets(w, count);
       batch.push_back({head.entry, std::move(*outcome.assignment), count});
     } else {
       // When only choices that already failed placement have quota, the placement reason
@@ -697,6 +754,9 @@ bool Cycle::Pass(bool last) {
     const int cq = entry.cq;
     const bool strict = model_.cqs[cq].spec->queueing_strategy == QueueingStrategy::kStrictFifo;
     absl::StatusOr<placement::PlacementResult> r = std::move(results[i]);
+    if (again[i] || strict_failed[cq] || !r.ok() || !r->placed) {
+      ChargeBudgets(*entry.workload, -t.count);  // given back with its quota below
+    }
     if (again[i]) {
       // Given back for backfill (above): placed again next pass.
       quota_.Add(cq, t.assignment.demand, -1);
@@ -756,6 +816,7 @@ bool Cycle::Pass(bool last) {
     int32_t placed = static_cast<int32_t>(r->placement.nodes.size());
     if (placed != t.count) {
       // Elastic: the placement found room for fewer pods than quota allowed.
+      ChargeBudgets(*entry.workload, placed - t.count);
       quota_.Add(cq, t.assignment.demand, -1);
       t.assignment.demand = DemandFor(model_, entry.shape, t.assignment.choice, placed);
       quota_.Add(cq, t.assignment.demand, +1);

@@ -46,7 +46,11 @@ std::vector<int> Cycle::Growable(std::vector<GrowthHold>& holds) const {
     const PendingEntry& entry = pending_[p];
     // Only workloads whose shape was resolved can ever use capacity: the others wait for a fix
     // to their own spec or their queue, which growth cannot delay.
-    if (entry.admitted || entry.cq < 0 || entry.shape.cq < 0) continue;
+    // Nor can one its caller's budgets hold back (its namespace's quota room), as a held one.
+    if (entry.admitted || entry.cq < 0 || entry.shape.cq < 0 ||
+        entry.reason == PendingReason::kNamespaceQuota) {
+      continue;
+    }
     block_queue(entry.cq, static_cast<int>(p));
     const CompiledClusterQueue& queue = model_.cqs[entry.shape.cq];
     for (size_t g = 0; g < entry.shape.groups.size(); ++g) {
@@ -143,7 +147,7 @@ void Cycle::GrowOne(RunningEntry& r, int& budget) {
     if (size <= r.count) break;
     if (!OnGrowthGrid(w, size)) continue;
     const Demand more = Scale(r.per_pod, size - r.count);
-    if (!quota_.Fits(r.cq, more)) continue;
+    if (!quota_.Fits(r.cq, more) || size - r.count > BudgetRoom(w)) continue;
     --tries;
     --budget;
     absl::StatusOr<placement::PlacementResult> grown = service_.Resize(w.key, size);
@@ -152,6 +156,7 @@ void Cycle::GrowOne(RunningEntry& r, int& budget) {
     if (!grown.ok()) return;
     if (!grown->placed) continue;
     quota_.Add(r.cq, more, +1);
+    ChargeBudgets(w, size - r.count);
     result_.growths.push_back({w.key, model_.cqs[r.cq].spec->name, r.count, size,
                                quota_.BorrowingAny(r.cq, r.per_pod), grown->placement});
     r.count = size;

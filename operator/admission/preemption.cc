@@ -208,6 +208,14 @@ void Cycle::TryPreempt(int index) {
   const std::string& cq_name = model_.cqs[cq].spec->name;
   // An elastic preemptor displaces others only for its minimum; it grows into free room later.
   const int32_t count = w.elastic ? w.elastic->min : w.count;
+  // Gangs admitted before it this cycle may have taken its namespace's room (its caller's
+  // budgets): then evicting others frees none of what it waits for.
+  const int32_t room = BudgetRoom(w);
+  if (room < count) {
+    entry.reason = PendingReason::kNamespaceQuota;
+    entry.message = BudgetShortfall(w, count);
+    return;
+  }
 
   // The first flavor choice, in preference order, for which removing every eligible candidate
   // would make quota fit.
@@ -433,7 +441,7 @@ void Cycle::TryPreempt(int index) {
   if (w.elastic) {
     for (int32_t k = (w.elastic->max - w.elastic->min) / w.elastic->step; k > 0; --k) {
       int32_t c = w.elastic->min + k * w.elastic->step;
-      if (quota_.Fits(cq, DemandFor(model_, entry.shape, assignment->choice, c))) {
+      if (c <= room && quota_.Fits(cq, DemandFor(model_, entry.shape, assignment->choice, c))) {
         want = c;
         break;
       }
@@ -469,6 +477,7 @@ void Cycle::TryPreempt(int index) {
     final_assignment.demand = DemandFor(model_, entry.shape, final_assignment.choice, placed);
     quota_.Add(cq, final_assignment.demand, +1);
   }
+  ChargeBudgets(w, placed);
   Admit(index, final_assignment, reserved->placement, std::move(victims));
 }
 

@@ -202,10 +202,29 @@ struct Workload {
   // (StrictFIFO or not) nor elastic growth. Read only while it is not admitted, so CycleCache,
   // which keeps admitted ones, need not see it in the revision. The simulator never sets it.
   std::string held;
+  // What each of its pods takes from the caller's budgets (Snapshot::budgets), by budget name.
+  // A workload is admitted, or grows, only by as many pods as every one of its budgets has
+  // left; what it takes is gone for the workloads after it in the same cycle. The operator
+  // gives each ResourceQuota of the namespace and resource one (the quota's room, less the
+  // pods admitted jobs are still owed), so that two gangs of one namespace are not admitted
+  // into the same room in one cycle. Empty: no budget limits it. The simulator sets none.
+  std::map<std::string, int64_t> budget_per_pod;
   // Changes whenever anything above changes (the object's resourceVersion, or a counter the
   // caller bumps), 0 = unknown. Only CycleCache reads it: an equal non-zero revision lets a
   // cycle reuse last cycle's resolution without comparing the fields.
   uint64_t revision = 0;
+};
+
+// A limit outside the core's model that the workloads admitted (or grown) in a cycle take
+// from, in the order the cycle admits them (Workload::budget_per_pod). It lives for one cycle:
+// the caller gives what is left at the start of each. A workload whose smallest gang does not
+// fit what is left stays pending with PendingReason::kNamespaceQuota, blocking nobody, as a
+// workload the caller holds (Workload::held) does.
+struct Budget {
+  std::string name;      // for messages: "ResourceQuota team-a/gpus (scope ...)"
+  std::string resource;  // what it counts, for messages: "pods", "nvidia.com/gpu", "limits.cpu"
+  std::string unit;      // the resource whose units `left` is in (FormatQuantity): "cpu"
+  int64_t left = 0;
 };
 
 // Everything one admission cycle looks at. `now` stamps admissions; nothing reads a clock.
@@ -217,6 +236,7 @@ struct Snapshot {
   std::vector<Namespace> namespaces;
   std::map<std::string, int32_t> priority_classes;
   std::vector<Workload> workloads;
+  std::map<std::string, Budget> budgets;  // by name, as Workload::budget_per_pod names them
   FairSharingConfig fair_sharing;
   int64_t now = 0;
 };

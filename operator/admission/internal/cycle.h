@@ -155,6 +155,12 @@ class Cycle {
   void Admit(int index, const Assignment& assignment, const placement::Placement& placement,
              std::vector<std::string> preempted);
   std::string QuotaLeft(int cq, const Demand& demand) const;
+  // Caller budgets (Snapshot::budgets): how many pods of `w` all of its budgets have left for
+  // (int32 max without any), what `pods` more of them take (negative: give back), and why
+  // `pods` of them do not fit, as the pending message.
+  int32_t BudgetRoom(const Workload& w) const;
+  void ChargeBudgets(const Workload& w, int32_t pods);
+  std::string BudgetShortfall(const Workload& w, int32_t pods) const;
   std::string LocalityWaitNote(const PendingEntry& entry) const;
 
   // backfill.cc
@@ -220,6 +226,8 @@ class Cycle {
   std::optional<std::vector<std::string>> known_levels_;
   // (expected end, key) of the workloads admitted this cycle that carry an estimate.
   std::vector<ExpectedEnd> admitted_ends_;
+  // What each caller budget has left, taken by this cycle's admissions and growths.
+  std::map<std::string, int64_t, std::less<>> budget_left_;
 };
 
 }  // namespace phalanx::admission::internal

@@ -242,6 +242,99 @@ INSTANTIATE_TEST_SUITE_P(Strategies, HeldWorkloadTest,
                                                                               : "BestEffortFifo";
                          });
 
+// A caller budget (the operator: what a namespace ResourceQuota has room for) is taken by the
+// gangs admitted in the cycle, in the order they are admitted: two gangs of one namespace that
+// each fit the room alone are not both admitted into it (before 2026-12-01 both were, and the
+// second one's pod creates were refused). The one left waits with kNamespaceQuota, blocking
+// nobody; the next cycle's budget (the caller's room, less the first gang) decides again.
+//
+// The worlds below: ClusterQueue team-a of `gpus` GPUs in flavor h100, and the budget
+// "team-a/gpus" with `left` GPUs, as the operator gives a ResourceQuota's room.
+World BudgetedWorld(FakePlacementService& fake, int64_t gpus, int64_t left) {
+  World world(fake);
+  world.Flavor("h100").Queue(GpuQueue("team-a", "", {{"h100", Gpu(gpus)}}));
+  world.snapshot.budgets["team-a/gpus"] = {.name = "ResourceQuota team-a/gpus",
+                                           .resource = "nvidia.com/gpu",
+                                           .unit = "nvidia.com/gpu",
+                                           .left = left};
+  return world;
+}
+
+TEST(AdmissionCycleTest, GangsAdmittedInOneCycleTakeTheirCallersBudget) {
+  FakePlacementService fake({{.name = "b1", .gpus = 64}});
+  World world = BudgetedWorld(fake, 64, 16);
+  Workload first = Job("team-a/first", 2, 8, 0, 0);
+  Workload second = Job("team-a/second", 2, 8, 0, 1);
+  Workload other = Job("team-a/unbudgeted", 2, 8, 0, 2);  // no quota applies to its pods
+  first.budget_per_pod = second.budget_per_pod = {{"team-a/gpus", 8}};
+  world.Add(first).Add(second).Add(other);
+  CycleResult result = world.Cycle();
+  EXPECT_THAT(AdmittedKeys(result), UnorderedElementsAre("team-a/first", "team-a/unbudgeted"));
+  EXPECT_FALSE(fake.Holds("team-a/second"));
+  ASSERT_NE(PendingFor(result, "team-a/second"), nullptr);
+  EXPECT_EQ(PendingFor(result, "team-a/second")->reason, PendingReason::kNamespaceQuota);
+  EXPECT_EQ(PendingFor(result, "team-a/second")->message,
+            "ResourceQuota team-a/gpus has room for 0 more nvidia.com/gpu once the gangs "
+            "admitted before it in this admission cycle have their pods, and the gang needs 16 "
+            "(2 pods of 8): it waits until the namespace uses less");
+  // A budget of pods counts pods.
+  FakePlacementService fake2({{.name = "b1", .gpus = 64}});
+  World pods = BudgetedWorld(fake2, 64, 1000);
+  pods.snapshot.budgets["team-a/q/pods"] = {
+      .name = "ResourceQuota team-a/q", .resource = "pods", .unit = "pods", .left = 3};
+  first.budget_per_pod = second.budget_per_pod = {{"team-a/q/pods", 1}};
+  pods.Add(first).Add(second);
+  result = pods.Cycle();
+  EXPECT_THAT(AdmittedKeys(result), ElementsAre("team-a/first"));
+  EXPECT_THAT(PendingFor(result, "team-a/second")->message,
+              HasSubstr("ResourceQuota team-a/q has room for 1 more pod once the gangs admitted "
+                        "before it in this admission cycle have their pods, and the gang needs 2"));
+}
+
+// A gang given back because placement refused it gives its budget back too: the gang behind it
+// is admitted in the next pass of the same cycle.
+TEST(AdmissionCycleTest, AGangPlacementRefusesGivesItsBudgetBack) {
+  FakePlacementService fake({{.name = "b1", .gpus = 16}});
+  World world = BudgetedWorld(fake, 64, 32);
+  Workload big = Job("team-a/big", 4, 8, 10, 0);  // first in line, 32 GPUs: never placed here
+  Workload small = Job("team-a/small", 2, 8, 0, 1);
+  big.budget_per_pod = small.budget_per_pod = {{"team-a/gpus", 8}};
+  world.Add(big).Add(small);
+  CycleResult result = world.Cycle();
+  EXPECT_THAT(AdmittedKeys(result), ElementsAre("team-a/small"));
+  EXPECT_EQ(PendingFor(result, "team-a/big")->reason, PendingReason::kTopology);
+}
+
+// An elastic gang is admitted at the largest size its budget has left after the gangs before
+// it, and grows no further than a budget lets it; a gang its budget holds back holds back no
+// growth (it could not use the capacity).
+TEST(AdmissionCycleTest, ElasticGangsAreSizedAndGrownWithinTheirBudget) {
+  FakePlacementService fake({{.name = "b1", .gpus = 128}});
+  World world = BudgetedWorld(fake, 128, 48);
+  Workload first = Job("team-a/first", 2, 8, 0, 0);
+  Workload elastic = Job("team-a/elastic", 0, 8, 0, 1);
+  elastic.elastic = placement::ElasticRange{1, 8, 1};
+  first.budget_per_pod = elastic.budget_per_pod = {{"team-a/gpus", 8}};
+  world.Add(first).Add(elastic);
+  CycleResult result = world.Cycle();
+  ASSERT_NE(AdmissionFor(result, "team-a/elastic"), nullptr);
+  EXPECT_EQ(AdmissionFor(result, "team-a/elastic")->count, 4);  // 48 - 16 left: 4 pods of 8
+  // Running at 2 with room for 1 more pod, beside a held gang: it grows by one, not to 8.
+  FakePlacementService fake2({{.name = "b1", .gpus = 128}});
+  World grow = BudgetedWorld(fake2, 128, 8);
+  Workload running = Job("team-a/running", 2, 8);
+  running.budget_per_pod = {{"team-a/gpus", 8}};
+  grow.Running(fake2, "b1", running, "team-a", "h100");
+  grow.Find("team-a/running")->elastic = placement::ElasticRange{1, 8, 1};
+  Workload held = Job("team-a/held", 2, 8, 0, 1);
+  held.budget_per_pod = {{"team-a/gpus", 8}};
+  grow.Add(held);
+  result = grow.Cycle();
+  EXPECT_EQ(PendingFor(result, "team-a/held")->reason, PendingReason::kNamespaceQuota);
+  ASSERT_EQ(result.growths.size(), 1u);
+  EXPECT_EQ(result.growths[0].new_count, 3);
+}
+
 // A spec or queue problem is what to fix first: it is the reason, not the namespace's quota.
 TEST(AdmissionCycleTest, AHeldWorkloadNamesItsConfigurationProblemFirst) {
   FakePlacementService fake({{.name = "b1", .gpus = 32}});
