@@ -1,7 +1,9 @@
 #include "kube/api/training_job.h"
 
+#include <algorithm>
 #include <limits>
 #include <map>
+#include <set>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -326,6 +328,65 @@ std::string DefaultRequestsFromLimits(Value& tmpl, rapidjson::Document::Allocato
   return problem;
 }
 
+// The pod limits and the unset cpu/memory limits and requests (TrainingJob::pod_limits,
+// unset_limits, unset_requests) of a template whose requests were defaulted to its limits. A
+// quantity that does not parse is left out: the pod's decode of the same text reports it.
+void ReadLimits(const Value& tmpl, TrainingJob* job) {
+  const Value* spec = tmpl.IsObject() ? Member(tmpl, "spec") : nullptr;
+  if (spec == nullptr || !spec->IsObject()) return;
+  auto parsed = [](const Value& resources, const char* kind) {
+    absl::StatusOr<phalanx::ResourceList> list =
+        phalanx::ParseResourceList(QuantityTexts(resources, kind), kind);
+    return list.ok() ? *std::move(list) : phalanx::ResourceList{};
+  };
+  std::set<std::string> unset_limits, unset_requests;
+  phalanx::ResourceList containers, sidecars, init_max;
+  auto max_into = [&init_max](const phalanx::ResourceList& r) {
+    for (const auto& [name, amount] : r) init_max[name] = std::max(init_max[name], amount);
+  };
+  for (const char* list : {"containers", "initContainers"}) {
+    const Value* items = Member(*spec, list);
+    if (items == nullptr || !items->IsArray()) continue;
+    for (const Value& c : items->GetArray()) {
+      if (!c.IsObject()) continue;
+      static const Value kNone(rapidjson::kObjectType);
+      const Value* resources = Member(c, "resources");
+      if (resources == nullptr || !resources->IsObject()) resources = &kNone;
+      phalanx::ResourceList limits = parsed(*resources, "limits");
+      const phalanx::ResourceList requests = parsed(*resources, "requests");
+      for (const char* name : {"cpu", "memory"}) {
+        if (!limits.contains(name)) unset_limits.insert(name);
+        if (!requests.contains(name)) unset_requests.insert(name);
+      }
+      if (std::string_view(list) == "containers") {
+        phalanx::AddTo(containers, limits);
+      } else if (StringMember(c, "restartPolicy") == "Always") {  // a sidecar
+        phalanx::AddTo(sidecars, limits);
+        max_into(sidecars);
+      } else {
+        phalanx::AddTo(limits, sidecars);
+        max_into(limits);
+      }
+    }
+  }
+  phalanx::AddTo(containers, sidecars);
+  max_into(containers);
+  containers = init_max;
+  if (const Value* overhead = Member(*spec, "overhead"); overhead && overhead->IsObject()) {
+    std::map<std::string, std::string> texts;
+    for (const auto& m : overhead->GetObject()) {
+      if (m.value.IsString()) texts[m.name.GetString()] = m.value.GetString();
+    }
+    absl::StatusOr<phalanx::ResourceList> extra = phalanx::ParseResourceList(texts, "overhead");
+    for (const auto& [name, amount] : extra.ok() ? *extra : phalanx::ResourceList{}) {
+      if (auto it = containers.find(name); it != containers.end()) it->second += amount;
+    }
+  }
+  job->pod_limits = std::move(containers);
+  job->unset_limits.assign(unset_limits.begin(), unset_limits.end());
+  job->unset_requests.assign(unset_requests.begin(), unset_requests.end());
+}
+
 }  // namespace
 
 const Resource& TrainingJobs() {
@@ -424,6 +485,7 @@ absl::StatusOr<TrainingJob> DecodeTrainingJob(std::string_view json) {
   absl::StatusOr<Pod> pod = Decode<Pod>(ToJson(defaulted));
   if (!pod.ok()) return phalanx::Annotate(pod.status(), "spec.template");
   job.pod = *std::move(pod);
+  ReadLimits(defaulted, &job);
 
   if (const Value* status = Member(doc, "status"); status != nullptr) {
     RETURN_IF_ERROR(ReadString(*status, "phase", "status.phase", &job.status.phase));

@@ -116,6 +116,17 @@ struct TrainingJob {
   // effective per-pod requests (containers, sidecars, init containers, overhead), with requests
   // defaulted to limits as the API server does for pods (a template is not defaulted).
   Pod pod;
+  // The pods' limits as a ResourceQuota's limits.* charges them (resourcehelper.PodLimits, the
+  // API server's pod quota evaluator): containers plus sidecars, at least the largest init
+  // step, plus overhead on the resources that have a limit. A resource no container limits is
+  // absent (charged nothing).
+  phalanx::ResourceList pod_limits;
+  // Of cpu and memory, those that some container or init container of the template sets no
+  // limit for (unset_limits) or, after requests are defaulted to limits, no request for
+  // (unset_requests): the API server refuses such a pod in a namespace with a ResourceQuota
+  // that tracks them ("must specify limits.cpu"), sorted.
+  std::vector<std::string> unset_limits;
+  std::vector<std::string> unset_requests;
   // spec.template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution
   // .nodeSelectorTerms, validated (a bad one is the template_problem); empty = none.
   std::vector<phalanx::placement::NodeSelectorTerm> node_affinity;

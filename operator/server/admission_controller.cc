@@ -416,6 +416,29 @@ bool AdmissionController::EvictIfNotReady(const kube::RawObject& raw, kube::Trai
   return true;
 }
 
+void AdmissionController::ChargeNamespaceQuotas(
+    const std::map<std::string, kube::TrainingJob>& jobs,
+    std::map<std::string, std::vector<NamespaceQuota>>& quotas_by_namespace,
+    admission::Snapshot& snapshot) const {
+  // Each job's pods: those that exist, and those an admitted one is still owed (the job
+  // controller creates them after the admission), which status.used cannot count yet.
+  std::map<std::string, std::vector<JobPods>> pods_by_namespace;
+  for (const auto& [key, job] : jobs) {
+    if (!quotas_by_namespace.contains(job.meta.namespace_)) continue;
+    const int32_t existing = LivePods(informers_.pods.ByIndex(kIndexByJob, key));
+    const int32_t admitted =
+        job.status.admission && !job.suspend ? job.status.admission->replicas : 0;
+    pods_by_namespace[job.meta.namespace_].push_back(
+        {.job = &job, .existing = existing, .owed = std::max(0, admitted - existing)});
+  }
+  for (auto& [ns, quotas] : quotas_by_namespace) {
+    if (auto pods = pods_by_namespace.find(ns); pods != pods_by_namespace.end()) {
+      ChargeJobPods(pods->second, quotas);
+    }
+    AddQuotaBudgets(quotas, snapshot.budgets);
+  }
+}
+
 CycleStats AdmissionController::RunCycle() {
   CycleStats stats;
   const absl::Time now_time = absl::Now();
@@ -464,6 +487,9 @@ CycleStats AdmissionController::RunCycle() {
   std::vector<admission::PendingDecision> invalid;
   std::map<std::string, DecodedJob> decoded;  // replaces decoded_jobs_ after the loop
   std::optional<absl::Time> pods_ready_check;  // when the next gang's pods-ready timeout ends
+  // Workloads (their index in snapshot.workloads) to check against their namespace's quotas,
+  // and whether a pods-ready shrink caps an elastic one's growth.
+  std::vector<std::pair<size_t, bool>> quota_checked;
   // Node labels changed since the last look: are admitted gangs still where they were placed?
   const bool check_topology = topology_check_due_.exchange(false);
   std::map<std::string, std::string> drift_now;
@@ -552,35 +578,43 @@ CycleStats AdmissionController::RunCycle() {
       invalid.push_back({key, "", admission::PendingReason::kInvalid,
                          std::string(workload.status().message())});
     } else {
-      if (auto quotas = quotas_by_namespace.find(job->meta.namespace_);
-          quotas != quotas_by_namespace.end()) {
-        // The smallest gang it could be admitted at: never, if the limits cannot hold it (it
-        // waits for a fix); not now, if what the namespace uses leaves too little room (it
-        // waits for the namespace's pods to use less, re-checked every cycle). Admitted jobs
-        // are left alone: their own pods are in that use.
-        const int32_t pods = workload->elastic ? workload->elastic->min : workload->count;
-        if (!job->status.admission) {
-          workload->invalid = QuotaRefusal(*job, pods, quotas->second);
-          if (workload->invalid.empty()) {
-            workload->held = QuotaShortfall(*job, pods, quotas->second);
-          }
-        }
-        // An elastic job is admitted, or grows, only as far as the room lets its pods be
-        // created (it grows further when the namespace uses less).
-        if (workload->elastic && workload->invalid.empty() && workload->held.empty()) {
-          workload->elastic->max = ElasticSizeWithRoom(
-              *job, *workload->elastic, job->status.admission ? job->status.admission->replicas : 0,
-              quotas->second);
-        }
-      }
-      if (job->status.admission && workload->elastic &&
-          (entry.pods_ready_shrunk || pods_ready_shrunk_.contains(key))) {
-        // Shrunk to the ranks that ran: growing back would bring the ranks that could not.
-        workload->elastic->max = std::min(workload->elastic->max, job->status.admission->replicas);
-      }
+      // Checked against its namespace's quotas below, once every job's pods are counted.
+      quota_checked.push_back({snapshot.workloads.size(),
+                               job->status.admission && workload->elastic &&
+                                   (entry.pods_ready_shrunk || pods_ready_shrunk_.contains(key))});
       snapshot.workloads.push_back(*std::move(workload));
     }
     jobs.emplace(key, *std::move(job));
+  }
+  ChargeNamespaceQuotas(jobs, quotas_by_namespace, snapshot);
+  for (const auto& [index, pods_ready_shrunk] : quota_checked) {
+    admission::Workload& workload = snapshot.workloads[index];
+    const kube::TrainingJob& job = jobs.at(workload.key);
+    if (auto quotas = quotas_by_namespace.find(job.meta.namespace_);
+        quotas != quotas_by_namespace.end()) {
+      // The smallest gang it could be admitted at: never, if the limits cannot hold it (it
+      // waits for a fix); not now, if what the namespace uses, and the pods admitted gangs are
+      // still owed, leave too little room (it waits for the namespace to use less, re-checked
+      // every cycle). Admitted jobs are left alone: their own pods are in that use.
+      const int32_t pods = workload.elastic ? workload.elastic->min : workload.count;
+      if (!job.status.admission) {
+        workload.invalid = QuotaRefusal(job, pods, quotas->second);
+        if (workload.invalid.empty()) workload.held = QuotaShortfall(job, pods, quotas->second);
+      }
+      // An elastic job is admitted, or grows, only as far as the room lets its pods be
+      // created (it grows further when the namespace uses less).
+      if (workload.elastic && workload.invalid.empty() && workload.held.empty()) {
+        workload.elastic->max = ElasticSizeWithRoom(
+            job, *workload.elastic, job.status.admission ? job.status.admission->replicas : 0,
+            quotas->second);
+      }
+      // What the jobs admitted before it in this cycle take of the same room, the core counts.
+      workload.budget_per_pod = BudgetPerPod(job, quotas->second);
+    }
+    if (pods_ready_shrunk) {
+      // Shrunk to the ranks that ran: growing back would bring the ranks that could not.
+      workload.elastic->max = std::min(workload.elastic->max, job.status.admission->replicas);
+    }
   }
   decoded_jobs_ = std::move(decoded);  // jobs gone from the informer leave the cache
   if (check_topology) topology_drift_ = std::move(drift_now);

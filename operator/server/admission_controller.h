@@ -31,9 +31,10 @@
 #include "operator/admission/admission_cycle.h"
 #include "operator/server/informers.h"
 #include "operator/server/job_status.h"
+#include "operator/server/namespace_quota.h"
 #include "operator/server/node_faults.h"
-#include "operator/server/status_overlay.h"
 #include "operator/server/operator_metrics.h"
+#include "operator/server/status_overlay.h"
 #include "scheduler/placement_service.h"
 
 namespace phalanx::operator_server {
@@ -96,6 +97,13 @@ class AdmissionController {
  private:
   void ReleaseOrphans();
   void ReportObjectErrors(const std::vector<admission::ObjectError>& errors);
+  // Lays the pods of `jobs` (the cycle's, with in-flight admissions) over their namespaces'
+  // quotas' use (namespace_quota.h ChargeJobPods) and gives the core each quota's room as a
+  // budget, which the gangs it admits in the cycle take from.
+  void ChargeNamespaceQuotas(
+      const std::map<std::string, kube::TrainingJob>& jobs,
+      std::map<std::string, std::vector<NamespaceQuota>>& quotas_by_namespace,
+      admission::Snapshot& snapshot) const;
   // Writes what the fault responder did to `job` and lays it over `job`'s status for the rest
   // of the cycle. False if the job leaves this cycle (evicted: it is admitted again in a later
   // one, after its pods are gone).

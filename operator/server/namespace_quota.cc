@@ -22,13 +22,25 @@ absl::Status Invalid(const std::string& title, const std::string& message) {
   return absl::InvalidArgumentError(absl::StrCat(title, ": ", message));
 }
 
-// The resource a hard limit charges pod creations on ("pods", or the requested resource's
-// name), "" for one this check leaves alone (limits, object counts, storage classes).
+constexpr std::string_view kLimits = "limits.";
+
+// The resource a hard limit charges pod creations on ("pods", the requested resource's name, or
+// "limits.<name>"), "" for one this check leaves alone (object counts, storage classes). Of
+// limits the API server's pod evaluator charges cpu, memory and ephemeral-storage only: an
+// extended resource is quota'd by its requests alone ("limits.nvidia.com/gpu" is charged no pod).
 std::string ChargedResource(std::string_view key) {
   if (key == "pods" || key == "count/pods") return "pods";
   if (key.substr(0, 9) == "requests.") return std::string(key.substr(9));
   if (key == "cpu" || key == "memory" || key == "ephemeral-storage") return std::string(key);
+  if (key == "limits.cpu" || key == "limits.memory" || key == "limits.ephemeral-storage") {
+    return std::string(key);
+  }
   return "";
+}
+
+// The resource whose units a charged resource is counted in: "limits.cpu" in cpu's.
+std::string_view Unit(std::string_view resource) {
+  return resource.substr(0, kLimits.size()) == kLimits ? resource.substr(kLimits.size()) : resource;
 }
 
 // Whether one scope (spec.scopes, or a requirement of the selector) matches the job's pods.
@@ -81,7 +93,7 @@ absl::Status DecodeCharged(const Value* list, const std::string& title, std::str
     if (!quantity.ok()) {
       return Invalid(title, absl::StrCat(where, ": ", quantity.status().message()));
     }
-    absl::StatusOr<int64_t> amount = CanonicalAmount(resource, *quantity);
+    absl::StatusOr<int64_t> amount = CanonicalAmount(Unit(resource), *quantity);
     if (!amount.ok()) return Invalid(title, absl::StrCat(where, ": ", amount.status().message()));
     auto [it, inserted] = out.emplace(resource, *amount);
     if (!inserted) {
@@ -106,12 +118,39 @@ bool Applies(const NamespaceQuota& q, const kube::TrainingJob& job) {
 }
 
 // What one of the job's pods is charged on a quota's resource (1 for "pods"), nullopt if its
-// pods do not request it.
+// pods do not request (or limit, for "limits.<name>") it.
 std::optional<int64_t> PerPod(const kube::TrainingJob& job, const std::string& resource) {
   if (resource == "pods") return 1;
-  auto it = job.pod.requests.find(resource);
-  if (it == job.pod.requests.end()) return std::nullopt;
+  const bool limit = resource.starts_with(kLimits);
+  const ResourceList& requests = job.pod.requests;
+  const ResourceList& charged = limit ? job.pod_limits : requests;
+  auto it = charged.find(std::string(Unit(resource)));
+  if (it == charged.end()) return std::nullopt;
   return it->second;
+}
+
+// The hard limit of a quota that makes the API server refuse the job's pods whatever the room,
+// because a container of theirs leaves cpu or memory unset (the pod evaluator's Constraints:
+// a quota tracking cpu or memory requests or limits wants every container to set them), "" if
+// none does. Only cpu and memory are so constrained; a pod that leaves ephemeral-storage
+// unlimited is charged nothing on limits.ephemeral-storage.
+std::string UnsetConstraint(const NamespaceQuota& q, const kube::TrainingJob& job) {
+  for (const auto& [resource, limit] : q.hard_per_pods) {
+    const bool is_limit = resource.starts_with(kLimits);
+    const std::string unit(Unit(resource));
+    if (unit != "cpu" && unit != "memory") continue;
+    const std::vector<std::string>& unset = is_limit ? job.unset_limits : job.unset_requests;
+    if (std::find(unset.begin(), unset.end(), unit) == unset.end()) continue;
+    return absl::StrCat(
+        "ResourceQuota ", q.namespace_name, "/", q.name, ScopeText(q), " tracks ",
+        is_limit ? resource : absl::StrCat("requests.", unit), " in namespace ", q.namespace_name,
+        ", and a container of the gang's "
+        "pods sets no ",
+        unit, is_limit ? " limit" : " request",
+        ": the API server would refuse its pods (must specify ",
+        is_limit ? resource : absl::StrCat("requests.", unit), "), so it is not admitted");
+  }
+  return "";
 }
 
 // Over the quotas that apply to the job's pods, and each of their `limits` its pods are charged
@@ -137,16 +176,27 @@ std::string FirstShort(const kube::TrainingJob& job, const std::vector<Namespace
 // its eviction that are still terminating count until they are gone, as the API server would
 // refuse its new pods until then. A limit lowered below the use leaves no room, not a negative
 // one.
+int64_t Amount(const ResourceList& list, const std::string& resource) {
+  auto it = list.find(resource);
+  return it == list.end() ? 0 : it->second;
+}
+
+// Of the pods that exist and those admitted jobs are owed (ChargeJobPods).
 int64_t Room(const NamespaceQuota& q, const std::string& resource, int64_t limit) {
-  auto used = q.used.find(resource);
-  return std::max<int64_t>(0, limit - (used == q.used.end() ? 0 : used->second));
+  return std::max<int64_t>(0, limit - Amount(q.used, resource) - Amount(q.owed, resource));
 }
 
 // "2" pods, or "16 (2 pods of 8)" of a resource: what `pods` pods need.
 std::string Needed(const std::string& resource, int64_t per_pod, int32_t pods) {
   if (resource == "pods") return absl::StrCat(pods);
-  return absl::StrCat(FormatQuantity(resource, per_pod * pods), " (", CountedNoun(pods, "pod"),
-                      " of ", FormatQuantity(resource, per_pod), ")");
+  const std::string_view unit = Unit(resource);
+  return absl::StrCat(FormatQuantity(unit, per_pod * pods), " (", CountedNoun(pods, "pod"), " of ",
+                      FormatQuantity(unit, per_pod), ")");
+}
+
+// A quota's budget name for the admission core: "<namespace>/<quota>/<resource>".
+std::string BudgetName(const NamespaceQuota& q, const std::string& resource) {
+  return absl::StrCat(q.namespace_name, "/", q.name, "/", resource);
 }
 
 }  // namespace
@@ -196,6 +246,10 @@ absl::StatusOr<NamespaceQuota> DecodeResourceQuota(std::string_view json) {
 
 std::string QuotaRefusal(const kube::TrainingJob& job, int32_t pods,
                          const std::vector<NamespaceQuota>& quotas) {
+  for (const NamespaceQuota& q : quotas) {
+    if (!Applies(q, job)) continue;
+    if (std::string unset = UnsetConstraint(q, job); !unset.empty()) return unset;
+  }
   return FirstShort(job, quotas, &NamespaceQuota::hard_per_pods,
                     [&](const NamespaceQuota& q, const std::string& resource, int64_t limit,
                         int64_t per_pod) -> std::string {
@@ -204,8 +258,9 @@ std::string QuotaRefusal(const kube::TrainingJob& job, int32_t pods,
                       return absl::StrCat(
                           "ResourceQuota ", q.namespace_name, "/", q.name, ScopeText(q),
                           " allows at most ",
-                          count ? absl::StrCat(limit, " pods")
-                                : absl::StrCat(FormatQuantity(resource, limit), " ", resource),
+                          count
+                              ? absl::StrCat(limit, " pods")
+                              : absl::StrCat(FormatQuantity(Unit(resource), limit), " ", resource),
                           " in namespace ", q.namespace_name, ", and the gang needs ",
                           Needed(resource, per_pod, pods),
                           ": the API server would refuse its pods, so it is not admitted");
@@ -220,18 +275,22 @@ std::string QuotaShortfall(const kube::TrainingJob& job, int32_t pods,
           int64_t per_pod) -> std::string {
         const int64_t room = Room(q, resource, limit);
         if (per_pod * pods <= room) return "";
-        auto used = q.used.find(resource);
-        const int64_t in_use = used == q.used.end() ? 0 : used->second;
+        const int64_t owed = Amount(q.owed, resource);
+        const int64_t in_use = Amount(q.used, resource) + owed;
         const bool count = resource == "pods";
+        auto amount = [&](int64_t a) {
+          return count ? absl::StrCat(a) : FormatQuantity(Unit(resource), a);
+        };
         return absl::StrCat(
             "ResourceQuota ", q.namespace_name, "/", q.name, ScopeText(q), " has room for ",
-            count ? CountedNoun(room, "more pod")
-                  : absl::StrCat(FormatQuantity(resource, room), " more ", resource),
-            " in namespace ", q.namespace_name, " (",
-            count ? absl::StrCat(in_use, " of ", limit)
-                  : absl::StrCat(FormatQuantity(resource, in_use), " of ",
-                                 FormatQuantity(resource, limit)),
-            " used), and ", job.elastic ? "its smallest gang" : "the gang", " needs ",
+            count ? CountedNoun(room, "more pod") : absl::StrCat(amount(room), " more ", resource),
+            " in namespace ", q.namespace_name, " (", amount(in_use), " of ", amount(limit),
+            " used",
+            owed > 0 ? absl::StrCat(", ", amount(owed),
+                                    " of it by pods admitted gangs have yet "
+                                    "to create")
+                     : "",
+            "), and ", job.elastic ? "its smallest gang" : "the gang", " needs ",
             Needed(resource, per_pod, pods), ": it waits until the namespace uses less");
       });
 }
@@ -258,6 +317,58 @@ int32_t ElasticSizeWithRoom(const kube::TrainingJob& job, const placement::Elast
   // No room for more: the size it has (a job shrunk by an edit of maxReplicas keeps the new
   // maximum), and for a job not admitted its minimum, which QuotaShortfall checks first.
   return std::clamp(running, range.min, range.max);
+}
+
+int32_t LivePods(const std::vector<std::shared_ptr<const kube::Pod>>& pods) {
+  return static_cast<int32_t>(std::count_if(pods.begin(), pods.end(), [](const auto& p) {
+    return p->meta.deletion_timestamp.empty() && p->phase != "Succeeded" && p->phase != "Failed";
+  }));
+}
+
+void ChargeJobPods(const std::vector<JobPods>& jobs, std::vector<NamespaceQuota>& quotas) {
+  for (NamespaceQuota& q : quotas) {
+    ResourceList existing;
+    for (const JobPods& j : jobs) {
+      if (!Applies(q, *j.job)) continue;
+      for (const auto& [resource, limit] : q.status_hard) {
+        const std::optional<int64_t> per_pod = PerPod(*j.job, resource);
+        if (!per_pod) continue;
+        existing[resource] += *per_pod * j.existing;
+        if (j.owed > 0) q.owed[resource] += *per_pod * j.owed;
+      }
+    }
+    for (const auto& [resource, amount] : existing) {
+      int64_t& used = q.used[resource];
+      used = std::max(used, amount);
+    }
+  }
+}
+
+void AddQuotaBudgets(const std::vector<NamespaceQuota>& quotas,
+                     std::map<std::string, admission::Budget>& budgets) {
+  for (const NamespaceQuota& q : quotas) {
+    for (const auto& [resource, limit] : q.status_hard) {
+      budgets[BudgetName(q, resource)] = {
+          .name = absl::StrCat("ResourceQuota ", q.namespace_name, "/", q.name, ScopeText(q)),
+          .resource = resource,
+          .unit = std::string(Unit(resource)),
+          .left = Room(q, resource, limit)};
+    }
+  }
+}
+
+std::map<std::string, int64_t> BudgetPerPod(const kube::TrainingJob& job,
+                                            const std::vector<NamespaceQuota>& quotas) {
+  std::map<std::string, int64_t> out;
+  for (const NamespaceQuota& q : quotas) {
+    if (!Applies(q, job)) continue;
+    for (const auto& [resource, limit] : q.status_hard) {
+      if (const std::optional<int64_t> per_pod = PerPod(job, resource); per_pod) {
+        out[BudgetName(q, resource)] = *per_pod;
+      }
+    }
+  }
+  return out;
 }
 
 bool QuotaChangeMatters(const NamespaceQuota& before, const NamespaceQuota& after) {

@@ -13,10 +13,17 @@
 //   std::string why = QuotaRefusal(job, /*pods=*/2, {q});  // "" if the limits allow 2 pods
 //   std::string wait = QuotaShortfall(job, 2, {q});       // "" if there is room for 2 now
 //
-// Both compare what a pod's creation is charged: pods (count/pods) and requests, not limits.
+// Both compare what a pod's creation is charged: pods (count/pods), requests and limits
+// (limits.cpu, limits.memory, limits.ephemeral-storage: the API server quotas extended
+// resources by their requests only), as the API server's pod quota evaluator does. The use is
+// status.used with the pods of admitted jobs that are not created yet laid over it
+// (ChargeJobPods); within one admission cycle, the gangs admitted before a job take from the
+// same room through the admission core's budgets (QuotaBudgets, BudgetPerPod).
 // Pure: no I/O.
 #pragma once
 
+#include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,6 +31,7 @@
 #include "absl/status/statusor.h"
 #include "common/resources.h"
 #include "kube/api/training_job.h"
+#include "operator/admission/types.h"
 #include "scheduler/placement_types.h"
 
 namespace phalanx::operator_server {
@@ -41,13 +49,18 @@ struct NamespaceQuota {
   std::string name;
   std::vector<std::string> scopes;         // spec.scopes
   std::vector<ScopeRequirement> selector;  // spec.scopeSelector.matchExpressions
-  // spec.hard on what a pod's creation is charged: "pods" (also "count/pods") and requests
-  // ("requests.<name>", or "<name>" for cpu, memory, ephemeral-storage), canonical units.
-  ResourceList hard_per_pods;  // key: "pods" or the resource name
+  // spec.hard on what a pod's creation is charged: "pods" (also "count/pods"), requests
+  // ("requests.<name>", or "<name>" for cpu, memory, ephemeral-storage) and limits of cpu,
+  // memory and ephemeral-storage, in canonical units (of the resource, for a limit).
+  ResourceList hard_per_pods;  // key: "pods", the requested resource's name, or "limits.<name>"
   // status.hard and status.used on the same keys: the limits the API server enforces now (the
-  // quota controller copies spec.hard there) and what the namespace's pods are charged.
+  // quota controller copies spec.hard there) and what the namespace's pods are charged, at
+  // least what the pods of jobs the operator sees exist are charged (ChargeJobPods).
   ResourceList status_hard;
   ResourceList used;
+  // What the pods admitted jobs are still owed will be charged when they are created
+  // (ChargeJobPods): not in `used` yet, but no longer room for another gang.
+  ResourceList owed;
   bool operator==(const NamespaceQuota&) const = default;
 };
 
@@ -67,8 +80,9 @@ std::string QuotaRefusal(const kube::TrainingJob& job, int32_t pods,
 // applies, as for QuotaRefusal, whose status.hard less status.used is short, with what it has
 // left, its use and what the gang needs), "" if they have. A job not admitted yet waits
 // while this says why: the API server would refuse its pods until the namespace uses less, and
-// evicting other tenants' gangs would free none of it. status.used counts pods that exist: the
-// pods of a gang admitted but not created yet, or admitted in the same cycle, are not in it.
+// evicting other tenants' gangs would free none of it. The use counts the pods that admitted
+// gangs are still owed (ChargeJobPods); those admitted in the same cycle are the admission
+// core's budgets' to count.
 std::string QuotaShortfall(const kube::TrainingJob& job, int32_t pods,
                            const std::vector<NamespaceQuota>& quotas);
 
@@ -80,6 +94,37 @@ std::string QuotaShortfall(const kube::TrainingJob& job, int32_t pods,
 // the pods-ready timeout shrinks it. `running` is 0 for a job not admitted.
 int32_t ElasticSizeWithRoom(const kube::TrainingJob& job, const placement::ElasticRange& range,
                             int32_t running, const std::vector<NamespaceQuota>& quotas);
+
+// The pods of one job as its namespace's quotas charge them, beyond what status.used shows.
+struct JobPods {
+  const kube::TrainingJob* job = nullptr;
+  int32_t existing = 0;  // its pods that exist and are neither terminating nor finished
+  int32_t owed = 0;      // admitted and not created yet: its admitted size less `existing`
+};
+
+// How many of a job's pods exist and are neither terminating (deletionTimestamp) nor
+// finished (Succeeded, Failed): the ones that keep a rank's place in the quota's use.
+int32_t LivePods(const std::vector<std::shared_ptr<const kube::Pod>>& pods);
+
+// Lays the pods of the operator's jobs over each quota's use, on every resource it limits:
+// `used` becomes at least what the existing pods of the jobs it charges are charged, and
+// `owed` what their owed pods will be. The API server's quota admission charges a pod in
+// status.used synchronously at its create, before the pod is stored, so a pod that exists is
+// in it; but the operator's ResourceQuota informer may show that write after its pod informer
+// shows the pod, and taking the larger of the two closes that window for the namespace's
+// jobs' pods (not for other pods of the namespace). A pod not created yet is in neither.
+void ChargeJobPods(const std::vector<JobPods>& jobs, std::vector<NamespaceQuota>& quotas);
+
+// The room each of the quotas leaves (status.hard less the use and the owed pods), one budget
+// per quota and resource, for the admission core (admission::Snapshot::budgets); a quota not
+// yet seen by the quota controller (no status.hard) gives none.
+void AddQuotaBudgets(const std::vector<NamespaceQuota>& quotas,
+                     std::map<std::string, admission::Budget>& budgets);
+
+// What each pod of the job takes from those budgets: the quotas that apply to its pods, on the
+// resources its pods are charged (admission::Workload::budget_per_pod).
+std::map<std::string, int64_t> BudgetPerPod(const kube::TrainingJob& job,
+                                            const std::vector<NamespaceQuota>& quotas);
 
 // Whether a change of a quota can change what QuotaRefusal or QuotaShortfall say: anything but
 // status.used going up, which every pod create in the namespace does.

@@ -6,6 +6,8 @@
 #include "operator/server/queue_objects.h"
 
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -886,8 +888,8 @@ TEST(NamespaceQuotaTest, HardRequestLimitsAgainstTheSmallestGang) {
                          {Quota(R"({"hard":{"count/pods":"2"},"scopes":)"
                                 R"(["NotBestEffort","NotTerminating"]})")}),
             "");
-  // Limits and object counts are not what a pod's creation is refused on here.
-  EXPECT_EQ(QuotaRefusal(job, 3, {Quota(R"({"hard":{"limits.cpu":"1","services":"0"}})")}), "");
+  // Object counts other than pods are not what a pod's creation is refused on.
+  EXPECT_EQ(QuotaRefusal(job, 3, {Quota(R"({"hard":{"services":"0","secrets":"0"}})")}), "");
   EXPECT_THAT(DecodeResourceQuota(R"({"metadata":{"name":"q","namespace":"n"},)"
                                   R"("spec":{"hard":{"pods":"lots"}}})"),
               StatusIs(absl::StatusCode::kInvalidArgument,
@@ -896,17 +898,22 @@ TEST(NamespaceQuotaTest, HardRequestLimitsAgainstTheSmallestGang) {
 
 // status.hard and status.used are read in the units spec.hard is: "pods" and "count/pods" as
 // one (the lower limit, the higher use), requests.X and bare cpu/memory as the resource,
-// limits left out; a quantity that does not parse names the quota and the field.
+// limits.cpu (memory, ephemeral-storage) in the resource's units, limits of an extended
+// resource left out; a quantity that does not parse names the quota and the field.
 TEST(NamespaceQuotaTest, DecodesStatusHardAndUsedInCanonicalUnits) {
   const NamespaceQuota q = Quota(
       R"({"hard":{"requests.nvidia.com/gpu":"16"}})", "team-llm",
       R"({"hard":{"requests.nvidia.com/gpu":"16","pods":"10","count/pods":"8","memory":"2Gi",)"
-      R"("limits.cpu":"4"},"used":{"requests.nvidia.com/gpu":"8","pods":"3","count/pods":"4",)"
-      R"("memory":"1536Mi","limits.cpu":"2"}})");
+      R"("limits.cpu":"4","limits.nvidia.com/gpu":"8"},"used":{"requests.nvidia.com/gpu":"8",)"
+      R"("pods":"3","count/pods":"4","memory":"1536Mi","limits.cpu":"2"}})");
   EXPECT_EQ(q.hard_per_pods, (ResourceList{{"nvidia.com/gpu", 16}}));
   EXPECT_EQ(q.status_hard,
-            (ResourceList{{"nvidia.com/gpu", 16}, {"pods", 8}, {"memory", 2LL << 30}}));
-  EXPECT_EQ(q.used, (ResourceList{{"nvidia.com/gpu", 8}, {"pods", 4}, {"memory", 1536LL << 20}}));
+            (ResourceList{
+                {"nvidia.com/gpu", 16}, {"pods", 8}, {"memory", 2LL << 30}, {"limits.cpu", 4000}}));
+  EXPECT_EQ(
+      q.used,
+      (ResourceList{
+          {"nvidia.com/gpu", 8}, {"pods", 4}, {"memory", 1536LL << 20}, {"limits.cpu", 2000}}));
   // Not yet seen by the quota controller: no status at all.
   EXPECT_THAT(Quota(R"({"hard":{"pods":"1"}})").used, IsEmpty());
   for (const auto& [status, field] : std::vector<std::pair<std::string, std::string>>{
@@ -1000,6 +1007,141 @@ TEST(NamespaceQuotaTest, ShortfallAgainstHardLessUsed) {
                                          R"("values":["training-critical"]}]})")}),
               HasSubstr("ResourceQuota team-llm/q (scope PriorityClass In [training-critical]) "
                         "has room for 1 more pod"));
+}
+
+// A TrainingJob's pod limits as the API server's pod quota evaluator charges them
+// (resourcehelper.PodLimits): containers plus sidecars, at least the largest init step (with
+// the sidecars started before it), plus overhead on what is limited; the cpu and memory that
+// a container leaves without a limit, or without a request once requests default to limits.
+TEST(NamespaceQuotaTest, DecodesTheTemplatesPodLimits) {
+  const kube::TrainingJob job = Decoded(kube::DecodeTrainingJob(
+      R"({"apiVersion":"phalanx.dev/v1alpha1","kind":"TrainingJob",)"
+      R"("metadata":{"name":"j","namespace":"team-llm"},"spec":{"queueName":"training",)"
+      R"("replicas":2,"template":{"spec":{"overhead":{"cpu":"250m","memory":"1Gi"},)"
+      R"("initContainers":[{"name":"sidecar","restartPolicy":"Always","resources":)"
+      R"({"limits":{"cpu":"1","memory":"1Gi"}}},{"name":"setup","resources":)"
+      R"({"limits":{"cpu":"8","memory":"2Gi"}}}],"containers":[{"name":"trainer",)"
+      R"("resources":{"limits":{"cpu":"4","memory":"8Gi","nvidia.com/gpu":"8"}}},)"
+      R"({"name":"logger","resources":{"requests":{"cpu":"100m"},"limits":{"cpu":"1"}}}]}}}})"));
+  // cpu: max(4 + 1 + the sidecar's 1, setup's 8 + the sidecar's 1) + 0.25 overhead; memory:
+  // max(8 + 1, 2 + 1) + 1; the GPUs have no overhead.
+  EXPECT_EQ(job.pod_limits,
+            (ResourceList{{"cpu", 9250}, {"memory", 10LL << 30}, {"nvidia.com/gpu", 8}}));
+  EXPECT_THAT(job.unset_limits, ElementsAre("memory"));    // the logger's
+  EXPECT_THAT(job.unset_requests, ElementsAre("memory"));  // the logger's, not defaulted
+}
+
+// A quota's limits.cpu, limits.memory and limits.ephemeral-storage are charged the pods'
+// limits, as requests are charged; a quota that tracks limits (or requests) of cpu or memory
+// makes the API server refuse a pod with a container that sets none ("must specify
+// limits.cpu"), so such a gang is refused whatever the room. limits of an extended resource
+// charge no pod: the API server quotas those by their requests only.
+TEST(NamespaceQuotaTest, LimitsAreChargedAndMustBeSetWhereTracked) {
+  kube::TrainingJob job = ExampleJob("10-trainingjob-pretrain-64gpu.yaml");  // no cpu limits
+  EXPECT_EQ(QuotaRefusal(job, 1, {Quota(R"({"hard":{"limits.cpu":"1k"}})")}),
+            "ResourceQuota team-llm/q tracks limits.cpu in namespace team-llm, and a container "
+            "of the gang's pods sets no cpu limit: the API server would refuse its pods (must "
+            "specify limits.cpu), so it is not admitted");
+  EXPECT_EQ(QuotaRefusal(job, 1, {Quota(R"({"hard":{"requests.memory":"10Ti"}})")}), "");
+  // Unlimited ephemeral storage is charged nothing, and not refused.
+  EXPECT_EQ(QuotaRefusal(job, 8, {Quota(R"({"hard":{"limits.ephemeral-storage":"0"}})")}), "");
+  EXPECT_EQ(QuotaRefusal(job, 8, {Quota(R"({"hard":{"limits.nvidia.com/gpu":"0"}})")}), "");
+  kube::TrainingJob unrequested = job;
+  unrequested.unset_requests = {"cpu"};
+  EXPECT_THAT(QuotaRefusal(unrequested, 1, {Quota(R"({"hard":{"cpu":"1k"}})")}),
+              HasSubstr("tracks requests.cpu in namespace team-llm, and a container of the "
+                        "gang's pods sets no cpu request: the API server would refuse its pods "
+                        "(must specify requests.cpu)"));
+  job.pod_limits = {{"cpu", 16000}, {"memory", 64LL << 30}};
+  job.unset_limits.clear();
+  EXPECT_EQ(QuotaRefusal(job, 2, {Quota(R"({"hard":{"limits.cpu":"32"}})")}), "");
+  EXPECT_EQ(QuotaRefusal(job, 3, {Quota(R"({"hard":{"limits.cpu":"32"}})")}),
+            "ResourceQuota team-llm/q allows at most 32 limits.cpu in namespace team-llm, and "
+            "the gang needs 48 (3 pods of 16): the API server would refuse its pods, so it is "
+            "not admitted");
+  EXPECT_EQ(
+      QuotaShortfall(job, 1,
+                     {QuotaInUse(R"({"limits.memory":"128Gi"})", R"({"limits.memory":"100Gi"})")}),
+      "ResourceQuota team-llm/q has room for 28Gi more limits.memory in namespace "
+      "team-llm (100Gi of 128Gi used), and the gang needs 64Gi (1 pod of 64Gi): it waits "
+      "until the namespace uses less");
+}
+
+// The pods a gang is still owed once admitted (the job controller creates them after the
+// admission) are no longer room for another gang, though status.used, which counts pods that
+// exist, does not have them yet (before 2026-12-01 a second gang of the namespace was admitted
+// into that room, and its pod creates were refused until the pods-ready timeout).
+TEST(NamespaceQuotaTest, PodsAdmittedGangsAreOwedCountAsUsed) {
+  const kube::TrainingJob job = ExampleJob("10-trainingjob-pretrain-64gpu.yaml");  // 8 GPUs
+  std::vector<NamespaceQuota> quotas = {
+      QuotaInUse(R"({"requests.nvidia.com/gpu":"32"})", R"({"requests.nvidia.com/gpu":"8"})")};
+  // Admitted at 3 pods: 1 created (in status.used), 2 owed.
+  ChargeJobPods({{.job = &job, .existing = 1, .owed = 2}}, quotas);
+  EXPECT_EQ(quotas[0].used, (ResourceList{{"nvidia.com/gpu", 8}}));
+  EXPECT_EQ(quotas[0].owed, (ResourceList{{"nvidia.com/gpu", 16}}));
+  EXPECT_EQ(QuotaShortfall(job, 1, quotas), "");
+  EXPECT_EQ(QuotaShortfall(job, 2, quotas),
+            "ResourceQuota team-llm/q has room for 8 more nvidia.com/gpu in namespace team-llm "
+            "(24 of 32 used, 16 of it by pods admitted gangs have yet to create), and the gang "
+            "needs 16 (2 pods of 8): it waits until the namespace uses less");
+  EXPECT_EQ(ElasticSizeWithRoom(job, {.min = 1, .max = 4, .step = 1}, 0, quotas), 1);
+  // Created pods whose charge the quota's informer does not show yet: the larger use counts;
+  // a use above what the operator's pods are charged (other pods of the namespace) stays.
+  std::vector<NamespaceQuota> stale = {QuotaInUse(R"({"requests.nvidia.com/gpu":"32","pods":"10"})",
+                                                  R"({"requests.nvidia.com/gpu":"8","pods":"5"})")};
+  ChargeJobPods({{.job = &job, .existing = 3, .owed = 0}}, stale);
+  EXPECT_EQ(stale[0].used, (ResourceList{{"nvidia.com/gpu", 24}, {"pods", 5}}));
+  EXPECT_THAT(stale[0].owed, IsEmpty());
+  // A quota whose scope does not match the pods is charged none of them.
+  std::vector<NamespaceQuota> scoped = {
+      QuotaInUse(R"({"pods":"4"})", R"({"pods":"0"})", R"(,"scopes":["BestEffort"])")};
+  ChargeJobPods({{.job = &job, .existing = 2, .owed = 3}}, scoped);
+  EXPECT_EQ(scoped[0].used, (ResourceList{{"pods", 0}}));
+  EXPECT_THAT(scoped[0].owed, IsEmpty());
+}
+
+// A rank's place in the quota's use is kept by a pod that exists and neither terminates nor
+// has finished; one that does leaves its rank owed (its replacement is created anew).
+TEST(NamespaceQuotaTest, LivePodsAreThoseNeitherTerminatingNorFinished) {
+  auto pod = [](const char* phase, const char* deleted) {
+    auto p = std::make_shared<kube::Pod>();
+    p->phase = kube::InternedString(phase);
+    p->meta.deletion_timestamp = kube::InternedString(deleted);
+    return std::shared_ptr<const kube::Pod>(std::move(p));
+  };
+  EXPECT_EQ(
+      LivePods({pod("Running", ""), pod("Pending", ""), pod("Running", "2026-12-01T00:00:00Z"),
+                pod("Succeeded", ""), pod("Failed", "")}),
+      2);
+  EXPECT_EQ(LivePods({}), 0);
+}
+
+// Each quota's room (status.hard less the use and what is owed) is a budget of the admission
+// core, one per quota and resource; a job's pods take from those of the quotas that apply to
+// them, on what they are charged.
+TEST(NamespaceQuotaTest, EachQuotasRoomIsABudgetItsPodsTakeFrom) {
+  const kube::TrainingJob job = ExampleJob("10-trainingjob-pretrain-64gpu.yaml");
+  std::vector<NamespaceQuota> quotas = {
+      QuotaInUse(R"({"requests.nvidia.com/gpu":"32"})", R"({"requests.nvidia.com/gpu":"8"})"),
+      QuotaInUse(R"({"pods":"4"})", R"({"pods":"1"})",
+                 R"(,"scopeSelector":{"matchExpressions":[{"scopeName":"PriorityClass",)"
+                 R"("operator":"In","values":["low"]}]})"),
+      Quota(R"({"hard":{"pods":"1"}})")};  // no status yet: not enforced
+  quotas[1].name = "low";
+  quotas[2].name = "new";
+  ChargeJobPods({{.job = &job, .existing = 0, .owed = 1}}, quotas);
+  std::map<std::string, admission::Budget> budgets;
+  AddQuotaBudgets(quotas, budgets);
+  ASSERT_EQ(budgets.size(), 2u);
+  const admission::Budget& gpus = budgets.at("team-llm/q/nvidia.com/gpu");
+  EXPECT_EQ(gpus.name, "ResourceQuota team-llm/q");
+  EXPECT_EQ(gpus.resource, "nvidia.com/gpu");
+  EXPECT_EQ(gpus.left, 16);  // 32 - 8 used - 8 owed
+  const admission::Budget& low = budgets.at("team-llm/low/pods");
+  EXPECT_EQ(low.name, "ResourceQuota team-llm/low (scope PriorityClass In [low])");
+  EXPECT_EQ(low.left, 3);
+  EXPECT_EQ(BudgetPerPod(job, quotas),
+            (std::map<std::string, int64_t>{{"team-llm/q/nvidia.com/gpu", 8}}));
 }
 
 // Every pod create in a namespace raises its quotas' use: that alone starts no admission cycle
