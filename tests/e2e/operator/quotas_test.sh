@@ -24,6 +24,9 @@
 #   9. a TrainingQueue's stopPolicy (Hold, HoldAndDrain, None again), beside another
 #      TrainingQueue of the same ClusterTrainingQueue that goes on; a TrainingQueue deleted and
 #      created again gets its status again;
+#  10. a namespace ResourceQuota with room for one gang, two gangs submitted together: one is
+#      admitted, the other waits InsufficientResourceQuota with no FailedCreate, and runs once
+#      the first is deleted; limits.cpu refuses a gang without cpu limits and charges the rest;
 #   8. deleting a ClusterTrainingQueue whose job runs: it stays (Active False Terminating),
 #      admits nothing new, goes when the job finishes; its NodeFlavor goes with the last queue
 #      (last, as it deletes every queue).
@@ -378,6 +381,98 @@ sleep 2  # at least one admission cycle sees it gone
 team qs-open stop-q || fail "cannot create qs-open/training again"
 eventually 30 lq_is_active && pass "a TrainingQueue created again under its old name gets its status: $(lq_active qs-open)" ||
   fail "qs-open/training created again has Active '$(lq_active qs-open)'"
+
+# --- 10. a namespace ResourceQuota with room for exactly one gang -----------------------------
+# requests.nvidia.com/gpu 16 holds one gang of 2 pods x 8 GPUs; the queue and the nodes hold
+# four. Two gangs submitted together: exactly one is admitted (in one admission cycle the core's
+# budget counts the first; in the next, the pods it is owed count as used before they exist),
+# the other waits InsufficientResourceQuota, and no pod create is refused (FailedCreate), then
+# it is admitted once the first is deleted. Before 2026-12-01 both were admitted and the second
+# one's pods were refused until the pods-ready timeout.
+# The queue covers cpu too: the limits step's pods request it (requests default to limits).
+kc apply -f - >/dev/null <<YAML || die "cannot create ClusterTrainingQueue rq-q"
+apiVersion: phalanx.dev/v1alpha1
+kind: ClusterTrainingQueue
+metadata: {name: rq-q}
+spec:
+  namespaceSelector: {}
+  localityWaitSeconds: 0
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu, cpu]
+    flavors:
+    - name: $FLAVOR
+      resources:
+      - {name: nvidia.com/gpu, nominalQuota: 64}
+      - {name: cpu, nominalQuota: 1000}
+YAML
+team qrq rq-q || die "cannot create namespace qrq and its TrainingQueue"
+resource_quota qrq gpus '{requests.nvidia.com/gpu: "16"}' || die "cannot create ResourceQuota qrq/gpus"
+rq_used() { kc -n qrq get resourcequota gpus -o jsonpath='{.status.used.requests\.nvidia\.com/gpu}'; }
+rq_used_is() { [[ $(rq_used) == "$1" ]]; }
+eventually 60 rq_used_is 0 || fail "resourcequota: qrq/gpus status.used '$(rq_used)', not 0"
+job qrq rq-a 2 & job qrq rq-b 2 & wait
+admitted_jobs() { local j; for j in rq-a rq-b; do [[ -n $(jq_job qrq $j '.status.admission // empty') ]] && echo $j; done; }
+one_admitted() { [[ $(admitted_jobs | wc -l) == 1 ]]; }
+failed_creates() { kc -n qrq get events --field-selector reason=FailedCreate -o name | wc -l; }
+eventually 60 one_admitted || fail "resourcequota: admitted: '$(admitted_jobs | tr '\n' ' ')'"
+first=$(admitted_jobs | head -1)
+second=$([[ $first == rq-a ]] && echo rq-b || echo rq-a)
+eventually 60 all_running qrq "$first" 2 && eventually 30 rq_used_is 16 ||
+  fail "resourcequota: $first not running: $(cond qrq "$first" Queued), used '$(rq_used)'"
+eventually 30 has_reason qrq "$second" InsufficientResourceQuota &&
+  [[ $(cond qrq "$second" Queued) == *"ResourceQuota qrq/gpus has room for 0 more nvidia.com/gpu"* ]] &&
+  pass "resourcequota: of two gangs submitted together, $first runs and $second waits: $(cond qrq "$second" Queued)" ||
+  fail "resourcequota: $second: $(cond qrq "$second" Queued)"
+sleep 3  # cycles come and go; none admits the second gang into the used room
+one_admitted && [[ $(npods qrq "$second") == 0 && $(failed_creates) == 0 ]] &&
+  pass "resourcequota: $second stays unadmitted, no pods, no FailedCreate event in qrq" ||
+  fail "resourcequota: admitted '$(admitted_jobs | tr '\n' ' ')', $second pods $(npods qrq "$second"), FailedCreate events $(failed_creates)"
+kc -n qrq delete trainingjob "$first" --wait=false >/dev/null
+eventually 90 all_running qrq "$second" 2 && [[ $(failed_creates) == 0 ]] &&
+  pass "resourcequota: $first deleted, $second is admitted and runs, no FailedCreate" ||
+  fail "resourcequota: $second: $(cond qrq "$second" Queued); FailedCreate events $(failed_creates)"
+clear_jobs qrq
+
+# limits.cpu: a gang whose containers set no cpu limit is refused (the API server would say
+# "must specify limits.cpu"); one that sets it is charged it, and a second one beyond the room
+# waits.
+resource_quota qrq cpu-limits '{limits.cpu: "12"}' || die "cannot create ResourceQuota qrq/cpu-limits"
+cpu_limits_seen() { [[ -n $(kc -n qrq get resourcequota cpu-limits -o jsonpath='{.status.hard.limits\.cpu}') ]]; }
+eventually 60 cpu_limits_seen || fail "resourcequota: qrq/cpu-limits has no status"
+job qrq no-limit 1
+eventually 30 has_reason qrq no-limit Invalid &&
+  [[ $(cond qrq no-limit Queued) == *"tracks limits.cpu in namespace qrq, and a container of the gang's pods sets no cpu limit"* ]] &&
+  pass "limits: a gang without cpu limits is refused: $(cond qrq no-limit Queued)" ||
+  fail "limits: qrq/no-limit: $(cond qrq no-limit Queued)"
+kc -n qrq delete trainingjob no-limit --wait=false >/dev/null
+cpu_job() { # name: 2 pods, a cpu limit of 4 each
+  kc -n qrq apply -f - >/dev/null <<YAML
+apiVersion: phalanx.dev/v1alpha1
+kind: TrainingJob
+metadata: {name: $1}
+spec:
+  queueName: training
+  replicas: 2
+  template:
+    spec:
+      tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
+      containers:
+      - name: trainer
+        image: registry.example/trainer:1
+        resources: {limits: {nvidia.com/gpu: 8, cpu: "4"}}
+YAML
+}
+cpu_job lim-a && eventually 60 all_running qrq lim-a 2 ||
+  fail "limits: qrq/lim-a does not run: $(cond qrq lim-a Queued)"
+cpu_job lim-b
+eventually 30 has_reason qrq lim-b InsufficientResourceQuota &&
+  [[ $(cond qrq lim-b Queued) == *"has room for 4 more limits.cpu in namespace qrq"*"needs 8 (2 pods of 4)"* ]] &&
+  [[ $(failed_creates) == 0 ]] &&
+  pass "limits: limits.cpu is charged: lim-b waits: $(cond qrq lim-b Queued)" ||
+  fail "limits: qrq/lim-b: $(cond qrq lim-b Queued); FailedCreate events $(failed_creates)"
+clear_jobs qrq
+kc -n qrq delete resourcequota gpus cpu-limits >/dev/null
+kc delete clustertrainingqueue rq-q --wait=false >/dev/null
 
 # --- 8. deleting a queue and a flavor still in use (Kueue's resource-in-use finalizer) -------
 finalizers() { kc get "$1" -o jsonpath='{.metadata.finalizers}'; }
