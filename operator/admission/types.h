@@ -208,6 +208,8 @@ struct Workload {
   // gives each ResourceQuota of the namespace and resource one (the quota's room, less the
   // pods admitted jobs are still owed), so that two gangs of one namespace are not admitted
   // into the same room in one cycle. Empty: no budget limits it. The simulator sets none.
+  // Read fresh every cycle (admitted or not): CycleCache keeps nothing of it, so the revision
+  // need not follow it.
   std::map<std::string, int64_t> budget_per_pod;
   // Changes whenever anything above changes (the object's resourceVersion, or a counter the
   // caller bumps), 0 = unknown. Only CycleCache reads it: an equal non-zero revision lets a

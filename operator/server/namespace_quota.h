@@ -10,15 +10,19 @@
 // admitted at its priority and preempted other tenants' gangs (security audit 2026-11-30 d, S2).
 //
 //   ASSIGN_OR_RETURN(NamespaceQuota q, DecodeResourceQuota(json));
-//   std::string why = QuotaRefusal(job, /*pods=*/2, {q});  // "" if the limits allow 2 pods
-//   std::string wait = QuotaShortfall(job, 2, {q});       // "" if there is room for 2 now
+//   std::vector<NamespaceQuota> quotas = {q};
+//   ChargeJobPods({{.job = &admitted, .existing = 1, .owed = 3}}, quotas);
+//   std::string why = QuotaRefusal(job, /*pods=*/2, quotas);  // "" if the limits allow 2 pods
+//   std::string wait = QuotaShortfall(job, 2, quotas);       // "" if there is room for 2 now
+//   AddQuotaBudgets(quotas, snapshot.budgets);               // the same room, for the cycle
+//   workload.budget_per_pod = BudgetPerPod(job, quotas);
 //
 // Both compare what a pod's creation is charged: pods (count/pods), requests and limits
 // (limits.cpu, limits.memory, limits.ephemeral-storage: the API server quotas extended
 // resources by their requests only), as the API server's pod quota evaluator does. The use is
 // status.used with the pods of admitted jobs that are not created yet laid over it
 // (ChargeJobPods); within one admission cycle, the gangs admitted before a job take from the
-// same room through the admission core's budgets (QuotaBudgets, BudgetPerPod).
+// same room through the admission core's budgets (AddQuotaBudgets, BudgetPerPod).
 // Pure: no I/O.
 #pragma once
 
