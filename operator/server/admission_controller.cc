@@ -419,7 +419,7 @@ bool AdmissionController::EvictIfNotReady(const kube::RawObject& raw, kube::Trai
 void AdmissionController::ChargeNamespaceQuotas(
     const std::map<std::string, kube::TrainingJob>& jobs,
     std::map<std::string, std::vector<NamespaceQuota>>& quotas_by_namespace,
-    admission::Snapshot& snapshot) const {
+    std::string_view global_default, admission::Snapshot& snapshot) const {
   // Each job's pods: those that exist, and those an admitted one is still owed (the job
   // controller creates them after the admission), which status.used cannot count yet.
   std::map<std::string, std::vector<JobPods>> pods_by_namespace;
@@ -433,7 +433,7 @@ void AdmissionController::ChargeNamespaceQuotas(
   }
   for (auto& [ns, quotas] : quotas_by_namespace) {
     if (auto pods = pods_by_namespace.find(ns); pods != pods_by_namespace.end()) {
-      ChargeJobPods(pods->second, quotas);
+      ChargeJobPods(pods->second, quotas, global_default);
     }
     AddQuotaBudgets(quotas, snapshot.budgets);
   }
@@ -463,10 +463,14 @@ CycleStats AdmissionController::RunCycle() {
              "ClusterTrainingQueue");
   decode_all(informers_.local_queues, DecodeLocalQueue, snapshot.local_queues, "TrainingQueue");
   decode_all(informers_.namespaces, DecodeNamespace, snapshot.namespaces, "Namespace");
-  for (const auto& raw : informers_.priority_classes.List()) {
-    absl::StatusOr<std::pair<std::string, int32_t>> pc = DecodePriorityClass(raw->json);
-    if (pc.ok()) snapshot.priority_classes.insert(*pc);
+  std::vector<PriorityClass> priority_classes;
+  decode_all(informers_.priority_classes, DecodePriorityClass, priority_classes, "PriorityClass");
+  for (const PriorityClass& pc : priority_classes) {
+    snapshot.priority_classes.emplace(pc.name, pc.value);
   }
+  // What the API server gives the pods of a job that names no class, so also the job's own
+  // class; resolved again every cycle, as a named class's value is.
+  const std::string global_default = GlobalDefaultPriorityClass(priority_classes);
 
   // Each namespace's ResourceQuotas, for the jobs not admitted yet.
   std::vector<NamespaceQuota> quotas;
@@ -564,7 +568,7 @@ CycleStats AdmissionController::RunCycle() {
     const int64_t admitted_at =
         !job->status.admission ? 0 : entry.admitted_since > 0 ? entry.admitted_since : snapshot.now;
     absl::StatusOr<admission::Workload> workload =
-        WorkloadFromJob(*job, admitted_at, options_.allow_job_priority);
+        WorkloadFromJob(*job, admitted_at, options_.allow_job_priority, global_default);
     if (!workload.ok() && !job->status.admission) {
       // Counted as its queue's pending workload, as Kueue counts an inadmissible one: the
       // core resolves the queue and keeps it pending with this message.
@@ -586,7 +590,7 @@ CycleStats AdmissionController::RunCycle() {
     }
     jobs.emplace(key, *std::move(job));
   }
-  ChargeNamespaceQuotas(jobs, quotas_by_namespace, snapshot);
+  ChargeNamespaceQuotas(jobs, quotas_by_namespace, global_default, snapshot);
   for (const auto& [index, pods_ready_shrunk] : quota_checked) {
     admission::Workload& workload = snapshot.workloads[index];
     const kube::TrainingJob& job = jobs.at(workload.key);
@@ -598,18 +602,20 @@ CycleStats AdmissionController::RunCycle() {
       // every cycle). Admitted jobs are left alone: their own pods are in that use.
       const int32_t pods = workload.elastic ? workload.elastic->min : workload.count;
       if (!job.status.admission) {
-        workload.invalid = QuotaRefusal(job, pods, quotas->second);
-        if (workload.invalid.empty()) workload.held = QuotaShortfall(job, pods, quotas->second);
+        workload.invalid = QuotaRefusal(job, pods, quotas->second, global_default);
+        if (workload.invalid.empty()) {
+          workload.held = QuotaShortfall(job, pods, quotas->second, global_default);
+        }
       }
       // An elastic job is admitted, or grows, only as far as the room lets its pods be
       // created (it grows further when the namespace uses less).
       if (workload.elastic && workload.invalid.empty() && workload.held.empty()) {
         workload.elastic->max = ElasticSizeWithRoom(
             job, *workload.elastic, job.status.admission ? job.status.admission->replicas : 0,
-            quotas->second);
+            quotas->second, global_default);
       }
       // What the jobs admitted before it in this cycle take of the same room, the core counts.
-      workload.budget_per_pod = BudgetPerPod(job, quotas->second);
+      workload.budget_per_pod = BudgetPerPod(job, quotas->second, global_default);
     }
     if (pods_ready_shrunk) {
       // Shrunk to the ranks that ran: growing back would bring the ranks that could not.

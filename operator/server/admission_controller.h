@@ -103,7 +103,7 @@ class AdmissionController {
   void ChargeNamespaceQuotas(
       const std::map<std::string, kube::TrainingJob>& jobs,
       std::map<std::string, std::vector<NamespaceQuota>>& quotas_by_namespace,
-      admission::Snapshot& snapshot) const;
+      std::string_view global_default, admission::Snapshot& snapshot) const;
   // Writes what the fault responder did to `job` and lays it over `job`'s status for the rest
   // of the cycle. False if the job leaves this cycle (evicted: it is admitted again in a later
   // one, after its pods are gone).

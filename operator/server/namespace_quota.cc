@@ -11,6 +11,7 @@
 #include "common/status.h"
 #include "kube/decode.h"
 #include "kube/json.h"
+#include "operator/server/queue_objects.h"
 
 namespace phalanx::operator_server {
 namespace {
@@ -43,11 +44,10 @@ std::string_view Unit(std::string_view resource) {
   return resource.substr(0, kLimits.size()) == kLimits ? resource.substr(kLimits.size()) : resource;
 }
 
-// Whether one scope (spec.scopes, or a requirement of the selector) matches the job's pods.
-bool ScopeMatches(const ScopeRequirement& r, const kube::TrainingJob& job) {
-  // The pods' class: the job's, else the template's own (which the pods then keep).
-  const std::string pc =
-      job.priority_class_name.empty() ? job.pod.priority_class_name.str() : job.priority_class_name;
+// Whether one scope (spec.scopes, or a requirement of the selector) matches the job's pods,
+// whose PriorityClass is `pc` (PodPriorityClass: the globalDefault's for a job that names none,
+// as the API server charges its pods).
+bool ScopeMatches(const ScopeRequirement& r, const kube::TrainingJob& job, std::string_view pc) {
   if (r.scope == "PriorityClass") {
     const bool listed = std::find(r.values.begin(), r.values.end(), pc) != r.values.end();
     if (r.op == "In") return !pc.empty() && listed;
@@ -106,13 +106,13 @@ absl::Status DecodeCharged(const Value* list, const std::string& title, std::str
 
 // Whether the quota counts the job's pods: its namespace, and every scope and scope requirement
 // matching them.
-bool Applies(const NamespaceQuota& q, const kube::TrainingJob& job) {
+bool Applies(const NamespaceQuota& q, const kube::TrainingJob& job, std::string_view pc) {
   if (q.namespace_name != job.meta.namespace_) return false;
   for (const std::string& scope : q.scopes) {
-    if (!ScopeMatches({.scope = scope, .op = "Exists", .values = {}}, job)) return false;
+    if (!ScopeMatches({.scope = scope, .op = "Exists", .values = {}}, job, pc)) return false;
   }
   for (const ScopeRequirement& r : q.selector) {
-    if (!ScopeMatches(r, job)) return false;
+    if (!ScopeMatches(r, job, pc)) return false;
   }
   return true;
 }
@@ -156,10 +156,12 @@ std::string UnsetConstraint(const NamespaceQuota& q, const kube::TrainingJob& jo
 // Over the quotas that apply to the job's pods, and each of their `limits` its pods are charged
 // on, the first message `why(quota, resource, limit, per_pod)` gives; "" if none gives one.
 template <typename Why>
-std::string FirstShort(const kube::TrainingJob& job, const std::vector<NamespaceQuota>& quotas,
+std::string FirstShort(const kube::TrainingJob& job, std::string_view global_default,
+                       const std::vector<NamespaceQuota>& quotas,
                        ResourceList NamespaceQuota::*limits, Why why) {
+  const std::string pc = PodPriorityClass(job, global_default);
   for (const NamespaceQuota& q : quotas) {
-    if (!Applies(q, job)) continue;
+    if (!Applies(q, job, pc)) continue;
     for (const auto& [resource, limit] : q.*limits) {
       const std::optional<int64_t> per_pod = PerPod(job, resource);
       if (!per_pod) continue;
@@ -245,12 +247,14 @@ absl::StatusOr<NamespaceQuota> DecodeResourceQuota(std::string_view json) {
 }
 
 std::string QuotaRefusal(const kube::TrainingJob& job, int32_t pods,
-                         const std::vector<NamespaceQuota>& quotas) {
+                         const std::vector<NamespaceQuota>& quotas,
+                         std::string_view global_default) {
+  const std::string pc = PodPriorityClass(job, global_default);
   for (const NamespaceQuota& q : quotas) {
-    if (!Applies(q, job)) continue;
+    if (!Applies(q, job, pc)) continue;
     if (std::string unset = UnsetConstraint(q, job); !unset.empty()) return unset;
   }
-  return FirstShort(job, quotas, &NamespaceQuota::hard_per_pods,
+  return FirstShort(job, global_default, quotas, &NamespaceQuota::hard_per_pods,
                     [&](const NamespaceQuota& q, const std::string& resource, int64_t limit,
                         int64_t per_pod) -> std::string {
                       if (per_pod * pods <= limit) return "";
@@ -268,9 +272,10 @@ std::string QuotaRefusal(const kube::TrainingJob& job, int32_t pods,
 }
 
 std::string QuotaShortfall(const kube::TrainingJob& job, int32_t pods,
-                           const std::vector<NamespaceQuota>& quotas) {
+                           const std::vector<NamespaceQuota>& quotas,
+                           std::string_view global_default) {
   return FirstShort(
-      job, quotas, &NamespaceQuota::status_hard,
+      job, global_default, quotas, &NamespaceQuota::status_hard,
       [&](const NamespaceQuota& q, const std::string& resource, int64_t limit,
           int64_t per_pod) -> std::string {
         const int64_t room = Room(q, resource, limit);
@@ -296,12 +301,14 @@ std::string QuotaShortfall(const kube::TrainingJob& job, int32_t pods,
 }
 
 int32_t ElasticSizeWithRoom(const kube::TrainingJob& job, const placement::ElasticRange& range,
-                            int32_t running, const std::vector<NamespaceQuota>& quotas) {
+                            int32_t running, const std::vector<NamespaceQuota>& quotas,
+                            std::string_view global_default) {
   // How many more of its pods every quota that applies has room for, as QuotaShortfall judges
   // each (per_pod * pods <= room), computed once instead of asking it about every size.
   std::optional<int64_t> more;  // nullopt: no quota limits them
+  const std::string pc = PodPriorityClass(job, global_default);
   for (const NamespaceQuota& q : quotas) {
-    if (!Applies(q, job)) continue;
+    if (!Applies(q, job, pc)) continue;
     for (const auto& [resource, limit] : q.status_hard) {
       const std::optional<int64_t> per_pod = PerPod(job, resource);
       if (!per_pod || *per_pod <= 0) continue;
@@ -325,11 +332,16 @@ int32_t LivePods(const std::vector<std::shared_ptr<const kube::Pod>>& pods) {
   }));
 }
 
-void ChargeJobPods(const std::vector<JobPods>& jobs, std::vector<NamespaceQuota>& quotas) {
+void ChargeJobPods(const std::vector<JobPods>& jobs, std::vector<NamespaceQuota>& quotas,
+                   std::string_view global_default) {
+  std::vector<std::string> classes;
+  classes.reserve(jobs.size());
+  for (const JobPods& j : jobs) classes.push_back(PodPriorityClass(*j.job, global_default));
   for (NamespaceQuota& q : quotas) {
     ResourceList existing;
-    for (const JobPods& j : jobs) {
-      if (!Applies(q, *j.job)) continue;
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      const JobPods& j = jobs[i];
+      if (!Applies(q, *j.job, classes[i])) continue;
       for (const auto& [resource, limit] : q.status_hard) {
         const std::optional<int64_t> per_pod = PerPod(*j.job, resource);
         if (!per_pod) continue;
@@ -358,10 +370,12 @@ void AddQuotaBudgets(const std::vector<NamespaceQuota>& quotas,
 }
 
 std::map<std::string, int64_t> BudgetPerPod(const kube::TrainingJob& job,
-                                            const std::vector<NamespaceQuota>& quotas) {
+                                            const std::vector<NamespaceQuota>& quotas,
+                                            std::string_view global_default) {
   std::map<std::string, int64_t> out;
+  const std::string pc = PodPriorityClass(job, global_default);
   for (const NamespaceQuota& q : quotas) {
-    if (!Applies(q, job)) continue;
+    if (!Applies(q, job, pc)) continue;
     for (const auto& [resource, limit] : q.status_hard) {
       if (const std::optional<int64_t> per_pod = PerPod(job, resource); per_pod) {
         out[BudgetName(q, resource)] = *per_pod;

@@ -76,9 +76,12 @@ absl::StatusOr<NamespaceQuota> DecodeResourceQuota(std::string_view json);
 // quota that cannot, with its scope and the limit), "" if they can. A quota applies to the
 // job's pods when every scope and scope requirement matches them: the pods request resources
 // (NotBestEffort), have no activeDeadlineSeconds (NotTerminating), have the job's
-// priorityClassName, else the template's (PriorityClass), and no cross-namespace pod affinity.
+// priorityClassName, else the template's, else the cluster's globalDefault class
+// `global_default` (PriorityClass; PodPriorityClass in queue_objects.h), and no cross-namespace
+// pod affinity.
 std::string QuotaRefusal(const kube::TrainingJob& job, int32_t pods,
-                         const std::vector<NamespaceQuota>& quotas);
+                         const std::vector<NamespaceQuota>& quotas,
+                         std::string_view global_default = "");
 
 // Why the namespace's quotas have no room now for `pods` pods of `job` (the first quota that
 // applies, as for QuotaRefusal, whose status.hard less status.used is short, with what it has
@@ -88,7 +91,8 @@ std::string QuotaRefusal(const kube::TrainingJob& job, int32_t pods,
 // gangs are still owed (ChargeJobPods); those admitted in the same cycle are the admission
 // core's budgets' to count.
 std::string QuotaShortfall(const kube::TrainingJob& job, int32_t pods,
-                           const std::vector<NamespaceQuota>& quotas);
+                           const std::vector<NamespaceQuota>& quotas,
+                           std::string_view global_default = "");
 
 // The largest size of an elastic gang (`range.min` plus whole steps, at most `range.max`)
 // whose pods beyond the `running` ones it has now the namespace's quotas have room for
@@ -97,7 +101,8 @@ std::string QuotaShortfall(const kube::TrainingJob& job, int32_t pods,
 // size whose pods the API server will create, instead of at its maximum with the rest refused until
 // the pods-ready timeout shrinks it. `running` is 0 for a job not admitted.
 int32_t ElasticSizeWithRoom(const kube::TrainingJob& job, const placement::ElasticRange& range,
-                            int32_t running, const std::vector<NamespaceQuota>& quotas);
+                            int32_t running, const std::vector<NamespaceQuota>& quotas,
+                            std::string_view global_default = "");
 
 // The pods of one job as its namespace's quotas charge them, beyond what status.used shows.
 struct JobPods {
@@ -117,7 +122,10 @@ int32_t LivePods(const std::vector<std::shared_ptr<const kube::Pod>>& pods);
 // in it; but the operator's ResourceQuota informer may show that write after its pod informer
 // shows the pod, and taking the larger of the two closes that window for the namespace's
 // jobs' pods (not for other pods of the namespace). A pod not created yet is in neither.
-void ChargeJobPods(const std::vector<JobPods>& jobs, std::vector<NamespaceQuota>& quotas);
+// A quota scoped to a PriorityClass charges the pods of a job that names none if
+// `global_default` is that class (PodPriorityClass), as for QuotaRefusal.
+void ChargeJobPods(const std::vector<JobPods>& jobs, std::vector<NamespaceQuota>& quotas,
+                   std::string_view global_default = "");
 
 // The room each of the quotas leaves (status.hard less the use and the owed pods), one budget
 // per quota and resource, for the admission core (admission::Snapshot::budgets); a quota not
@@ -126,9 +134,11 @@ void AddQuotaBudgets(const std::vector<NamespaceQuota>& quotas,
                      std::map<std::string, admission::Budget>& budgets);
 
 // What each pod of the job takes from those budgets: the quotas that apply to its pods, on the
-// resources its pods are charged (admission::Workload::budget_per_pod).
+// resources its pods are charged (admission::Workload::budget_per_pod); `global_default` as for
+// QuotaRefusal.
 std::map<std::string, int64_t> BudgetPerPod(const kube::TrainingJob& job,
-                                            const std::vector<NamespaceQuota>& quotas);
+                                            const std::vector<NamespaceQuota>& quotas,
+                                            std::string_view global_default = "");
 
 // Whether a change of a quota can change what QuotaRefusal or QuotaShortfall say: anything but
 // status.used going up, which every pod create in the namespace does.

@@ -378,14 +378,36 @@ absl::StatusOr<admission::LocalQueue> DecodeLocalQueue(std::string_view json) {
   return lq;
 }
 
-absl::StatusOr<std::pair<std::string, int32_t>> DecodePriorityClass(std::string_view json) {
+absl::StatusOr<PriorityClass> DecodePriorityClass(std::string_view json) {
   ASSIGN_OR_RETURN(Meta meta, DecodeMeta(json, "PriorityClass"));
   ASSIGN_OR_RETURN(rapidjson::Document doc, ParseDocument(json, meta));
   if (Member(doc, "value") == nullptr) return Invalid(meta.title, "value: missing");
-  int32_t value = 0;
-  absl::Status status = kube::ReadInt32(doc, "value", "value", &value);
+  PriorityClass pc{.name = meta.meta.name};
+  absl::Status status = kube::ReadInt32(doc, "value", "value", &pc.value);
   if (!status.ok()) return Annotate(status, meta.title);
-  return std::make_pair(meta.meta.name, value);
+  if (const Value* global_default = Member(doc, "globalDefault"); global_default != nullptr) {
+    if (!global_default->IsBool()) return Invalid(meta.title, "globalDefault: not a boolean");
+    pc.global_default = global_default->GetBool();
+  }
+  return pc;
+}
+
+std::string GlobalDefaultPriorityClass(const std::vector<PriorityClass>& classes) {
+  const PriorityClass* lowest = nullptr;
+  for (const PriorityClass& pc : classes) {
+    if (!pc.global_default) continue;
+    if (lowest == nullptr || pc.value < lowest->value ||
+        (pc.value == lowest->value && pc.name < lowest->name)) {
+      lowest = &pc;
+    }
+  }
+  return lowest == nullptr ? "" : lowest->name;
+}
+
+std::string PodPriorityClass(const kube::TrainingJob& job, std::string_view global_default) {
+  if (!job.priority_class_name.empty()) return job.priority_class_name;
+  if (!job.pod.priority_class_name.empty()) return job.pod.priority_class_name.str();
+  return std::string(global_default);
 }
 
 absl::StatusOr<admission::Namespace> DecodeNamespace(std::string_view json) {
@@ -394,8 +416,8 @@ absl::StatusOr<admission::Namespace> DecodeNamespace(std::string_view json) {
 }
 
 absl::StatusOr<admission::Workload> WorkloadFromJob(const kube::TrainingJob& job,
-                                                    int64_t admission_time,
-                                                    bool allow_job_priority) {
+                                                    int64_t admission_time, bool allow_job_priority,
+                                                    std::string_view global_default_class) {
   admission::Workload w;
   w.key = job.meta.Key();
   if (!job.template_problem.empty()) {
@@ -420,7 +442,7 @@ absl::StatusOr<admission::Workload> WorkloadFromJob(const kube::TrainingJob& job
   if (job.priority.has_value() && allow_job_priority) {
     w.priority = *job.priority;
   } else {
-    w.priority_class = job.priority_class_name;
+    w.priority_class = PodPriorityClass(job, global_default_class);
   }
   if (!job.meta.creation_timestamp.empty()) {
     absl::Time created;

@@ -43,14 +43,31 @@ absl::StatusOr<admission::ResourceFlavor> DecodeResourceFlavor(std::string_view 
 // namespace. spec.localityWaitSeconds absent -> admission::kDefaultLocalityWaitSeconds.
 absl::StatusOr<admission::ClusterQueue> DecodeClusterQueue(std::string_view json);
 absl::StatusOr<admission::LocalQueue> DecodeLocalQueue(std::string_view json);
-// scheduling.k8s.io/v1 PriorityClass -> (name, value).
-absl::StatusOr<std::pair<std::string, int32_t>> DecodePriorityClass(std::string_view json);
+// A scheduling.k8s.io/v1 PriorityClass: its name, value and globalDefault.
+struct PriorityClass {
+  std::string name;
+  int32_t value = 0;
+  bool global_default = false;
+  bool operator==(const PriorityClass&) const = default;
+};
+absl::StatusOr<PriorityClass> DecodePriorityClass(std::string_view json);
+// The class the Priority admission plugin gives a pod that names none: of the classes with
+// globalDefault, the one of lowest value (the API server allows only one, but a race can make
+// two; plugin/pkg/admission/priority/admission.go getDefaultPriorityClass, as Kueue's
+// pkg/util/priority getDefaultPriorityClass, picks the lowest; of equal values, where Kubernetes
+// takes the first its lister returns, the lowest name); "" when there is none (priority 0).
+std::string GlobalDefaultPriorityClass(const std::vector<PriorityClass>& classes);
+// The PriorityClass the API server gives the job's pods, which is also the job's own for
+// admission and preemption: spec.priorityClassName, else the template's, else
+// `global_default` (GlobalDefaultPriorityClass), else "".
+std::string PodPriorityClass(const kube::TrainingJob& job, std::string_view global_default);
 // core/v1 Namespace -> name and labels.
 absl::StatusOr<admission::Namespace> DecodeNamespace(std::string_view json);
 
 // The admission core's view of a TrainingJob: per_pod = the template's effective requests
-// (already canonical); count = spec.replicas; elastic = spec.elastic; an explicit spec.priority
-// wins over spec.priorityClassName (priority_class is then empty); creation_time =
+// (already canonical); count = spec.replicas; elastic = spec.elastic; priority_class =
+// PodPriorityClass(job, global_default_class), the class its pods get; an explicit spec.priority
+// wins over it (priority_class is then empty); creation_time =
 // metadata.creationTimestamp in Unix seconds; levels and groups from spec.topology; node
 // selector and tolerations from the template; admitted from status.admission when present
 // (every resource of per_pod, and `pods`, in admission.flavor; count = admission.replicas; at
@@ -64,7 +81,8 @@ absl::StatusOr<admission::Namespace> DecodeNamespace(std::string_view json);
 // quota stays charged.
 absl::StatusOr<admission::Workload> WorkloadFromJob(const kube::TrainingJob& job,
                                                     int64_t admission_time = 0,
-                                                    bool allow_job_priority = true);
+                                                    bool allow_job_priority = true,
+                                                    std::string_view global_default_class = "");
 
 // ---- Deletion while in use ------------------------------------------------------------------
 

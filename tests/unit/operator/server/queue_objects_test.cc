@@ -101,12 +101,45 @@ TEST(DecodeLocalQueueTest, Examples) {
 }
 
 TEST(DecodePriorityClassTest, Examples) {
-  std::vector<std::pair<std::string, int32_t>> got;
+  std::vector<PriorityClass> got;
   for (const std::string& json : ExampleJson("00-priorityclasses.yaml")) {
     got.push_back(Decoded(DecodePriorityClass(json)));
   }
-  EXPECT_THAT(got, ElementsAre(Pair("training-critical", 10000), Pair("training-standard", 1000),
-                               Pair("training-preemptible", 100)));
+  EXPECT_THAT(got, ElementsAre(PriorityClass{"training-critical", 10000, false},
+                               PriorityClass{"training-standard", 1000, false},
+                               PriorityClass{"training-preemptible", 100, false}));
+}
+
+std::string PriorityClassJson(const std::string& name, const std::string& rest) {
+  return absl::StrCat(R"({"apiVersion":"scheduling.k8s.io/v1","kind":"PriorityClass",)",
+                      R"("metadata":{"name":")", name, R"("},)", rest, "}");
+}
+
+TEST(DecodePriorityClassTest, GlobalDefault) {
+  EXPECT_EQ(
+      Decoded(DecodePriorityClass(PriorityClassJson("d", R"("value":5,"globalDefault":true)"))),
+      (PriorityClass{"d", 5, true}));
+  EXPECT_EQ(Decoded(DecodePriorityClass(PriorityClassJson("d", R"("value":5)"))),
+            (PriorityClass{"d", 5, false}));
+  EXPECT_THAT(
+      DecodePriorityClass(PriorityClassJson("d", R"("value":5,"globalDefault":"yes")")),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("globalDefault: not a boolean")));
+}
+
+// The Priority admission plugin's rule (plugin/pkg/admission/priority/admission.go,
+// getDefaultPriorityClass), which Kueue's pkg/util/priority follows too: of the classes marked
+// globalDefault, the lowest value; none marked, no class (priority 0).
+TEST(GlobalDefaultPriorityClassTest, TheDefaultOfLowestValueElseNone) {
+  EXPECT_EQ(GlobalDefaultPriorityClass({}), "");
+  EXPECT_EQ(GlobalDefaultPriorityClass({{"critical", 10000, false}, {"low", 100, false}}), "");
+  EXPECT_EQ(GlobalDefaultPriorityClass({{"critical", 10000, false}, {"standard", 1000, true}}),
+            "standard");
+  // Two defaults (a race the API server's check cannot stop): the lower value, in any order.
+  EXPECT_EQ(GlobalDefaultPriorityClass({{"standard", 1000, true}, {"low", 100, true}}), "low");
+  EXPECT_EQ(GlobalDefaultPriorityClass({{"low", 100, true}, {"standard", 1000, true}}), "low");
+  // Equal values: Kubernetes keeps the first its lister returns; here, the lowest name, so
+  // every cycle and every replica picks the same one.
+  EXPECT_EQ(GlobalDefaultPriorityClass({{"b", 100, true}, {"a", 100, true}}), "a");
 }
 
 TEST(DecodeNamespaceTest, Examples) {
@@ -797,6 +830,31 @@ TEST(WorkloadFromJobTest, SpecPriorityIsRefusedUnlessTheOperatorAllowsIt) {
   EXPECT_EQ(Decoded(WorkloadFromJob(job, 0, false)).priority_class, job.priority_class_name);
 }
 
+// A job that names no class, in spec or template, is the globalDefault class's (the class the
+// API server gives its pods), by name, so the core resolves its value and checks it exists.
+TEST(WorkloadFromJobTest, AJobWithoutAClassHasTheGlobalDefaultClass) {
+  kube::TrainingJob job = ExampleJob("10-trainingjob-pretrain-64gpu.yaml");
+  ASSERT_EQ(job.priority_class_name, "training-critical");
+  ASSERT_TRUE(job.pod.priority_class_name.empty());
+  // Its own class wins over the default.
+  EXPECT_EQ(Decoded(WorkloadFromJob(job, 0, false, "training-standard")).priority_class,
+            "training-critical");
+  job.priority_class_name.clear();
+  EXPECT_EQ(Decoded(WorkloadFromJob(job, 0, false, "training-standard")).priority_class,
+            "training-standard");
+  EXPECT_EQ(Decoded(WorkloadFromJob(job, 0, false, "")).priority_class, "");
+  // The template's class is the pods' class too, and so the job's.
+  job.pod.priority_class_name = kube::InternedString("training-preemptible");
+  EXPECT_EQ(Decoded(WorkloadFromJob(job, 0, false, "training-standard")).priority_class,
+            "training-preemptible");
+  // An explicit spec.priority, where allowed, still wins over any class.
+  job.pod.priority_class_name = kube::InternedString("");
+  job.priority = 7;
+  admission::Workload w = Decoded(WorkloadFromJob(job, 0, true, "training-standard"));
+  EXPECT_EQ(w.priority_class, "");
+  EXPECT_EQ(w.priority, 7);
+}
+
 TEST(WorkloadFromJobTest, RevisionFollowsTheResourceVersion) {
   kube::TrainingJob job = ExampleJob("10-trainingjob-pretrain-64gpu.yaml");
   job.meta.resource_version = "opaque-a";
@@ -868,6 +926,43 @@ TEST(NamespaceQuotaTest, APriorityClassScopedQuotaRefusesTheClassOnly) {
                          {Quota(R"({"hard":{"pods":"0"},"scopeSelector":{"matchExpressions":[)"
                                 R"({"scopeName":"PriorityClass","operator":"DoesNotExist"}]}})")}),
             "");
+}
+
+// The API server charges the pods of a job that names no class to the globalDefault class's
+// scoped quota (the Priority admission plugin sets their priorityClassName before the quota
+// admission runs), so the check does too.
+TEST(NamespaceQuotaTest, AJobWithoutAClassIsChargedAsTheGlobalDefaultClass) {
+  kube::TrainingJob job = ExampleJob("10-trainingjob-pretrain-64gpu.yaml");
+  job.priority_class_name.clear();
+  const NamespaceQuota no_standard = Quota(
+      R"({"hard":{"pods":"0"},"scopeSelector":{"matchExpressions":[{"scopeName":"PriorityClass",)"
+      R"("operator":"In","values":["training-standard"]}]}})");
+  EXPECT_EQ(QuotaRefusal(job, 8, {no_standard}, "training-standard"),
+            "ResourceQuota team-llm/q (scope PriorityClass In [training-standard]) allows at "
+            "most 0 pods in namespace team-llm, and the gang needs 8: the API server would "
+            "refuse its pods, so it is not admitted");
+  EXPECT_EQ(QuotaRefusal(job, 8, {no_standard}, ""), "");  // no default: no class
+  // A quota for pods without a class no longer applies to them.
+  const NamespaceQuota classless = Quota(
+      R"({"hard":{"pods":"0"},"scopeSelector":{"matchExpressions":[{"scopeName":"PriorityClass",)"
+      R"("operator":"DoesNotExist"}]}})");
+  EXPECT_NE(QuotaRefusal(job, 8, {classless}, ""), "");
+  EXPECT_EQ(QuotaRefusal(job, 8, {classless}, "training-standard"), "");
+  // The job's own class wins over the default.
+  job.priority_class_name = "training-critical";
+  EXPECT_EQ(QuotaRefusal(job, 8, {no_standard}, "training-standard"), "");
+  // The room left now and an elastic job's size see the same class.
+  job.priority_class_name.clear();
+  const NamespaceQuota standard_full =
+      QuotaInUse(R"({"pods":"4"})", R"({"pods":"4"})",
+                 R"(,"scopeSelector":{"matchExpressions":[{"scopeName":"PriorityClass",)"
+                 R"("operator":"In","values":["training-standard"]}]})");
+  EXPECT_THAT(QuotaShortfall(job, 1, {standard_full}, "training-standard"),
+              HasSubstr("has room for 0 more pods"));
+  EXPECT_EQ(QuotaShortfall(job, 1, {standard_full}, ""), "");
+  const placement::ElasticRange range{.min = 1, .max = 8, .step = 1};
+  EXPECT_EQ(ElasticSizeWithRoom(job, range, 0, {standard_full}, "training-standard"), 1);
+  EXPECT_EQ(ElasticSizeWithRoom(job, range, 0, {standard_full}, ""), 8);
 }
 
 // Requests are compared with the smallest gang, the hard limit only (not what other pods

@@ -172,9 +172,9 @@ TEST(ComputeQueueStatusesTest, LocalQueues) {
 TEST(ComputeQueueStatusesTest, ExamplesAfterOneCycle) {
   admission::Snapshot snapshot;
   for (const std::string& json : ExampleJson("00-priorityclasses.yaml")) {
-    absl::StatusOr<std::pair<std::string, int32_t>> pc = DecodePriorityClass(json);
+    absl::StatusOr<PriorityClass> pc = DecodePriorityClass(json);
     ASSERT_THAT(pc, IsOk());
-    snapshot.priority_classes.insert(*pc);
+    snapshot.priority_classes.emplace(pc->name, pc->value);
   }
   for (const std::string& json : ExampleJson("02-nodeflavors.yaml")) {
     snapshot.flavors.push_back(*DecodeResourceFlavor(json));

@@ -1,0 +1,109 @@
+// A TrainingJob that names no PriorityClass is admitted, and preempts, at the priority of the
+// cluster's globalDefault class, as its pods are created at it: the operator's translation
+// (DecodePriorityClass, GlobalDefaultPriorityClass, WorkloadFromJob) through a real admission
+// cycle.
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/testing/status_matchers.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "operator/admission/admission_cycle.h"
+#include "operator/server/queue_objects.h"
+#include "tests/unit/operator/fake_placement_service.h"
+#include "tests/unit/operator/world.h"
+
+namespace phalanx::operator_server {
+namespace {
+
+using admission::testing::FakePlacementService;
+using admission::testing::Gpu;
+using admission::testing::GpuQueue;
+using admission::testing::Job;
+using admission::testing::PendingFor;
+using admission::testing::World;
+using ::phalanx::testing::IsOk;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+PriorityClass Decode(const std::string& name, int32_t value, bool global_default) {
+  absl::StatusOr<PriorityClass> pc = DecodePriorityClass(absl::StrCat(
+      R"({"apiVersion":"scheduling.k8s.io/v1","kind":"PriorityClass","metadata":{"name":")", name,
+      R"("},"value":)", value, global_default ? R"(,"globalDefault":true})" : "}"));
+  EXPECT_THAT(pc, IsOk());
+  return *pc;
+}
+
+// team-a/nameless: 2 pods x 8 GPUs in TrainingQueue team-a/main, with `class_name` (if any).
+kube::TrainingJob Nameless(const std::string& class_name) {
+  const std::string spec_class =
+      class_name.empty() ? "" : absl::StrCat(R"("priorityClassName":")", class_name, R"(",)");
+  absl::StatusOr<kube::TrainingJob> job = kube::DecodeTrainingJob(absl::StrCat(
+      R"({"apiVersion":"phalanx.dev/v1alpha1","kind":"TrainingJob","metadata":{"name":)",
+      R"("nameless","namespace":"team-a","creationTimestamp":"2026-11-30T12:00:00Z"},)",
+      R"("spec":{"queueName":"main","replicas":2,)", spec_class,
+      R"("template":{"spec":{"containers":[{"name":"t","image":"x",)",
+      R"("resources":{"limits":{"nvidia.com/gpu":"8"}}}]}}}})"));
+  EXPECT_THAT(job, IsOk());
+  return *job;
+}
+
+// A 32-GPU queue (withinClusterQueue LowerPriority) full with team-a/low, of class low (100);
+// team-a/nameless wants 16 GPUs. The operator's classes are `classes`.
+admission::CycleResult Race(const std::vector<PriorityClass>& classes,
+                            const std::string& class_name) {
+  FakePlacementService fake({{.name = "b1", .gpus = 32}});
+  World world(fake);
+  admission::ClusterQueue cq = GpuQueue("team-a", "", {{"h100", Gpu(32)}});
+  cq.preemption.within_cluster_queue = admission::WithinClusterQueuePolicy::kLowerPriority;
+  world.Flavor("h100").Queue(cq);
+  for (const PriorityClass& pc : classes) world.snapshot.priority_classes[pc.name] = pc.value;
+  admission::Workload low = Job("team-a/low", 4, 8);
+  low.priority_class = "low";
+  world.Running(fake, "b1", low, "team-a", "h100");
+  absl::StatusOr<admission::Workload> nameless = WorkloadFromJob(
+      Nameless(class_name), 0, /*allow_job_priority=*/false, GlobalDefaultPriorityClass(classes));
+  EXPECT_THAT(nameless, IsOk());
+  world.Add(*nameless);
+  return world.Cycle();
+}
+
+std::vector<std::string> Victims(const admission::CycleResult& result) {
+  std::vector<std::string> victims;
+  for (const admission::PreemptionDecision& p : result.preemptions) victims.push_back(p.victim);
+  return victims;
+}
+
+TEST(GlobalDefaultPriorityTest, AJobWithoutAClassPreemptsAtTheDefaultsValue) {
+  admission::CycleResult result =
+      Race({Decode("low", 100, false), Decode("standard", 1000, true)}, "");
+  EXPECT_THAT(Victims(result), ElementsAre("team-a/low"));
+  ASSERT_EQ(result.preemptions.size(), 1u);
+  EXPECT_EQ(result.preemptions[0].preemptor, "team-a/nameless");
+}
+
+TEST(GlobalDefaultPriorityTest, WithoutADefaultAJobWithoutAClassHasPriorityZero) {
+  admission::CycleResult result =
+      Race({Decode("low", 100, false), Decode("standard", 1000, false)}, "");
+  EXPECT_THAT(result.preemptions, IsEmpty());
+  ASSERT_NE(PendingFor(result, "team-a/nameless"), nullptr);
+  EXPECT_THAT(PendingFor(result, "team-a/nameless")->message,
+              HasSubstr("preemption: no running workload is eligible"));
+}
+
+TEST(GlobalDefaultPriorityTest, ItsOwnClassWinsOverTheDefault) {
+  admission::CycleResult result =
+      Race({Decode("low", 100, false), Decode("standard", 1000, true)}, "low");
+  EXPECT_THAT(result.preemptions, IsEmpty());  // equal priority is not lower
+}
+
+// A default below the running job's class: the job without a class is the lower one.
+TEST(GlobalDefaultPriorityTest, ALowDefaultPreemptsNobodyAbove) {
+  admission::CycleResult result = Race({Decode("low", 100, false), Decode("batch", 10, true)}, "");
+  EXPECT_THAT(result.preemptions, IsEmpty());
+}
+
+}  // namespace
+}  // namespace phalanx::operator_server
