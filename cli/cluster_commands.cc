@@ -438,8 +438,17 @@ absl::StatusOr<std::string> Explain(const Flags& flags) {
         GetObject(cluster, kube::TrainingQueues(), cluster.ns, decoded.queue_name);
     if (got.ok()) queue = *std::move(got);
   }
-  ASSIGN_OR_RETURN(std::string out, FormatExplain(job, events, pods, answer, flags.events,
-                                                  OutputFor(flags, &cluster), queue));
+  // The PriorityClasses, for the job's priority as the operator resolves it (a job that names
+  // none has the globalDefault one); without the right to list them, the class it names.
+  std::optional<std::vector<std::string>> priority_classes;
+  if (absl::StatusOr<std::vector<std::string>> got =
+          ListItems(cluster, kube::PriorityClasses(), "");
+      got.ok()) {
+    priority_classes = *std::move(got);
+  }
+  ASSIGN_OR_RETURN(std::string out,
+                   FormatExplain(job, events, pods, answer, flags.events,
+                                 OutputFor(flags, &cluster), queue, priority_classes));
   // Everything the cluster said is printed; a scheduler that could not be asked still fails
   // the command, after the output, so scripts notice.
   if (answer && !answer->result.ok()) {

@@ -960,12 +960,53 @@ std::optional<QueuePosition> PositionIn(std::string_view queue_json, std::string
 
 }  // namespace
 
-absl::StatusOr<std::string> FormatExplain(std::string_view job_json,
-                                          const std::vector<std::string>& events,
-                                          const absl::StatusOr<std::vector<std::string>>& pods,
-                                          const std::optional<PlacementAnswer>& placement,
-                                          int max_events, const OutputOptions& options,
-                                          std::string_view queue_json) {
+// The job's priority as phalanx-operator resolves it (operator_server::PodPriorityClass), when
+// the cluster's PriorityClasses are known: "training-critical (10000)", "standard (1000, the
+// cluster's globalDefault PriorityClass)", "0 (no PriorityClass, and none is the cluster's
+// globalDefault)". Without them, the class the job names, as the spec says.
+struct ResolvedPriority {
+  std::string class_name;
+  std::optional<int32_t> value;  // nullopt: not known
+  std::string text;
+};
+ResolvedPriority ResolvePriority(const kube::TrainingJob& job,
+                                 const std::optional<std::vector<std::string>>& classes_json) {
+  if (job.priority) {
+    return {.class_name = "", .value = *job.priority, .text = absl::StrCat(*job.priority)};
+  }
+  if (!classes_json) {
+    const std::string named = operator_server::PodPriorityClass(job, "");
+    return {.class_name = named, .value = std::nullopt, .text = OrAbsent(named)};
+  }
+  std::vector<operator_server::PriorityClass> classes;
+  for (const std::string& json : *classes_json) {
+    absl::StatusOr<operator_server::PriorityClass> pc = operator_server::DecodePriorityClass(json);
+    if (pc.ok()) classes.push_back(*std::move(pc));
+  }
+  const std::string global_default = operator_server::GlobalDefaultPriorityClass(classes);
+  const std::string name = operator_server::PodPriorityClass(job, global_default);
+  if (name.empty()) {
+    return {.class_name = "",
+            .value = 0,
+            .text = "0 (no PriorityClass, and none is the cluster's globalDefault)"};
+  }
+  auto pc = std::find_if(classes.begin(), classes.end(),
+                         [&](const operator_server::PriorityClass& c) { return c.name == name; });
+  if (pc == classes.end()) {
+    return {.class_name = name, .value = std::nullopt, .text = absl::StrCat(name, " (not found)")};
+  }
+  const bool by_default = operator_server::PodPriorityClass(job, "").empty();
+  return {.class_name = name,
+          .value = pc->value,
+          .text = absl::StrCat(name, " (", pc->value,
+                               by_default ? ", the cluster's globalDefault PriorityClass)" : ")")};
+}
+
+absl::StatusOr<std::string> FormatExplain(
+    std::string_view job_json, const std::vector<std::string>& events,
+    const absl::StatusOr<std::vector<std::string>>& pods,
+    const std::optional<PlacementAnswer>& placement, int max_events, const OutputOptions& options,
+    std::string_view queue_json, const std::optional<std::vector<std::string>>& priority_classes) {
   ASSIGN_OR_RETURN(rapidjson::Document doc, ParseObject(job_json, "TrainingJob"));
   absl::StatusOr<kube::TrainingJob> decoded = kube::DecodeTrainingJob(job_json);
   if (!decoded.ok()) return Annotate(decoded.status(), "TrainingJob");
@@ -988,12 +1029,16 @@ absl::StatusOr<std::string> FormatExplain(std::string_view job_json,
           ? PositionIn(queue_json, row.name)
           : std::nullopt;
 
+  const ResolvedPriority priority = ResolvePriority(job, priority_classes);
   if (options.json) {
     return JsonDocument([&](JsonWriter& w) {
       String(w, "namespace", row.ns);
       String(w, "name", row.name);
       String(w, "queue", row.queue);
       OptionalString(w, "priorityClassName", job.priority_class_name);
+      // As phalanx-operator resolves it: the pods' class and its value, when known.
+      OptionalString(w, "effectivePriorityClassName", priority.class_name);
+      if (priority.value) Number(w, "priority", *priority.value);
       Number(w, "replicas", job.replicas);
       OptionalObject(w, "elastic", job.elastic, [&](const kube::TrainingJobElastic& e) {
         Number(w, "minReplicas", e.min_replicas);
@@ -1092,7 +1137,7 @@ absl::StatusOr<std::string> FormatExplain(std::string_view job_json,
   };
   line("TrainingJob", absl::StrCat(row.ns, "/", row.name));
   line("Queue", absl::StrCat(row.queue, " (TrainingQueue ", row.ns, "/", row.queue, ")"));
-  line("Priority", job.priority ? absl::StrCat(*job.priority) : OrAbsent(job.priority_class_name));
+  line("Priority", priority.text);
   line("Replicas", ReplicasText(job));
   line("Per pod", OrAbsent(FormatResources(job.pod.requests)));
   line("Topology", TopologyText(job.topology));

@@ -72,12 +72,15 @@ struct PlacementAnswer {
 // message, a waiting or failed container, the kubelet's reason), its latest `max_events`
 // Events (newest last) and the scheduler's answer if there is one. `queue_json`, the job's
 // TrainingQueue ("" if it could not be read), gives a pending job's position in its queue.
-absl::StatusOr<std::string> FormatExplain(std::string_view job,
-                                          const std::vector<std::string>& events,
-                                          const absl::StatusOr<std::vector<std::string>>& pods,
-                                          const std::optional<PlacementAnswer>& placement,
-                                          int max_events, const OutputOptions& options,
-                                          std::string_view queue_json = "");
+// `priority_classes`, the cluster's PriorityClasses (nullopt if they could not be read), give
+// the job's priority as phalanx-operator resolves it: its pods' class (the globalDefault one
+// for a job that names none) and that class's value.
+absl::StatusOr<std::string> FormatExplain(
+    std::string_view job, const std::vector<std::string>& events,
+    const absl::StatusOr<std::vector<std::string>>& pods,
+    const std::optional<PlacementAnswer>& placement, int max_events, const OutputOptions& options,
+    std::string_view queue_json = "",
+    const std::optional<std::vector<std::string>>& priority_classes = std::nullopt);
 
 // One node under its domain in `topology --nodes`.
 struct TopologyNode {

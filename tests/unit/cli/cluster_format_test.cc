@@ -1,5 +1,6 @@
 #include "cli/cluster_format.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@ namespace phalanx::cli {
 namespace {
 
 using ::phalanx::cli::testing::Items;
+using ::phalanx::testing::IsOk;
 using ::phalanx::testing::StatusIs;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -482,6 +484,40 @@ TEST(FormatExplain, APendingJobShowsItsPositionFromItsTrainingQueue) {
   ASSERT_OK_AND_ASSIGN(out, FormatExplain(Job("llama-pretrain-64"), {}, NoPods(), std::nullopt, 10,
                                           {.now = Now()}, queue));
   EXPECT_THAT(out, Not(HasSubstr("Position:")));  // admitted
+}
+
+// The priority phalanx-operator admits a job at: its pods' class and value, the cluster's
+// globalDefault class for a job that names none; without the PriorityClasses, what it names.
+TEST(FormatExplain, PriorityIsTheClassItsPodsGetWithItsValue) {
+  auto pc = [](const std::string& name, int value, bool global_default) {
+    return absl::StrCat(R"({"apiVersion":"scheduling.k8s.io/v1","kind":"PriorityClass",)",
+                        R"("metadata":{"name":")", name, R"("},"value":)", value,
+                        global_default ? R"(,"globalDefault":true})" : "}");
+  };
+  const std::vector<std::string> with_default = {pc("training-preemptible", 100, false),
+                                                 pc("standard", 1000, true)};
+  const std::string named = Job("mistral-finetune");  // training-preemptible
+  auto explain = [](const std::string& job, const std::optional<std::vector<std::string>>& pcs,
+                    bool json = false) {
+    absl::StatusOr<std::string> out =
+        FormatExplain(job, {}, NoPods(), std::nullopt, 10, {.json = json, .now = Now()}, "", pcs);
+    EXPECT_THAT(out, IsOk());
+    return out.ok() ? *out : "";
+  };
+  EXPECT_THAT(explain(named, with_default), HasSubstr("Priority:    training-preemptible (100)\n"));
+  std::string nameless = named;
+  const std::string field = R"("priorityClassName":"training-preemptible",)";
+  ASSERT_NE(nameless.find(field), std::string::npos);
+  nameless.erase(nameless.find(field), field.size());
+  EXPECT_THAT(
+      explain(nameless, with_default),
+      HasSubstr("Priority:    standard (1000, the cluster's globalDefault PriorityClass)\n"));
+  EXPECT_THAT(explain(nameless, with_default, true),
+              HasSubstr(R"("effectivePriorityClassName":"standard","priority":1000,)"));
+  EXPECT_THAT(explain(nameless, std::vector<std::string>{pc("standard", 1000, false)}),
+              HasSubstr("Priority:    0 (no PriorityClass, and none is the cluster's "
+                        "globalDefault)\n"));
+  EXPECT_THAT(explain(nameless, std::nullopt), HasSubstr("Priority:    -\n"));
 }
 
 // maxRestarts bounds the job's own failures; restarts after node failures are shown apart.
