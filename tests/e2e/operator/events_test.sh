@@ -157,14 +157,7 @@ eventually 30 has_event_matching self-set Invalid "is not honoured on this clust
 # Kubernetes' way to limit a PriorityClass: a ResourceQuota of pods 0 scoped to it. The pods
 # would be refused at create, so the job is not admitted (nor allowed to preempt at that
 # priority); without the quota it is admissible again.
-kc -n $NS apply -f - >/dev/null <<YAML || fail "cannot create the ResourceQuota"
-apiVersion: v1
-kind: ResourceQuota
-metadata: {name: no-critical}
-spec:
-  hard: {pods: "0"}
-  scopeSelector: {matchExpressions: [{scopeName: PriorityClass, operator: In, values: [training-critical]}]}
-YAML
+class_forbidden_quota $NS no-critical training-critical || fail "cannot create the ResourceQuota"
 gang forbidden 1 "  priorityClassName: training-critical"
 eventually 30 has_event_matching forbidden Invalid "^ResourceQuota $NS/no-critical \\(scope PriorityClass In \\[training-critical\\]\\) allows at most 0 pods in namespace $NS, and the gang needs 1: the API server would refuse its pods, so it is not admitted$" &&
   pass "forbidden's Invalid event: $(event_message forbidden Invalid)" ||

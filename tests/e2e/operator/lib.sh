@@ -96,6 +96,19 @@ spec: {hard: $3}
 YAML
 }
 
+# A ResourceQuota of the namespace allowing no pod of PriorityClass `class`: Kubernetes' way to
+# forbid a namespace the class.
+class_forbidden_quota() { # ns name class
+  kc -n "$1" apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: ResourceQuota
+metadata: {name: $2}
+spec:
+  hard: {pods: "0"}
+  scopeSelector: {matchExpressions: [{scopeName: PriorityClass, operator: In, values: [$3]}]}
+YAML
+}
+
 jq_job() { kc -n "$1" get trainingjob "$2" -o json | jq -r "$3"; }
 phase() { jq_job "$1" "$2" '.status.phase // ""'; }
 phase_is() { [[ $(phase "$1" "$2") == "$3" ]]; }
