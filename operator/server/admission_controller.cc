@@ -569,6 +569,10 @@ CycleStats AdmissionController::RunCycle() {
         !job->status.admission ? 0 : entry.admitted_since > 0 ? entry.admitted_since : snapshot.now;
     absl::StatusOr<admission::Workload> workload =
         WorkloadFromJob(*job, admitted_at, options_.allow_job_priority, global_default);
+    if (workload.ok() && job->status.admission) {
+      KeepPodsPriority(*job, informers_.pods.ByIndex(kIndexByJob, key),
+                       job->priority.has_value() && options_.allow_job_priority, *workload);
+    }
     if (!workload.ok() && !job->status.admission) {
       // Counted as its queue's pending workload, as Kueue counts an inadmissible one: the
       // core resolves the queue and keeps it pending with this message.

@@ -1,5 +1,6 @@
 #include "operator/server/queue_objects.h"
 
+#include <algorithm>
 #include <charconv>
 #include <initializer_list>
 #include <map>
@@ -408,6 +409,20 @@ std::string PodPriorityClass(const kube::TrainingJob& job, std::string_view glob
   if (!job.priority_class_name.empty()) return job.priority_class_name;
   if (!job.pod.priority_class_name.empty()) return job.pod.priority_class_name.str();
   return std::string(global_default);
+}
+
+void KeepPodsPriority(const kube::TrainingJob& job,
+                      const std::vector<std::shared_ptr<const kube::Pod>>& pods,
+                      bool explicit_priority, admission::Workload& w) {
+  if (!job.status.admission || explicit_priority || !PodPriorityClass(job, "").empty()) return;
+  std::optional<int32_t> lowest;
+  for (const std::shared_ptr<const kube::Pod>& pod : pods) {
+    if (!pod->meta.deletion_timestamp.empty()) continue;
+    lowest = lowest ? std::min(*lowest, pod->priority) : pod->priority;
+  }
+  if (!lowest) return;
+  w.priority_class.clear();
+  w.priority = *lowest;
 }
 
 absl::StatusOr<admission::Namespace> DecodeNamespace(std::string_view json) {

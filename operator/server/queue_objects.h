@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <set>
 #include <string>
 #include <string_view>
@@ -61,6 +62,15 @@ std::string GlobalDefaultPriorityClass(const std::vector<PriorityClass>& classes
 // admission and preemption: spec.priorityClassName, else the template's, else
 // `global_default` (GlobalDefaultPriorityClass), else "".
 std::string PodPriorityClass(const kube::TrainingJob& job, std::string_view global_default);
+// The Kubernetes pod rule for an admitted job whose class is the globalDefault's (it names none,
+// and no spec.priority is honoured, `explicit_priority` false): a pod keeps the priority the
+// API server gave it at creation, whatever the default is later, so the job keeps its pods'
+// (the lowest, should a default change between two of them): `w` gets that priority and no
+// class. Nothing changes for a job not admitted, one that names a class, or one without a live
+// pod (none created yet, or all being deleted): the default of now is what its pods would get.
+void KeepPodsPriority(const kube::TrainingJob& job,
+                      const std::vector<std::shared_ptr<const kube::Pod>>& pods,
+                      bool explicit_priority, admission::Workload& w);
 // core/v1 Namespace -> name and labels.
 absl::StatusOr<admission::Namespace> DecodeNamespace(std::string_view json);
 

@@ -12,7 +12,8 @@
 #      and the lender runs once the borrower finishes;
 #   4. withinClusterQueue LowerPriority: a higher-priority job evicts a lower one, an equal one
 #      evicts nobody; 4b. a job without a PriorityClass has the globalDefault class's priority
-#      (evicts a lower one, its pods at that class) and its scoped ResourceQuota;
+#      (evicts a lower one, its pods at that class) and its scoped ResourceQuota, and one
+#      running since before the default was made keeps its pods' priority;
 #   5. StrictFIFO: a head that never fits quota blocks a small follower (BlockedByStrictFIFO);
 #      BestEffortFIFO: the follower runs;
 #   6. kill -9 of phalanx-scheduler, down for 8 s, while jobs arrive: the jobs whose cycles
@@ -197,8 +198,9 @@ clear_jobs qc
 # --- 4b. a job that names no PriorityClass has the globalDefault one's ---------------------
 # The API server gives its pods the globalDefault class (name and value), so phalanx-operator
 # admits and preempts at that class too: at 1000 it evicts a class-10 job; at priority 0, as
-# before, it would wait. The class is deleted at the end, so later steps see none.
-kc apply -f - >/dev/null <<YAML || die "cannot create PriorityClasses e2e-batch, e2e-default"
+# before, it would wait. The classes are deleted at the end, so later steps see none.
+priority_classes() {
+  kc apply -f - >/dev/null <<YAML || die "cannot create PriorityClasses e2e-batch, e2e-default"
 apiVersion: scheduling.k8s.io/v1
 kind: PriorityClass
 metadata: {name: e2e-batch}
@@ -210,21 +212,23 @@ metadata: {name: e2e-default}
 value: 1000
 globalDefault: true
 YAML
+}
+was_evicted() { [[ $(evicted "$1" "$2") == "True "* ]]; }
+priority_classes
 cluster_queue prio-default "" 32 "  preemption: {withinClusterQueue: LowerPriority}" ||
   die "cannot create ClusterTrainingQueue prio-default"
 team qd prio-default || die "cannot create namespace qd"
 job qd batch 4 "" "  priorityClassName: e2e-batch"
 eventually 90 all_running qd batch 4 || fail "default class: qd/batch not Running: $(cond qd batch Queued)"
 job qd nameless 2
-eventually 90 bash -c "[[ \$(kubectl --kubeconfig=$PHALANX_KUBECONFIG -n qd get trainingjob batch -o jsonpath='{.status.conditions[?(@.type==\"Evicted\")].status}') == True ]]" ||
-  fail "default class: qd/batch was not evicted: qd/nameless $(cond qd nameless Queued)"
+eventually 90 was_evicted qd batch || fail "default class: qd/batch was not evicted: qd/nameless $(cond qd nameless Queued)"
 [[ $(evicted qd batch) == "True Preempted: evicted to make room for qd/nameless: lower priority than qd/nameless in ClusterTrainingQueue prio-default"* ]] &&
   pass "default class: the job without a class evicts a class-10 job: $(evicted qd batch)" ||
   fail "default class: Evicted condition '$(evicted qd batch)'"
-pod_classes() { pods_of qd nameless | jq -r '[.items[] | "\(.spec.priorityClassName) \(.spec.priority)"] | unique | join(",")'; }
-eventually 90 all_running qd nameless 2 && [[ $(pod_classes) == "e2e-default 1000" ]] &&
-  pass "default class: it runs, its pods at the class it was admitted at ($(pod_classes))" ||
-  fail "default class: qd/nameless phase '$(phase qd nameless)', pods '$(pod_classes)'"
+pod_classes() { pods_of qd "$1" | jq -r '[.items[] | "\(.spec.priorityClassName // "") \(.spec.priority)"] | unique | join(",")'; }
+eventually 90 all_running qd nameless 2 && [[ $(pod_classes nameless) == "e2e-default 1000" ]] &&
+  pass "default class: it runs, its pods at the class it was admitted at ($(pod_classes nameless))" ||
+  fail "default class: qd/nameless phase '$(phase qd nameless)', pods '$(pod_classes nameless)'"
 explained=$("$PHALANX_CLI" explain nameless -n qd --kubeconfig "$PHALANX_KUBECONFIG")
 grep -qx "Priority: *e2e-default (1000, the cluster's globalDefault PriorityClass)" <<<"$explained" &&
   pass "default class: phalanx explain shows the priority it was admitted at: $(grep '^Priority:' <<<"$explained")" ||
@@ -239,10 +243,19 @@ eventually 60 has_reason qd refused Invalid &&
   fail "default class: qd/refused '$(cond qd refused Queued)'"
 kc delete priorityclass e2e-default e2e-batch >/dev/null || fail "default class: cannot delete the PriorityClasses"
 # Without a default its pods have no class: the quota no longer applies.
-eventually 60 all_running qd refused 1 &&
-  pass "default class: deleted, the job has no class and runs" ||
-  fail "default class: qd/refused '$(cond qd refused Queued)'"
+eventually 60 all_running qd refused 1 && [[ $(pod_classes refused) == " 0" ]] &&
+  pass "default class: deleted, the job has no class and runs (its pod at priority 0)" ||
+  fail "default class: qd/refused '$(cond qd refused Queued)', pods '$(pod_classes refused)'"
+# The Kubernetes pod rule: a default made now changes neither its running pod nor the job, which
+# stays at 0, so a class-10 job evicts it (ranked at the new default's 1000 it would not).
+priority_classes
+job qd batch 4 "" "  priorityClassName: e2e-batch"
+eventually 90 was_evicted qd refused &&
+  [[ $(evicted qd refused) == "True Preempted: evicted to make room for qd/batch: lower priority than qd/batch in ClusterTrainingQueue prio-default"* ]] &&
+  pass "default class: made after admission, the job keeps its pods' priority 0: $(evicted qd refused)" ||
+  fail "default class: qd/refused Evicted '$(evicted qd refused)', qd/batch '$(cond qd batch Queued)'"
 clear_jobs qd
+kc delete priorityclass e2e-default e2e-batch >/dev/null || fail "default class: cannot delete the PriorityClasses"
 
 # --- 5. StrictFIFO and BestEffortFIFO -------------------------------------------------------
 # Each queue has 16 GPUs: the 24-GPU head never fits, the 8-GPU follower always would.

@@ -2,6 +2,7 @@
 // cluster's globalDefault class, as its pods are created at it: the operator's translation
 // (DecodePriorityClass, GlobalDefaultPriorityClass, WorkloadFromJob) through a real admission
 // cycle.
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -103,6 +104,81 @@ TEST(GlobalDefaultPriorityTest, ItsOwnClassWinsOverTheDefault) {
 TEST(GlobalDefaultPriorityTest, ALowDefaultPreemptsNobodyAbove) {
   admission::CycleResult result = Race({Decode("low", 100, false), Decode("batch", 10, true)}, "");
   EXPECT_THAT(result.preemptions, IsEmpty());
+}
+
+// ---- After admission: the Kubernetes pod rule (KeepPodsPriority) ---------------------------
+
+std::shared_ptr<const kube::Pod> PodAt(int32_t priority, bool deleting = false) {
+  auto pod = std::make_shared<kube::Pod>();
+  pod->priority = priority;
+  if (deleting) pod->meta.deletion_timestamp = kube::InternedString("2026-11-30T12:05:00Z");
+  return pod;
+}
+
+kube::TrainingJob Admitted(kube::TrainingJob job) {
+  job.status.admission =
+      kube::TrainingJobAdmission{.cluster_queue = "team-a", .flavor = "h100", .replicas = 2};
+  return job;
+}
+
+// Its pods were created before the default existed (priority 0); the default made since does
+// not change them, nor the job: it stays at its pods' priority.
+TEST(KeepPodsPriorityTest, AnAdmittedJobWithoutAClassKeepsItsPodsPriority) {
+  const kube::TrainingJob job = Admitted(Nameless(""));
+  admission::Workload w = *WorkloadFromJob(job, 1, false, "standard");
+  ASSERT_EQ(w.priority_class, "standard");
+  KeepPodsPriority(job, {PodAt(0), PodAt(0)}, false, w);
+  EXPECT_EQ(w.priority_class, "");
+  EXPECT_EQ(w.priority, 0);
+  // A rank recreated since (a node failure) got the default: the gang is at its lowest pod.
+  w = *WorkloadFromJob(job, 1, false, "standard");
+  KeepPodsPriority(job, {PodAt(1000), PodAt(0)}, false, w);
+  EXPECT_EQ(w.priority, 0);
+  // Pods being deleted do not count; without live pods the default of now holds.
+  w = *WorkloadFromJob(job, 1, false, "standard");
+  KeepPodsPriority(job, {PodAt(0, /*deleting=*/true)}, false, w);
+  EXPECT_EQ(w.priority_class, "standard");
+  KeepPodsPriority(job, {}, false, w);
+  EXPECT_EQ(w.priority_class, "standard");
+}
+
+TEST(KeepPodsPriorityTest, NamedClassesPendingJobsAndExplicitPrioritiesAreLeftAlone) {
+  admission::Workload w = *WorkloadFromJob(Admitted(Nameless("low")), 1, false, "standard");
+  KeepPodsPriority(Admitted(Nameless("low")), {PodAt(0)}, false, w);
+  EXPECT_EQ(w.priority_class, "low");
+  w = *WorkloadFromJob(Nameless(""), 0, false, "standard");  // not admitted
+  KeepPodsPriority(Nameless(""), {PodAt(0)}, false, w);
+  EXPECT_EQ(w.priority_class, "standard");
+  kube::TrainingJob explicit_priority = Admitted(Nameless(""));
+  explicit_priority.priority = 5;
+  w = *WorkloadFromJob(explicit_priority, 1, true, "standard");
+  KeepPodsPriority(explicit_priority, {PodAt(0)}, true, w);
+  EXPECT_EQ(w.priority, 5);
+}
+
+// The running job without a class, admitted before the default existed, is preempted by a job
+// of class low (100) though the default (1000) is above it: its pods run at 0.
+TEST(KeepPodsPriorityTest, ARunningJobWhosePodsPredateTheDefaultIsPreemptedAtTheirPriority) {
+  const std::vector<PriorityClass> classes = {Decode("low", 100, false),
+                                              Decode("standard", 1000, true)};
+  FakePlacementService fake({{.name = "b1", .gpus = 32}});
+  World world(fake);
+  admission::ClusterQueue cq = GpuQueue("team-a", "", {{"h100", Gpu(32)}});
+  cq.preemption.within_cluster_queue = admission::WithinClusterQueuePolicy::kLowerPriority;
+  world.Flavor("h100").Queue(cq);
+  for (const PriorityClass& pc : classes) world.snapshot.priority_classes[pc.name] = pc.value;
+  kube::TrainingJob running = Admitted(Nameless(""));
+  absl::StatusOr<admission::Workload> w =
+      WorkloadFromJob(running, 1, false, GlobalDefaultPriorityClass(classes));
+  ASSERT_THAT(w, IsOk());
+  KeepPodsPriority(running, {PodAt(0), PodAt(0)}, false, *w);
+  w->admitted.reset();
+  w->count = 4;  // it holds all 32 GPUs
+  world.Running(fake, "b1", *w, "team-a", "h100");
+  admission::Workload preemptor = Job("team-a/preemptor", 2, 8, 0, 1);
+  preemptor.priority_class = "low";
+  world.Add(preemptor);
+  EXPECT_THAT(Victims(world.Cycle()), ElementsAre("team-a/nameless"));
 }
 
 }  // namespace
