@@ -51,24 +51,34 @@ kube::TrainingJob Nameless(const std::string& class_name) {
   return *job;
 }
 
-// A 32-GPU queue (withinClusterQueue LowerPriority) full with team-a/low, of class low (100);
-// team-a/nameless wants 16 GPUs. The operator's classes are `classes`.
+// ClusterTrainingQueue team-a: 32 GPUs of flavor h100 on one 32-GPU block, withinClusterQueue
+// LowerPriority; the operator's PriorityClasses are `classes`.
+struct TeamQueue {
+  explicit TeamQueue(const std::vector<PriorityClass>& classes) {
+    admission::ClusterQueue cq = GpuQueue("team-a", "", {{"h100", Gpu(32)}});
+    cq.preemption.within_cluster_queue = admission::WithinClusterQueuePolicy::kLowerPriority;
+    world.Flavor("h100").Queue(cq);
+    for (const PriorityClass& pc : classes) world.snapshot.priority_classes[pc.name] = pc.value;
+  }
+  // Admitted and holding `w.count` pods of 8 GPUs.
+  void Running(const admission::Workload& w) { world.Running(fake, "b1", w, "team-a", "h100"); }
+
+  FakePlacementService fake{{{.name = "b1", .gpus = 32}}};
+  World world{fake};
+};
+
+// The queue full with team-a/low, of class low (100); team-a/nameless wants 16 GPUs.
 admission::CycleResult Race(const std::vector<PriorityClass>& classes,
                             const std::string& class_name) {
-  FakePlacementService fake({{.name = "b1", .gpus = 32}});
-  World world(fake);
-  admission::ClusterQueue cq = GpuQueue("team-a", "", {{"h100", Gpu(32)}});
-  cq.preemption.within_cluster_queue = admission::WithinClusterQueuePolicy::kLowerPriority;
-  world.Flavor("h100").Queue(cq);
-  for (const PriorityClass& pc : classes) world.snapshot.priority_classes[pc.name] = pc.value;
+  TeamQueue queue(classes);
   admission::Workload low = Job("team-a/low", 4, 8);
   low.priority_class = "low";
-  world.Running(fake, "b1", low, "team-a", "h100");
+  queue.Running(low);
   absl::StatusOr<admission::Workload> nameless = WorkloadFromJob(
       Nameless(class_name), 0, /*allow_job_priority=*/false, GlobalDefaultPriorityClass(classes));
   EXPECT_THAT(nameless, IsOk());
-  world.Add(*nameless);
-  return world.Cycle();
+  queue.world.Add(*nameless);
+  return queue.world.Cycle();
 }
 
 std::vector<std::string> Victims(const admission::CycleResult& result) {
@@ -161,12 +171,7 @@ TEST(KeepPodsPriorityTest, NamedClassesPendingJobsAndExplicitPrioritiesAreLeftAl
 TEST(KeepPodsPriorityTest, ARunningJobWhosePodsPredateTheDefaultIsPreemptedAtTheirPriority) {
   const std::vector<PriorityClass> classes = {Decode("low", 100, false),
                                               Decode("standard", 1000, true)};
-  FakePlacementService fake({{.name = "b1", .gpus = 32}});
-  World world(fake);
-  admission::ClusterQueue cq = GpuQueue("team-a", "", {{"h100", Gpu(32)}});
-  cq.preemption.within_cluster_queue = admission::WithinClusterQueuePolicy::kLowerPriority;
-  world.Flavor("h100").Queue(cq);
-  for (const PriorityClass& pc : classes) world.snapshot.priority_classes[pc.name] = pc.value;
+  TeamQueue queue(classes);
   kube::TrainingJob running = Admitted(Nameless(""));
   absl::StatusOr<admission::Workload> w =
       WorkloadFromJob(running, 1, false, GlobalDefaultPriorityClass(classes));
@@ -174,11 +179,11 @@ TEST(KeepPodsPriorityTest, ARunningJobWhosePodsPredateTheDefaultIsPreemptedAtThe
   KeepPodsPriority(running, {PodAt(0), PodAt(0)}, false, *w);
   w->admitted.reset();
   w->count = 4;  // it holds all 32 GPUs
-  world.Running(fake, "b1", *w, "team-a", "h100");
+  queue.Running(*w);
   admission::Workload preemptor = Job("team-a/preemptor", 2, 8, 0, 1);
   preemptor.priority_class = "low";
-  world.Add(preemptor);
-  EXPECT_THAT(Victims(world.Cycle()), ElementsAre("team-a/nameless"));
+  queue.world.Add(preemptor);
+  EXPECT_THAT(Victims(queue.world.Cycle()), ElementsAre("team-a/nameless"));
 }
 
 }  // namespace
