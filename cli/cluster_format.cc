@@ -792,6 +792,7 @@ struct RankPod {
   bool terminating = false;
   bool owned = true;   // its controller is this job's uid (not an older job of the name)
   std::string detail;  // why it is not running, when something says
+  std::optional<int64_t> priority;  // spec.priority, as the API server set it at creation
   // Why it is not one of the gang's ranks ("" if it is): it is being deleted, it belongs to
   // an earlier restart or an earlier job of the name, or its rank is above the gang's size.
   std::string other;
@@ -847,6 +848,7 @@ absl::StatusOr<std::vector<RankPod>> RankPods(const std::vector<std::string>& po
     p.phase = Text(pod, {"status", "phase"});
     p.node = Text(pod, {"spec", "nodeName"});
     p.terminating = !Text(pod, {"metadata", "deletionTimestamp"}).empty();
+    p.priority = Int(pod, {"spec", "priority"});
     p.rank = IntLabel(pod, std::string(kRankLabel).c_str()).value_or(-1);
     p.restart = IntLabel(pod, std::string(kRestartLabel).c_str()).value_or(-1);
     p.owned = false;
@@ -963,14 +965,16 @@ std::optional<QueuePosition> PositionIn(std::string_view queue_json, std::string
 // The job's priority as phalanx-operator resolves it (operator_server::PodPriorityClass), when
 // the cluster's PriorityClasses are known: "training-critical (10000)", "standard (1000, the
 // cluster's globalDefault PriorityClass)", "0 (no PriorityClass, and none is the cluster's
-// globalDefault)". Without them, the class the job names, as the spec says.
+// globalDefault)"; for an admitted job that names no class, its live pods' priority when it
+// differs (operator_server::KeepPodsPriority). Without them, the class the job names.
 struct ResolvedPriority {
   std::string class_name;
   std::optional<int32_t> value;  // nullopt: not known
   std::string text;
 };
 ResolvedPriority ResolvePriority(const kube::TrainingJob& job,
-                                 const std::optional<std::vector<std::string>>& classes_json) {
+                                 const std::optional<std::vector<std::string>>& classes_json,
+                                 const std::vector<RankPod>& pods) {
   if (job.priority) {
     return {.class_name = "", .value = *job.priority, .text = absl::StrCat(*job.priority)};
   }
@@ -985,13 +989,31 @@ ResolvedPriority ResolvePriority(const kube::TrainingJob& job,
   }
   const std::string global_default = operator_server::GlobalDefaultPriorityClass(classes);
   const std::string name = operator_server::PodPriorityClass(job, global_default);
+  std::optional<int64_t> of_pods;  // the lowest of the live pods', for KeepPodsPriority's case
+  if (job.status.admission && operator_server::PodPriorityClass(job, "").empty()) {
+    for (const RankPod& p : pods) {
+      if (p.terminating || !p.priority) continue;
+      of_pods = of_pods ? std::min(*of_pods, *p.priority) : *p.priority;
+    }
+  }
+  auto pc = std::find_if(classes.begin(), classes.end(),
+                         [&](const operator_server::PriorityClass& c) { return c.name == name; });
+  const std::optional<int64_t> of_class = name.empty()          ? std::optional<int64_t>(0)
+                                          : pc == classes.end() ? std::nullopt
+                                                                : std::optional<int64_t>(pc->value);
+  if (of_pods && of_pods != of_class) {
+    return {.class_name = "",
+            .value = static_cast<int32_t>(*of_pods),
+            .text = absl::StrCat(*of_pods,
+                                 " (its pods', as created; the cluster's globalDefault "
+                                 "PriorityClass is now ",
+                                 global_default.empty() ? "none" : global_default, ")")};
+  }
   if (name.empty()) {
     return {.class_name = "",
             .value = 0,
             .text = "0 (no PriorityClass, and none is the cluster's globalDefault)"};
   }
-  auto pc = std::find_if(classes.begin(), classes.end(),
-                         [&](const operator_server::PriorityClass& c) { return c.name == name; });
   if (pc == classes.end()) {
     return {.class_name = name, .value = std::nullopt, .text = absl::StrCat(name, " (not found)")};
   }
@@ -1029,7 +1051,7 @@ absl::StatusOr<std::string> FormatExplain(
           ? PositionIn(queue_json, row.name)
           : std::nullopt;
 
-  const ResolvedPriority priority = ResolvePriority(job, priority_classes);
+  const ResolvedPriority priority = ResolvePriority(job, priority_classes, rank_pods);
   if (options.json) {
     return JsonDocument([&](JsonWriter& w) {
       String(w, "namespace", row.ns);

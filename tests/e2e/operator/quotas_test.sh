@@ -249,6 +249,10 @@ eventually 60 all_running qd refused 1 && [[ $(pod_classes refused) == " 0" ]] &
 # The Kubernetes pod rule: a default made now changes neither its running pod nor the job, which
 # stays at 0, so a class-10 job evicts it (ranked at the new default's 1000 it would not).
 priority_classes
+explained=$("$PHALANX_CLI" explain refused -n qd --kubeconfig "$PHALANX_KUBECONFIG")
+grep -qx "Priority: *0 (its pods', as created; the cluster's globalDefault PriorityClass is now e2e-default)" <<<"$explained" &&
+  pass "default class: made after admission, phalanx explain shows the pods' priority: $(grep '^Priority:' <<<"$explained")" ||
+  fail "default class: made after admission, phalanx explain: $(grep '^Priority:' <<<"$explained" || echo 'no Priority line')"
 job qd batch 4 "" "  priorityClassName: e2e-batch"
 eventually 90 was_evicted qd refused &&
   [[ $(evicted qd refused) == "True Preempted: evicted to make room for qd/batch: lower priority than qd/batch in ClusterTrainingQueue prio-default"* ]] &&

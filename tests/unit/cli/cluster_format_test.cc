@@ -520,6 +520,37 @@ TEST(FormatExplain, PriorityIsTheClassItsPodsGetWithItsValue) {
   EXPECT_THAT(explain(nameless, std::nullopt), HasSubstr("Priority:    -\n"));
 }
 
+// An admitted job that names no class is at its pods' priority, fixed when they were created
+// (phalanx-operator's KeepPodsPriority): here they predate the default.
+TEST(FormatExplain, AnAdmittedJobWithoutAClassIsAtItsPodsPriority) {
+  std::string job = Job("llama-pretrain-64");
+  const std::string field = R"("priorityClassName":"training-critical",)";
+  ASSERT_NE(job.find(field), std::string::npos);
+  job.erase(job.find(field), field.size());
+  const std::vector<std::string> classes = {
+      R"({"metadata":{"name":"standard"},"value":1000,"globalDefault":true})"};
+  auto explain = [&](const std::vector<std::string>& pods) {
+    absl::StatusOr<std::string> out =
+        FormatExplain(job, {}, pods, std::nullopt, 10, {.now = Now()}, "", classes);
+    EXPECT_THAT(out, IsOk());
+    return out.ok() ? *out : "";
+  };
+  // Rank 0's pod, created at `priority`.
+  auto pod_at = [](int priority) {
+    return absl::StrCat(R"({"spec":{"priority":)", priority, "},",
+                        RankPodJson(0, 1, "Running", "").substr(1));
+  };
+  EXPECT_THAT(explain({pod_at(0)}),
+              HasSubstr("Priority:    0 (its pods', as created; the cluster's globalDefault "
+                        "PriorityClass is now standard)\n"));
+  // Pods created at the default agree with it; without pods the default of now holds.
+  EXPECT_THAT(explain({pod_at(1000)}),
+              HasSubstr("Priority:    standard (1000, the cluster's globalDefault "
+                        "PriorityClass)\n"));
+  EXPECT_THAT(explain({}), HasSubstr("Priority:    standard (1000, the cluster's globalDefault "
+                                     "PriorityClass)\n"));
+}
+
 // maxRestarts bounds the job's own failures; restarts after node failures are shown apart.
 TEST(FormatExplain, RestartsAfterNodeFailuresAreNotCountedAgainstMaxRestarts) {
   ASSERT_OK_AND_ASSIGN(rapidjson::Document doc, kube::ParseJson(Job("llama-pretrain-64")));
