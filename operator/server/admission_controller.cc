@@ -469,7 +469,7 @@ CycleStats AdmissionController::RunCycle() {
     snapshot.priority_classes.emplace(pc.name, pc.value);
   }
   // What the API server gives the pods of a job that names no class, so also the job's own
-  // class; resolved again every cycle, as a named class's value is.
+  // class (an admitted one with live pods keeps theirs instead: KeepPodsPriority below).
   const std::string global_default = GlobalDefaultPriorityClass(priority_classes);
 
   // Each namespace's ResourceQuotas, for the jobs not admitted yet.

@@ -503,7 +503,12 @@ absl::StatusOr<admission::Workload> WorkloadFromJob(const kube::TrainingJob& job
     for (const auto& [resource, amount] : w.per_pod) admitted.flavors[resource] = a.flavor;
     admitted.flavors[std::string(kResourcePods)] = a.flavor;
   }
-  w.revision = Revision(job.meta.resource_version);
+  // The class of a job that names none is the cluster's default, or after admission its pods'
+  // priority (KeepPodsPriority): neither is in the job's resourceVersion, so the CycleCache
+  // compares the fields instead.
+  const bool priority_of_its_own =
+      (job.priority.has_value() && allow_job_priority) || !PodPriorityClass(job, "").empty();
+  w.revision = priority_of_its_own ? Revision(job.meta.resource_version) : 0;
   return w;
 }
 

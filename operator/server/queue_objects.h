@@ -83,7 +83,9 @@ absl::StatusOr<admission::Namespace> DecodeNamespace(std::string_view json);
 // (every resource of per_pod, and `pods`, in admission.flavor; count = admission.replicas; at
 // `admission_time`); expected_runtime_seconds = spec.activeDeadlineSeconds; requeue_at from
 // status.requeueState.requeueAt while not admitted; revision from
-// metadata.resourceVersion (0 when it has none).
+// metadata.resourceVersion (0 when it has none, or when the job names no class and honours no
+// spec.priority: its priority then depends on the globalDefault class or its pods, which the
+// resourceVersion does not cover).
 // InvalidArgument "TrainingJob ns/name: metadata.creationTimestamp: ..." on a bad timestamp.
 // Without `allow_job_priority` (phalanx-operator --allow-job-priority) spec.priority is not
 // honoured: InvalidArgument naming it for a job waiting for admission; an admitted one (admitted

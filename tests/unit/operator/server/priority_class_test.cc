@@ -43,8 +43,8 @@ kube::TrainingJob Nameless(const std::string& class_name) {
       class_name.empty() ? "" : absl::StrCat(R"("priorityClassName":")", class_name, R"(",)");
   absl::StatusOr<kube::TrainingJob> job = kube::DecodeTrainingJob(absl::StrCat(
       R"({"apiVersion":"phalanx.dev/v1alpha1","kind":"TrainingJob","metadata":{"name":)",
-      R"("nameless","namespace":"team-a","creationTimestamp":"2026-11-30T12:00:00Z"},)",
-      R"("spec":{"queueName":"main","replicas":2,)", spec_class,
+      R"("nameless","namespace":"team-a","creationTimestamp":"2026-11-30T12:00:00Z",)",
+      R"("resourceVersion":"7"},)", R"("spec":{"queueName":"main","replicas":2,)", spec_class,
       R"("template":{"spec":{"containers":[{"name":"t","image":"x",)",
       R"("resources":{"limits":{"nvidia.com/gpu":"8"}}}]}}}})"));
   EXPECT_THAT(job, IsOk());
@@ -114,6 +114,37 @@ TEST(GlobalDefaultPriorityTest, ItsOwnClassWinsOverTheDefault) {
 TEST(GlobalDefaultPriorityTest, ALowDefaultPreemptsNobodyAbove) {
   admission::CycleResult result = Race({Decode("low", 100, false), Decode("batch", 10, true)}, "");
   EXPECT_THAT(result.preemptions, IsEmpty());
+}
+
+// The class of a job that names none depends on more than its object: a default moved from one
+// class to another (no class created or deleted, so the core's view of the classes is the same)
+// changes it though its resourceVersion does not, and a CycleCache must not keep the old one.
+TEST(GlobalDefaultPriorityTest, AMovedDefaultIsSeenThoughTheJobDidNotChange) {
+  TeamQueue queue({Decode("low", 100, false), Decode("standard", 1000, false)});
+  admission::CycleCache cache;
+  admission::CycleOptions options;
+  options.cache = &cache;
+  kube::TrainingJob job = Nameless("");
+  job.status.admission =
+      kube::TrainingJobAdmission{.cluster_queue = "team-a", .flavor = "h100", .replicas = 4};
+  job.replicas = 4;
+  absl::StatusOr<admission::Workload> running = WorkloadFromJob(job, 1, false, "");
+  ASSERT_THAT(running, IsOk());
+  running->admitted.reset();
+  queue.Running(*running);  // no default: priority 0, all 32 GPUs
+  admission::CycleResult first = queue.world.Cycle(options);
+  EXPECT_THAT(first.preemptions, IsEmpty());
+  // standard becomes the default: the same job object is now at 1000.
+  admission::Workload* w = queue.world.Find("team-a/nameless");
+  ASSERT_NE(w, nullptr);
+  const admission::Workload again = *WorkloadFromJob(job, 1, false, "standard");
+  w->priority_class = again.priority_class;
+  w->priority = again.priority;
+  w->revision = again.revision;
+  admission::Workload preemptor = Job("team-a/preemptor", 2, 8, 0, 2);
+  preemptor.priority_class = "low";
+  queue.world.Add(preemptor);
+  EXPECT_THAT(queue.world.Cycle(options).preemptions, IsEmpty());  // 100 < 1000
 }
 
 // ---- After admission: the Kubernetes pod rule (KeepPodsPriority) ---------------------------
