@@ -455,7 +455,7 @@ eventually 30 lq_is_active && pass "a TrainingQueue created again under its old 
 # four. Two gangs submitted together: exactly one is admitted (in one admission cycle the core's
 # budget counts the first; in the next, the pods it is owed count as used before they exist),
 # the other waits InsufficientResourceQuota, and no pod create is refused (FailedCreate), then
-# it is admitted once the first is deleted. Before 2026-12-01 both were admitted and the second
+# it is admitted once the first is deleted. Before 2026-11-30 both were admitted and the second
 # one's pods were refused until the pods-ready timeout.
 # The queue covers cpu too: the limits step's pods request it (requests default to limits).
 kc apply -f - >/dev/null <<YAML || die "cannot create ClusterTrainingQueue rq-q"

@@ -244,7 +244,7 @@ INSTANTIATE_TEST_SUITE_P(Strategies, HeldWorkloadTest,
 
 // A caller budget (the operator: what a namespace ResourceQuota has room for) is taken by the
 // gangs admitted in the cycle, in the order they are admitted: two gangs of one namespace that
-// each fit the room alone are not both admitted into it (before 2026-12-01 both were, and the
+// each fit the room alone are not both admitted into it (before 2026-11-30 both were, and the
 // second one's pod creates were refused). The one left waits with kNamespaceQuota, blocking
 // nobody; the next cycle's budget (the caller's room, less the first gang) decides again.
 //

@@ -1164,7 +1164,7 @@ TEST(NamespaceQuotaTest, LimitsAreChargedAndMustBeSetWhereTracked) {
 
 // The pods a gang is still owed once admitted (the job controller creates them after the
 // admission) are no longer room for another gang, though status.used, which counts pods that
-// exist, does not have them yet (before 2026-12-01 a second gang of the namespace was admitted
+// exist, does not have them yet (before 2026-11-30 a second gang of the namespace was admitted
 // into that room, and its pod creates were refused until the pods-ready timeout).
 TEST(NamespaceQuotaTest, PodsAdmittedGangsAreOwedCountAsUsed) {
   const kube::TrainingJob job = ExampleJob("10-trainingjob-pretrain-64gpu.yaml");  // 8 GPUs
