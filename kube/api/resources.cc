@@ -43,6 +43,11 @@ const Resource& ResourceQuotas() {
       .group = "", .version = "v1", .plural = "resourcequotas", .kind = "ResourceQuota"};
   return *r;
 }
+const Resource& LimitRanges() {
+  static const Resource* const r =
+      new Resource{.group = "", .version = "v1", .plural = "limitranges", .kind = "LimitRange"};
+  return *r;
+}
 const Resource& Services() {
   static const Resource* const r =
       new Resource{.group = "", .version = "v1", .plural = "services", .kind = "Service"};

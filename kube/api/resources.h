@@ -15,6 +15,7 @@ const Resource& NodeFlavors();            // phalanx.dev/v1alpha1, cluster-scope
 const Resource& NetworkTopologies();      // phalanx.dev/v1alpha1, cluster-scoped
 const Resource& PriorityClasses();        // scheduling.k8s.io/v1, cluster-scoped
 const Resource& ResourceQuotas();         // v1, namespaced
+const Resource& LimitRanges();            // v1, namespaced
 const Resource& Services();               // v1, namespaced
 const Resource& EndpointSlices();         // discovery.k8s.io/v1, namespaced
 

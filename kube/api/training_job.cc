@@ -340,6 +340,7 @@ void ReadLimits(const Value& tmpl, TrainingJob* job) {
     return list.ok() ? *std::move(list) : phalanx::ResourceList{};
   };
   std::set<std::string> unset_limits, unset_requests;
+  bool qos_resources = false;  // some container requests or limits cpu or memory
   phalanx::ResourceList containers, sidecars, init_max;
   auto max_into = [&init_max](const phalanx::ResourceList& r) {
     for (const auto& [name, amount] : r) init_max[name] = std::max(init_max[name], amount);
@@ -357,6 +358,7 @@ void ReadLimits(const Value& tmpl, TrainingJob* job) {
       for (const char* name : {"cpu", "memory"}) {
         if (!limits.contains(name)) unset_limits.insert(name);
         if (!requests.contains(name)) unset_requests.insert(name);
+        qos_resources |= limits.contains(name) || requests.contains(name);
       }
       if (std::string_view(list) == "containers") {
         phalanx::AddTo(containers, limits);
@@ -385,6 +387,8 @@ void ReadLimits(const Value& tmpl, TrainingJob* job) {
   job->pod_limits = std::move(containers);
   job->unset_limits.assign(unset_limits.begin(), unset_limits.end());
   job->unset_requests.assign(unset_requests.begin(), unset_requests.end());
+  job->pod_best_effort = !qos_resources;
+  job->pod_terminating = Member(*spec, "activeDeadlineSeconds") != nullptr;
 }
 
 }  // namespace

@@ -127,6 +127,13 @@ struct TrainingJob {
   // that tracks them ("must specify limits.cpu"), sorted.
   std::vector<std::string> unset_limits;
   std::vector<std::string> unset_requests;
+  // The pods' QoS class is BestEffort: no container or init container requests or limits cpu
+  // or memory (extended resources such as nvidia.com/gpu do not count, as in the API server's
+  // GetPodQOS), which a ResourceQuota's BestEffort / NotBestEffort scope matches.
+  bool pod_best_effort = false;
+  // The template sets spec.activeDeadlineSeconds, which its pods keep: a ResourceQuota's
+  // Terminating scope matches them, NotTerminating does not.
+  bool pod_terminating = false;
   // spec.template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution
   // .nodeSelectorTerms, validated (a bad one is the template_problem); empty = none.
   std::vector<phalanx::placement::NodeSelectorTerm> node_affinity;

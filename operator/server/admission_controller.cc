@@ -188,10 +188,21 @@ void AdmissionController::RegisterHandlers() {
   informers_.cluster_queues.AddEventHandlers(config);
   informers_.local_queues.AddEventHandlers(config);
   informers_.flavors.AddEventHandlers(config);
-  informers_.priority_classes.AddEventHandlers(config);
+  // A PriorityClass has no spec and no generation bump: value and globalDefault are top-level
+  // fields, and moving globalDefault to another class changes which class (and priority, and
+  // which scoped ResourceQuotas) every job without one has. Any update starts a cycle; the
+  // classes change rarely.
+  kube::EventHandlers<kube::RawObject> any_change{
+      .on_add = trigger,
+      .on_update = [this](const kube::RawObject&, const kube::RawObject&) { Trigger(); },
+      .on_delete = trigger};
+  informers_.priority_classes.AddEventHandlers(any_change);
   // A quota's limits decide what namespace_quota.h refuses, and its use (status.used) which
   // jobs it holds back: a use that went down may let one be admitted. Use going up, at every pod
   // create in the namespace, only holds back more, and is left to the next cycle.
+  // A LimitRange's defaults decide whether a template's unset cpu or memory is refused (a core
+  // object without a generation: any update).
+  informers_.limit_ranges.AddEventHandlers(any_change);
   informers_.resource_quotas.AddEventHandlers(
       {.on_add = trigger,
        .on_update =
@@ -425,11 +436,16 @@ void AdmissionController::ChargeNamespaceQuotas(
   std::map<std::string, std::vector<JobPods>> pods_by_namespace;
   for (const auto& [key, job] : jobs) {
     if (!quotas_by_namespace.contains(job.meta.namespace_)) continue;
-    const int32_t existing = LivePods(informers_.pods.ByIndex(kIndexByJob, key));
+    const auto pods = informers_.pods.ByIndex(kIndexByJob, key);
+    const int32_t existing = LivePods(pods);
     const int32_t admitted =
         job.status.admission && !job.suspend ? job.status.admission->replicas : 0;
+    // A rank whose pod succeeded is done: no pod is created for it again (successPolicy All
+    // waits for the others), so it is not owed.
     pods_by_namespace[job.meta.namespace_].push_back(
-        {.job = &job, .existing = existing, .owed = std::max(0, admitted - existing)});
+        {.job = &job,
+         .existing = existing,
+         .owed = std::max(0, admitted - existing - SucceededPods(pods))});
   }
   for (auto& [ns, quotas] : quotas_by_namespace) {
     if (auto pods = pods_by_namespace.find(ns); pods != pods_by_namespace.end()) {
@@ -475,6 +491,9 @@ CycleStats AdmissionController::RunCycle() {
   // Each namespace's ResourceQuotas, for the jobs not admitted yet.
   std::vector<NamespaceQuota> quotas;
   decode_all(informers_.resource_quotas, DecodeResourceQuota, quotas, "ResourceQuota");
+  std::vector<LimitRangeDefaults> limit_ranges;
+  decode_all(informers_.limit_ranges, DecodeLimitRange, limit_ranges, "LimitRange");
+  ApplyLimitRanges(limit_ranges, quotas);
   std::map<std::string, std::vector<NamespaceQuota>> quotas_by_namespace;
   // By name: the first that refuses or holds a job back is named, the same one every cycle.
   std::sort(quotas.begin(), quotas.end(),

@@ -27,6 +27,7 @@ struct Informers {
         priority_classes(client, kube::PriorityClasses()),
         namespaces(client, kube::Namespaces()),
         resource_quotas(client, kube::ResourceQuotas()),
+        limit_ranges(client, kube::LimitRanges()),
         // Only the operator's own pods: those labelled with a job.
         pods(client, kube::Pods(), {.reflector = {.label_selector = std::string(kJobLabel)}}),
         nodes(client, kube::Nodes()) {
@@ -46,6 +47,7 @@ struct Informers {
     threads_.emplace_back([this, stop] { priority_classes.Run(stop); });
     threads_.emplace_back([this, stop] { namespaces.Run(stop); });
     threads_.emplace_back([this, stop] { resource_quotas.Run(stop); });
+    threads_.emplace_back([this, stop] { limit_ranges.Run(stop); });
     threads_.emplace_back([this, stop] { pods.Run(stop); });
     threads_.emplace_back([this, stop] { nodes.Run(stop); });
   }
@@ -54,7 +56,8 @@ struct Informers {
            local_queues.WaitForSync(timeout, stop) && flavors.WaitForSync(timeout, stop) &&
            topologies.WaitForSync(timeout, stop) && priority_classes.WaitForSync(timeout, stop) &&
            namespaces.WaitForSync(timeout, stop) && resource_quotas.WaitForSync(timeout, stop) &&
-           pods.WaitForSync(timeout, stop) && nodes.WaitForSync(timeout, stop);
+           limit_ranges.WaitForSync(timeout, stop) && pods.WaitForSync(timeout, stop) &&
+           nodes.WaitForSync(timeout, stop);
   }
   // After the cancellation passed to Start fired.
   void Join() {
@@ -71,6 +74,9 @@ struct Informers {
   kube::Informer<kube::RawObject> namespaces;
   // Checked before a gang is admitted (namespace_quota.h).
   kube::Informer<kube::RawObject> resource_quotas;
+  // Their Container defaults fill in the cpu and memory a template leaves unset, before the
+  // API server's quota check sees the pods (namespace_quota.h, LimitRangeDefaults).
+  kube::Informer<kube::RawObject> limit_ranges;
   kube::Informer<kube::Pod> pods;
   kube::Informer<kube::Node> nodes;
   // Not an informer: what the job controller learned creating pods that the API server's

@@ -56,13 +56,16 @@ bool ScopeMatches(const ScopeRequirement& r, const kube::TrainingJob& job, std::
     if (r.op == "DoesNotExist") return pc.empty();
     return false;
   }
-  const bool requests = !job.pod.requests.empty();
-  // The operator sets no activeDeadlineSeconds on pods (the job's deadline is its own), and
-  // its pods carry no cross-namespace pod affinity (placement does not model pod affinity).
-  if (r.scope == "BestEffort") return r.op == "DoesNotExist" ? requests : !requests;
-  if (r.scope == "NotBestEffort") return r.op == "DoesNotExist" ? !requests : requests;
-  if (r.scope == "Terminating") return r.op == "DoesNotExist";
-  if (r.scope == "NotTerminating") return r.op != "DoesNotExist";
+  // BestEffort is the pods' QoS class (cpu and memory only: a GPU-only pod is BestEffort);
+  // Terminating, whether the template's activeDeadlineSeconds (which the pods keep) is set.
+  // The job's own spec.activeDeadlineSeconds is enforced by the operator and not on its pods,
+  // and the pods carry no cross-namespace pod affinity (placement does not model pod affinity).
+  const bool best_effort = job.pod_best_effort;
+  const bool terminating = job.pod_terminating;
+  if (r.scope == "BestEffort") return r.op == "DoesNotExist" ? !best_effort : best_effort;
+  if (r.scope == "NotBestEffort") return r.op == "DoesNotExist" ? best_effort : !best_effort;
+  if (r.scope == "Terminating") return r.op == "DoesNotExist" ? !terminating : terminating;
+  if (r.scope == "NotTerminating") return r.op == "DoesNotExist" ? terminating : !terminating;
   if (r.scope == "CrossNamespacePodAffinity") return r.op == "DoesNotExist";
   return false;  // a scope this check does not know: assume it does not apply
 }
@@ -141,6 +144,8 @@ std::string UnsetConstraint(const NamespaceQuota& q, const kube::TrainingJob& jo
     if (unit != "cpu" && unit != "memory") continue;
     const std::vector<std::string>& unset = is_limit ? job.unset_limits : job.unset_requests;
     if (std::find(unset.begin(), unset.end(), unit) == unset.end()) continue;
+    // A LimitRange default fills it in before the quota sees the pod.
+    if (q.defaulted.contains(absl::StrCat(is_limit ? "limits." : "requests.", unit))) continue;
     return absl::StrCat(
         "ResourceQuota ", q.namespace_name, "/", q.name, ScopeText(q), " tracks ",
         is_limit ? resource : absl::StrCat("requests.", unit), " in namespace ", q.namespace_name,
@@ -332,6 +337,12 @@ int32_t LivePods(const std::vector<std::shared_ptr<const kube::Pod>>& pods) {
   }));
 }
 
+int32_t SucceededPods(const std::vector<std::shared_ptr<const kube::Pod>>& pods) {
+  return static_cast<int32_t>(std::count_if(pods.begin(), pods.end(), [](const auto& p) {
+    return p->meta.deletion_timestamp.empty() && p->phase == "Succeeded";
+  }));
+}
+
 void ChargeJobPods(const std::vector<JobPods>& jobs, std::vector<NamespaceQuota>& quotas,
                    std::string_view global_default) {
   std::vector<std::string> classes;
@@ -383,6 +394,42 @@ std::map<std::string, int64_t> BudgetPerPod(const kube::TrainingJob& job,
     }
   }
   return out;
+}
+
+absl::StatusOr<LimitRangeDefaults> DecodeLimitRange(std::string_view json) {
+  absl::StatusOr<kube::RawObject> raw = kube::Decode<kube::RawObject>(json);
+  if (!raw.ok()) return Annotate(raw.status(), "LimitRange");
+  absl::StatusOr<rapidjson::Document> doc = kube::ParseJson(json);
+  if (!doc.ok()) return Annotate(doc.status(), absl::StrCat("LimitRange ", raw->meta.Key()));
+  LimitRangeDefaults out{.namespace_name = raw->meta.namespace_, .defaulted = {}};
+  const Value* spec = Member(*doc, "spec");
+  const Value* limits = spec == nullptr ? nullptr : Member(*spec, "limits");
+  if (limits == nullptr || !limits->IsArray()) return out;
+  for (const Value& item : limits->GetArray()) {
+    if (!item.IsObject() || kube::StringMember(item, "type") != "Container") continue;
+    for (const char* name : {"cpu", "memory"}) {
+      const Value* limit = Member(item, "default");
+      const Value* request = Member(item, "defaultRequest");
+      if (limit != nullptr && limit->IsObject() && limit->HasMember(name)) {
+        out.defaulted.insert(absl::StrCat("limits.", name));
+        out.defaulted.insert(absl::StrCat("requests.", name));  // requests default to limits
+      }
+      if (request != nullptr && request->IsObject() && request->HasMember(name)) {
+        out.defaulted.insert(absl::StrCat("requests.", name));
+      }
+    }
+  }
+  return out;
+}
+
+void ApplyLimitRanges(const std::vector<LimitRangeDefaults>& ranges,
+                      std::vector<NamespaceQuota>& quotas) {
+  for (NamespaceQuota& q : quotas) {
+    for (const LimitRangeDefaults& r : ranges) {
+      if (r.namespace_name == q.namespace_name)
+        q.defaulted.insert(r.defaulted.begin(), r.defaulted.end());
+    }
+  }
 }
 
 bool QuotaChangeMatters(const NamespaceQuota& before, const NamespaceQuota& after) {

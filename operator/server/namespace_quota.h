@@ -28,6 +28,7 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -65,8 +66,25 @@ struct NamespaceQuota {
   // What the pods admitted jobs are still owed will be charged when they are created
   // (ChargeJobPods): not in `used` yet, but no longer room for another gang.
   ResourceList owed;
+  // Of "limits.cpu", "limits.memory", "requests.cpu" and "requests.memory", those a LimitRange
+  // of the namespace gives a container that leaves them unset (ApplyLimitRanges): the API
+  // server's LimitRanger fills them in before this quota checks the pod.
+  std::set<std::string> defaulted;
   bool operator==(const NamespaceQuota&) const = default;
 };
+
+// What a LimitRange (core/v1) fills in for containers: its `type: Container` items' `default`
+// (limits, and requests, which default to limits) and `defaultRequest` (requests) keys of cpu
+// and memory, as "limits.cpu", "requests.memory", ...
+struct LimitRangeDefaults {
+  std::string namespace_name;
+  std::set<std::string> defaulted;
+};
+// InvalidArgument naming the object for a body that does not decode.
+absl::StatusOr<LimitRangeDefaults> DecodeLimitRange(std::string_view json);
+// Marks in each quota what the LimitRanges of its namespace default (NamespaceQuota::defaulted).
+void ApplyLimitRanges(const std::vector<LimitRangeDefaults>& ranges,
+                      std::vector<NamespaceQuota>& quotas);
 
 // A ResourceQuota object (core/v1). InvalidArgument naming the quota and field (spec.hard[pods],
 // status.used[requests.nvidia.com/gpu], ...) for an unparseable quantity.
@@ -108,12 +126,15 @@ int32_t ElasticSizeWithRoom(const kube::TrainingJob& job, const placement::Elast
 struct JobPods {
   const kube::TrainingJob* job = nullptr;
   int32_t existing = 0;  // its pods that exist and are neither terminating nor finished
-  int32_t owed = 0;      // admitted and not created yet: its admitted size less `existing`
+  int32_t owed = 0;      // admitted, not created yet: its size less `existing` and succeeded ranks
 };
 
 // How many of a job's pods exist and are neither terminating (deletionTimestamp) nor
 // finished (Succeeded, Failed): the ones that keep a rank's place in the quota's use.
 int32_t LivePods(const std::vector<std::shared_ptr<const kube::Pod>>& pods);
+// How many of them succeeded and are not being deleted: ranks that are done, whose pods are not
+// created again, so not owed either (a finished pod is charged nothing).
+int32_t SucceededPods(const std::vector<std::shared_ptr<const kube::Pod>>& pods);
 
 // Lays the pods of the operator's jobs over each quota's use, on every resource it limits:
 // `used` becomes at least what the existing pods of the jobs it charges are charged, and

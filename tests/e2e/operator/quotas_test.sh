@@ -502,8 +502,9 @@ eventually 90 all_running qrq "$second" 2 && [[ $(failed_creates) == 0 ]] &&
 clear_jobs qrq
 
 # limits.cpu: a gang whose containers set no cpu limit is refused (the API server would say
-# "must specify limits.cpu"); one that sets it is charged it, and a second one beyond the room
-# waits.
+# "must specify limits.cpu"), until a LimitRange gives containers a default cpu limit (the API
+# server's LimitRanger fills it in first): then it is admitted and its pods are created. One
+# that sets it is charged it, and a second one beyond the room waits.
 resource_quota qrq cpu-limits '{limits.cpu: "12"}' || die "cannot create ResourceQuota qrq/cpu-limits"
 cpu_limits_seen() { [[ -n $(kc -n qrq get resourcequota cpu-limits -o jsonpath='{.status.hard.limits\.cpu}') ]]; }
 eventually 60 cpu_limits_seen || fail "resourcequota: qrq/cpu-limits has no status"
@@ -512,7 +513,19 @@ eventually 30 has_reason qrq no-limit Invalid &&
   [[ $(cond qrq no-limit Queued) == *"tracks limits.cpu in namespace qrq, and a container of the gang's pods sets no cpu limit"* ]] &&
   pass "limits: a gang without cpu limits is refused: $(cond qrq no-limit Queued)" ||
   fail "limits: qrq/no-limit: $(cond qrq no-limit Queued)"
-kc -n qrq delete trainingjob no-limit --wait=false >/dev/null
+kc -n qrq apply -f - >/dev/null <<'YAML' || die "cannot create LimitRange qrq/defaults"
+apiVersion: v1
+kind: LimitRange
+metadata: {name: defaults}
+spec: {limits: [{type: Container, default: {cpu: "1"}}]}
+YAML
+eventually 60 all_running qrq no-limit 1 && [[ $(failed_creates) == 0 ]] &&
+  pass "limits: with a LimitRange defaulting the cpu limit the same gang is admitted and runs, no FailedCreate" ||
+  fail "limits: qrq/no-limit under a LimitRange: phase '$(phase qrq no-limit)', $(cond qrq no-limit Queued); FailedCreate events $(failed_creates)"
+kc -n qrq delete trainingjob no-limit >/dev/null
+kc -n qrq delete limitrange defaults >/dev/null
+no_pods_left() { [[ -z $(kc -n qrq get pods -o name) ]]; }
+eventually 60 no_pods_left || fail "limits: qrq still has pods: $(kc -n qrq get pods -o name | tr '\n' ' ')"
 cpu_job() { # name: 2 pods, a cpu limit of 4 each
   kc -n qrq apply -f - >/dev/null <<YAML
 apiVersion: phalanx.dev/v1alpha1

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "common/resources.h"
 #include "common/testing/status_matchers.h"
 #include "gmock/gmock.h"
@@ -991,6 +992,63 @@ TEST(NamespaceQuotaTest, HardRequestLimitsAgainstTheSmallestGang) {
                        HasSubstr("ResourceQuota n/q: spec.hard[pods]: ")));
 }
 
+// The pods' QoS class decides BestEffort / NotBestEffort (cpu and memory only: pods that ask
+// only for GPUs are BestEffort), and the template's activeDeadlineSeconds, which the pods keep,
+// Terminating / NotTerminating (audit session 35: both were judged from the job as a whole).
+TEST(NamespaceQuotaTest, QosAndDeadlineScopesFollowThePods) {
+  const std::string head =
+      R"({"apiVersion":"phalanx.dev/v1alpha1","kind":"TrainingJob",)"
+      R"("metadata":{"name":"j","namespace":"team-llm"},"spec":{"queueName":"training",)"
+      R"("replicas":2,"template":{"spec":{)";
+  const kube::TrainingJob gpu_only = Decoded(kube::DecodeTrainingJob(
+      head + R"("activeDeadlineSeconds":600,"containers":[{"name":"t","image":"i",)"
+             R"("resources":{"limits":{"nvidia.com/gpu":"8"}}}]}}}})"));
+  EXPECT_TRUE(gpu_only.pod_best_effort);
+  EXPECT_TRUE(gpu_only.pod_terminating);
+  const kube::TrainingJob burstable = Decoded(kube::DecodeTrainingJob(
+      head + R"("containers":[{"name":"t","image":"i","resources":)"
+             R"({"requests":{"memory":"1Gi"},"limits":{"nvidia.com/gpu":"8"}}}]}}}})"));
+  EXPECT_FALSE(burstable.pod_best_effort);
+  EXPECT_FALSE(burstable.pod_terminating);
+  auto scoped = [](const char* scope) {
+    return std::vector<NamespaceQuota>{
+        Quota(absl::StrCat(R"({"hard":{"pods":"0"},"scopes":[")", scope, R"("]})"))};
+  };
+  for (const char* scope : {"BestEffort", "Terminating"}) {
+    EXPECT_NE(QuotaRefusal(gpu_only, 2, scoped(scope)), "") << scope;
+    EXPECT_EQ(QuotaRefusal(burstable, 2, scoped(scope)), "") << scope;
+  }
+  for (const char* scope : {"NotBestEffort", "NotTerminating"}) {
+    EXPECT_EQ(QuotaRefusal(gpu_only, 2, scoped(scope)), "") << scope;
+    EXPECT_NE(QuotaRefusal(burstable, 2, scoped(scope)), "") << scope;
+  }
+}
+
+// A LimitRange's Container defaults fill in what a template leaves unset before the API server
+// checks the pod against a quota: such a gang is not refused for it (audit session 35: it was
+// refused as Invalid though the API server would create its pods).
+TEST(NamespaceQuotaTest, LimitRangeDefaultsSatisfyAQuotaThatTracksCpuAndMemory) {
+  ASSERT_OK_AND_ASSIGN(
+      LimitRangeDefaults defaults,
+      DecodeLimitRange(R"({"metadata":{"name":"d","namespace":"team-llm"},"spec":{"limits":[)"
+                       R"({"type":"Pod","max":{"cpu":"200"}},)"
+                       R"({"type":"Container","default":{"cpu":"1"},)"
+                       R"("defaultRequest":{"memory":"1Gi"}}]}})"));
+  EXPECT_EQ(defaults.namespace_name, "team-llm");
+  EXPECT_THAT(defaults.defaulted, ElementsAre("limits.cpu", "requests.cpu", "requests.memory"));
+  const kube::TrainingJob job = ExampleJob("10-trainingjob-pretrain-64gpu.yaml");  // no cpu limit
+  std::vector<NamespaceQuota> quotas = {Quota(R"({"hard":{"limits.cpu":"1k"}})"),
+                                        Quota(R"({"hard":{"limits.cpu":"1k"}})", "team-cv")};
+  ASSERT_NE(QuotaRefusal(job, 1, quotas), "");
+  ApplyLimitRanges({defaults}, quotas);
+  EXPECT_EQ(QuotaRefusal(job, 1, quotas), "");
+  EXPECT_THAT(quotas[1].defaulted, IsEmpty()) << "another namespace's LimitRange";
+  // limits.memory is not defaulted (only its request is): still refused.
+  std::vector<NamespaceQuota> memory = {Quota(R"({"hard":{"limits.memory":"10Ti"}})")};
+  ApplyLimitRanges({defaults}, memory);
+  EXPECT_THAT(QuotaRefusal(job, 1, memory), HasSubstr("sets no memory limit"));
+}
+
 // status.hard and status.used are read in the units spec.hard is: "pods" and "count/pods" as
 // one (the lower limit, the higher use), requests.X and bare cpu/memory as the resource,
 // limits.cpu (memory, ephemeral-storage) in the resource's units, limits of an extended
@@ -1209,6 +1267,10 @@ TEST(NamespaceQuotaTest, LivePodsAreThoseNeitherTerminatingNorFinished) {
                 pod("Succeeded", ""), pod("Failed", "")}),
       2);
   EXPECT_EQ(LivePods({}), 0);
+  // A succeeded rank is done (not owed); a failed one is re-created by the gang's restart.
+  EXPECT_EQ(SucceededPods({pod("Running", ""), pod("Succeeded", ""), pod("Succeeded", ""),
+                           pod("Succeeded", "2026-11-30T00:00:00Z"), pod("Failed", "")}),
+            2);
 }
 
 // Each quota's room (status.hard less the use and what is owed) is a budget of the admission
