@@ -1180,8 +1180,13 @@ absl::StatusOr<std::string> FormatExplain(
                                       OrAbsent(position->cluster_queue), ", ", *position->in_queue,
                                       " in ", queue));
       } else {
-        line("Position", absl::StrCat("not among the ", position->listed, " pending jobs ", queue,
-                                      " lists (status.pendingJobs)"));
+        // Not listed: beyond the list's length, or passed over by the queue's order (held by
+        // a ResourceQuota of its namespace, or in a requeue backoff), which has no position.
+        line("Position",
+             absl::StrCat("not among the ", position->listed, " pending jobs ", queue,
+                          " lists (status.pendingJobs: the first in the queue's order; a job "
+                          "held back by a ResourceQuota or in a requeue backoff has no place "
+                          "in it)"));
       }
     }
     line("Placement",

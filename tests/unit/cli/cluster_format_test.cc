@@ -474,7 +474,9 @@ TEST(FormatExplain, APendingJobShowsItsPositionFromItsTrainingQueue) {
   ASSERT_OK_AND_ASSIGN(out,
                        FormatExplain(job, {}, NoPods(), std::nullopt, 10, {.now = Now()}, beyond));
   EXPECT_THAT(out, HasSubstr("Position:    not among the 2 pending jobs TrainingQueue "
-                             "team-research/training lists (status.pendingJobs)\n"));
+                             "team-research/training lists (status.pendingJobs: the first in "
+                             "the queue's order; a job held back by a ResourceQuota or in a "
+                             "requeue backoff has no place in it)\n"));
   ASSERT_OK_AND_ASSIGN(json, FormatExplain(job, {}, NoPods(), std::nullopt, 10,
                                            {.json = true, .now = Now()}, beyond));
   EXPECT_THAT(json, Not(HasSubstr("queuePosition")));
