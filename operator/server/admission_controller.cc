@@ -872,15 +872,28 @@ CycleStats AdmissionController::RunCycle() {
     const kube::TrainingJob& job = jobs.at(key);
     std::vector<Condition> current = conditions_of(key);
     const int64_t since = QueuedSince(current, std::string(job.meta.creation_timestamp), snapshot.now);
-    const Condition queued{.type = std::string(kConditionQueued),
-                           .status = std::string(status_value),
-                           .reason = std::string(reason),
-                           .message = message,
-                           .observed_generation = job.meta.generation};
-    std::vector<Condition> wanted = {queued};
+    std::vector<Condition> updates = {{.type = std::string(kConditionQueued),
+                                       .status = std::string(status_value),
+                                       .reason = std::string(reason),
+                                       .message = message,
+                                       .observed_generation = job.meta.generation}};
+    // Resumed and waiting again: the suspension's Admitted=False no longer says why it is not
+    // admitted (audit session 35, F7); the Queued condition does.
+    if (const Condition* admitted = FindCondition(current, kConditionAdmitted);
+        status_value == "True" && !job.suspend && admitted != nullptr &&
+        admitted->status == "False" && admitted->reason == "Suspended") {
+      updates.push_back({.type = std::string(kConditionAdmitted),
+                         .status = "False",
+                         .reason = "Resumed",
+                         .message = "resumed (spec.suspend: false) and waiting for admission: "
+                                    "the Queued condition says why",
+                         .observed_generation = job.meta.generation});
+    }
+    std::vector<Condition> wanted = updates;
     for (const Condition& c : current) {
-      if (c.type != kConditionQueued &&
-          std::find(kOwned.begin(), kOwned.end(), c.type) != kOwned.end()) {
+      if (std::find(kOwned.begin(), kOwned.end(), c.type) == kOwned.end()) continue;
+      if (std::none_of(updates.begin(), updates.end(),
+                       [&](const Condition& u) { return u.type == c.type; })) {
         wanted.push_back(c);
       }
     }
@@ -888,7 +901,7 @@ CycleStats AdmissionController::RunCycle() {
     StatusWrite& w = queued_writes.emplace_back();
     w.object = objects.at(key).get();
     w.meta = &job.meta;
-    w.status.conditions = MergeConditions(current, kOwned, {queued}, now, job.meta.generation);
+    w.status.conditions = MergeConditions(current, kOwned, updates, now, job.meta.generation);
     if (QueuedEventDue(FindCondition(current, kConditionQueued), status_value, reason)) {
       w.event = warn ? kube::EventType::kWarning : kube::EventType::kNormal;
     }

@@ -499,6 +499,20 @@ kc -n qrq delete trainingjob "$first" --wait=false >/dev/null
 eventually 90 all_running qrq "$second" 2 && [[ $(failed_creates) == 0 ]] &&
   pass "resourcequota: $first deleted, $second is admitted and runs, no FailedCreate" ||
   fail "resourcequota: $second: $(cond qrq "$second" Queued); FailedCreate events $(failed_creates)"
+# The room a suspension frees goes to the next gang; resumed, the suspended one waits, and its
+# Admitted condition no longer says it is suspended (audit session 35, F7).
+kc -n qrq patch trainingjob "$second" --type=merge -p '{"spec":{"suspend":true}}' >/dev/null ||
+  fail "cannot suspend $second"
+eventually 60 rq_used_is 0 || fail "resourcequota: $second suspended, used '$(rq_used)'"
+job qrq rq-c 2
+eventually 60 all_running qrq rq-c 2 || fail "resourcequota: rq-c: $(cond qrq rq-c Queued)"
+kc -n qrq patch trainingjob "$second" --type=merge -p '{"spec":{"suspend":false}}' >/dev/null ||
+  fail "cannot resume $second"
+admitted_cond() { jq_job qrq "$second" '[.status.conditions[]? | select(.type=="Admitted") | .status + " " + .reason] | join("")'; }
+resumed_waiting() { has_reason qrq "$second" InsufficientResourceQuota && [[ $(admitted_cond) == "False Resumed" ]]; }
+eventually 30 resumed_waiting &&
+  pass "resourcequota: $second resumed into a full room waits (InsufficientResourceQuota), Admitted False Resumed" ||
+  fail "resourcequota: $second resumed: Queued '$(cond qrq "$second" Queued)', Admitted '$(admitted_cond)'"
 clear_jobs qrq
 
 # limits.cpu: a gang whose containers set no cpu limit is refused (the API server would say
