@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -132,6 +133,34 @@ bool OneRankPerNode(const AntiAffinityTermView& term,
 
 void AddTo(ResourceList& a, const ResourceList& b) {
   for (const auto& [name, amount] : b) a[name] += amount;
+}
+
+namespace {
+void MaxInto(ResourceList& a, const ResourceList& b) {
+  for (const auto& [name, amount] : b) {
+    int64_t& slot = a[name];
+    slot = std::max(slot, amount);
+  }
+}
+}  // namespace
+
+void PodResourceSum::AddContainer(const ResourceList& r) { AddTo(containers_, r); }
+
+void PodResourceSum::AddSidecar(const ResourceList& r) {
+  AddTo(sidecars_, r);
+  MaxInto(init_max_, sidecars_);
+}
+
+void PodResourceSum::AddInit(ResourceList r) {
+  AddTo(r, sidecars_);
+  MaxInto(init_max_, r);
+}
+
+ResourceList PodResourceSum::Total() && {
+  ResourceList total = std::move(containers_);
+  AddTo(total, sidecars_);
+  MaxInto(total, init_max_);
+  return total;
 }
 
 void SubtractFrom(ResourceList& a, const ResourceList& b) {

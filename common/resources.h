@@ -95,6 +95,25 @@ void AddTo(ResourceList& a, const ResourceList& b);
 void SubtractFrom(ResourceList& a, const ResourceList& b);
 ResourceList Scaled(const ResourceList& a, int64_t factor);
 
+// A pod's resources combined as the API server's resourcehelper (PodRequests, PodLimits)
+// combines its containers': the containers plus the sidecars, and at least the largest init
+// step, an init container running beside the sidecars started before it. Overhead is left to
+// the caller (requests add all of it, limits only on what some container limits).
+//
+//   PodResourceSum sum;
+//   sum.AddSidecar(proxy);  sum.AddInit(setup);  sum.AddContainer(trainer);
+//   ResourceList pod = std::move(sum).Total();
+class PodResourceSum {
+ public:
+  void AddContainer(const ResourceList& r);
+  void AddSidecar(const ResourceList& r);  // an init container with restartPolicy Always
+  void AddInit(ResourceList r);            // in the order the init containers run
+  ResourceList Total() &&;                 // consumes the sum
+
+ private:
+  ResourceList containers_, sidecars_, init_max_;
+};
+
 // True if every entry of `request` is <= the same entry of `available` (missing = 0).
 bool FitsIn(const ResourceList& request, const ResourceList& available);
 

@@ -597,38 +597,29 @@ absl::Status ParseRequests(Context& cx, const ContainerRequests& c, phalanx::Res
   return absl::OkStatus();
 }
 
-void MaxInto(phalanx::ResourceList& a, const phalanx::ResourceList& b) {
-  for (const auto& [name, amount] : b) {
-    int64_t& slot = a[name];
-    slot = std::max(slot, amount);
-  }
-}
-
 // Effective requests as kube-scheduler computes them (resourcehelper.PodRequests): containers
-// plus sidecars, at least the largest init step, plus overhead. Init containers run in order;
-// sidecars started earlier keep running alongside later ones, so each step needs its own
-// request plus the sidecars so far. Every resource a container names is listed, zeros too.
+// plus sidecars, at least the largest init step (phalanx::PodResourceSum), plus overhead. Every
+// resource a container names is listed, zeros too.
 absl::Status ComputeRequests(Context& cx, phalanx::ResourceList* out) {
-  phalanx::ResourceList containers, sidecars, init_max, overhead;
+  phalanx::PodResourceSum sum;
+  phalanx::ResourceList overhead;
   for (const ContainerRequests& c : cx.containers) {
     phalanx::ResourceList r;
     RETURN_IF_ERROR(ParseRequests(cx, c, &r));
     switch (c.kind) {
-      case 'C': phalanx::AddTo(containers, r); break;
+      case 'C':
+        sum.AddContainer(r);
+        break;
       case 'O': phalanx::AddTo(overhead, r); break;
       case 'S':
-        phalanx::AddTo(sidecars, r);
-        MaxInto(init_max, sidecars);
+        sum.AddSidecar(r);
         break;
       default:
-        phalanx::AddTo(r, sidecars);
-        MaxInto(init_max, r);
+        sum.AddInit(std::move(r));
     }
   }
-  phalanx::AddTo(containers, sidecars);
-  MaxInto(containers, init_max);
-  phalanx::AddTo(containers, overhead);
-  *out = std::move(containers);
+  *out = std::move(sum).Total();
+  phalanx::AddTo(*out, overhead);
   return absl::OkStatus();
 }
 

@@ -341,10 +341,7 @@ void ReadLimits(const Value& tmpl, TrainingJob* job) {
   };
   std::set<std::string> unset_limits, unset_requests;
   bool qos_resources = false;  // some container requests or limits cpu or memory
-  phalanx::ResourceList containers, sidecars, init_max;
-  auto max_into = [&init_max](const phalanx::ResourceList& r) {
-    for (const auto& [name, amount] : r) init_max[name] = std::max(init_max[name], amount);
-  };
+  phalanx::PodResourceSum sum;
   for (const char* list : {"containers", "initContainers"}) {
     const Value* items = Member(*spec, list);
     if (items == nullptr || !items->IsArray()) continue;
@@ -353,7 +350,7 @@ void ReadLimits(const Value& tmpl, TrainingJob* job) {
       static const Value kNone(rapidjson::kObjectType);
       const Value* resources = Member(c, "resources");
       if (resources == nullptr || !resources->IsObject()) resources = &kNone;
-      phalanx::ResourceList limits = parsed(*resources, "limits");
+      const phalanx::ResourceList limits = parsed(*resources, "limits");
       const phalanx::ResourceList requests = parsed(*resources, "requests");
       for (const char* name : {"cpu", "memory"}) {
         if (!limits.contains(name)) unset_limits.insert(name);
@@ -361,19 +358,15 @@ void ReadLimits(const Value& tmpl, TrainingJob* job) {
         qos_resources |= limits.contains(name) || requests.contains(name);
       }
       if (std::string_view(list) == "containers") {
-        phalanx::AddTo(containers, limits);
+        sum.AddContainer(limits);
       } else if (StringMember(c, "restartPolicy") == "Always") {  // a sidecar
-        phalanx::AddTo(sidecars, limits);
-        max_into(sidecars);
+        sum.AddSidecar(limits);
       } else {
-        phalanx::AddTo(limits, sidecars);
-        max_into(limits);
+        sum.AddInit(limits);
       }
     }
   }
-  phalanx::AddTo(containers, sidecars);
-  max_into(containers);
-  containers = init_max;
+  phalanx::ResourceList pod = std::move(sum).Total();
   if (const Value* overhead = Member(*spec, "overhead"); overhead && overhead->IsObject()) {
     std::map<std::string, std::string> texts;
     for (const auto& m : overhead->GetObject()) {
@@ -381,10 +374,10 @@ void ReadLimits(const Value& tmpl, TrainingJob* job) {
     }
     absl::StatusOr<phalanx::ResourceList> extra = phalanx::ParseResourceList(texts, "overhead");
     for (const auto& [name, amount] : extra.ok() ? *extra : phalanx::ResourceList{}) {
-      if (auto it = containers.find(name); it != containers.end()) it->second += amount;
+      if (auto it = pod.find(name); it != pod.end()) it->second += amount;
     }
   }
-  job->pod_limits = std::move(containers);
+  job->pod_limits = std::move(pod);
   job->unset_limits.assign(unset_limits.begin(), unset_limits.end());
   job->unset_requests.assign(unset_requests.begin(), unset_requests.end());
   job->pod_best_effort = !qos_resources;

@@ -1,6 +1,7 @@
 #include "common/resources.h"
 
 #include <limits>
+#include <utility>
 
 #include "common/testing/status_matchers.h"
 #include "gmock/gmock.h"
@@ -81,6 +82,25 @@ TEST(ResourcesTest, ArithmeticAndFit) {
   EXPECT_EQ(free.at("cpu"), 4000);
   EXPECT_FALSE(FitsIn({{"vpc.amazonaws.com/efa", 1}}, free));
   EXPECT_TRUE(FitsIn({{"vpc.amazonaws.com/efa", 0}}, free));
+}
+
+// resourcehelper's rule: containers plus sidecars, and at least the largest init step, each
+// init container beside the sidecars started before it (the sidecar after it does not count).
+TEST(ResourcesTest, PodResourceSumCombinesContainersSidecarsAndInitSteps) {
+  PodResourceSum sum;
+  sum.AddSidecar({{"cpu", 1000}});
+  sum.AddInit({{"cpu", 8000}, {"memory", 1 << 20}});  // beside the first sidecar: 9 cpu
+  sum.AddSidecar({{"cpu", 500}});
+  sum.AddContainer({{"cpu", 4000}, {"nvidia.com/gpu", 8}});
+  sum.AddContainer({{"cpu", 1000}});
+  // Containers 5 + sidecars 1.5 = 6.5 cpu, below the init step's 9; memory only at init.
+  EXPECT_EQ(std::move(sum).Total(),
+            (ResourceList{{"cpu", 9000}, {"memory", 1 << 20}, {"nvidia.com/gpu", 8}}));
+  PodResourceSum plain;
+  plain.AddContainer({{"cpu", 2000}});
+  plain.AddSidecar({{"cpu", 1000}});
+  plain.AddInit({{"cpu", 2500}});  // 2.5 + 1 = 3.5 > 2 + 1
+  EXPECT_EQ(std::move(plain).Total(), (ResourceList{{"cpu", 3500}}));
 }
 
 TEST(ResourcesTest, FormatsForHumans) {
