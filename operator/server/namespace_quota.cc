@@ -124,9 +124,8 @@ bool Applies(const NamespaceQuota& q, const kube::TrainingJob& job, std::string_
 // pods do not request (or limit, for "limits.<name>") it.
 std::optional<int64_t> PerPod(const kube::TrainingJob& job, const std::string& resource) {
   if (resource == "pods") return 1;
-  const bool limit = resource.starts_with(kLimits);
-  const ResourceList& requests = job.pod.requests;
-  const ResourceList& charged = limit ? job.pod_limits : requests;
+  const ResourceList& requests = job.pod.requests;  // a kube::Shared: converted here
+  const ResourceList& charged = resource.starts_with(kLimits) ? job.pod_limits : requests;
   auto it = charged.find(std::string(Unit(resource)));
   if (it == charged.end()) return std::nullopt;
   return it->second;
@@ -160,11 +159,11 @@ std::string UnsetConstraint(const NamespaceQuota& q, const kube::TrainingJob& jo
 
 // Over the quotas that apply to the job's pods, and each of their `limits` its pods are charged
 // on, the first message `why(quota, resource, limit, per_pod)` gives; "" if none gives one.
+// `pc` is the pods' PriorityClass (PodPriorityClass).
 template <typename Why>
-std::string FirstShort(const kube::TrainingJob& job, std::string_view global_default,
+std::string FirstShort(const kube::TrainingJob& job, std::string_view pc,
                        const std::vector<NamespaceQuota>& quotas,
                        ResourceList NamespaceQuota::*limits, Why why) {
-  const std::string pc = PodPriorityClass(job, global_default);
   for (const NamespaceQuota& q : quotas) {
     if (!Applies(q, job, pc)) continue;
     for (const auto& [resource, limit] : q.*limits) {
@@ -178,17 +177,17 @@ std::string FirstShort(const kube::TrainingJob& job, std::string_view global_def
   return "";
 }
 
-// What a quota's current use leaves of `limit` on `resource` (status.hard less status.used).
-// Everything the namespace's pods are charged now counts, a job's own included: pods left from
-// its eviction that are still terminating count until they are gone, as the API server would
-// refuse its new pods until then. A limit lowered below the use leaves no room, not a negative
-// one.
+// A list's amount of `resource`, 0 if absent.
 int64_t Amount(const ResourceList& list, const std::string& resource) {
   auto it = list.find(resource);
   return it == list.end() ? 0 : it->second;
 }
 
-// Of the pods that exist and those admitted jobs are owed (ChargeJobPods).
+// What a quota's current use, and the pods admitted jobs are owed (ChargeJobPods), leave of
+// `limit` on `resource` (status.hard less status.used less owed). Everything the namespace's
+// pods are charged now counts, a job's own included: pods left from its eviction that are still
+// terminating count until they are gone, as the API server would refuse its new pods until
+// then. A limit lowered below the use leaves no room, not a negative one.
 int64_t Room(const NamespaceQuota& q, const std::string& resource, int64_t limit) {
   return std::max<int64_t>(0, limit - Amount(q.used, resource) - Amount(q.owed, resource));
 }
@@ -259,7 +258,7 @@ std::string QuotaRefusal(const kube::TrainingJob& job, int32_t pods,
     if (!Applies(q, job, pc)) continue;
     if (std::string unset = UnsetConstraint(q, job); !unset.empty()) return unset;
   }
-  return FirstShort(job, global_default, quotas, &NamespaceQuota::hard_per_pods,
+  return FirstShort(job, pc, quotas, &NamespaceQuota::hard_per_pods,
                     [&](const NamespaceQuota& q, const std::string& resource, int64_t limit,
                         int64_t per_pod) -> std::string {
                       if (per_pod * pods <= limit) return "";
@@ -280,7 +279,7 @@ std::string QuotaShortfall(const kube::TrainingJob& job, int32_t pods,
                            const std::vector<NamespaceQuota>& quotas,
                            std::string_view global_default) {
   return FirstShort(
-      job, global_default, quotas, &NamespaceQuota::status_hard,
+      job, PodPriorityClass(job, global_default), quotas, &NamespaceQuota::status_hard,
       [&](const NamespaceQuota& q, const std::string& resource, int64_t limit,
           int64_t per_pod) -> std::string {
         const int64_t room = Room(q, resource, limit);
@@ -407,9 +406,9 @@ absl::StatusOr<LimitRangeDefaults> DecodeLimitRange(std::string_view json) {
   if (limits == nullptr || !limits->IsArray()) return out;
   for (const Value& item : limits->GetArray()) {
     if (!item.IsObject() || kube::StringMember(item, "type") != "Container") continue;
+    const Value* limit = Member(item, "default");
+    const Value* request = Member(item, "defaultRequest");
     for (const char* name : {"cpu", "memory"}) {
-      const Value* limit = Member(item, "default");
-      const Value* request = Member(item, "defaultRequest");
       if (limit != nullptr && limit->IsObject() && limit->HasMember(name)) {
         out.defaulted.insert(absl::StrCat("limits.", name));
         out.defaulted.insert(absl::StrCat("requests.", name));  // requests default to limits
@@ -426,8 +425,9 @@ void ApplyLimitRanges(const std::vector<LimitRangeDefaults>& ranges,
                       std::vector<NamespaceQuota>& quotas) {
   for (NamespaceQuota& q : quotas) {
     for (const LimitRangeDefaults& r : ranges) {
-      if (r.namespace_name == q.namespace_name)
+      if (r.namespace_name == q.namespace_name) {
         q.defaulted.insert(r.defaulted.begin(), r.defaulted.end());
+      }
     }
   }
 }
