@@ -978,10 +978,9 @@ ResolvedPriority ResolvePriority(const kube::TrainingJob& job,
   if (job.priority) {
     return {.class_name = "", .value = *job.priority, .text = absl::StrCat(*job.priority)};
   }
-  if (!classes_json) {
-    const std::string named = operator_server::PodPriorityClass(job, "");
-    return {.class_name = named, .value = std::nullopt, .text = OrAbsent(named)};
-  }
+  // The class the job names itself (spec or template), "" when it follows the default.
+  const std::string named = operator_server::PodPriorityClass(job, "");
+  if (!classes_json) return {.class_name = named, .value = std::nullopt, .text = OrAbsent(named)};
   std::vector<operator_server::PriorityClass> classes;
   for (const std::string& json : *classes_json) {
     absl::StatusOr<operator_server::PriorityClass> pc = operator_server::DecodePriorityClass(json);
@@ -990,7 +989,7 @@ ResolvedPriority ResolvePriority(const kube::TrainingJob& job,
   const std::string global_default = operator_server::GlobalDefaultPriorityClass(classes);
   const std::string name = operator_server::PodPriorityClass(job, global_default);
   std::optional<int64_t> of_pods;  // the lowest of the live pods', for KeepPodsPriority's case
-  if (job.status.admission && operator_server::PodPriorityClass(job, "").empty()) {
+  if (job.status.admission && named.empty()) {
     for (const RankPod& p : pods) {
       if (p.terminating || !p.priority) continue;
       of_pods = of_pods ? std::min(*of_pods, *p.priority) : *p.priority;
@@ -1017,11 +1016,11 @@ ResolvedPriority ResolvePriority(const kube::TrainingJob& job,
   if (pc == classes.end()) {
     return {.class_name = name, .value = std::nullopt, .text = absl::StrCat(name, " (not found)")};
   }
-  const bool by_default = operator_server::PodPriorityClass(job, "").empty();
-  return {.class_name = name,
-          .value = pc->value,
-          .text = absl::StrCat(name, " (", pc->value,
-                               by_default ? ", the cluster's globalDefault PriorityClass)" : ")")};
+  return {
+      .class_name = name,
+      .value = pc->value,
+      .text = absl::StrCat(name, " (", pc->value,
+                           named.empty() ? ", the cluster's globalDefault PriorityClass)" : ")")};
 }
 
 absl::StatusOr<std::string> FormatExplain(

@@ -588,9 +588,11 @@ CycleStats AdmissionController::RunCycle() {
         !job->status.admission ? 0 : entry.admitted_since > 0 ? entry.admitted_since : snapshot.now;
     absl::StatusOr<admission::Workload> workload =
         WorkloadFromJob(*job, admitted_at, options_.allow_job_priority, global_default);
-    if (workload.ok() && job->status.admission) {
-      KeepPodsPriority(*job, informers_.pods.ByIndex(kIndexByJob, key),
-                       job->priority.has_value() && options_.allow_job_priority, *workload);
+    // Only for a job without a priority of its own: the pod lookup is per admitted job and cycle.
+    if (const bool explicit_priority = job->priority.has_value() && options_.allow_job_priority;
+        workload.ok() && job->status.admission && !HasOwnPriority(*job, explicit_priority)) {
+      KeepPodsPriority(*job, informers_.pods.ByIndex(kIndexByJob, key), explicit_priority,
+                       *workload);
     }
     if (!workload.ok() && !job->status.admission) {
       // Counted as its queue's pending workload, as Kueue counts an inadmissible one: the

@@ -411,10 +411,14 @@ std::string PodPriorityClass(const kube::TrainingJob& job, std::string_view glob
   return std::string(global_default);
 }
 
+bool HasOwnPriority(const kube::TrainingJob& job, bool explicit_priority) {
+  return explicit_priority || !PodPriorityClass(job, "").empty();
+}
+
 void KeepPodsPriority(const kube::TrainingJob& job,
                       const std::vector<std::shared_ptr<const kube::Pod>>& pods,
                       bool explicit_priority, admission::Workload& w) {
-  if (!job.status.admission || explicit_priority || !PodPriorityClass(job, "").empty()) return;
+  if (!job.status.admission || HasOwnPriority(job, explicit_priority)) return;
   std::optional<int32_t> lowest;
   for (const std::shared_ptr<const kube::Pod>& pod : pods) {
     if (!pod->meta.deletion_timestamp.empty()) continue;
@@ -506,9 +510,9 @@ absl::StatusOr<admission::Workload> WorkloadFromJob(const kube::TrainingJob& job
   // The class of a job that names none is the cluster's default, or after admission its pods'
   // priority (KeepPodsPriority): neither is in the job's resourceVersion, so the CycleCache
   // compares the fields instead.
-  const bool priority_of_its_own =
-      (job.priority.has_value() && allow_job_priority) || !PodPriorityClass(job, "").empty();
-  w.revision = priority_of_its_own ? Revision(job.meta.resource_version) : 0;
+  w.revision = HasOwnPriority(job, job.priority.has_value() && allow_job_priority)
+                   ? Revision(job.meta.resource_version)
+                   : 0;
   return w;
 }
 

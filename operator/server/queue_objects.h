@@ -62,12 +62,15 @@ std::string GlobalDefaultPriorityClass(const std::vector<PriorityClass>& classes
 // admission and preemption: spec.priorityClassName, else the template's, else
 // `global_default` (GlobalDefaultPriorityClass), else "".
 std::string PodPriorityClass(const kube::TrainingJob& job, std::string_view global_default);
-// The Kubernetes pod rule for an admitted job whose class is the globalDefault's (it names none,
-// and no spec.priority is honoured, `explicit_priority` false): a pod keeps the priority the
-// API server gave it at creation, whatever the default is later, so the job keeps its pods'
-// (the lowest, should a default change between two of them): `w` gets that priority and no
-// class. Nothing changes for a job not admitted, one that names a class, or one without a live
-// pod (none created yet, or all being deleted): the default of now is what its pods would get.
+// Whether the job's priority is its own: a spec.priority that is honoured (`explicit_priority`)
+// or a class it names (spec or template). Otherwise it follows the globalDefault class, and
+// once admitted its pods' priority (KeepPodsPriority).
+bool HasOwnPriority(const kube::TrainingJob& job, bool explicit_priority);
+// The Kubernetes pod rule for an admitted job without a priority of its own (HasOwnPriority): a pod
+// keeps the priority the API server gave it at creation, whatever the default is later, so the job
+// keeps its pods' (the lowest, should a default change between two of them): `w` gets that priority
+// and no class. Nothing changes for a job not admitted, one that names a class, or one without a
+// live pod (none created yet, or all being deleted): the default of now is what its pods would get.
 void KeepPodsPriority(const kube::TrainingJob& job,
                       const std::vector<std::shared_ptr<const kube::Pod>>& pods,
                       bool explicit_priority, admission::Workload& w);
