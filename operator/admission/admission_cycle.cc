@@ -649,7 +649,8 @@ bool Cycle::Pass(bool last) {
     // for its smallest gang, it waits, blocking nobody (as a Workload::held one); still
     // `waiting`, so that a later pass sees what a refused placement gave back.
     const int32_t room = BudgetRoom(w);
-    if (room < count_of(w)) {
+    const bool held = room < count_of(w);
+    if (held) {
       entry.reason = PendingReason::kNamespaceQuota;
       entry.message = BudgetShortfall(w, count_of(w));
     } else if (w.elastic) {
@@ -662,7 +663,7 @@ bool Cycle::Pass(bool last) {
     } else {
       outcome = Assign(model_, quota_, entry.shape, count, entry.failed);
     }
-    if (room < count_of(w)) {
+    if (held) {
       // held by its budgets: on to the next of its queue
     } else if (outcome.assignment) {
       quota_.Add(head.cq, outcome.assignment->demand, +1);
