@@ -12,8 +12,9 @@
 #      and the lender runs once the borrower finishes;
 #   4. withinClusterQueue LowerPriority: a higher-priority job evicts a lower one, an equal one
 #      evicts nobody; 4b. a job without a PriorityClass has the globalDefault class's priority
-#      (evicts a lower one, its pods at that class) and its scoped ResourceQuota, and one
-#      running since before the default was made keeps its pods' priority;
+#      (evicts a lower one, its pods at that class) and its scoped ResourceQuota, unsetting
+#      globalDefault by a patch starts a cycle at once, and one running since before the default
+#      was made keeps its pods' priority;
 #   5. StrictFIFO: a head that never fits quota blocks a small follower (BlockedByStrictFIFO);
 #      BestEffortFIFO: the follower runs;
 #   6. kill -9 of phalanx-scheduler, down for 8 s, while jobs arrive: the jobs whose cycles
@@ -241,10 +242,20 @@ eventually 60 has_reason qd refused Invalid &&
   [[ $(cond qd refused Queued) == "True Invalid: ResourceQuota qd/no-default (scope PriorityClass In [e2e-default]) allows at most 0 pods"* ]] &&
   pass "default class: a quota scoped to it refuses the job without a class: $(cond qd refused Queued)" ||
   fail "default class: qd/refused '$(cond qd refused Queued)'"
+# Without a default its pods have no class: the quota no longer applies. Unsetting globalDefault
+# is a patch the API server makes without bumping metadata.generation, and nothing else is
+# waiting in the cluster now: only the PriorityClass's own update starts the cycle that admits
+# the job. 20 s is well under the 30-s recheck of placement-refused jobs, which would hide a
+# missing trigger (audit 2026-11-30, F5).
+kc patch priorityclass e2e-default --type=merge -p '{"globalDefault":false}' >/dev/null ||
+  fail "default class: cannot patch e2e-default"
+admitted() { [[ $(jq_job "$1" "$2" '.status.admission // "none"') != none ]]; }
+eventually 20 admitted qd refused &&
+  pass "default class: globalDefault unset by a patch, a cycle admits the job at once" ||
+  fail "default class: globalDefault unset, qd/refused still '$(cond qd refused Queued)'"
 kc delete priorityclass e2e-default e2e-batch >/dev/null || fail "default class: cannot delete the PriorityClasses"
-# Without a default its pods have no class: the quota no longer applies.
 eventually 60 all_running qd refused 1 && [[ $(pod_classes refused) == " 0" ]] &&
-  pass "default class: deleted, the job has no class and runs (its pod at priority 0)" ||
+  pass "default class: with no default, the job has no class and runs (its pod at priority 0)" ||
   fail "default class: qd/refused '$(cond qd refused Queued)', pods '$(pod_classes refused)'"
 # The Kubernetes pod rule: a default made now changes neither its running pod nor the job, which
 # stays at 0, so a class-10 job evicts it (ranked at the new default's 1000 it would not).
