@@ -51,7 +51,8 @@ template <>
 struct fmt::formatter<absl::Status> : fmt::formatter<std::string_view> {
   template <typename FormatContext>
   auto format(const absl::Status& status, FormatContext& ctx) const {
-    std::string text = status.ToString();
+    // Payloads (kube::KubeError's code and reason) are for code, not for readers of the log.
+    std::string text = status.ToString(absl::StatusToStringMode::kWithNoExtraData);
     return fmt::formatter<std::string_view>::format(text, ctx);
   }
 };

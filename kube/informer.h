@@ -16,17 +16,20 @@
 
 #include <condition_variable>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <set>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "common/status.h"
 #include "kube/decode.h"
@@ -117,6 +120,17 @@ class Informer : private ReflectorSink {
       synced_cv_.wait_for(lock, std::chrono::milliseconds(50));
     }
     return true;
+  }
+
+  // Empty once synced; otherwise why not, for a log line: "limitranges (list failed: ...)" or
+  // "nodes (not listed yet)".
+  std::string SyncProblem() const {
+    if (HasSynced()) return "";
+    const absl::Status error = reflector_.last_list_error();
+    return error.ok()
+               ? absl::StrCat(reflector_.resource().plural, " (not listed yet)")
+               : absl::StrCat(reflector_.resource().plural, " (list failed: ",
+                              error.ToString(absl::StatusToStringMode::kWithNoExtraData), ")");
   }
 
   Ptr Get(const std::string& key) const {
@@ -301,5 +315,25 @@ class Informer : private ReflectorSink {
 
   std::mutex dispatch_mu_;
 };
+
+// The non-empty problems of several informers (Informer::SyncProblem), "; "-separated, and
+// what their errors usually mean, for the log line of a daemon that gives up waiting.
+inline std::string JoinSyncProblems(std::initializer_list<std::string> problems) {
+  std::string out;
+  for (const std::string& p : problems) {
+    if (!p.empty()) absl::StrAppend(&out, out.empty() ? "" : "; ", p);
+  }
+  return out;
+}
+inline std::string SyncHint(std::string_view problems) {
+  if (problems.find("PERMISSION_DENIED") != std::string_view::npos) {
+    return "a list was forbidden: the service account's ClusterRole lacks list and watch on that "
+           "resource (the chart's RBAC and the binary must be of one release)";
+  }
+  if (problems.find("NOT_FOUND") != std::string_view::npos) {
+    return "a resource is not served: are the CRDs installed (crds/)?";
+  }
+  return "is the API server reachable and are the CRDs installed (crds/)?";
+}
 
 }  // namespace kube

@@ -26,6 +26,11 @@ std::string Reflector::last_resource_version() const {
   return resource_version_;
 }
 
+absl::Status Reflector::last_list_error() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return last_list_error_;
+}
+
 void Reflector::SetResourceVersion(std::string rv) {
   std::lock_guard<std::mutex> lock(mu_);
   resource_version_ = std::move(rv);
@@ -124,6 +129,10 @@ void Reflector::Run(const Cancellation* cancel) {
   while (cancel == nullptr || !cancel->cancelled()) {
     absl::Status status = List(cancel);
     if (cancel != nullptr && cancel->cancelled()) return;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      last_list_error_ = status;
+    }
     if (!status.ok()) {
       spdlog::warn("list {} failed, retrying: {}", resource_.plural, status);
       std::optional<KubeError> error = KubeErrorOf(status);

@@ -69,6 +69,9 @@ class Reflector {
   // For metrics and tests. Once the sink has ended a list (an Informer has synced), at least
   // that list's resourceVersion.
   std::string last_resource_version() const;
+  // The error of the last list if it failed, OK once a list succeeded (or before the first).
+  absl::Status last_list_error() const;
+  const Resource& resource() const { return resource_; }
   int64_t lists() const { return lists_.load(); }
   int64_t watches() const { return watches_.load(); }
 
@@ -89,6 +92,7 @@ class Reflector {
   std::mt19937_64 rng_;
   mutable std::mutex mu_;
   std::string resource_version_;
+  absl::Status last_list_error_;
   std::atomic<int64_t> lists_{0};
   std::atomic<int64_t> watches_{0};
 };

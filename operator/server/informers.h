@@ -2,6 +2,8 @@
 // these caches and are woken by their events; nothing polls the API server.
 #pragma once
 
+#include <algorithm>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -51,13 +53,24 @@ struct Informers {
     threads_.emplace_back([this, stop] { pods.Run(stop); });
     threads_.emplace_back([this, stop] { nodes.Run(stop); });
   }
+  // One deadline for all of them, as --sync-timeout-seconds promises.
   bool WaitForSync(absl::Duration timeout, const kube::Cancellation* stop) const {
-    return jobs.WaitForSync(timeout, stop) && cluster_queues.WaitForSync(timeout, stop) &&
-           local_queues.WaitForSync(timeout, stop) && flavors.WaitForSync(timeout, stop) &&
-           topologies.WaitForSync(timeout, stop) && priority_classes.WaitForSync(timeout, stop) &&
-           namespaces.WaitForSync(timeout, stop) && resource_quotas.WaitForSync(timeout, stop) &&
-           limit_ranges.WaitForSync(timeout, stop) && pods.WaitForSync(timeout, stop) &&
-           nodes.WaitForSync(timeout, stop);
+    const absl::Time deadline = absl::Now() + timeout;
+    auto left = [&] { return std::max(absl::ZeroDuration(), deadline - absl::Now()); };
+    return jobs.WaitForSync(left(), stop) && cluster_queues.WaitForSync(left(), stop) &&
+           local_queues.WaitForSync(left(), stop) && flavors.WaitForSync(left(), stop) &&
+           topologies.WaitForSync(left(), stop) && priority_classes.WaitForSync(left(), stop) &&
+           namespaces.WaitForSync(left(), stop) && resource_quotas.WaitForSync(left(), stop) &&
+           limit_ranges.WaitForSync(left(), stop) && pods.WaitForSync(left(), stop) &&
+           nodes.WaitForSync(left(), stop);
+  }
+  // Those not synced and why, "; "-separated (kube::Informer::SyncProblem).
+  std::string SyncProblems() const {
+    return kube::JoinSyncProblems(
+        {jobs.SyncProblem(), cluster_queues.SyncProblem(), local_queues.SyncProblem(),
+         flavors.SyncProblem(), topologies.SyncProblem(), priority_classes.SyncProblem(),
+         namespaces.SyncProblem(), resource_quotas.SyncProblem(), limit_ranges.SyncProblem(),
+         pods.SyncProblem(), nodes.SyncProblem()});
   }
   // After the cancellation passed to Start fired.
   void Join() {

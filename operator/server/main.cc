@@ -181,9 +181,9 @@ int Run(const OperatorConfig& config) {
     informers.Start(&lost);
     if (!informers.WaitForSync(absl::Seconds(config.sync_timeout_seconds), &lost)) {
       if (!lost.cancelled()) {
-        spdlog::critical("informers did not sync within {} s: is the API server reachable and "
-                         "are the CRDs installed (crds/)?",
-                         config.sync_timeout_seconds);
+        const std::string problems = informers.SyncProblems();
+        spdlog::critical("informers did not sync within {} s: {}: {}", config.sync_timeout_seconds,
+                         problems, kube::SyncHint(problems));
         exit_code = kExitFailure;
         stop.Cancel();
       }

@@ -216,10 +216,10 @@ int Run(const SchedulerConfig& config) {
     return kExitOk;
   }
   if (!synced) {
-    spdlog::critical(
-        "informers did not sync within {} s (nodes {}, pods {}, trainingjobs {}): is the API "
-        "server reachable and are the CRDs installed (crds/)?",
-        config.sync_timeout_seconds, nodes.HasSynced(), pods.HasSynced(), jobs.HasSynced());
+    const std::string problems =
+        kube::JoinSyncProblems({nodes.SyncProblem(), pods.SyncProblem(), jobs.SyncProblem()});
+    spdlog::critical("informers did not sync within {} s: {}: {}", config.sync_timeout_seconds,
+                     problems, kube::SyncHint(problems));
     shutdown_informers();
     health->Stop();
     return kExitFailure;

@@ -243,6 +243,32 @@ TEST_F(InformerTest, ListFailureBacksOffHonouringRetryAfter) {
   EXPECT_THAT(log_, ElementsAre("add other/p-2"));
 }
 
+// What a daemon logs when it gives up waiting for its informers: the resource, and the error of
+// its last list until a list succeeds.
+TEST_F(InformerTest, SyncProblemNamesTheResourceAndItsLastListError) {
+  EXPECT_EQ(informer_.SyncProblem(), "pods (not listed yet)");
+  std::string while_failing;
+  EXPECT_CALL(client_, DoListPages(_, _, _, _))
+      .WillOnce(Invoke([](const Resource&, std::string_view, const ListOptions&,
+                          const std::function<absl::Status(std::string_view)>&) {
+        return StatusFromResponse({.status = 403, .headers = {}, .body = ""});
+      }))
+      .WillOnce(Invoke([&](const Resource& r, std::string_view ns, const ListOptions& o,
+                           const std::function<absl::Status(std::string_view)>& on_page) {
+        while_failing = informer_.SyncProblem();
+        return Pages({Testdata("pod_list_page2.json")})(r, ns, o, on_page);
+      }));
+  EXPECT_CALL(client_, DoWatch(_, _, _, _, _)).WillOnce(Invoke(StopWatching()));
+  informer_.Run(&stop_);
+  EXPECT_THAT(while_failing, ::testing::StartsWith("pods (list failed: PERMISSION_DENIED"));
+  EXPECT_EQ(informer_.SyncProblem(), "");
+  const std::string joined = JoinSyncProblems({"", while_failing, "nodes (not listed yet)"});
+  EXPECT_EQ(joined, while_failing + "; nodes (not listed yet)");
+  EXPECT_THAT(SyncHint(joined), ::testing::HasSubstr("ClusterRole lacks list and watch"));
+  EXPECT_THAT(SyncHint("trainingjobs (list failed: NOT_FOUND: the server could not find it)"),
+              ::testing::HasSubstr("CRDs installed"));
+}
+
 TEST_F(InformerTest, ResyncReplaysCachedObjectsAsUpdates) {
   EXPECT_CALL(client_, DoListPages(_, _, _, _))
       .WillOnce(Invoke(Pages({Testdata("pod_list_page2.json")})));
