@@ -224,7 +224,7 @@ struct Workload {
 // workload the caller holds (Workload::held) does.
 struct Budget {
   std::string name;      // for messages: "ResourceQuota team-a/gpus (scope ...)"
-  std::string resource;  // what it counts, for messages: "pods", "nvidia.com/gpu", "limits.cpu"
+  std::string resource;  // what it counts, for messages: "pods", "requests.nvidia.com/gpu", ...
   std::string unit;      // the resource whose units `left` is in (FormatQuantity): "cpu"
   int64_t left = 0;
 };

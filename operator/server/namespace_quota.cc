@@ -44,6 +44,14 @@ std::string_view Unit(std::string_view resource) {
   return resource.substr(0, kLimits.size()) == kLimits ? resource.substr(kLimits.size()) : resource;
 }
 
+// How messages name a charged resource: as a quota's key, "requests.nvidia.com/gpu" or
+// "limits.cpu" (a quota may hold both requests.cpu and limits.cpu; the bare "cpu" a quota may
+// also use for requests is named by the same "requests.cpu"), and "pods".
+std::string KeyName(std::string_view resource) {
+  if (resource == "pods" || resource.starts_with(kLimits)) return std::string(resource);
+  return "requests." + std::string(resource);
+}
+
 // Whether one scope (spec.scopes, or a requirement of the selector) matches the job's pods,
 // whose PriorityClass is `pc` (PodPriorityClass: the globalDefault's for a job that names none,
 // as the API server charges its pods).
@@ -145,14 +153,13 @@ std::string UnsetConstraint(const NamespaceQuota& q, const kube::TrainingJob& jo
     if (std::find(unset.begin(), unset.end(), unit) == unset.end()) continue;
     // A LimitRange default fills it in before the quota sees the pod.
     if (q.defaulted.contains(absl::StrCat(is_limit ? "limits." : "requests.", unit))) continue;
-    return absl::StrCat(
-        "ResourceQuota ", q.namespace_name, "/", q.name, ScopeText(q), " tracks ",
-        is_limit ? resource : absl::StrCat("requests.", unit), " in namespace ", q.namespace_name,
-        ", and a container of the gang's "
-        "pods sets no ",
-        unit, is_limit ? " limit" : " request",
-        ": the API server would refuse its pods (must specify ",
-        is_limit ? resource : absl::StrCat("requests.", unit), "), so it is not admitted");
+    return absl::StrCat("ResourceQuota ", q.namespace_name, "/", q.name, ScopeText(q), " tracks ",
+                        KeyName(resource), " in namespace ", q.namespace_name,
+                        ", and a container of the gang's "
+                        "pods sets no ",
+                        unit, is_limit ? " limit" : " request",
+                        ": the API server would refuse its pods (must specify ", KeyName(resource),
+                        "), so it is not admitted");
   }
   return "";
 }
@@ -266,9 +273,9 @@ std::string QuotaRefusal(const kube::TrainingJob& job, int32_t pods,
                       return absl::StrCat(
                           "ResourceQuota ", q.namespace_name, "/", q.name, ScopeText(q),
                           " allows at most ",
-                          count
-                              ? absl::StrCat(limit, " pods")
-                              : absl::StrCat(FormatQuantity(Unit(resource), limit), " ", resource),
+                          count ? absl::StrCat(limit, " pods")
+                                : absl::StrCat(FormatQuantity(Unit(resource), limit), " ",
+                                               KeyName(resource)),
                           " in namespace ", q.namespace_name, ", and the gang needs ",
                           Needed(resource, per_pod, pods),
                           ": the API server would refuse its pods, so it is not admitted");
@@ -292,7 +299,8 @@ std::string QuotaShortfall(const kube::TrainingJob& job, int32_t pods,
         };
         return absl::StrCat(
             "ResourceQuota ", q.namespace_name, "/", q.name, ScopeText(q), " has room for ",
-            count ? CountedNoun(room, "more pod") : absl::StrCat(amount(room), " more ", resource),
+            count ? CountedNoun(room, "more pod")
+                  : absl::StrCat(amount(room), " more ", KeyName(resource)),
             " in namespace ", q.namespace_name, " (", amount(in_use), " of ", amount(limit),
             " used",
             owed > 0 ? absl::StrCat(", ", amount(owed),
@@ -372,7 +380,7 @@ void AddQuotaBudgets(const std::vector<NamespaceQuota>& quotas,
     for (const auto& [resource, limit] : q.status_hard) {
       budgets[BudgetName(q, resource)] = {
           .name = absl::StrCat("ResourceQuota ", q.namespace_name, "/", q.name, ScopeText(q)),
-          .resource = resource,
+          .resource = KeyName(resource),
           .unit = std::string(Unit(resource)),
           .left = Room(q, resource, limit)};
     }

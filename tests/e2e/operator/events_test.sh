@@ -224,7 +224,7 @@ job team-vision fill-4 4 "{required: $L3}" && eventually 60 all_running team-vis
   job team-vision fill-2 2 "{required: $L3}" && eventually 60 all_running team-vision fill-2 2 ||
   fail "team-vision's jobs do not fill the other 6 nodes: $(cond team-vision fill-4 Queued); $(cond team-vision fill-2 Queued)"
 gang b-8 1 "  priorityClassName: training-critical"
-rq_why="ResourceQuota $NS/gpus has room for 0 more nvidia.com/gpu in namespace $NS (16 of 16 used), and the gang needs 8 (1 pod of 8): it waits until the namespace uses less"
+rq_why="ResourceQuota $NS/gpus has room for 0 more requests.nvidia.com/gpu in namespace $NS (16 of 16 used), and the gang needs 8 (1 pod of 8): it waits until the namespace uses less"
 eventually 30 has_reason $NS b-8 InsufficientResourceQuota &&
   pass "b-8 waits: $(cond $NS b-8 Queued)" || fail "b-8: $(cond $NS b-8 Queued)"
 [[ $(cond $NS b-8 Queued) == "True InsufficientResourceQuota: $rq_why" ]] &&

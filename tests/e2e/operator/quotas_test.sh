@@ -499,7 +499,7 @@ second=$([[ $first == rq-a ]] && echo rq-b || echo rq-a)
 eventually 60 all_running qrq "$first" 2 && eventually 30 rq_used_is 16 ||
   fail "resourcequota: $first not running: $(cond qrq "$first" Queued), used '$(rq_used)'"
 eventually 30 has_reason qrq "$second" InsufficientResourceQuota &&
-  [[ $(cond qrq "$second" Queued) == *"ResourceQuota qrq/gpus has room for 0 more nvidia.com/gpu"* ]] &&
+  [[ $(cond qrq "$second" Queued) == *"ResourceQuota qrq/gpus has room for 0 more requests.nvidia.com/gpu"* ]] &&
   pass "resourcequota: of two gangs submitted together, $first runs and $second waits: $(cond qrq "$second" Queued)" ||
   fail "resourcequota: $second: $(cond qrq "$second" Queued)"
 sleep 3  # cycles come and go; none admits the second gang into the used room

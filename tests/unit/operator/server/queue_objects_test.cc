@@ -972,10 +972,11 @@ TEST(NamespaceQuotaTest, HardRequestLimitsAgainstTheSmallestGang) {
   kube::TrainingJob job = ExampleJob("10-trainingjob-pretrain-64gpu.yaml");  // 8 GPUs a pod
   const NamespaceQuota gpus = Quota(R"({"hard":{"requests.nvidia.com/gpu":"16","cpu":"1k"}})");
   EXPECT_EQ(QuotaRefusal(job, 2, {gpus}), "");
-  EXPECT_EQ(QuotaRefusal(job, 3, {gpus}),
-            "ResourceQuota team-llm/q allows at most 16 nvidia.com/gpu in namespace team-llm, "
-            "and the gang needs 24 (3 pods of 8): the API server would refuse its pods, so it "
-            "is not admitted");
+  EXPECT_EQ(
+      QuotaRefusal(job, 3, {gpus}),
+      "ResourceQuota team-llm/q allows at most 16 requests.nvidia.com/gpu in namespace team-llm, "
+      "and the gang needs 24 (3 pods of 8): the API server would refuse its pods, so it "
+      "is not admitted");
   EXPECT_EQ(QuotaRefusal(job, 3,
                          {Quota(R"({"hard":{"pods":"0"},"scopes":["BestEffort"]})"),
                           Quota(R"({"hard":{"pods":"0"},"scopes":["Terminating"]})")}),
@@ -1113,10 +1114,11 @@ TEST(NamespaceQuotaTest, ShortfallAgainstHardLessUsed) {
       QuotaInUse(R"({"requests.nvidia.com/gpu":"16"})", R"({"requests.nvidia.com/gpu":"8"})");
   EXPECT_EQ(QuotaRefusal(job, 2, {gpus}), "");    // the limit holds 2 pods
   EXPECT_EQ(QuotaShortfall(job, 1, {gpus}), "");  // exactly the room left
-  EXPECT_EQ(QuotaShortfall(job, 2, {gpus}),
-            "ResourceQuota team-llm/q has room for 8 more nvidia.com/gpu in namespace team-llm "
-            "(8 of 16 used), and the gang needs 16 (2 pods of 8): it waits until the namespace "
-            "uses less");
+  EXPECT_EQ(
+      QuotaShortfall(job, 2, {gpus}),
+      "ResourceQuota team-llm/q has room for 8 more requests.nvidia.com/gpu in namespace team-llm "
+      "(8 of 16 used), and the gang needs 16 (2 pods of 8): it waits until the namespace "
+      "uses less");
   // An elastic job is told about its smallest gang, the size the caller asks about.
   kube::TrainingJob elastic = job;
   elastic.elastic = kube::TrainingJobElastic{.min_replicas = 2, .max_replicas = 4, .step = 1};
@@ -1129,11 +1131,12 @@ TEST(NamespaceQuotaTest, ShortfallAgainstHardLessUsed) {
   EXPECT_THAT(QuotaShortfall(job, 1, {QuotaInUse(R"({"pods":"3"})", R"({"pods":"5"})")}),
               HasSubstr("has room for 0 more pods in namespace team-llm (5 of 3 used)"));
   // Memory in its own units.
-  EXPECT_THAT(QuotaShortfall(job, 1,
-                             {QuotaInUse(R"({"requests.memory":"2000Gi"})",
-                                         R"({"requests.memory":"1000Gi"})")}),
-              HasSubstr("has room for 1000Gi more memory in namespace team-llm (1000Gi of 2000Gi "
-                        "used), and the gang needs 1800Gi (1 pod of 1800Gi)"));
+  EXPECT_THAT(
+      QuotaShortfall(
+          job, 1,
+          {QuotaInUse(R"({"requests.memory":"2000Gi"})", R"({"requests.memory":"1000Gi"})")}),
+      HasSubstr("has room for 1000Gi more requests.memory in namespace team-llm (1000Gi of 2000Gi "
+                "used), and the gang needs 1800Gi (1 pod of 1800Gi)"));
   // Not counted: limits, resources the pods do not request, a quota whose scope does not match
   // the pods, and one of another namespace.
   EXPECT_EQ(QuotaShortfall(
@@ -1218,6 +1221,19 @@ TEST(NamespaceQuotaTest, LimitsAreChargedAndMustBeSetWhereTracked) {
       "ResourceQuota team-llm/q has room for 28Gi more limits.memory in namespace "
       "team-llm (100Gi of 128Gi used), and the gang needs 64Gi (1 pod of 64Gi): it waits "
       "until the namespace uses less");
+  // One quota on both cpu requests (the bare key) and cpu limits: the message names the one
+  // that refuses as a quota key (audit 2026-11-30, F8: both read "cpu" before).
+  phalanx::ResourceList requests = job.pod.requests;
+  requests["cpu"] = 16000;
+  job.pod.requests = std::move(requests);
+  EXPECT_THAT(QuotaShortfall(job, 1,
+                             {QuotaInUse(R"({"cpu":"64","limits.cpu":"64"})",
+                                         R"({"cpu":"56","limits.cpu":"40"})")}),
+              HasSubstr("has room for 8 more requests.cpu in namespace team-llm (56 of 64 used)"));
+  EXPECT_THAT(QuotaShortfall(job, 1,
+                             {QuotaInUse(R"({"cpu":"64","limits.cpu":"64"})",
+                                         R"({"cpu":"40","limits.cpu":"56"})")}),
+              HasSubstr("has room for 8 more limits.cpu in namespace team-llm (56 of 64 used)"));
 }
 
 // The pods a gang is still owed once admitted (the job controller creates them after the
@@ -1233,10 +1249,11 @@ TEST(NamespaceQuotaTest, PodsAdmittedGangsAreOwedCountAsUsed) {
   EXPECT_EQ(quotas[0].used, (ResourceList{{"nvidia.com/gpu", 8}}));
   EXPECT_EQ(quotas[0].owed, (ResourceList{{"nvidia.com/gpu", 16}}));
   EXPECT_EQ(QuotaShortfall(job, 1, quotas), "");
-  EXPECT_EQ(QuotaShortfall(job, 2, quotas),
-            "ResourceQuota team-llm/q has room for 8 more nvidia.com/gpu in namespace team-llm "
-            "(24 of 32 used, 16 of it by pods admitted gangs have yet to create), and the gang "
-            "needs 16 (2 pods of 8): it waits until the namespace uses less");
+  EXPECT_EQ(
+      QuotaShortfall(job, 2, quotas),
+      "ResourceQuota team-llm/q has room for 8 more requests.nvidia.com/gpu in namespace team-llm "
+      "(24 of 32 used, 16 of it by pods admitted gangs have yet to create), and the gang "
+      "needs 16 (2 pods of 8): it waits until the namespace uses less");
   EXPECT_EQ(ElasticSizeWithRoom(job, {.min = 1, .max = 4, .step = 1}, 0, quotas), 1);
   // Created pods whose charge the quota's informer does not show yet: the larger use counts;
   // a use above what the operator's pods are charged (other pods of the namespace) stays.
@@ -1292,7 +1309,7 @@ TEST(NamespaceQuotaTest, EachQuotasRoomIsABudgetItsPodsTakeFrom) {
   ASSERT_EQ(budgets.size(), 2u);
   const admission::Budget& gpus = budgets.at("team-llm/q/nvidia.com/gpu");
   EXPECT_EQ(gpus.name, "ResourceQuota team-llm/q");
-  EXPECT_EQ(gpus.resource, "nvidia.com/gpu");
+  EXPECT_EQ(gpus.resource, "requests.nvidia.com/gpu");
   EXPECT_EQ(gpus.left, 16);  // 32 - 8 used - 8 owed
   const admission::Budget& low = budgets.at("team-llm/low/pods");
   EXPECT_EQ(low.name, "ResourceQuota team-llm/low (scope PriorityClass In [low])");
