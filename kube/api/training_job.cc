@@ -328,10 +328,53 @@ std::string DefaultRequestsFromLimits(Value& tmpl, rapidjson::Document::Allocato
   return problem;
 }
 
-// The pod limits and the unset cpu/memory limits and requests (TrainingJob::pod_limits,
-// unset_limits, unset_requests) of a template whose requests were defaulted to its limits. A
-// quantity that does not parse is left out: the pod's decode of the same text reports it.
-void ReadLimits(const Value& tmpl, TrainingJob* job) {
+// From the template's containers (TrainingJob::containers) and overhead: the pods' requests
+// (resourcehelper.PodRequests: all of the overhead), limits (PodLimits: overhead only on what
+// some container limits), unset cpu/memory limits and requests, and QoS.
+void Summarize(TrainingJob& job, bool with_requests) {
+  phalanx::PodResourceSum requests_sum, limits_sum;
+  std::set<std::string> unset_limits, unset_requests;
+  bool qos_resources = false;  // some container requests or limits cpu or memory
+  for (const TrainingJob::Container& c : job.containers) {
+    for (const char* name : {"cpu", "memory"}) {
+      if (!c.limits.contains(name)) unset_limits.insert(name);
+      if (!c.requests.contains(name)) unset_requests.insert(name);
+      qos_resources |= c.limits.contains(name) || c.requests.contains(name);
+    }
+    switch (c.kind) {
+      case TrainingJob::Container::Kind::kContainer:
+        requests_sum.AddContainer(c.requests);
+        limits_sum.AddContainer(c.limits);
+        break;
+      case TrainingJob::Container::Kind::kSidecar:
+        requests_sum.AddSidecar(c.requests);
+        limits_sum.AddSidecar(c.limits);
+        break;
+      case TrainingJob::Container::Kind::kInit:
+        requests_sum.AddInit(c.requests);
+        limits_sum.AddInit(c.limits);
+        break;
+    }
+  }
+  phalanx::ResourceList limits = std::move(limits_sum).Total();
+  for (const auto& [name, amount] : job.overhead) {
+    if (auto it = limits.find(name); it != limits.end()) it->second += amount;
+  }
+  job.pod_limits = std::move(limits);
+  job.unset_limits.assign(unset_limits.begin(), unset_limits.end());
+  job.unset_requests.assign(unset_requests.begin(), unset_requests.end());
+  job.pod_best_effort = !qos_resources;
+  if (with_requests) {  // else the pod's decode has them
+    phalanx::ResourceList requests = std::move(requests_sum).Total();
+    phalanx::AddTo(requests, job.overhead);
+    job.pod.requests = std::move(requests);
+  }
+}
+
+// The template's containers and overhead (TrainingJob::containers, overhead) of a template
+// whose requests were defaulted to its limits, and what Summarize derives from them. A quantity
+// that does not parse is left out: the pod's decode of the same text reports it.
+void ReadContainers(const Value& tmpl, TrainingJob* job) {
   const Value* spec = tmpl.IsObject() ? Member(tmpl, "spec") : nullptr;
   if (spec == nullptr || !spec->IsObject()) return;
   auto parsed = [](const Value& resources, const char* kind) {
@@ -339,9 +382,6 @@ void ReadLimits(const Value& tmpl, TrainingJob* job) {
         phalanx::ParseResourceList(QuantityTexts(resources, kind), kind);
     return list.ok() ? *std::move(list) : phalanx::ResourceList{};
   };
-  std::set<std::string> unset_limits, unset_requests;
-  bool qos_resources = false;  // some container requests or limits cpu or memory
-  phalanx::PodResourceSum sum;
   for (const char* list : {"containers", "initContainers"}) {
     const Value* items = Member(*spec, list);
     if (items == nullptr || !items->IsArray()) continue;
@@ -350,41 +390,40 @@ void ReadLimits(const Value& tmpl, TrainingJob* job) {
       static const Value kNone(rapidjson::kObjectType);
       const Value* resources = Member(c, "resources");
       if (resources == nullptr || !resources->IsObject()) resources = &kNone;
-      const phalanx::ResourceList limits = parsed(*resources, "limits");
-      const phalanx::ResourceList requests = parsed(*resources, "requests");
-      for (const char* name : {"cpu", "memory"}) {
-        if (!limits.contains(name)) unset_limits.insert(name);
-        if (!requests.contains(name)) unset_requests.insert(name);
-        qos_resources |= limits.contains(name) || requests.contains(name);
-      }
+      TrainingJob::Container::Kind kind = TrainingJob::Container::Kind::kInit;
       if (std::string_view(list) == "containers") {
-        sum.AddContainer(limits);
-      } else if (StringMember(c, "restartPolicy") == "Always") {  // a sidecar
-        sum.AddSidecar(limits);
-      } else {
-        sum.AddInit(limits);
+        kind = TrainingJob::Container::Kind::kContainer;
+      } else if (StringMember(c, "restartPolicy") == "Always") {
+        kind = TrainingJob::Container::Kind::kSidecar;
       }
+      job->containers.push_back({.kind = kind,
+                                 .requests = parsed(*resources, "requests"),
+                                 .limits = parsed(*resources, "limits")});
     }
   }
-  phalanx::ResourceList pod = std::move(sum).Total();
   if (const Value* overhead = Member(*spec, "overhead"); overhead && overhead->IsObject()) {
     std::map<std::string, std::string> texts;
     for (const auto& m : overhead->GetObject()) {
       if (m.value.IsString()) texts[m.name.GetString()] = m.value.GetString();
     }
     absl::StatusOr<phalanx::ResourceList> extra = phalanx::ParseResourceList(texts, "overhead");
-    for (const auto& [name, amount] : extra.ok() ? *extra : phalanx::ResourceList{}) {
-      if (auto it = pod.find(name); it != pod.end()) it->second += amount;
-    }
+    if (extra.ok()) job->overhead = *std::move(extra);
   }
-  job->pod_limits = std::move(pod);
-  job->unset_limits.assign(unset_limits.begin(), unset_limits.end());
-  job->unset_requests.assign(unset_requests.begin(), unset_requests.end());
-  job->pod_best_effort = !qos_resources;
+  Summarize(*job, /*with_requests=*/false);
   job->pod_terminating = Member(*spec, "activeDeadlineSeconds") != nullptr;
 }
 
 }  // namespace
+
+void ApplyContainerDefaults(const phalanx::ResourceList& limits,
+                            const phalanx::ResourceList& requests, TrainingJob& job) {
+  bool changed = false;
+  for (TrainingJob::Container& c : job.containers) {
+    for (const auto& [name, amount] : limits) changed |= c.limits.emplace(name, amount).second;
+    for (const auto& [name, amount] : requests) changed |= c.requests.emplace(name, amount).second;
+  }
+  if (changed) Summarize(job, /*with_requests=*/true);
+}
 
 const Resource& TrainingJobs() {
   static const Resource* const kResource =
@@ -482,7 +521,7 @@ absl::StatusOr<TrainingJob> DecodeTrainingJob(std::string_view json) {
   absl::StatusOr<Pod> pod = Decode<Pod>(ToJson(defaulted));
   if (!pod.ok()) return phalanx::Annotate(pod.status(), "spec.template");
   job.pod = *std::move(pod);
-  ReadLimits(defaulted, &job);
+  ReadContainers(defaulted, &job);
 
   if (const Value* status = Member(doc, "status"); status != nullptr) {
     RETURN_IF_ERROR(ReadString(*status, "phase", "status.phase", &job.status.phase));

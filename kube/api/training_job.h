@@ -127,6 +127,17 @@ struct TrainingJob {
   // that tracks them ("must specify limits.cpu"), sorted.
   std::vector<std::string> unset_limits;
   std::vector<std::string> unset_requests;
+  // Each container, sidecar and init container of the template, in order, with its requests
+  // (defaulted to its limits) and limits, and the template's overhead: what a LimitRange's
+  // defaults are applied to (ApplyContainerDefaults).
+  struct Container {
+    enum class Kind { kContainer, kSidecar, kInit };
+    Kind kind = Kind::kContainer;
+    phalanx::ResourceList requests;
+    phalanx::ResourceList limits;
+  };
+  std::vector<Container> containers;
+  phalanx::ResourceList overhead;
   // The pods' QoS class is BestEffort: no container or init container requests or limits cpu
   // or memory (extended resources such as nvidia.com/gpu do not count, as in the API server's
   // GetPodQOS), which a ResourceQuota's BestEffort / NotBestEffort scope matches.
@@ -154,6 +165,15 @@ absl::StatusOr<TrainingJob> DecodeTrainingJob(std::string_view json);
 
 // A pod's toleration as placement matches it (an empty operator is Equal), and back (a
 // ResourceFlavor's tolerations as its pods carry them).
+// What the API server's LimitRanger does to each pod of the job before a ResourceQuota sees it:
+// every container (init containers and sidecars too) that leaves a resource of `limits` unset
+// gets that limit, and one that leaves a resource of `requests` unset gets that request (a
+// LimitRange's `default` and `defaultRequest`; its stored `defaultRequest` already holds
+// `default` where it set none). The pod's requests, limits, unset cpu/memory and QoS are
+// recomputed; nothing changes when no container lacks a defaulted resource.
+void ApplyContainerDefaults(const phalanx::ResourceList& limits,
+                            const phalanx::ResourceList& requests, TrainingJob& job);
+
 phalanx::placement::Toleration ToPlacementToleration(const Toleration& t);
 Toleration FromPlacementToleration(const phalanx::placement::Toleration& t);
 

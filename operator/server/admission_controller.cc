@@ -491,9 +491,13 @@ CycleStats AdmissionController::RunCycle() {
   // Each namespace's ResourceQuotas, for the jobs not admitted yet.
   std::vector<NamespaceQuota> quotas;
   decode_all(informers_.resource_quotas, DecodeResourceQuota, quotas, "ResourceQuota");
+  // Each job is seen with its namespace's LimitRange defaults applied (ApplyLimitRanges), as its
+  // pods will be: by name, the order in which the first of two naming a resource holds.
   std::vector<LimitRangeDefaults> limit_ranges;
   decode_all(informers_.limit_ranges, DecodeLimitRange, limit_ranges, "LimitRange");
-  ApplyLimitRanges(limit_ranges, quotas);
+  std::sort(
+      limit_ranges.begin(), limit_ranges.end(),
+      [](const LimitRangeDefaults& a, const LimitRangeDefaults& b) { return a.name < b.name; });
   std::map<std::string, std::vector<NamespaceQuota>> quotas_by_namespace;
   // By name: the first that refuses or holds a job back is named, the same one every cycle.
   std::sort(quotas.begin(), quotas.end(),
@@ -539,6 +543,7 @@ CycleStats AdmissionController::RunCycle() {
       continue;
     }
     in_flight_.Apply(key, *job);
+    ApplyLimitRanges(limit_ranges, *job);
     if (!job->meta.deletion_timestamp.empty() || kube::FinishedPhase(job->status.phase)) continue;
     objects[key] = raw;
     if (job->suspend) {

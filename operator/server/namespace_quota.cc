@@ -151,8 +151,6 @@ std::string UnsetConstraint(const NamespaceQuota& q, const kube::TrainingJob& jo
     if (unit != "cpu" && unit != "memory") continue;
     const std::vector<std::string>& unset = is_limit ? job.unset_limits : job.unset_requests;
     if (std::find(unset.begin(), unset.end(), unit) == unset.end()) continue;
-    // A LimitRange default fills it in before the quota sees the pod.
-    if (q.defaulted.contains(absl::StrCat(is_limit ? "limits." : "requests.", unit))) continue;
     return absl::StrCat("ResourceQuota ", q.namespace_name, "/", q.name, ScopeText(q), " tracks ",
                         KeyName(resource), " in namespace ", q.namespace_name,
                         ", and a container of the gang's "
@@ -406,36 +404,46 @@ std::map<std::string, int64_t> BudgetPerPod(const kube::TrainingJob& job,
 absl::StatusOr<LimitRangeDefaults> DecodeLimitRange(std::string_view json) {
   absl::StatusOr<kube::RawObject> raw = kube::Decode<kube::RawObject>(json);
   if (!raw.ok()) return Annotate(raw.status(), "LimitRange");
+  const std::string title = absl::StrCat("LimitRange ", raw->meta.Key());
   absl::StatusOr<rapidjson::Document> doc = kube::ParseJson(json);
-  if (!doc.ok()) return Annotate(doc.status(), absl::StrCat("LimitRange ", raw->meta.Key()));
-  LimitRangeDefaults out{.namespace_name = raw->meta.namespace_, .defaulted = {}};
+  if (!doc.ok()) return Annotate(doc.status(), title);
+  LimitRangeDefaults out{.namespace_name = raw->meta.namespace_, .name = raw->meta.name};
   const Value* spec = Member(*doc, "spec");
   const Value* limits = spec == nullptr ? nullptr : Member(*spec, "limits");
   if (limits == nullptr || !limits->IsArray()) return out;
-  for (const Value& item : limits->GetArray()) {
+  for (rapidjson::SizeType i = 0; i < limits->Size(); ++i) {
+    const Value& item = (*limits)[i];
     if (!item.IsObject() || kube::StringMember(item, "type") != "Container") continue;
-    const Value* limit = Member(item, "default");
-    const Value* request = Member(item, "defaultRequest");
-    for (const char* name : {"cpu", "memory"}) {
-      if (limit != nullptr && limit->IsObject() && limit->HasMember(name)) {
-        out.defaulted.insert(absl::StrCat("limits.", name));
-        out.defaulted.insert(absl::StrCat("requests.", name));  // requests default to limits
-      }
-      if (request != nullptr && request->IsObject() && request->HasMember(name)) {
-        out.defaulted.insert(absl::StrCat("requests.", name));
+    // Per item: defaultRequest falls back to default within the item, then the first item wins.
+    ResourceList item_limits, item_requests;
+    for (const auto& [field, into] :
+         {std::pair{"default", &item_limits}, std::pair{"defaultRequest", &item_requests}}) {
+      const Value* list = Member(item, field);
+      if (list == nullptr || !list->IsObject()) continue;
+      for (const auto& m : list->GetObject()) {
+        if (!m.value.IsString()) continue;
+        const std::string name(m.name.GetString(), m.name.GetStringLength());
+        const std::string where = absl::StrCat("spec.limits[", i, "].", field, "[", name, "]");
+        absl::StatusOr<Quantity> quantity = Quantity::Parse(m.value.GetString());
+        if (!quantity.ok())
+          return Invalid(title, absl::StrCat(where, ": ", quantity.status().message()));
+        absl::StatusOr<int64_t> amount = CanonicalAmount(name, *quantity);
+        if (!amount.ok())
+          return Invalid(title, absl::StrCat(where, ": ", amount.status().message()));
+        into->emplace(name, *amount);
       }
     }
+    for (const auto& [name, amount] : item_limits) item_requests.emplace(name, amount);
+    for (const auto& [name, amount] : item_limits) out.limits.emplace(name, amount);
+    for (const auto& [name, amount] : item_requests) out.requests.emplace(name, amount);
   }
   return out;
 }
 
-void ApplyLimitRanges(const std::vector<LimitRangeDefaults>& ranges,
-                      std::vector<NamespaceQuota>& quotas) {
-  for (NamespaceQuota& q : quotas) {
-    for (const LimitRangeDefaults& r : ranges) {
-      if (r.namespace_name == q.namespace_name) {
-        q.defaulted.insert(r.defaulted.begin(), r.defaulted.end());
-      }
+void ApplyLimitRanges(const std::vector<LimitRangeDefaults>& ranges, kube::TrainingJob& job) {
+  for (const LimitRangeDefaults& r : ranges) {
+    if (r.namespace_name == job.meta.namespace_) {
+      kube::ApplyContainerDefaults(r.limits, r.requests, job);
     }
   }
 }

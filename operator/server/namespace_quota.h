@@ -66,25 +66,27 @@ struct NamespaceQuota {
   // What the pods admitted jobs are still owed will be charged when they are created
   // (ChargeJobPods): not in `used` yet, but no longer room for another gang.
   ResourceList owed;
-  // Of "limits.cpu", "limits.memory", "requests.cpu" and "requests.memory", those a LimitRange
-  // of the namespace gives a container that leaves them unset (ApplyLimitRanges): the API
-  // server's LimitRanger fills them in before this quota checks the pod.
-  std::set<std::string> defaulted;
   bool operator==(const NamespaceQuota&) const = default;
 };
 
-// What a LimitRange (core/v1) fills in for containers: its `type: Container` items' `default`
-// (limits, and requests, which default to limits) and `defaultRequest` (requests) keys of cpu
-// and memory, as "limits.cpu", "requests.memory", ...
+// What a LimitRange (core/v1) fills in for containers that leave a resource unset: its
+// `type: Container` items' `default` (limits) and `defaultRequest` (requests; where it names
+// none, `default`'s, as the API server defaults the object), in canonical units. Of two items
+// naming one resource the first holds.
 struct LimitRangeDefaults {
   std::string namespace_name;
-  std::set<std::string> defaulted;
+  std::string name;
+  ResourceList limits;
+  ResourceList requests;
+  bool operator==(const LimitRangeDefaults&) const = default;
 };
-// InvalidArgument naming the object for a body that does not decode.
+// InvalidArgument naming the object and field for a body or quantity that does not decode.
 absl::StatusOr<LimitRangeDefaults> DecodeLimitRange(std::string_view json);
-// Marks in each quota what the LimitRanges of its namespace default (NamespaceQuota::defaulted).
-void ApplyLimitRanges(const std::vector<LimitRangeDefaults>& ranges,
-                      std::vector<NamespaceQuota>& quotas);
+// The job's pods as the API server's LimitRanger leaves them before any quota sees them: the
+// defaults of every LimitRange of its namespace (`ranges` in name order: of two naming one
+// resource the first holds) applied (kube::ApplyContainerDefaults). Its requests change with
+// them, for placement too: the pods will request what the defaults add.
+void ApplyLimitRanges(const std::vector<LimitRangeDefaults>& ranges, kube::TrainingJob& job);
 
 // A ResourceQuota object (core/v1). InvalidArgument naming the quota and field (spec.hard[pods],
 // status.used[requests.nvidia.com/gpu], ...) for an unparseable quantity.

@@ -528,8 +528,9 @@ clear_jobs qrq
 
 # limits.cpu: a gang whose containers set no cpu limit is refused (the API server would say
 # "must specify limits.cpu"), until a LimitRange gives containers a default cpu limit (the API
-# server's LimitRanger fills it in first): then it is admitted and its pods are created. One
-# that sets it is charged it, and a second one beyond the room waits.
+# server's LimitRanger fills it in first): then it is admitted and its pods are created, and
+# charged the default, so a second such gang beyond the room waits. One that sets it is charged
+# it, and a second one beyond the room waits.
 resource_quota qrq cpu-limits '{limits.cpu: "12"}' || die "cannot create ResourceQuota qrq/cpu-limits"
 cpu_limits_seen() { [[ -n $(kc -n qrq get resourcequota cpu-limits -o jsonpath='{.status.hard.limits\.cpu}') ]]; }
 eventually 60 cpu_limits_seen || fail "resourcequota: qrq/cpu-limits has no status"
@@ -542,12 +543,20 @@ kc -n qrq apply -f - >/dev/null <<'YAML' || die "cannot create LimitRange qrq/de
 apiVersion: v1
 kind: LimitRange
 metadata: {name: defaults}
-spec: {limits: [{type: Container, default: {cpu: "1"}}]}
+spec: {limits: [{type: Container, default: {cpu: "8"}}]}
 YAML
 eventually 60 all_running qrq no-limit 1 && [[ $(failed_creates) == 0 ]] &&
   pass "limits: with a LimitRange defaulting the cpu limit the same gang is admitted and runs, no FailedCreate" ||
   fail "limits: qrq/no-limit under a LimitRange: phase '$(phase qrq no-limit)', $(cond qrq no-limit Queued); FailedCreate events $(failed_creates)"
-kc -n qrq delete trainingjob no-limit >/dev/null
+# What the default adds is charged: its pod holds 8 of the 12, so another such gang waits
+# (before, it was charged nothing, admitted, and its pod create refused).
+job qrq no-limit-b 1
+eventually 30 has_reason qrq no-limit-b InsufficientResourceQuota &&
+  [[ $(cond qrq no-limit-b Queued) == *"has room for 4 more limits.cpu in namespace qrq (8 of 12 used), and the gang needs 8 (1 pod of 8)"* ]] &&
+  [[ $(failed_creates) == 0 ]] &&
+  pass "limits: the LimitRange's default is charged: no-limit-b waits: $(cond qrq no-limit-b Queued)" ||
+  fail "limits: qrq/no-limit-b: $(cond qrq no-limit-b Queued); FailedCreate events $(failed_creates)"
+kc -n qrq delete trainingjob no-limit no-limit-b >/dev/null
 kc -n qrq delete limitrange defaults >/dev/null
 no_pods_left() { [[ -z $(kc -n qrq get pods -o name) ]]; }
 eventually 60 no_pods_left || fail "limits: qrq still has pods: $(kc -n qrq get pods -o name | tr '\n' ' ')"

@@ -1027,27 +1027,57 @@ TEST(NamespaceQuotaTest, QosAndDeadlineScopesFollowThePods) {
 
 // A LimitRange's Container defaults fill in what a template leaves unset before the API server
 // checks the pod against a quota: such a gang is not refused for it (audit session 35: it was
-// refused as Invalid though the API server would create its pods).
-TEST(NamespaceQuotaTest, LimitRangeDefaultsSatisfyAQuotaThatTracksCpuAndMemory) {
+// refused as Invalid though the API server would create its pods), and what they add is charged
+// (session 36: before, only whether a resource was defaulted was known, so the gang was charged
+// less than its pods would be).
+TEST(NamespaceQuotaTest, LimitRangeDefaultsAreAppliedToThePodsAndCharged) {
   ASSERT_OK_AND_ASSIGN(
       LimitRangeDefaults defaults,
       DecodeLimitRange(R"({"metadata":{"name":"d","namespace":"team-llm"},"spec":{"limits":[)"
                        R"({"type":"Pod","max":{"cpu":"200"}},)"
-                       R"({"type":"Container","default":{"cpu":"1"},)"
-                       R"("defaultRequest":{"memory":"1Gi"}}]}})"));
+                       R"({"type":"Container","default":{"cpu":"2"},)"
+                       R"("defaultRequest":{"memory":"1Gi"}},)"
+                       R"({"type":"Container","default":{"cpu":"5","memory":"3Gi"}}]}})"));
   EXPECT_EQ(defaults.namespace_name, "team-llm");
-  EXPECT_THAT(defaults.defaulted, ElementsAre("limits.cpu", "requests.cpu", "requests.memory"));
-  const kube::TrainingJob job = ExampleJob("10-trainingjob-pretrain-64gpu.yaml");  // no cpu limit
-  std::vector<NamespaceQuota> quotas = {Quota(R"({"hard":{"limits.cpu":"1k"}})"),
-                                        Quota(R"({"hard":{"limits.cpu":"1k"}})", "team-cv")};
-  ASSERT_NE(QuotaRefusal(job, 1, quotas), "");
-  ApplyLimitRanges({defaults}, quotas);
-  EXPECT_EQ(QuotaRefusal(job, 1, quotas), "");
-  EXPECT_THAT(quotas[1].defaulted, IsEmpty()) << "another namespace's LimitRange";
-  // limits.memory is not defaulted (only its request is): still refused.
-  std::vector<NamespaceQuota> memory = {Quota(R"({"hard":{"limits.memory":"10Ti"}})")};
-  ApplyLimitRanges({defaults}, memory);
-  EXPECT_THAT(QuotaRefusal(job, 1, memory), HasSubstr("sets no memory limit"));
+  // defaultRequest falls back to default within an item; of two items, the first holds.
+  EXPECT_EQ(defaults.limits, (ResourceList{{"cpu", 2000}, {"memory", 3LL << 30}}));
+  EXPECT_EQ(defaults.requests, (ResourceList{{"cpu", 2000}, {"memory", 1LL << 30}}));
+  EXPECT_THAT(DecodeLimitRange(R"({"metadata":{"name":"d","namespace":"team-llm"},"spec":)"
+                               R"({"limits":[{"type":"Container","default":{"cpu":"x"}}]}})"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("LimitRange team-llm/d: spec.limits[0].default[cpu]")));
+
+  // The example's one container requests cpu and memory and limits neither.
+  kube::TrainingJob job = ExampleJob("10-trainingjob-pretrain-64gpu.yaml");
+  const std::vector<NamespaceQuota> cpu_limits = {Quota(R"({"hard":{"limits.cpu":"16"}})")};
+  ASSERT_THAT(QuotaRefusal(job, 1, cpu_limits), HasSubstr("sets no cpu limit"));
+  kube::TrainingJob elsewhere = job;
+  elsewhere.meta.namespace_ = "team-cv";
+  ApplyLimitRanges({defaults}, elsewhere);
+  EXPECT_EQ(elsewhere.pod_limits, job.pod_limits) << "another namespace's LimitRange";
+  ApplyLimitRanges({defaults}, job);
+  // Its pods get a 2-cpu and a 3Gi limit: charged 2 cpu each on limits.cpu.
+  EXPECT_EQ(job.pod_limits.at("cpu"), 2000);
+  EXPECT_EQ(job.pod_limits.at("memory"), 3LL << 30);
+  EXPECT_EQ(QuotaRefusal(job, 8, cpu_limits), "");
+  EXPECT_THAT(QuotaRefusal(job, 9, cpu_limits), HasSubstr("allows at most 16 limits.cpu"));
+  EXPECT_THAT(job.unset_limits, IsEmpty());
+  // The requests it sets stay.
+  EXPECT_EQ(job.pod.requests.get().at("cpu"), 180000);
+
+  // A container that requests nothing gets the default requests, which its pods are charged.
+  kube::TrainingJob logger = job;
+  logger.containers.push_back(
+      {.kind = kube::TrainingJob::Container::Kind::kContainer, .requests = {}, .limits = {}});
+  logger.unset_requests = {"cpu", "memory"};
+  ApplyLimitRanges({defaults}, logger);
+  EXPECT_EQ(logger.pod.requests.get().at("cpu"), 182000);
+  EXPECT_EQ(logger.pod.requests.get().at("memory"), (1800LL << 30) + (1LL << 30));
+  EXPECT_THAT(logger.unset_requests, IsEmpty());
+  EXPECT_THAT(QuotaShortfall(logger, 1,
+                             {QuotaInUse(R"({"requests.cpu":"200"})", R"({"requests.cpu":"19"})")}),
+              HasSubstr("has room for 181 more requests.cpu in namespace team-llm (19 of 200 "
+                        "used), and the gang needs 182 (1 pod of 182)"));
 }
 
 // status.hard and status.used are read in the units spec.hard is: "pods" and "count/pods" as
@@ -1185,6 +1215,24 @@ TEST(NamespaceQuotaTest, DecodesTheTemplatesPodLimits) {
             (ResourceList{{"cpu", 9250}, {"memory", 10LL << 30}, {"nvidia.com/gpu", 8}}));
   EXPECT_THAT(job.unset_limits, ElementsAre("memory"));    // the logger's
   EXPECT_THAT(job.unset_requests, ElementsAre("memory"));  // the logger's, not defaulted
+  const ResourceList requests_before = job.pod.requests;
+  // A LimitRange's defaults change only what a container leaves unset (the logger's memory),
+  // and the pod's requests and limits are summed again by the same rules: memory limits
+  // max(8 + 2 + 1, 2 + 1) + 1, requests the same (the others default to their limits).
+  kube::TrainingJob defaulted = job;
+  kube::ApplyContainerDefaults({{"memory", 2LL << 30}, {"cpu", 64000}},
+                               {{"memory", 2LL << 30}, {"cpu", 64000}}, defaulted);
+  EXPECT_EQ(defaulted.pod_limits,
+            (ResourceList{{"cpu", 9250}, {"memory", 12LL << 30}, {"nvidia.com/gpu", 8}}));
+  EXPECT_EQ(defaulted.pod.requests.get().at("memory"), 12LL << 30);
+  EXPECT_EQ(defaulted.pod.requests.get().at("cpu"), requests_before.at("cpu"));
+  EXPECT_THAT(defaulted.unset_limits, IsEmpty());
+  EXPECT_THAT(defaulted.unset_requests, IsEmpty());
+  // Defaults of what every container sets change nothing, the requests included.
+  kube::TrainingJob same = job;
+  kube::ApplyContainerDefaults({{"cpu", 64000}}, {{"cpu", 64000}}, same);
+  EXPECT_EQ(same.pod_limits, job.pod_limits);
+  EXPECT_EQ(same.pod.requests.get(), requests_before);
 }
 
 // A quota's limits.cpu, limits.memory and limits.ephemeral-storage are charged the pods'
