@@ -371,6 +371,37 @@ void Summarize(TrainingJob& job, bool with_requests) {
   }
 }
 
+// Whether a pod (anti-)affinity term of the pod spec, required or preferred, names namespaces or
+// has a namespaceSelector (even an empty one, which selects every namespace).
+bool CrossNamespacePodAffinity(const Value& spec) {
+  const Value* affinity = Member(spec, "affinity");
+  if (affinity == nullptr || !affinity->IsObject()) return false;
+  auto cross = [](const Value* term) {
+    if (term == nullptr || !term->IsObject()) return false;
+    const Value* namespaces = Member(*term, "namespaces");
+    const Value* selector = Member(*term, "namespaceSelector");
+    return (namespaces != nullptr && namespaces->IsArray() && !namespaces->Empty()) ||
+           (selector != nullptr && !selector->IsNull());
+  };
+  for (const char* kind : {"podAffinity", "podAntiAffinity"}) {
+    const Value* rules = Member(*affinity, kind);
+    if (rules == nullptr || !rules->IsObject()) continue;
+    const Value* required = Member(*rules, "requiredDuringSchedulingIgnoredDuringExecution");
+    if (required != nullptr && required->IsArray()) {
+      for (const Value& term : required->GetArray()) {
+        if (cross(&term)) return true;
+      }
+    }
+    const Value* preferred = Member(*rules, "preferredDuringSchedulingIgnoredDuringExecution");
+    if (preferred != nullptr && preferred->IsArray()) {
+      for (const Value& weighted : preferred->GetArray()) {
+        if (weighted.IsObject() && cross(Member(weighted, "podAffinityTerm"))) return true;
+      }
+    }
+  }
+  return false;
+}
+
 // The template's containers and overhead (TrainingJob::containers, overhead) of a template
 // whose requests were defaulted to its limits, and what Summarize derives from them. A quantity
 // that does not parse is left out: the pod's decode of the same text reports it.
@@ -411,6 +442,7 @@ void ReadContainers(const Value& tmpl, TrainingJob* job) {
   }
   Summarize(*job, /*with_requests=*/false);
   job->pod_terminating = Member(*spec, "activeDeadlineSeconds") != nullptr;
+  job->pod_cross_namespace_affinity = CrossNamespacePodAffinity(*spec);
 }
 
 }  // namespace

@@ -145,6 +145,10 @@ struct TrainingJob {
   // The template sets spec.activeDeadlineSeconds, which its pods keep: a ResourceQuota's
   // Terminating scope matches them, NotTerminating does not.
   bool pod_terminating = false;
+  // A pod (anti-)affinity term of the template, required or preferred, names namespaces or a
+  // namespaceSelector: a ResourceQuota's CrossNamespacePodAffinity scope matches its pods (the
+  // API server's pod quota evaluator, usesCrossNamespacePodAffinity).
+  bool pod_cross_namespace_affinity = false;
   // spec.template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution
   // .nodeSelectorTerms, validated (a bad one is the template_problem); empty = none.
   std::vector<phalanx::placement::NodeSelectorTerm> node_affinity;

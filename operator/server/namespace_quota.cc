@@ -66,15 +66,17 @@ bool ScopeMatches(const ScopeRequirement& r, const kube::TrainingJob& job, std::
   }
   // BestEffort is the pods' QoS class (cpu and memory only: a GPU-only pod is BestEffort);
   // Terminating, whether the template's activeDeadlineSeconds (which the pods keep) is set.
-  // The job's own spec.activeDeadlineSeconds is enforced by the operator and not on its pods,
-  // and the pods carry no cross-namespace pod affinity (placement does not model pod affinity).
+  // The job's own spec.activeDeadlineSeconds is enforced by the operator and not on its pods.
+  // CrossNamespacePodAffinity, whether a pod (anti-)affinity term of the template names other
+  // namespaces (the operator copies the template's terms into the pods).
   const bool best_effort = job.pod_best_effort;
   const bool terminating = job.pod_terminating;
+  const bool cross = job.pod_cross_namespace_affinity;
   if (r.scope == "BestEffort") return r.op == "DoesNotExist" ? !best_effort : best_effort;
   if (r.scope == "NotBestEffort") return r.op == "DoesNotExist" ? best_effort : !best_effort;
   if (r.scope == "Terminating") return r.op == "DoesNotExist" ? !terminating : terminating;
   if (r.scope == "NotTerminating") return r.op == "DoesNotExist" ? terminating : !terminating;
-  if (r.scope == "CrossNamespacePodAffinity") return r.op == "DoesNotExist";
+  if (r.scope == "CrossNamespacePodAffinity") return r.op == "DoesNotExist" ? !cross : cross;
   return false;  // a scope this check does not know: assume it does not apply
 }
 

@@ -1025,6 +1025,47 @@ TEST(NamespaceQuotaTest, QosAndDeadlineScopesFollowThePods) {
   }
 }
 
+// A pod (anti-)affinity term naming other namespaces, required or preferred, puts the pods in a
+// quota's CrossNamespacePodAffinity scope (Kubernetes' way to limit who may use such terms);
+// terms of the pod's own namespace do not (before 2026-12-01 the scope never matched).
+TEST(NamespaceQuotaTest, CrossNamespacePodAffinityScopeFollowsTheTemplatesTerms) {
+  const std::string head =
+      R"({"apiVersion":"phalanx.dev/v1alpha1","kind":"TrainingJob",)"
+      R"("metadata":{"name":"j","namespace":"team-llm"},"spec":{"queueName":"training",)"
+      R"("replicas":2,"template":{"spec":{"containers":[{"name":"t","image":"i","resources":)"
+      R"({"limits":{"nvidia.com/gpu":"8"}}}],"affinity":)";
+  const std::string term = R"({"labelSelector":{"matchLabels":{"app":"cache"}},)"
+                           R"("topologyKey":"kubernetes.io/hostname")";
+  auto decoded = [&](const std::string& affinity) {
+    return Decoded(kube::DecodeTrainingJob(head + affinity + "}}}}"));
+  };
+  const kube::TrainingJob own =
+      decoded(R"({"podAffinity":{"preferredDuringSchedulingIgnoredDuringExecution":[{"weight":1,)"
+              R"("podAffinityTerm":)" +
+              term + "}}]}}");
+  const kube::TrainingJob listed =
+      decoded(R"({"podAffinity":{"preferredDuringSchedulingIgnoredDuringExecution":[{"weight":1,)"
+              R"("podAffinityTerm":)" +
+              term + R"(,"namespaces":["team-cache"]}}]}})");
+  const kube::TrainingJob selected = decoded(
+      R"({"podAntiAffinity":{"preferredDuringSchedulingIgnoredDuringExecution":[{"weight":1,)"
+      R"("podAffinityTerm":)" +
+      term + R"(,"namespaceSelector":{}}}]}})");
+  EXPECT_FALSE(own.pod_cross_namespace_affinity);
+  EXPECT_TRUE(listed.pod_cross_namespace_affinity);
+  EXPECT_TRUE(selected.pod_cross_namespace_affinity);
+  auto scoped = [](const char* op) {
+    return std::vector<NamespaceQuota>{Quota(
+        absl::StrCat(R"({"hard":{"pods":"0"},"scopeSelector":{"matchExpressions":[)",
+                     R"({"scopeName":"CrossNamespacePodAffinity","operator":")", op, R"("}]}})"))};
+  };
+  EXPECT_EQ(QuotaRefusal(own, 2, scoped("Exists")), "");
+  EXPECT_NE(QuotaRefusal(own, 2, scoped("DoesNotExist")), "");
+  EXPECT_THAT(QuotaRefusal(listed, 2, scoped("Exists")),
+              HasSubstr("(scope CrossNamespacePodAffinity Exists) allows at most 0 pods"));
+  EXPECT_EQ(QuotaRefusal(selected, 2, scoped("DoesNotExist")), "");
+}
+
 // A LimitRange's Container defaults fill in what a template leaves unset before the API server
 // checks the pod against a quota: such a gang is not refused for it (audit session 35: it was
 // refused as Invalid though the API server would create its pods), and what they add is charged
