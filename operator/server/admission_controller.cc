@@ -530,6 +530,22 @@ CycleStats AdmissionController::RunCycle() {
     } else {
       entry.raw = raw;
       entry.job = kube::DecodeTrainingJob(raw->json);
+      // An edit the decoder refuses leaves the job as it was last read: an admitted one stays
+      // charged to its queue (audit 2026-12-01, F1: it dropped out of the queue's usage, and
+      // another job was admitted past quota). The API server's schema refuses such numbers
+      // now; this covers objects stored before, and any other decode failure.
+      if (!entry.job.ok() && last != decoded_jobs_.end() && last->second.job.ok() &&
+          last->second.job->meta.uid == raw->meta.uid) {
+        const std::string why(entry.job.status().message());
+        spdlog::warn(
+            "TrainingJob {}: its last edit cannot be read ({}); it is kept as it was "
+            "read before",
+            key, why);
+        (void)events_.Record(JobReference(raw->meta), kube::EventType::kWarning, "InvalidSpec",
+                             absl::StrCat("the last edit cannot be read: ", why,
+                                          "; phalanx-operator keeps the job as it was before it"));
+        entry.job = last->second.job;
+      }
       const std::vector<Condition> conditions = ReadConditions(raw->json);
       entry.admitted_since = AdmittedSince(conditions);
       entry.not_running_since = NotRunningSince(conditions);
@@ -540,6 +556,25 @@ CycleStats AdmissionController::RunCycle() {
     absl::StatusOr<kube::TrainingJob> job = entry.job;  // a copy: in-flight writes go over it
     if (!job.ok()) {
       spdlog::warn("TrainingJob {}: {}", key, job.status());
+      const UnreadableJob unread = ReadUnreadableJob(raw->json);
+      if (unread.admitted || !raw->meta.deletion_timestamp.empty() ||
+          kube::FinishedPhase(ReadStatusString(raw->json, "phase"))) {
+        continue;
+      }
+      // Not admitted: pending in its queue with reason Invalid and the decoder's message, which
+      // names the field, like a job whose spec the core refuses (audit 2026-12-01, F2: it was
+      // given no status, condition or event at all).
+      kube::TrainingJob shell;
+      shell.meta = raw->meta;
+      shell.queue_name = unread.queue_name;
+      admission::Workload refused;
+      refused.key = key;
+      refused.namespace_name = shell.meta.namespace_;
+      refused.queue_name = shell.queue_name;
+      refused.invalid = std::string(job.status().message());
+      snapshot.workloads.push_back(std::move(refused));
+      objects[key] = raw;
+      jobs.emplace(key, std::move(shell));
       continue;
     }
     in_flight_.Apply(key, *job);

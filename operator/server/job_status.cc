@@ -132,6 +132,21 @@ std::vector<Condition> ReadConditions(std::string_view object_json) {
   return out;
 }
 
+UnreadableJob ReadUnreadableJob(std::string_view object_json) {
+  UnreadableJob out;
+  absl::StatusOr<rapidjson::Document> doc = kube::ParseJson(object_json);
+  if (!doc.ok() || !doc->IsObject()) return out;
+  if (auto spec = doc->FindMember("spec"); spec != doc->MemberEnd() && spec->value.IsObject()) {
+    out.queue_name = std::string(kube::StringMember(spec->value, "queueName"));
+  }
+  const rapidjson::Value* status = StatusOf(*doc);
+  if (status != nullptr) {
+    auto admission = status->FindMember("admission");
+    out.admitted = admission != status->MemberEnd() && admission->value.IsObject();
+  }
+  return out;
+}
+
 std::string ReadStatusString(std::string_view object_json, std::string_view key) {
   absl::StatusOr<rapidjson::Document> doc = kube::ParseJson(object_json);
   if (!doc.ok()) return "";

@@ -67,6 +67,13 @@ int64_t ParseUnixSeconds(std::string_view rfc3339);
 std::vector<Condition> ReadConditions(std::string_view object_json);
 // A string in status (e.g. "startTime"); "" when absent.
 std::string ReadStatusString(std::string_view object_json, std::string_view key);
+// What can still be read of a TrainingJob the decoder refuses (a field out of range, a template
+// that is not a pod): its spec.queueName, and whether status.admission is set.
+struct UnreadableJob {
+  std::string queue_name;
+  bool admitted = false;
+};
+UnreadableJob ReadUnreadableJob(std::string_view object_json);
 const Condition* FindCondition(const std::vector<Condition>& conditions, std::string_view type);
 // Unix seconds since which a pending job has waited: the lastTransitionTime of its Queued=True
 // condition (set when it was first queued, or queued again after an eviction), never before its

@@ -15,6 +15,7 @@
 #   a rank's pod deleted by kubectl    -> PodRecreated naming the pod, rank and node
 #   steady suspended and resumed       -> admitted again on its nodes; no PodRecreated
 #   huge suspended and resumed         -> Suspended, Resumed
+#   unreadable (a GPU count that is not a quantity) -> Queued=True Invalid naming the field;
 #   self-set (spec.priority 2000000000, no PriorityClass) -> an Invalid Event: the operator's
 #           default takes priorities only from PriorityClasses (--allow-job-priority=false);
 #           it still counts as its queue's pending (inadmissible) workload
@@ -153,6 +154,30 @@ job $NS self-set 1 "{required: $L3}" "  priority: 2000000000"
 eventually 30 has_event_matching self-set Invalid "is not honoured on this cluster: priorities come only from PriorityClasses" &&
   pass "self-set's Invalid event: $(event_message self-set Invalid)" || fail "self-set: $(cond $NS self-set Queued); $(events_of self-set)"
 [[ -z $(jq_job $NS self-set '.status.admission // empty') ]] && pass "self-set was not admitted" || fail "self-set was admitted"
+
+# --- a job phalanx-operator cannot read: Queued=True Invalid naming the field ----------------
+# The template is not checked by the API server (x-kubernetes-preserve-unknown-fields); a GPU
+# count that is not a quantity used to leave the job with no status, condition or event, and
+# in no queue's count (audit 2026-12-01, F2).
+kc -n $NS apply -f - >/dev/null <<'YAML' || fail "cannot create unreadable"
+apiVersion: phalanx.dev/v1alpha1
+kind: TrainingJob
+metadata: {name: unreadable}
+spec:
+  queueName: training
+  replicas: 1
+  template:
+    spec:
+      containers:
+      - name: trainer
+        image: registry.example/trainer:1
+        resources: {limits: {nvidia.com/gpu: eight}}
+YAML
+eventually 30 has_reason $NS unreadable Invalid &&
+  [[ $(cond $NS unreadable Queued) == *'invalid quantity "eight"'* ]] &&
+  has_event_matching unreadable Invalid 'invalid quantity "eight"' &&
+  pass "unreadable: $(cond $NS unreadable Queued)" ||
+  fail "unreadable: Queued '$(cond $NS unreadable Queued)'; $(events_of unreadable)"
 # --- a PriorityClass the namespace may not use (a ResourceQuota scoped to it) ---------------
 # Kubernetes' way to limit a PriorityClass: a ResourceQuota of pods 0 scoped to it. The pods
 # would be refused at create, so the job is not admitted (nor allowed to preempt at that
@@ -207,7 +232,7 @@ events_of low | grep -c '^CannotBePlaced|' | grep -qx 1 && pass "low has one Can
 # the quota, its room, its use and what it needs; it is not admitted, and a-16, of a lower
 # priority in the same queue, is not preempted for it, as it would be without the quota.
 # a-16 deleted, the use goes down and b-8 is admitted and runs.
-for j in huge steady low high self-set; do kc -n $NS delete trainingjob $j --wait=false >/dev/null; done
+for j in huge steady low high self-set unreadable; do kc -n $NS delete trainingjob $j --wait=false >/dev/null; done
 kc taint node "${S[1]}" example.com/gpu-xid- >/dev/null || fail "cannot untaint ${S[1]}"
 ns_pods() { kc -n $NS get pods -l phalanx.dev/job -o name | wc -l; }
 no_ns_pods() { [[ $(ns_pods) == 0 ]]; }

@@ -117,6 +117,22 @@ eventually 30 gpu_usage_is lend-a "0 0" || fail "borrowing: lend-a flavorsUsage 
 eventually 30 weighted_share_is borrow-a 250 && pass "borrowing: borrow-a status.fairSharing.weightedShare 250" ||
   fail "borrowing: borrow-a weightedShare '$(weighted_share borrow-a)', want 250"
 weighted_share_is lend-a 0 || fail "borrowing: lend-a weightedShare '$(weighted_share lend-a)', want 0"
+# An edit phalanx-operator cannot read: a ttlSecondsAfterFinished beyond int32, which the CRD
+# refuses since 2026-12-01, stored here with that bound removed for the step (an object stored
+# before the bound, or any edit the decoder refuses). The job stays as it was read before,
+# still charged to its queue; before, it dropped out of the queue's usage (audit 2026-12-01, F1).
+TTL_MAX=/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/ttlSecondsAfterFinished/maximum
+kc patch crd trainingjobs.phalanx.dev --type=json -p "[{\"op\":\"remove\",\"path\":\"$TTL_MAX\"}]" >/dev/null ||
+  fail "cannot remove the ttlSecondsAfterFinished bound from the CRD"
+huge_ttl() { kc -n qa-borrower patch trainingjob big --type=merge -p '{"spec":{"ttlSecondsAfterFinished":3000000000}}' >/dev/null 2>&1; }
+eventually 30 huge_ttl || fail "unreadable edit: the API server still refuses ttlSecondsAfterFinished 3000000000"
+eventually 30 has_event qa-borrower big InvalidSpec && sleep 3 && gpu_usage_is borrow-a "40 24" &&
+  pass "unreadable edit: big keeps its quota (borrow-a $(gpu_usage borrow-a)), InvalidSpec event" ||
+  fail "unreadable edit: borrow-a usage '$(gpu_usage borrow-a)', want '40 24'; events: $(kc -n qa-borrower get events --field-selector involvedObject.name=big -o jsonpath='{.items[*].reason}')"
+kc -n qa-borrower patch trainingjob big --type=merge -p '{"spec":{"ttlSecondsAfterFinished":null}}' >/dev/null ||
+  fail "cannot unset big's ttlSecondsAfterFinished"
+kc patch crd trainingjobs.phalanx.dev --type=json -p "[{\"op\":\"add\",\"path\":\"$TTL_MAX\",\"value\":2147483647}]" >/dev/null ||
+  fail "cannot restore the ttlSecondsAfterFinished bound"
 [[ $(active_since borrow-a) == "$borrow_a_active_since" ]] &&
   pass "borrowing: borrow-a's Active condition kept its lastTransitionTime ($borrow_a_active_since) through the status writes" ||
   fail "borrowing: borrow-a's Active lastTransitionTime moved from $borrow_a_active_since to $(active_since borrow-a) while it stayed Active"
