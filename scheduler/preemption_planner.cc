@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "absl/strings/str_cat.h"
+#include "common/counted_noun.h"
 #include "common/status.h"
 #include "scheduler/gang_search.h"
 
@@ -504,10 +505,10 @@ absl::StatusOr<PreemptionPlan> PlanGangPreemption(const ClusterSnapshot& snapsho
     for (size_t i = 0; i < eligible.size(); ++i) everyone[i] = static_cast<int>(i);
     GangSearch::FreeOverlay overlay = planner.Overlay(everyone, none);
     plan.explanation = today.Explain(shape.min_count, &overlay);
-    plan.explanation.summary =
-        absl::StrCat("no preemption helps (", eligible.size(),
-                     " lower-priority gangs hold capacity); with all of them gone it still ",
-                     plan.explanation.summary);
+    plan.explanation.summary = absl::StrCat(
+        "no preemption helps (", phalanx::CountedNoun(eligible.size(), "lower-priority gang"),
+        eligible.size() == 1 ? " holds" : " hold", " capacity); with all of them gone it still ",
+        plan.explanation.summary);
     return plan;
   }
 

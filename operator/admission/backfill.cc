@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "common/counted_noun.h"
 #include "operator/admission/internal/cycle.h"
 
 namespace phalanx::admission::internal {
@@ -110,9 +111,10 @@ Cycle::BackfillOutcome Cycle::PlanBackfill(
   }
   if (!chosen.has_value()) return BackfillOutcome::kNone;
   chosen->holder = index;
-  entry.backfill_note = absl::StrCat("backfill: ", chosen->nodes.size(), " nodes in ",
-                                     chosen->domain.ToString(), " held for its expected start in ",
-                                     chosen->start - snapshot_.now, "s");
+  entry.backfill_note =
+      absl::StrCat("backfill: ", phalanx::CountedNoun(chosen->nodes.size(), "node"), " in ",
+                   chosen->domain.ToString(), " held for its expected start in ",
+                   chosen->start - snapshot_.now, "s");
   reservations_.push_back(*std::move(chosen));
   return BackfillOutcome::kReserved;
 }

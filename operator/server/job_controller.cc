@@ -730,9 +730,9 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
 
   if (success) {
     std::string message =
-        job.success_policy == "RankZero"
-            ? std::string("rank 0 succeeded (successPolicy RankZero)")
-            : absl::StrCat("all ", world, " ranks succeeded (successPolicy All)");
+        job.success_policy == "RankZero" ? std::string("rank 0 succeeded (successPolicy RankZero)")
+        : world == 1                     ? std::string("its one rank succeeded (successPolicy All)")
+                     : absl::StrCat("all ", world, " ranks succeeded (successPolicy All)");
     return finish(true, "Succeeded", message);
   }
 
