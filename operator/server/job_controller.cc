@@ -449,10 +449,16 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
     // Evicted: queued again, and the next run sets it anew, as a Kueue-evicted Job is suspended
     // and its startTime reset when it resumes. A suspension keeps it until the resume (above).
     if (!job.suspend) wanted.start_time.clear();
-    const std::string_view why = job.suspend ? "Suspended" : "Evicted";
-    if (FindCondition(current.conditions, kConditionRunning) != nullptr) {
-      updates.push_back(
-          Cond(kConditionRunning, false, why, "the gang is not admitted: its pods were deleted"));
+    // Resumed and not admitted yet is not an eviction (audit 2026-12-01, F5): the reason stays
+    // Resumed until the job runs again.
+    const Condition* running = FindCondition(current.conditions, kConditionRunning);
+    const bool resumed = !job.suspend && running != nullptr && running->status == "False" &&
+                         (running->reason == "Suspended" || running->reason == "Resumed");
+    const std::string_view why = job.suspend ? "Suspended" : resumed ? "Resumed" : "Evicted";
+    if (running != nullptr) {
+      updates.push_back(Cond(kConditionRunning, false, why,
+                             resumed ? "resumed (spec.suspend: false) and not admitted yet: no pods"
+                                     : "the gang is not admitted: its pods were deleted"));
     }
     // A restart that was under way is over: a queued job is not restarting, and its next
     // admission starts a new gang.
@@ -548,8 +554,13 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
     wanted.completion_time = now;
     updates.push_back(
         Cond(succeeded ? kConditionSucceeded : kConditionFailed, true, reason, message));
-    if (FindCondition(current.conditions, kConditionRunning) != nullptr) {
-      updates.push_back(Cond(kConditionRunning, false, wanted.phase, message));
+    // Running and Restarting say the job is over, not what they said while it ran (audit
+    // 2026-12-01, F6: a Failed job kept "Restarting=False AllRanksRunning: all 2 ranks are
+    // running").
+    for (std::string_view type : {kConditionRunning, kConditionRestarting}) {
+      if (FindCondition(current.conditions, type) != nullptr) {
+        updates.push_back(Cond(type, false, wanted.phase, message));
+      }
     }
     RETURN_IF_ERROR(write());
     RETURN_IF_ERROR(release());

@@ -277,6 +277,21 @@ TEST_F(JobControllerTest, AResumeResetsStartTime) {
   EXPECT_THAT(status_writes_[0], Not(::testing::HasSubstr("startTime")));
 }
 
+// Resumed and waiting for admission again: Running=False says Resumed, not Evicted (audit
+// 2026-12-01, F5: someone looking for evictions by reason was misled); a real eviction later
+// still says Evicted (AnEvictionClearsStartTime's job has no such condition; this one had).
+TEST_F(JobControllerTest, AResumedJobWaitingIsNotEvicted) {
+  Start({Job(R"("suspend":false)",
+             R"({"phase":"Suspended","conditions":[{"type":"Running","status":"False",)"
+             R"("reason":"Suspended","message":"the gang is not admitted: its pods were deleted",)"
+             R"("lastTransitionTime":"2026-11-30T11:00:00Z"}]})")});
+  const std::string status = WrittenStatus();
+  EXPECT_THAT(status,
+              ::testing::HasSubstr(R"("type":"Running","status":"False","reason":"Resumed",)"
+                                   R"("message":"resumed (spec.suspend: false) and not )"
+                                   R"(admitted yet: no pods")"));
+}
+
 // Suspended again, or still suspended: the start time of the last run stays (as a Job's).
 TEST_F(JobControllerTest, ASuspensionKeepsStartTime) {
   Start({Job(R"("suspend":true)",
@@ -565,11 +580,19 @@ TEST_F(JobControllerTest, NoRestartLeftFailsTheJobWithTheExitCode) {
   Start({Job(R"("suspend":false,"failurePolicy":{"maxRestarts":1})",
              R"({"phase":"Running","restarts":2,"nodeFaultRestarts":1,)"
              R"("admission":{"clusterQueue":"cq","flavor":"p5","replicas":2},)"
-             R"("placement":{"domain":"nn-1","level":"l3","nodes":["n0","n1"]}})")},
+             R"("placement":{"domain":"nn-1","level":"l3","nodes":["n0","n1"]},)"
+             R"("conditions":[{"type":"Restarting","status":"False",)"
+             R"("reason":"AllRanksRunning","message":"all 2 ranks are running",)"
+             R"("lastTransitionTime":"2026-11-30T00:00:00Z"}]})")},
         {FailedPod(0, 3, "2026-11-30T01:00:00Z", "Error", 2), RunningPod(1, 2)}, ReadyNodes());
   Reconcile(1);
   ASSERT_EQ(status_writes_.size(), 1u);
   EXPECT_THAT(status_writes_[0], ::testing::HasSubstr(R"("reason":"MaxRestartsExceeded")"));
+  // The Restarting condition no longer says every rank runs (audit 2026-12-01, F6).
+  EXPECT_THAT(status_writes_[0],
+              ::testing::HasSubstr(R"("type":"Restarting","status":"False","reason":"Failed",)"
+                                   R"("message":"pod llama-0 (rank 0) failed)"));
+  EXPECT_THAT(status_writes_[0], Not(::testing::HasSubstr("all 2 ranks are running")));
   EXPECT_THAT(status_writes_[0],
               ::testing::HasSubstr("pod llama-0 (rank 0) failed: container trainer exited with "
                                    "code 3 (Error); after 1 restarts (maxRestarts 1) and 1 after "
