@@ -348,10 +348,26 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
     RETURN_IF_ERROR(release());
     RETURN_IF_ERROR(delete_pods([](const kube::Pod&) { return true; }));
     if (has_finalizer) {
+      bool first = false;
+      {
+        absl::MutexLock lock(&mu_);
+        if (first = released_.insert(meta.uid).second; first) {
+          released_order_.push_back(meta.uid);
+          if (released_order_.size() > kReleasedKept) {
+            released_.erase(released_order_.front());
+            released_order_.pop_front();
+          }
+        }
+      }
       // Outlives the job by the API server's event TTL: `kubectl get events` shows it.
-      (void)events_.Record(JobReference(meta), kube::EventType::kNormal, kReasonReleased,
-                           "the job is being deleted: its reservation is released and its pods "
-                           "are deleted");
+      if (first) {
+        (void)events_.Record(JobReference(meta), kube::EventType::kNormal, kReasonReleased,
+                             job.status.admission
+                                 ? "the job is being deleted: its reservation is released and "
+                                   "its pods are deleted"
+                                 : "the job is being deleted (it was not admitted: no "
+                                   "reservation or pods to release)");
+      }
       RETURN_IF_ERROR(apply_meta(false));
     }
     return std::nullopt;

@@ -133,7 +133,10 @@ class JobControllerTest : public ::testing::Test {
                                      std::string_view, std::string_view) {
           if (r.plural == "events") {
             absl::StatusOr<rapidjson::Document> doc = kube::ParseJson(body);
-            if (doc.ok()) events_.emplace_back(kube::StringMember(*doc, "reason"));
+            if (doc.ok()) {
+              events_.emplace_back(kube::StringMember(*doc, "reason"));
+              event_messages_.emplace_back(kube::StringMember(*doc, "message"));
+            }
           }
           if (r.plural == "pods") pods_created_.emplace_back(body);
           if (r.plural == "pods" && pod_creates_fail_) {
@@ -251,6 +254,7 @@ class JobControllerTest : public ::testing::Test {
   bool pod_creates_over_quota_ = false;  // every pod create exceeds a ResourceQuota (403)
   std::vector<std::string> pods_created_;  // bodies of the pod creates
   std::vector<std::string> events_;
+  std::vector<std::string> event_messages_;
   int event_repeats_ = 0;
   absl::Mutex watch_mu_;
   std::map<std::string, std::vector<kube::WatchEvent>> watch_events_ ABSL_GUARDED_BY(watch_mu_);
@@ -290,6 +294,21 @@ TEST_F(JobControllerTest, AResumedJobWaitingIsNotEvicted) {
               ::testing::HasSubstr(R"("type":"Running","status":"False","reason":"Resumed",)"
                                    R"("message":"resumed (spec.suspend: false) and not )"
                                    R"(admitted yet: no pods")"));
+}
+
+// A deletion is recorded once (Released), however many reconciles run before the cache shows
+// the finalizer gone (audit 2026-12-01, F9: twice in 4 of 6 deletions), and a job never
+// admitted is not said to have had a reservation and pods.
+TEST_F(JobControllerTest, ADeletionIsRecordedOnce) {
+  std::string deleting = Job(R"("suspend":false)", R"({"phase":"Queued"})");
+  deleting.replace(deleting.find(R"("generation":3,)"), 15,
+                   R"("generation":3,"deletionTimestamp":"2026-12-01T00:00:00Z",)");
+  Start({deleting});
+  Reconcile(3);
+  EXPECT_THAT(EventsRecorded(), ElementsAre("Released"));
+  ASSERT_EQ(event_messages_.size(), 1u);
+  EXPECT_THAT(event_messages_[0],
+              ::testing::HasSubstr("it was not admitted: no reservation or pods"));
 }
 
 // Suspended again, or still suspended: the start time of the last run stays (as a Job's).
