@@ -799,16 +799,18 @@ bool Cycle::Pass(bool last) {
         std::string summary = std::move(r->explanation.summary);
         const std::optional<int32_t>& most = r->explanation.max_fit_empty;
         if (!entry.locality_wait && most && *most < r->explanation.wanted) {
-          // No wait can help in this flavor: say so first, not "the best fits 6" alone.
+          // No wait can help in this flavor: say so first, not "the best fits 6" alone. What
+          // follows is the cluster now (a node reserved for backfill is counted as such, not as
+          // too small: audit 2026-12-01, F7 read it as the empty cluster's).
           const std::string& level = entry.workload->required_level;
           std::set<std::string> flavors;
           for (const auto& [resource, flavor] : t.assignment.flavors) flavors.insert(flavor);
-          summary = absl::StrCat("can never be placed in flavor ", absl::StrJoin(flavors, "+"),
-                                 ": at most ", *most, " of its ", r->explanation.wanted,
-                                 " pods fit ",
-                                 level.empty() ? std::string("in the cluster")
-                                               : absl::StrCat("in one ", level, " domain"),
-                                 " even with every node empty (", summary, ")");
+          summary =
+              absl::StrCat("can never be placed in flavor ", absl::StrJoin(flavors, "+"),
+                           ": at most ", *most, " of its ", r->explanation.wanted, " pods fit ",
+                           level.empty() ? std::string("in the cluster")
+                                         : absl::StrCat("in one ", level, " domain"),
+                           " even with every node empty; now: ", summary);
         }
         refused.push_back({t.entry, std::move(summary), &t.assignment.demand});
       }

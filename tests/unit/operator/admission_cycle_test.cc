@@ -68,7 +68,7 @@ TEST(AdmissionCycleTest, FitsQuotaButNotTopologyStaysPendingWithBothExplanations
   // users wait for capacity that would never come).
   EXPECT_THAT(pending->message,
               HasSubstr("placement: can never be placed in flavor h100: at most 4 of its 8 pods "
-                        "fit in the cluster even with every node empty (needs 64 GPUs"));
+                        "fit in the cluster even with every node empty; now: needs 64 GPUs"));
   EXPECT_THAT(pending->message,
               HasSubstr(
                   "ClusterTrainingQueue team-a has 64 nvidia.com/gpu in flavor h100 available"));
