@@ -107,9 +107,10 @@ class JobControllerTest : public ::testing::Test {
             }));
     // Status writes answer with the object at a newer resourceVersion.
     ON_CALL(client_, DoPatch(_, _, _, _, _, _, _))
-        .WillByDefault(Invoke([this](const kube::Resource& r, std::string_view,
-                                     std::string_view, kube::PatchType, std::string_view body,
+        .WillByDefault(Invoke([this](const kube::Resource& r, std::string_view, std::string_view,
+                                     kube::PatchType, std::string_view body,
                                      const kube::WriteOptions&, std::string_view subresource) {
+          absl::MutexLock lock(&calls_mu_);
           if (r.plural == "events") {
             ++event_repeats_;
             return absl::StatusOr<std::string>("{}");
@@ -131,6 +132,9 @@ class JobControllerTest : public ::testing::Test {
         .WillByDefault(Invoke([this](const kube::Resource& r, std::string_view,
                                      std::string_view body, const kube::WriteOptions&,
                                      std::string_view, std::string_view) {
+          // The job controller creates a gang's pods from several threads at once (before
+          // 2026-12-01 this append raced, and LeakSanitizer caught a torn vector in CI).
+          absl::MutexLock lock(&calls_mu_);
           if (r.plural == "events") {
             absl::StatusOr<rapidjson::Document> doc = kube::ParseJson(body);
             if (doc.ok()) {
@@ -248,6 +252,9 @@ class JobControllerTest : public ::testing::Test {
   Informers informers_{client_};
   kube::EventRecorder recorder_{client_, {.component = "phalanx-operator"}};
   JobController controller_{client_, informers_, placement_, recorder_, metrics_};
+  // The mocked writes below are recorded under calls_mu_; the tests read them once the
+  // controller's calls have returned.
+  absl::Mutex calls_mu_;
   std::vector<std::string> status_writes_;
   int failed_status_writes_ = 0;  // the next this many status writes fail (503)
   bool pod_creates_fail_ = false;  // every pod create is refused (422)
