@@ -67,6 +67,10 @@ struct WriteOptions {
   // Server-side apply: take ownership of fields other managers own instead of a 409 conflict.
   bool force = false;
   bool dry_run = false;
+  // fieldValidation: "Strict" makes an unknown or duplicate field a 400 (IsStrictDecodingError)
+  // instead of dropped with a Warning header (the server's default, "Warn"); "" leaves the
+  // default.
+  std::string field_validation;
 };
 
 struct DeleteOptions {

@@ -232,6 +232,11 @@ bool IsUnauthorized(const absl::Status& status) {
   return HasCodeOrReason(status, 401, "Unauthorized");
 }
 bool IsInvalid(const absl::Status& status) { return HasCodeOrReason(status, 422, "Invalid"); }
+bool IsStrictDecodingError(const absl::Status& status) {
+  std::optional<KubeError> error = KubeErrorOf(status);
+  return error.has_value() && error->http_code == 400 &&
+         absl::StrContains(status.message(), "strict decoding error");
+}
 bool IsTooManyRequests(const absl::Status& status) {
   return HasCodeOrReason(status, 429, "TooManyRequests");
 }

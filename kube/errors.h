@@ -59,6 +59,10 @@ bool IsForbidden(const absl::Status& status);
 bool IsUnauthorized(const absl::Status& status);
 bool IsInvalid(const absl::Status& status);
 bool IsTooManyRequests(const absl::Status& status);
+// 400 from a write with fieldValidation=Strict: the body has a field the schema does not know, or
+// one twice ("strict decoding error: unknown field \"spec.restartPolicyy\""). The same body is
+// refused every time.
+bool IsStrictDecodingError(const absl::Status& status);
 // 403 from the NamespaceLifecycle admission plugin: a create in a namespace being deleted (cause
 // field metadata.namespace, "namespace X is being terminated"). Not an RBAC problem.
 bool IsNamespaceTerminating(const absl::Status& status);

@@ -47,6 +47,9 @@ std::vector<std::pair<std::string_view, std::string>> WriteQuery(const WriteOpti
   query.emplace_back("fieldManager", options.field_manager);
   if (allow_force && options.force) query.emplace_back("force", "true");
   if (options.dry_run) query.emplace_back("dryRun", "All");
+  if (!options.field_validation.empty()) {
+    query.emplace_back("fieldValidation", options.field_validation);
+  }
   return query;
 }
 

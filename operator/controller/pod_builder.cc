@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_replace.h"
 #include "common/api_labels.h"
 #include "common/fnv.h"
 #include "common/quantity.h"
@@ -598,6 +599,19 @@ absl::StatusOr<std::vector<EndpointSliceBody>> BuildEndpointSlices(const kube::T
     slices.push_back({.name = std::move(name), .json = kube::ToJson(slice), .hash = std::move(hash)});
   }
   return slices;
+}
+
+std::string TemplateDecodingError(std::string_view api_message) {
+  constexpr std::string_view kStrict = "strict decoding error: ";
+  std::string_view fields = api_message;
+  if (size_t at = fields.find(kStrict); at != std::string_view::npos) {
+    fields.remove_prefix(at + kStrict.size());
+  }
+  // Every field of the pod the template did not give is one the operator writes, and known.
+  std::string named = absl::StrReplaceAll(
+      std::string(fields), {{"field \"spec.", "field \"spec.template.spec."},
+                            {"field \"metadata.", "field \"spec.template.metadata."}});
+  return "spec.template: " + named;
 }
 
 }  // namespace phalanx::controller

@@ -72,6 +72,12 @@ std::string RankPodName(std::string_view job, int rank);
 absl::StatusOr<std::string> BuildPod(const kube::TrainingJob& job, const PodContext& ctx,
                                      int rank);
 
+// The API server's refusal of a pod built from spec.template under fieldValidation=Strict
+// ("Pod in version \"v1\" cannot be handled as a Pod: strict decoding error: unknown field
+// \"spec.restartPolicyy\"") with the fields named as the TrainingJob's:
+// "spec.template: unknown field \"spec.template.spec.restartPolicyy\"".
+std::string TemplateDecodingError(std::string_view api_message);
+
 // The headless Service `<job>` that gives every rank a DNS name: clusterIP None, no selector,
 // publishNotReadyAddresses, port `master_port`, owned by the job. Without a selector
 // kube-controller-manager's endpoint controllers leave it alone; the operator publishes its

@@ -98,6 +98,21 @@ npods_is "${second[@]}" 0 && pass "${second[1]} waits whole: 0 pods; $(cond "${s
 for r in 0 1 2 3 4 5 6 7; do set_pod_phase "${first[0]}" "${first[1]}-$r" Succeeded; done
 eventually 60 phase_is "${first[@]}" Succeeded && pass "${first[1]} Succeeded when all ranks succeeded" ||
   fail "${first[1]} phase '$(phase "${first[@]}")' after its pods succeeded"
+# Finished is no longer admitted (audit session 36, F4): no admission, Admitted=False Finished,
+# the placement kept as where it ran, and the spec no longer locked.
+finished_shown() {
+  [[ $(jq_job "${first[@]}" '.status.admission == null and (.status.placement.nodes | length) == 8') == true ]] &&
+    [[ $(cond "${first[@]}" Admitted) == "False Finished: the job succeeded"* ]] &&
+    [[ $(cond "${first[@]}" Queued) == "False Finished:"* ]]
+}
+eventually 30 finished_shown && pass "${first[1]} finished: $(cond "${first[@]}" Admitted); placement kept" ||
+  fail "${first[1]} after it succeeded: admission $(jq_job "${first[@]}" '.status.admission'), $(cond "${first[@]}" Admitted)"
+kc -n "${first[0]}" patch trainingjob "${first[1]}" --type=merge -p '{"spec":{"replicas":4}}' >/dev/null &&
+  pass "a finished job's spec can be edited (no admission locks it)" || fail "a finished job's spec is still locked"
+sleep 2
+[[ $(phase "${first[@]}") == Succeeded ]] &&
+  [[ $(pods_of "${first[@]}" | jq '[.items[] | select(.status.phase != "Succeeded")] | length') == 0 ]] &&
+  pass "the edit left the finished job finished, with no new pods" || fail "the edit woke the finished job: $(phase "${first[@]}")"
 eventually 90 all_running "${second[@]}" 8 && pass "${second[1]} started once ${first[1]} finished" ||
   fail "${second[1]} did not start after ${first[1]} finished: $(cond "${second[@]}" Queued)"
 
@@ -265,6 +280,20 @@ kc -n team-llm get events --field-selector involvedObject.name=no-queue -o jsonp
 job team-vision after-bad 2
 eventually 90 phase_is team-vision after-bad Running && pass "a good job is still admitted beside the bad ones" ||
   fail "after-bad not Running: $(cond team-vision after-bad Queued)"
+# A misspelt pod-template field (the CRD keeps the template's unknown fields): the pods are
+# created with fieldValidation=Strict, so the job fails naming the field instead of running
+# without it (audit session 36, F3).
+job team-vision typo 1 "" "" "      restartPolicyy: Never"
+typo_failed() {
+  phase_is team-vision typo Failed &&
+    [[ $(cond team-vision typo Failed) == *'InvalidTemplate: cannot create the pods: spec.template: unknown field "spec.template.spec.restartPolicyy"'* ]]
+}
+eventually 60 typo_failed && pass "a misspelt template field fails the job: $(cond team-vision typo Failed)" ||
+  fail "typo: phase '$(phase team-vision typo)', $(cond team-vision typo Failed)"
+eventually 30 bash -c "[[ \$(kubectl --kubeconfig=$PHALANX_KUBECONFIG -n team-vision get trainingjob typo -o jsonpath='{.status.admission}') == '' ]]" &&
+  npods_is team-vision typo 0 && has_event team-vision typo InvalidTemplate &&
+  pass "typo: no pods, no admission left, an InvalidTemplate event" ||
+  fail "typo: pods $(npods team-vision typo), admission '$(jq_job team-vision typo .status.admission)'"
 
 # --- 5. suspend, resume, delete ----------------------------------------------------------
 kc -n team-vision patch trainingjob after-bad --type=merge -p '{"spec":{"suspend":true}}' >/dev/null

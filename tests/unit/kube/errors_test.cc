@@ -54,6 +54,20 @@ TEST(ErrorsTest, InvalidKeepsFieldCauses) {
                                                        "spec.queueName: Required value"));
 }
 
+// kube-apiserver 1.34's answer to a pod create with fieldValidation=Strict and a misspelt field.
+TEST(ErrorsTest, StrictDecodingErrorIsA400SayingSo) {
+  absl::Status strict = MakeKubeStatus(
+      400, "BadRequest",
+      "Pod in version \"v1\" cannot be handled as a Pod: strict decoding error: unknown field "
+      "\"spec.restartPolicyy\"");
+  EXPECT_TRUE(IsStrictDecodingError(strict));
+  EXPECT_FALSE(IsRetryable(strict));
+  EXPECT_FALSE(IsStrictDecodingError(FromFile(422, "status_422.json")));
+  EXPECT_FALSE(IsStrictDecodingError(MakeKubeStatus(400, "BadRequest", "the body is not JSON")));
+  // Not from the API server at all.
+  EXPECT_FALSE(IsStrictDecodingError(absl::InvalidArgumentError("strict decoding error: x")));
+}
+
 TEST(ErrorsTest, TooManyRequestsRetryAfterFromBodyOrHeader) {
   absl::Status from_body = FromFile(429, "status_429.json");
   EXPECT_TRUE(IsTooManyRequests(from_body));

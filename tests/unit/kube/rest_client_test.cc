@@ -113,7 +113,8 @@ TEST_F(RestClientTest, WritesUseTheRightVerbsPathsAndContentTypes) {
                 .Patch(ConfigMaps(), "ml", "cm", PatchType::kApply, "{}",
                        {.field_manager = "phalanx", .force = true})
                 .status());
-  ASSERT_EQ(seen.size(), 6u);
+  ASSERT_OK(client_.Create(Pods(), "ml", "{}", {.field_validation = "Strict"}).status());
+  ASSERT_EQ(seen.size(), 7u);
   EXPECT_EQ(seen[0].method, "POST");
   EXPECT_EQ(seen[0].path, "/api/v1/namespaces/ml/configmaps?fieldManager=phalanx");
   EXPECT_EQ(seen[0].body, "{\"a\":1}");
@@ -127,6 +128,7 @@ TEST_F(RestClientTest, WritesUseTheRightVerbsPathsAndContentTypes) {
   EXPECT_EQ(seen[4].path, "/apis/phalanx.dev/v1alpha1/namespaces/ml/trainingjobs/llama/status");
   EXPECT_EQ(FindHeader(seen[5].headers, "Content-Type"), "application/apply-patch+yaml");
   EXPECT_EQ(seen[5].path, "/api/v1/namespaces/ml/configmaps/cm?fieldManager=phalanx&force=true");
+  EXPECT_EQ(seen[6].path, "/api/v1/namespaces/ml/pods?fieldValidation=Strict");
 }
 
 TEST_F(RestClientTest, ApplyNeedsAFieldManager) {

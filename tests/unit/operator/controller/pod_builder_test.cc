@@ -689,5 +689,19 @@ TEST(BuildEndpointSlicesTest, ThousandRanksPerSliceAndOneSlicePerAddressFamily) 
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("metadata.uid")));
 }
 
+// The API server names the pod's fields; the user wrote the TrainingJob's.
+TEST(TemplateDecodingErrorTest, NamesTheFieldsAsTheJobHasThem) {
+  EXPECT_EQ(TemplateDecodingError(
+                "POST /api/v1/namespaces/ml/pods: Pod in version \"v1\" cannot be handled as a "
+                "Pod: strict decoding error: unknown field \"spec.nodeSelectr\", unknown field "
+                "\"spec.containers[0].imagePullPolicyy\", unknown field \"metadata.lables\""),
+            "spec.template: unknown field \"spec.template.spec.nodeSelectr\", unknown field "
+            "\"spec.template.spec.containers[0].imagePullPolicyy\", unknown field "
+            "\"spec.template.metadata.lables\"");
+  // Another wording is kept whole.
+  EXPECT_EQ(TemplateDecodingError("duplicate field \"spec.hostname\""),
+            "spec.template: duplicate field \"spec.template.spec.hostname\"");
+}
+
 }  // namespace
 }  // namespace phalanx::controller
