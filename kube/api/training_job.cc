@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/api_labels.h"
+#include "common/quantity.h"
 #include "common/resources.h"
 #include "common/status.h"
 #include "kube/decode.h"
@@ -267,6 +268,42 @@ std::string UnmodelledSchedulingField(const Value& tmpl, const std::string& job_
   return "";
 }
 
+// Every quantity of the template's containers and overhead that is not one, named by its field
+// as written ("spec.template.spec.containers[0].resources.limits[cpu]: invalid quantity ...").
+// The pod decoder would refuse it too, but after requests are defaulted from limits, and naming
+// neither the container nor the list.
+absl::Status CheckTemplateQuantities(const Value& tmpl) {
+  const Value* spec = tmpl.IsObject() ? Member(tmpl, "spec") : nullptr;
+  if (spec == nullptr || !spec->IsObject()) return absl::OkStatus();
+  auto check = [](const Value* amounts, const std::string& field) -> absl::Status {
+    if (amounts == nullptr || !amounts->IsObject()) return absl::OkStatus();
+    for (const auto& amount : amounts->GetObject()) {
+      if (!amount.value.IsString()) continue;  // a JSON number is a quantity
+      absl::StatusOr<phalanx::Quantity> q = phalanx::Quantity::Parse(amount.value.GetString());
+      if (!q.ok()) {
+        return phalanx::Annotate(q.status(),
+                                 absl::StrCat(field, "[", amount.name.GetString(), "]"));
+      }
+    }
+    return absl::OkStatus();
+  };
+  for (const char* list : {"containers", "initContainers"}) {
+    const Value* items = Member(*spec, list);
+    if (items == nullptr || !items->IsArray()) continue;
+    for (rapidjson::SizeType i = 0; i < items->Size(); ++i) {
+      const Value& c = (*items)[i];
+      const Value* resources = c.IsObject() ? Member(c, "resources") : nullptr;
+      if (resources == nullptr || !resources->IsObject()) continue;
+      for (const char* kind : {"limits", "requests"}) {
+        RETURN_IF_ERROR(
+            check(Member(*resources, kind),
+                  absl::StrCat("spec.template.spec.", list, "[", i, "].resources.", kind)));
+      }
+    }
+  }
+  return check(Member(*spec, "overhead"), "spec.template.spec.overhead");
+}
+
 // The API server defaults a pod's container requests to its limits for every resource that has a
 // limit and no request (extended resources such as nvidia.com/gpu are usually given only as
 // limits). A pod template inside a custom resource is not defaulted, so do it here: the gang's
@@ -445,6 +482,28 @@ void ReadContainers(const Value& tmpl, TrainingJob* job) {
   job->pod_cross_namespace_affinity = CrossNamespacePodAffinity(*spec);
 }
 
+// status, when it has one: what the operator wrote, readable whatever the spec holds.
+absl::Status ReadJobStatus(const Value& doc, TrainingJobStatus* out) {
+  *out = {};
+  if (const Value* status = Member(doc, "status"); status != nullptr) {
+    RETURN_IF_ERROR(ReadString(*status, "phase", "status.phase", &out->phase));
+    RETURN_IF_ERROR(ReadInt32(*status, "restarts", "status.restarts", &out->restarts));
+    RETURN_IF_ERROR(ReadInt32(*status, "nodeFaultRestarts", "status.nodeFaultRestarts",
+                              &out->node_fault_restarts));
+    RETURN_IF_ERROR(
+        ReadInt32(*status, "ignoredRestarts", "status.ignoredRestarts", &out->ignored_restarts));
+    if (const Value* rq = Member(*status, "requeueState"); rq != nullptr && rq->IsObject()) {
+      TrainingJobRequeueState& state = out->requeue_state.emplace();
+      RETURN_IF_ERROR(ReadInt32(*rq, "count", "status.requeueState.count", &state.count));
+      RETURN_IF_ERROR(
+          ReadString(*rq, "requeueAt", "status.requeueState.requeueAt", &state.requeue_at));
+    }
+    RETURN_IF_ERROR(ReadAdmission(*status, out));
+    RETURN_IF_ERROR(ReadPlacement(*status, out));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 void ApplyContainerDefaults(const phalanx::ResourceList& limits,
@@ -467,15 +526,24 @@ const Resource& TrainingJobs() {
   return *kResource;
 }
 
-absl::StatusOr<TrainingJob> DecodeTrainingJob(std::string_view json) {
-  ASSIGN_OR_RETURN(rapidjson::Document doc, ParseJson(json));
-  if (!doc.IsObject()) return absl::InvalidArgumentError("TrainingJob: not a JSON object");
-  TrainingJob job;
+namespace {
+
+// The document and a job with its metadata only.
+absl::Status DecodeEnvelope(std::string_view json, rapidjson::Document* doc, TrainingJob* job) {
+  ASSIGN_OR_RETURN(*doc, ParseJson(json));
+  if (!doc->IsObject()) return absl::InvalidArgumentError("TrainingJob: not a JSON object");
   // Metadata through the shared decoder, so it matches every other object's.
-  {
-    ASSIGN_OR_RETURN(RawObject raw, Decode<RawObject>(json));
-    job.meta = std::move(raw.meta);
-  }
+  ASSIGN_OR_RETURN(RawObject raw, Decode<RawObject>(json));
+  job->meta = std::move(raw.meta);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<TrainingJob> DecodeTrainingJob(std::string_view json) {
+  rapidjson::Document doc;
+  TrainingJob job;
+  RETURN_IF_ERROR(DecodeEnvelope(json, &doc, &job));
   const Value* spec = Member(doc, "spec");
   if (spec == nullptr || !spec->IsObject()) {
     return absl::InvalidArgumentError("spec: missing or not an object");
@@ -534,6 +602,7 @@ absl::StatusOr<TrainingJob> DecodeTrainingJob(std::string_view json) {
   if (tmpl == nullptr || !tmpl->IsObject()) {
     return absl::InvalidArgumentError("spec.template: missing or not an object");
   }
+  RETURN_IF_ERROR(CheckTemplateQuantities(*tmpl));
   job.template_json = ToJson(*tmpl);
   rapidjson::Document defaulted;
   defaulted.CopyFrom(*tmpl, defaulted.GetAllocator());
@@ -555,22 +624,15 @@ absl::StatusOr<TrainingJob> DecodeTrainingJob(std::string_view json) {
   job.pod = *std::move(pod);
   ReadContainers(defaulted, &job);
 
-  if (const Value* status = Member(doc, "status"); status != nullptr) {
-    RETURN_IF_ERROR(ReadString(*status, "phase", "status.phase", &job.status.phase));
-    RETURN_IF_ERROR(ReadInt32(*status, "restarts", "status.restarts", &job.status.restarts));
-    RETURN_IF_ERROR(ReadInt32(*status, "nodeFaultRestarts", "status.nodeFaultRestarts",
-                              &job.status.node_fault_restarts));
-    RETURN_IF_ERROR(ReadInt32(*status, "ignoredRestarts", "status.ignoredRestarts",
-                              &job.status.ignored_restarts));
-    if (const Value* rq = Member(*status, "requeueState"); rq != nullptr && rq->IsObject()) {
-      TrainingJobRequeueState& state = job.status.requeue_state.emplace();
-      RETURN_IF_ERROR(ReadInt32(*rq, "count", "status.requeueState.count", &state.count));
-      RETURN_IF_ERROR(ReadString(*rq, "requeueAt", "status.requeueState.requeueAt",
-                                 &state.requeue_at));
-    }
-    RETURN_IF_ERROR(ReadAdmission(*status, &job.status));
-    RETURN_IF_ERROR(ReadPlacement(*status, &job.status));
-  }
+  RETURN_IF_ERROR(ReadJobStatus(doc, &job.status));
+  return job;
+}
+
+absl::StatusOr<TrainingJob> DecodeTrainingJobWithoutSpec(std::string_view json) {
+  rapidjson::Document doc;
+  TrainingJob job;
+  RETURN_IF_ERROR(DecodeEnvelope(json, &doc, &job));
+  RETURN_IF_ERROR(ReadJobStatus(doc, &job.status));
   return job;
 }
 

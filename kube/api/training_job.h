@@ -166,6 +166,9 @@ struct TrainingJob {
 };
 
 absl::StatusOr<TrainingJob> DecodeTrainingJob(std::string_view json);
+// Only metadata and status, for a job whose spec DecodeTrainingJob cannot read (an edit with a
+// template quantity that is not one): enough to let it go when it is deleted.
+absl::StatusOr<TrainingJob> DecodeTrainingJobWithoutSpec(std::string_view json);
 
 // A pod's toleration as placement matches it (an empty operator is Equal), and back (a
 // ResourceFlavor's tolerations as its pods carry them).

@@ -284,7 +284,16 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
     seen_ranks_.erase(key);
     return std::nullopt;
   }
-  ASSIGN_OR_RETURN(kube::TrainingJob job, kube::DecodeTrainingJob(raw->json));
+  absl::StatusOr<kube::TrainingJob> decoded = kube::DecodeTrainingJob(raw->json);
+  if (!decoded.ok()) {
+    // An edit the API server took and this controller cannot read (the admission controller
+    // says so: an InvalidSpec event, or Queued=True Invalid). Nothing is done for it but one
+    // thing: deleted, it is let go, for which its metadata and status are enough (before
+    // 2026-12-01 its finalizer held the object forever).
+    if (raw->meta.deletion_timestamp.empty()) return decoded.status();
+    ASSIGN_OR_RETURN(decoded, kube::DecodeTrainingJobWithoutSpec(raw->json));
+  }
+  kube::TrainingJob& job = *decoded;
   const kube::ObjectMeta& meta = job.meta;
   const absl::Time now_time = absl::Now();
   const std::string now = Rfc3339(now_time);

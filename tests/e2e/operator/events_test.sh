@@ -174,7 +174,7 @@ spec:
         resources: {limits: {nvidia.com/gpu: eight}}
 YAML
 eventually 30 has_reason $NS unreadable Invalid &&
-  [[ $(cond $NS unreadable Queued) == *'invalid quantity "eight"'* ]] &&
+  [[ $(cond $NS unreadable Queued) == *'spec.template.spec.containers[0].resources.limits[nvidia.com/gpu]: invalid quantity "eight"'* ]] &&
   has_event_matching unreadable Invalid 'invalid quantity "eight"' &&
   pass "unreadable: $(cond $NS unreadable Queued)" ||
   fail "unreadable: Queued '$(cond $NS unreadable Queued)'; $(events_of unreadable)"

@@ -25,6 +25,7 @@
 namespace phalanx::operator_server {
 namespace {
 
+using ::phalanx::testing::StatusIs;
 using ::testing::_;
 using ::testing::Contains;
 using ::testing::Each;
@@ -33,6 +34,7 @@ using ::testing::HasSubstr;
 using ::testing::Invoke;
 using ::testing::Not;
 using ::testing::Optional;
+using ::testing::Return;
 
 constexpr char kNs[] = "ml";
 constexpr char kJob[] = "llama";
@@ -124,6 +126,7 @@ class JobControllerTest : public ::testing::Test {
             }
             status_writes_.emplace_back(body);
           }
+          if (r.plural == "trainingjobs" && subresource.empty()) meta_writes_.emplace_back(body);
           return absl::StatusOr<std::string>(
               R"({"metadata":{"name":"llama","namespace":"ml","uid":"uid-llama",)"
               R"("resourceVersion":")" +
@@ -268,6 +271,7 @@ class JobControllerTest : public ::testing::Test {
   // controller's calls have returned.
   absl::Mutex calls_mu_;
   std::vector<std::string> status_writes_;
+  std::vector<std::string> meta_writes_;  // applies to the job itself (its finalizer)
   int failed_status_writes_ = 0;  // the next this many status writes fail (503)
   bool pod_creates_fail_ = false;  // every pod create is refused (422)
   bool pod_creates_over_quota_ = false;  // every pod create exceeds a ResourceQuota (403)
@@ -330,6 +334,36 @@ TEST_F(JobControllerTest, ADeletionIsRecordedOnce) {
   ASSERT_EQ(event_messages_.size(), 1u);
   EXPECT_THAT(event_messages_[0],
               ::testing::HasSubstr("it was not admitted: no reservation or pods"));
+}
+
+// A job whose last edit cannot be read (a template quantity that is not one, which the CRD's
+// schema lets through) is left alone, but let go when deleted: its reservation released and its
+// finalizer removed (before 2026-12-01 the finalizer held the object forever).
+TEST_F(JobControllerTest, AnUnreadableJobIsLetGoWhenDeleted) {
+  std::string unreadable =
+      Job(R"("suspend":false)",
+          R"({"phase":"Running","admission":{"clusterQueue":"cq","flavor":"p5","replicas":2},)"
+          R"("placement":{"domain":"b","level":"l","nodes":["n0","n1"]}})");
+  const std::string image = R"("image":"t")";
+  unreadable.replace(unreadable.find(image), image.size(),
+                     R"("image":"t","resources":{"limits":{"cpu":"lots"}})");
+  ASSERT_FALSE(kube::DecodeTrainingJob(unreadable).ok());
+  std::string deleting = unreadable;
+  deleting.replace(deleting.find(R"("generation":3,)"), 15,
+                   R"("generation":3,"deletionTimestamp":"2026-12-01T00:00:00Z",)");
+  Start({unreadable});
+  // Not deleted: nothing is done, and the reconcile says why.
+  EXPECT_CALL(placement_, Release(_)).Times(0);
+  EXPECT_THAT(controller_.Reconcile(absl::StrCat(kNs, "/", kJob)),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("invalid quantity")));
+  ::testing::Mock::VerifyAndClearExpectations(&placement_);
+  Watch("trainingjobs", kube::WatchEvent::Type::kModified, deleting);
+  EXPECT_CALL(placement_, Release(absl::StrCat(kNs, "/", kJob))).WillOnce(Return(absl::OkStatus()));
+  ASSERT_OK(controller_.Reconcile(absl::StrCat(kNs, "/", kJob)).status());
+  ASSERT_EQ(meta_writes_.size(), 1u);
+  EXPECT_THAT(meta_writes_[0], Not(HasSubstr("phalanx.dev/reservation")));
+  EXPECT_THAT(EventsRecorded(), ElementsAre("Released"));
+  EXPECT_THAT(event_messages_, ElementsAre(HasSubstr("its reservation is released")));
 }
 
 // Suspended again, or still suspended: the start time of the last run stays (as a Job's).

@@ -705,6 +705,28 @@ TEST(WorkloadFromJobTest, FractionOfAnExtendedResourceIsInvalid) {
   EXPECT_THAT(WorkloadFromJob(Decoded(kube::DecodeTrainingJob(kube::ToJson(doc)))), IsOk());
 }
 
+// A quantity that is not one is named by the field the user wrote, not by the defaulted request
+// the pod decoder would meet it as ("spec.template: spec.containers[cpu]: ...").
+TEST(WorkloadFromJobTest, AnUnreadableQuantityIsNamedByItsField) {
+  rapidjson::Document doc = std::move(ExampleDocuments("10-trainingjob-pretrain-64gpu.yaml").at(0));
+  auto& alloc = doc.GetAllocator();
+  rapidjson::Value& resources = doc["spec"]["template"]["spec"]["containers"][0]["resources"];
+  kube::SetMember(resources["limits"], "cpu", rapidjson::Value("lots"), alloc);
+  EXPECT_THAT(kube::DecodeTrainingJob(kube::ToJson(doc)),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("spec.template.spec.containers[0].resources.limits[cpu]: "
+                                 "invalid quantity \"lots\"")));
+  kube::SetMember(resources["limits"], "cpu", rapidjson::Value(4), alloc);  // a JSON number
+  ASSERT_OK(kube::DecodeTrainingJob(kube::ToJson(doc)).status());
+  kube::SetMember(doc["spec"]["template"]["spec"], "overhead",
+                  rapidjson::Value(rapidjson::kObjectType), alloc);
+  kube::SetMember(doc["spec"]["template"]["spec"]["overhead"], "memory", rapidjson::Value("1Qi"),
+                  alloc);
+  EXPECT_THAT(kube::DecodeTrainingJob(kube::ToJson(doc)),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("spec.template.spec.overhead[memory]: invalid quantity")));
+}
+
 // The template with `affinity` (JSON) as spec.template.spec.affinity, decoded.
 kube::TrainingJob JobWithAffinity(const std::string& affinity) {
   rapidjson::Document doc = std::move(ExampleDocuments("10-trainingjob-pretrain-64gpu.yaml").at(0));
