@@ -422,7 +422,13 @@ absl::StatusOr<std::string> Explain(const Flags& flags) {
       ListItems(cluster, kube::Pods(), cluster.ns,
                 {.label_selector = absl::StrCat(std::string(kJobLabel), "=", name)});
   std::optional<PlacementAnswer> answer;
-  ASSIGN_OR_RETURN(kube::TrainingJob decoded, kube::DecodeTrainingJob(job));
+  absl::StatusOr<kube::TrainingJob> readable = kube::DecodeTrainingJob(job);
+  if (!readable.ok()) {
+    // Its spec cannot be read: what phalanx-operator made of it, and why (FormatExplain).
+    return FormatExplain(job, events, pods, std::nullopt, flags.events, OutputFor(flags, &cluster),
+                         "", std::nullopt);
+  }
+  const kube::TrainingJob& decoded = *readable;
   // A placed gang holds its nodes: a dry run would only say where a second copy would go; a
   // finished one needs no nodes any more.
   const bool placed = decoded.status.placement && !decoded.status.placement->nodes.empty();

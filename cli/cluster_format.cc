@@ -1023,6 +1023,95 @@ ResolvedPriority ResolvePriority(const kube::TrainingJob& job,
                            named.empty() ? ", the cluster's globalDefault PriorityClass)" : ")")};
 }
 
+namespace {
+
+void ConditionsJson(JsonWriter& w, const std::vector<Condition>& conditions) {
+  ObjectArray(w, "conditions", conditions, [&](const Condition& c) {
+    String(w, "type", c.type);
+    String(w, "status", c.status);
+    String(w, "reason", c.reason);
+    String(w, "message", c.message);
+    OptionalString(w, "lastTransitionTime", Rfc3339(c.since));
+  });
+}
+
+void EventsJson(JsonWriter& w, const std::vector<EventRow>& latest) {
+  ObjectArray(w, "events", latest, [&](const EventRow& e) {
+    String(w, "type", e.type);
+    String(w, "reason", e.reason);
+    String(w, "from", e.from);
+    String(w, "message", e.message);
+    Number(w, "count", e.count);
+    OptionalString(w, "lastSeen", Rfc3339(e.last));
+  });
+}
+
+// "\nConditions:\n" and a table of them (or <none>).
+std::string ConditionsText(const std::vector<Condition>& conditions, absl::Time now) {
+  std::string out = "\nConditions:\n";
+  if (conditions.empty()) return out + "  <none>\n";
+  Table table({"TYPE", "STATUS", "REASON", "AGE", "MESSAGE"});
+  for (const Condition& c : conditions) {
+    table.Add(
+        {c.type, c.status, OrAbsent(c.reason), Age(c.since, now), Wrap(c.message, kMessageWidth)});
+  }
+  return out + table.Render("  ");
+}
+
+// "\nEvents:\n" and a table of the latest (or <none>).
+std::string EventsText(const std::vector<EventRow>& latest, absl::Time now) {
+  std::string out = "\nEvents:\n";
+  if (latest.empty()) return out + "  <none>\n";
+  Table table({"LAST SEEN", "TYPE", "REASON", "FROM", "MESSAGE"});
+  for (const EventRow& e : latest) {
+    table.Add({Age(e.last, now) + (e.count > 1 ? absl::StrCat(" (x", e.count, ")") : ""), e.type,
+               e.reason, OrAbsent(e.from), Wrap(e.message, kMessageWidth)});
+  }
+  return out + table.Render("  ");
+}
+
+// explain of a job whose spec cannot be read (a template quantity that is not one, which the
+// CRD's schema lets through): what phalanx-operator made of it, its conditions and events, and
+// the reason, instead of failing the command on it.
+absl::StatusOr<std::string> FormatUnreadableExplain(const rapidjson::Document& doc,
+                                                    const absl::Status& why,
+                                                    const std::vector<std::string>& events,
+                                                    int max_events, const OutputOptions& options) {
+  const JobRow row = JobFrom(doc);
+  const std::vector<Condition> conditions = Conditions(doc);
+  ASSIGN_OR_RETURN(std::vector<EventRow> latest, LatestEvents(events, max_events));
+  const std::string unreadable = std::string(why.message());
+  if (options.json) {
+    return JsonDocument([&](JsonWriter& w) {
+      String(w, "namespace", row.ns);
+      String(w, "name", row.name);
+      String(w, "queue", row.queue);
+      String(w, "unreadable", unreadable);
+      OptionalString(w, "phase", row.phase);
+      OptionalString(w, "reason", row.reason);
+      ConditionsJson(w, conditions);
+      EventsJson(w, latest);
+    });
+  }
+  std::string out;
+  auto line = [&out](const std::string& field, const std::string& value) {
+    absl::StrAppend(&out, absl::StrFormat("%-13s%s\n", absl::StrCat(field, ":"), value));
+  };
+  line("TrainingJob", absl::StrCat(row.ns, "/", row.name));
+  line("Queue", absl::StrCat(row.queue, " (TrainingQueue ", row.ns, "/", row.queue, ")"));
+  line("Spec", absl::StrCat("cannot be read: ", unreadable));
+  line("Phase", OrAbsent(row.phase));
+  line("Age", Age(row.created, options.now));
+  out += ConditionsText(conditions, options.now);
+  out += EventsText(latest, options.now);
+  out +=
+      "\nphalanx-operator does not admit or run a job it cannot read: fix the field (an "
+      "admitted job keeps running as it was read before the edit).\n";
+  return out;
+}
+
+}  // namespace
+
 absl::StatusOr<std::string> FormatExplain(
     std::string_view job_json, const std::vector<std::string>& events,
     const absl::StatusOr<std::vector<std::string>>& pods,
@@ -1030,7 +1119,9 @@ absl::StatusOr<std::string> FormatExplain(
     std::string_view queue_json, const std::optional<std::vector<std::string>>& priority_classes) {
   ASSIGN_OR_RETURN(rapidjson::Document doc, ParseObject(job_json, "TrainingJob"));
   absl::StatusOr<kube::TrainingJob> decoded = kube::DecodeTrainingJob(job_json);
-  if (!decoded.ok()) return Annotate(decoded.status(), "TrainingJob");
+  if (!decoded.ok()) {
+    return FormatUnreadableExplain(doc, decoded.status(), events, max_events, options);
+  }
   const kube::TrainingJob& job = *decoded;
   const JobRow row = JobFrom(doc);
   const std::vector<Condition> conditions = Conditions(doc);
@@ -1109,13 +1200,7 @@ absl::StatusOr<std::string> FormatExplain(
                        OptionalString(w, "requeueAt", r.requeue_at);
                      });
       OptionalString(w, "reason", row.reason);
-      ObjectArray(w, "conditions", conditions, [&](const Condition& c) {
-        String(w, "type", c.type);
-        String(w, "status", c.status);
-        String(w, "reason", c.reason);
-        String(w, "message", c.message);
-        OptionalString(w, "lastTransitionTime", Rfc3339(c.since));
-      });
+      ConditionsJson(w, conditions);
       if (!pods.ok()) String(w, "podsNotListed", std::string(pods.status().message()));
       if (pods.ok())
         Object(w, "ranks", [&] {
@@ -1139,14 +1224,7 @@ absl::StatusOr<std::string> FormatExplain(
         OptionalString(w, "notInGang", p.other);
         OptionalString(w, "detail", p.detail);
       });
-      ObjectArray(w, "events", latest, [&](const EventRow& e) {
-        String(w, "type", e.type);
-        String(w, "reason", e.reason);
-        String(w, "from", e.from);
-        String(w, "message", e.message);
-        Number(w, "count", e.count);
-        OptionalString(w, "lastSeen", Rfc3339(e.last));
-      });
+      EventsJson(w, latest);
       OptionalObject(w, "scheduler", placement,
                      [&](const PlacementAnswer& a) { SchedulerMembers(w, a); });
     });
@@ -1238,17 +1316,7 @@ absl::StatusOr<std::string> FormatExplain(
   }
   line("Age", Age(row.created, options.now));
 
-  out += "\nConditions:\n";
-  if (conditions.empty()) {
-    out += "  <none>\n";
-  } else {
-    Table table({"TYPE", "STATUS", "REASON", "AGE", "MESSAGE"});
-    for (const Condition& c : conditions) {
-      table.Add({c.type, c.status, OrAbsent(c.reason), Age(c.since, options.now),
-                 Wrap(c.message, kMessageWidth)});
-    }
-    out += table.Render("  ");
-  }
+  out += ConditionsText(conditions, options.now);
   out += "\nPods:\n";
   if (!pods.ok()) {
     absl::StrAppend(&out, "  not listed: ", pods.status().message(), "\n");
@@ -1282,17 +1350,7 @@ absl::StatusOr<std::string> FormatExplain(
                       " (--json lists every pod)\n");
     }
   }
-  out += "\nEvents:\n";
-  if (latest.empty()) {
-    out += "  <none>\n";
-  } else {
-    Table table({"LAST SEEN", "TYPE", "REASON", "FROM", "MESSAGE"});
-    for (const EventRow& e : latest) {
-      table.Add({Age(e.last, options.now) + (e.count > 1 ? absl::StrCat(" (x", e.count, ")") : ""),
-                 e.type, e.reason, OrAbsent(e.from), Wrap(e.message, kMessageWidth)});
-    }
-    out += table.Render("  ");
-  }
+  out += EventsText(latest, options.now);
   out += "\n" + SchedulerText(placement,
                               job.status.placement.has_value() &&
                                   !job.status.placement->nodes.empty(),

@@ -47,6 +47,7 @@ struct ClusterState {
 };
 
 // Decodes the items of three lists (TrainingJobs, pods, nodes). InvalidArgument names the item.
+// Of a TrainingJob only metadata and status are read.
 absl::StatusOr<ClusterState> DecodeClusterState(const std::vector<std::string>& jobs,
                                                 const std::vector<std::string>& pods,
                                                 const std::vector<std::string>& nodes);

@@ -11,6 +11,7 @@
 #include "common/testing/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "kube/api/training_job.h"
 #include "kube/json.h"
 #include "tests/unit/cli/testdata.h"
 
@@ -449,6 +450,26 @@ TEST(FormatExplain, AFinishedJobIsSaidToHoldNothing) {
   EXPECT_THAT(out, HasSubstr("Scheduler:   not asked: the job has finished (Succeeded); its "
                              "reservation was released\n"));
   EXPECT_THAT(out, Not(HasSubstr("the gang holds the nodes")));
+}
+
+// A job whose spec cannot be read is explained from what can be: the reason, its conditions and
+// events (before 2026-12-01 explain failed on it with the decoder's message alone).
+TEST(FormatExplain, AJobWhoseSpecCannotBeReadSaysWhyAndWhatTheOperatorMadeOfIt) {
+  std::string job = Job("llama-pretrain-64");
+  const std::string image = R"("image":)";
+  const size_t at = job.find(image);
+  ASSERT_NE(at, std::string::npos);
+  job.insert(at, R"("resources":{"limits":{"cpu":"lots"}},)");
+  ASSERT_FALSE(kube::DecodeTrainingJob(job).ok());
+  ASSERT_OK_AND_ASSIGN(std::string out,
+                       FormatExplain(job, {}, NoPods(), std::nullopt, 10, {.now = Now()}));
+  EXPECT_THAT(out, HasSubstr("Spec:        cannot be read: spec.template.spec.containers[0]."
+                             "resources.limits[cpu]: invalid quantity \"lots\""));
+  EXPECT_THAT(out, HasSubstr("\nConditions:\n"));
+  EXPECT_THAT(out, HasSubstr("phalanx-operator does not admit or run a job it cannot read"));
+  ASSERT_OK_AND_ASSIGN(std::string json, FormatExplain(job, {}, NoPods(), std::nullopt, 10,
+                                                       {.json = true, .now = Now()}));
+  EXPECT_THAT(json, HasSubstr(R"("unreadable":"spec.template.spec.containers[0].resources.)"));
 }
 
 // A pending job's place in its queue, as its TrainingQueue's status.pendingJobs lists it;

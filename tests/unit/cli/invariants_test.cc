@@ -18,6 +18,7 @@
 namespace phalanx::cli {
 namespace {
 
+using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::Field;
 using ::testing::HasSubstr;
@@ -81,6 +82,28 @@ TEST(InvariantsTest, TheRecordedClusterWithoutTheSquatterKeepsEveryInvariant) {
               IsEmpty());
   EXPECT_THAT(PhaseCounts(state), ElementsAre(std::pair<const std::string, int>("Running", 2),
                                               std::pair<const std::string, int>("Succeeded", 1)));
+}
+
+// A job whose spec cannot be read (a template quantity that is not one, which the CRD lets
+// through) is checked from its metadata and status like the others: before 2026-12-01 it failed
+// `phalanx check` for the whole cluster.
+TEST(InvariantsTest, AJobWhoseSpecCannotBeReadIsStillChecked) {
+  std::vector<std::string> jobs = Jobs("a", [](rapidjson::Document& job) {
+    rapidjson::Value& limits =
+        job["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"];
+    kube::SetMember(limits, "cpu", rapidjson::Value("lots"), job.GetAllocator());
+  });
+  ASSERT_EQ(jobs.size(), 3u);
+  ClusterState state = State(jobs, Pods());
+  ASSERT_EQ(state.jobs.size(), 3u);
+  EXPECT_THAT(CheckInvariants(state), IsEmpty());
+  // And still found out: its pods bound while it reads as not admitted.
+  jobs = Jobs("b", [](rapidjson::Document& job) {
+    kube::SetMember(job["spec"], "replicas", rapidjson::Value("four"), job.GetAllocator());
+    job["status"].RemoveMember("admission");
+  });
+  EXPECT_THAT(CheckInvariants(State(jobs, Pods())),
+              Contains(Is("admitted_twice", "team-llm/b", "not admitted (phase Running)")));
 }
 
 TEST(InvariantsTest, APodBoundByHandOverCapacityOverCommitsItsNode) {
