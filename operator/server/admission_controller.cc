@@ -847,9 +847,10 @@ CycleStats AdmissionController::RunCycle() {
     const std::vector<Condition> current = conditions_of(g.workload);
     // A Shrunk=True from before is history once the gang grows again: False, "Previously: ...".
     std::vector<Condition> updates = Deactivate(current, {kConditionShrunk}, kReasonGrown);
-    updates.push_back(ResizedAdmitted(AdmittedNow(*status.admission, status.placement,
-                                                  g.borrowing),
-                                      g.old_count));
+    for (Condition& c : ResizedAdmission(
+             AdmittedNow(*status.admission, status.placement, g.borrowing), g.old_count)) {
+      updates.push_back(std::move(c));
+    }
     status.conditions = MergeConditions(current, kOwned, updates, now, job.meta.generation);
     if (!ApplyJobStatus(*objects[g.workload], AdmissionStatusApply(job.meta, status))) {
       ++stats.write_errors;

@@ -28,22 +28,28 @@ std::string GrownMessage(int32_t from, int32_t to, std::string_view where) {
                       " with capacity nobody was waiting for");
 }
 
-Condition ResizedAdmitted(const Admitted& now, int32_t from) {
-  return {.type = std::string(kConditionAdmitted),
-          .status = "True",
-          .reason = std::string(kReasonAdmitted),
-          .message = absl::StrCat(AdmittedMessage(now), "; ",
-                                  now.pods > from ? "grown" : "shrunk", " from ", from,
-                                  from == 1 ? " pod" : " pods")};
+std::vector<Condition> ResizedAdmission(const Admitted& now, int32_t from) {
+  const std::string message =
+      absl::StrCat(AdmittedMessage(now), "; ", now.pods > from ? "grown" : "shrunk", " from ", from,
+                   from == 1 ? " pod" : " pods");
+  return {{.type = std::string(kConditionQueued),
+           .status = "False",
+           .reason = std::string(kReasonAdmitted),
+           .message = message},
+          {.type = std::string(kConditionAdmitted),
+           .status = "True",
+           .reason = std::string(kReasonAdmitted),
+           .message = message}};
 }
 
 std::vector<Condition> ShrunkUpdates(const Admitted& now, int32_t from, std::string_view reason,
                                      const std::string& message) {
-  return {{.type = std::string(kConditionShrunk),
-           .status = "True",
-           .reason = std::string(reason),
-           .message = message},
-          ResizedAdmitted(now, from)};
+  std::vector<Condition> updates = {{.type = std::string(kConditionShrunk),
+                                     .status = "True",
+                                     .reason = std::string(reason),
+                                     .message = message}};
+  for (Condition& c : ResizedAdmission(now, from)) updates.push_back(std::move(c));
+  return updates;
 }
 
 std::vector<Condition> EvictedUpdates(std::string_view reason, const std::string& message) {

@@ -48,12 +48,14 @@ std::string GrownMessage(int32_t from, int32_t to, std::string_view where);
 // True as before, so it keeps the lastTransitionTime of its admission (MergeConditions), reason
 // Admitted, and a message that describes the admission as it is now, not as it was first
 // written: "admitted to ClusterTrainingQueue llm in flavor p5 with 12 pods; placed in
-// topology.k8s.aws/network-node-layer-3=nn-3; grown from 10 pods".
-Condition ResizedAdmitted(const Admitted& now, int32_t from);
+// topology.k8s.aws/network-node-layer-3=nn-3; grown from 10 pods". Queued=False (reason
+// Admitted) and Admitted=True, both with that message: the Queued condition's was the first
+// admission's, with the size before.
+std::vector<Condition> ResizedAdmission(const Admitted& now, int32_t from);
 
 // The condition updates of an admitted gang shrunk from `from` pods to `now.pods`, by a node
 // failure or for a preemptor alike: Shrunk=True with `reason` and `message` (the job's news, as
-// NodesReplaced or Evicted are), and the Admitted condition ResizedAdmitted gives.
+// NodesReplaced or Evicted are), and the conditions ResizedAdmission gives.
 std::vector<Condition> ShrunkUpdates(const Admitted& now, int32_t from, std::string_view reason,
                                      const std::string& message);
 

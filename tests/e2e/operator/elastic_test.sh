@@ -90,6 +90,8 @@ eventually 120 admitted_is 16 && pass "$J grew back to 16 pods" || fail "$J admi
 has_event $NS $J Grown && pass "a Grown event" || fail "no Grown event on $J"
 [[ $(admitted_msg) == "True admitted "*" with 16 pods; "*"; grown from "*" pods" ]] &&
   pass "the Admitted condition gives the size now: $(admitted_msg)" || fail "Admitted after the growth: $(admitted_msg)"
+[[ $(cond $NS $J Queued) == "False Admitted: admitted "*" with 16 pods; "*"; grown from "*" pods" ]] &&
+  pass "so does Queued=False: $(cond $NS $J Queued)" || fail "Queued after the growth: $(cond $NS $J Queued)"
 [[ $(cond $NS $J Shrunk) == "False Grown: Previously: "* ]] && pass "Shrunk is history after the growth: $(cond $NS $J Shrunk)" ||
   fail "Shrunk after the growth: '$(cond $NS $J Shrunk)'"
 eventually 90 all_running $NS $J 16 && pass "16 ranks Running after the growth" || fail "$J: $(npods $NS $J) pods after growth"

@@ -39,28 +39,35 @@ TEST(GrownMessage, NamesBothSizesAndTheDomain) {
             "waiting for");
 }
 
-TEST(ResizedAdmitted, TheMessageGivesTheSizeNowAndTheSizeBefore) {
+TEST(ResizedAdmission, TheMessageGivesTheSizeNowAndTheSizeBefore) {
   // Admitted at 10 pods; grown to 12, then shrunk to 8 and to 6 (elastic 2..12, step 2).
   const std::string where = "topology.k8s.aws/network-node-layer-3=nn-3";
   const Admitted now{.cluster_queue = "gpus", .flavor = "h100", .pods = 12, .where = where};
-  const Condition grown = ResizedAdmitted(now, 10);
-  EXPECT_EQ(grown.type, "Admitted");
-  EXPECT_EQ(grown.status, "True");
-  EXPECT_EQ(grown.reason, "Admitted");
-  EXPECT_EQ(grown.message,
-            "admitted to ClusterTrainingQueue gpus in flavor h100 with 12 pods; placed in "
-            "topology.k8s.aws/network-node-layer-3=nn-3; grown from 10 pods");
+  const std::vector<Condition> grown = ResizedAdmission(now, 10);
+  ASSERT_EQ(grown.size(), 2u);
+  const std::string message =
+      "admitted to ClusterTrainingQueue gpus in flavor h100 with 12 pods; placed in "
+      "topology.k8s.aws/network-node-layer-3=nn-3; grown from 10 pods";
+  // The Queued condition says the same, not the first admission's size (audit session 36).
+  EXPECT_EQ(grown[0].type, "Queued");
+  EXPECT_EQ(grown[0].status, "False");
+  EXPECT_EQ(grown[0].reason, "Admitted");
+  EXPECT_EQ(grown[0].message, message);
+  EXPECT_EQ(grown[1].type, "Admitted");
+  EXPECT_EQ(grown[1].status, "True");
+  EXPECT_EQ(grown[1].reason, "Admitted");
+  EXPECT_EQ(grown[1].message, message);
   Admitted smaller = now;
   smaller.pods = 8;
-  EXPECT_THAT(ResizedAdmitted(smaller, 12).message,
+  EXPECT_THAT(ResizedAdmission(smaller, 12)[1].message,
               HasSubstr("with 8 pods; placed in " + where + "; shrunk from 12 pods"));
   smaller.pods = 1;
   smaller.where = "";
-  EXPECT_THAT(ResizedAdmitted(smaller, 2).message,
+  EXPECT_THAT(ResizedAdmission(smaller, 2)[1].message,
               HasSubstr("with 1 pod; placed in anywhere in the cluster; shrunk from 2 pods"));
 }
 
-TEST(ResizedAdmitted, KeepsTheAdmissionTimeAndReplacesTheFirstSize) {
+TEST(ResizedAdmission, KeepsTheAdmissionTimeAndReplacesTheFirstSize) {
   // What the admission controller writes over the conditions of a job admitted at 10 pods.
   const std::vector<Condition> current = {
       {.type = "Queued", .status = "False", .reason = "Admitted", .message = "admitted ...",
@@ -68,17 +75,21 @@ TEST(ResizedAdmitted, KeepsTheAdmissionTimeAndReplacesTheFirstSize) {
       {.type = "Admitted", .status = "True", .reason = "Admitted",
        .message = AdmittedMessage({.cluster_queue = "gpus", .flavor = "h100", .pods = 10}),
        .last_transition_time = "2026-11-30T01:00:00Z"}};
-  const std::vector<Condition> merged = MergeConditions(
-      current, {"Queued", "Admitted"},
-      {ResizedAdmitted({.cluster_queue = "gpus", .flavor = "h100", .pods = 12}, 10)},
-      "2026-11-30T02:00:00Z", 1);
+  const std::vector<Condition> merged =
+      MergeConditions(current, {"Queued", "Admitted"},
+                      ResizedAdmission({.cluster_queue = "gpus", .flavor = "h100", .pods = 12}, 10),
+                      "2026-11-30T02:00:00Z", 1);
   const Condition* admitted = FindCondition(merged, "Admitted");
   ASSERT_NE(admitted, nullptr);
   EXPECT_THAT(admitted->message, HasSubstr("with 12 pods"));
   EXPECT_THAT(admitted->message, ::testing::Not(HasSubstr("with 10 pods")));
   EXPECT_EQ(admitted->last_transition_time, "2026-11-30T01:00:00Z");
   EXPECT_EQ(AdmittedSince(merged), AdmittedSince(current));
-  EXPECT_EQ(*FindCondition(merged, "Queued"), current[0]);
+  // Queued=False keeps its time, and says the size now too.
+  const Condition* queued = FindCondition(merged, "Queued");
+  ASSERT_NE(queued, nullptr);
+  EXPECT_EQ(queued->last_transition_time, "2026-11-30T01:00:00Z");
+  EXPECT_EQ(queued->message, admitted->message);
 }
 
 // A shrink for a preemptor and a shrink after node failures write the same conditions (the
