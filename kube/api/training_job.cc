@@ -378,19 +378,20 @@ void Summarize(TrainingJob& job, bool with_requests) {
       if (!c.requests.contains(name)) unset_requests.insert(name);
       qos_resources |= c.limits.contains(name) || c.requests.contains(name);
     }
-    switch (c.kind) {
-      case TrainingJob::Container::Kind::kContainer:
-        requests_sum.AddContainer(c.requests);
-        limits_sum.AddContainer(c.limits);
-        break;
-      case TrainingJob::Container::Kind::kSidecar:
-        requests_sum.AddSidecar(c.requests);
-        limits_sum.AddSidecar(c.limits);
-        break;
-      case TrainingJob::Container::Kind::kInit:
-        requests_sum.AddInit(c.requests);
-        limits_sum.AddInit(c.limits);
-        break;
+    // The requests only when asked for: at decode the pod's decoder has summed them already.
+    for (auto [sum, list] : {std::pair{&limits_sum, &c.limits}, {&requests_sum, &c.requests}}) {
+      if (sum == &requests_sum && !with_requests) continue;
+      switch (c.kind) {
+        case TrainingJob::Container::Kind::kContainer:
+          sum->AddContainer(*list);
+          break;
+        case TrainingJob::Container::Kind::kSidecar:
+          sum->AddSidecar(*list);
+          break;
+        case TrainingJob::Container::Kind::kInit:
+          sum->AddInit(*list);
+          break;
+      }
     }
   }
   phalanx::ResourceList limits = std::move(limits_sum).Total();

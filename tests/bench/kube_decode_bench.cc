@@ -8,12 +8,14 @@
 // std::string_view, which the decoder must copy first (what an informer's pages take today);
 // BM_DecodePodPages decodes it as an informer receives it, 20 pages of 500 through one Decoder.
 // Every iteration also frees the previous iteration's pods. bytes_per_second is the JSON text
-// decoded per second.
+// decoded per second. BM_DecodeTrainingJob decodes one admitted TrainingJob as phalanx-operator
+// does each time the job changes (kube::DecodeTrainingJob: spec, template, status).
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "benchmark/benchmark.h"
+#include "kube/api/training_job.h"
 #include "kube/decode.h"
 #include "rapidjson/document.h"
 #include "simdjson.h"
@@ -60,6 +62,58 @@ void DecodeListBenchmark(benchmark::State& state, const Text& json) {
 
 void BM_DecodePodList(benchmark::State& state) { DecodeListBenchmark(state, PodList()); }
 BENCHMARK(BM_DecodePodList)->Unit(benchmark::kMillisecond)->MinTime(3.0);
+
+// An admitted 64-pod TrainingJob like deploy/examples/10-trainingjob-pretrain-64gpu.yaml, with
+// an init container, a sidecar and the status phalanx-operator writes: about 3 KB.
+const std::string& TrainingJobJson() {
+  static const std::string* json = [] {
+    std::string nodes;
+    for (int i = 0; i < 64; ++i) nodes += (i ? ",\"p5-" : "\"p5-") + std::to_string(i) + "\"";
+    return new std::string(
+        R"({"apiVersion":"phalanx.dev/v1alpha1","kind":"TrainingJob","metadata":{)"
+        R"("name":"llama-pretrain-64","namespace":"team-llm","uid":"6f1c","generation":2,)"
+        R"("resourceVersion":"4711","creationTimestamp":"2026-11-30T10:00:00Z",)"
+        R"("finalizers":["phalanx.dev/reservation"],"labels":{"team":"llm"}},)"
+        R"("spec":{"queueName":"training","priorityClassName":"high","replicas":64,)"
+        R"("topology":{"required":"topology.k8s.aws/network-node-layer-2",)"
+        R"("preferred":"topology.k8s.aws/network-node-layer-3"},)"
+        R"("failurePolicy":{"maxRestarts":3,"rules":[{"action":"Ignore",)"
+        R"("onExitCodes":{"operator":"In","values":[137,143]}}]},"successPolicy":"All",)"
+        R"("template":{"metadata":{"labels":{"app":"llama"}},"spec":{)"
+        R"("tolerations":[{"key":"nvidia.com/gpu","operator":"Exists","effect":"NoSchedule"}],)"
+        R"("initContainers":[{"name":"fetch","image":"registry.example/fetch:1",)"
+        R"("resources":{"requests":{"cpu":"2","memory":"4Gi"}}},)"
+        R"({"name":"log-shipper","image":"registry.example/fluent:1","restartPolicy":"Always",)"
+        R"("resources":{"requests":{"cpu":"500m","memory":"512Mi"}}}],)"
+        R"("containers":[{"name":"trainer","image":"registry.example/trainer:1",)"
+        R"("command":["torchrun","train.py"],"env":[{"name":"NCCL_DEBUG","value":"WARN"}],)"
+        R"("resources":{"limits":{"nvidia.com/gpu":8,"vpc.amazonaws.com/efa":32,)"
+        R"("cpu":"180","memory":"1800Gi"},"requests":{"cpu":"180","memory":"1800Gi"}}}]}}},)"
+        R"("status":{"phase":"Running","restarts":1,"startTime":"2026-11-30T10:01:00Z",)"
+        R"("admission":{"clusterQueue":"llm","flavor":"p5","replicas":64,)"
+        R"("nodeSelector":{"node.kubernetes.io/instance-type":"p5.48xlarge"}},)"
+        R"("placement":{"domain":"nn-p5-l3-0","level":"topology.k8s.aws/network-node-layer-3",)"
+        R"("nodes":[)" +
+        nodes +
+        R"(]},"conditions":[{"type":"Admitted","status":"True","reason":"Admitted",)"
+        R"("message":"admitted","lastTransitionTime":"2026-11-30T10:00:30Z"}]}})");
+  }();
+  return *json;
+}
+
+void BM_DecodeTrainingJob(benchmark::State& state) {
+  for (auto _ : state) {
+    absl::StatusOr<kube::TrainingJob> job = kube::DecodeTrainingJob(TrainingJobJson());
+    if (!job.ok()) {
+      state.SkipWithError(job.status().ToString().c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(job->pod.requests.size());
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * TrainingJobJson().size()));
+  state.counters["json_bytes"] = static_cast<double>(TrainingJobJson().size());
+}
+BENCHMARK(BM_DecodeTrainingJob)->Unit(benchmark::kMicrosecond)->MinTime(2.0);
 
 void BM_DecodePodListFromView(benchmark::State& state) {
   DecodeListBenchmark(state, std::string_view(PodList()));
