@@ -665,6 +665,12 @@ CycleStats AdmissionController::RunCycle() {
   for (const auto& [index, pods_ready_shrunk] : quota_checked) {
     admission::Workload& workload = snapshot.workloads[index];
     const kube::TrainingJob& job = jobs.at(workload.key);
+    // A job whose every pod a LimitRange's max or min refuses waits, named, for a fix of either
+    // (Kueue's rule); an admitted one is left alone (its pods were created already).
+    if (!job.status.admission) {
+      workload.invalid = LimitRangeRefusal(limit_ranges, job);
+      if (!workload.invalid.empty()) continue;
+    }
     if (auto quotas = quotas_by_namespace.find(job.meta.namespace_);
         quotas != quotas_by_namespace.end()) {
       // The smallest gang it could be admitted at: never, if the limits cannot hold it (it

@@ -1,7 +1,9 @@
 #include "operator/server/namespace_quota.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
+#include <tuple>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -403,6 +405,17 @@ std::map<std::string, int64_t> BudgetPerPod(const kube::TrainingJob& job,
   return out;
 }
 
+// A LimitRange item's quantity in canonical units; InvalidArgument naming `field`[name].
+absl::StatusOr<int64_t> ItemAmount(const std::string& title, const std::string& field,
+                                   const std::string& name, std::string_view text) {
+  const std::string where = absl::StrCat(field, "[", name, "]");
+  absl::StatusOr<Quantity> quantity = Quantity::Parse(text);
+  if (!quantity.ok()) return Invalid(title, absl::StrCat(where, ": ", quantity.status().message()));
+  absl::StatusOr<int64_t> amount = CanonicalAmount(name, *quantity);
+  if (!amount.ok()) return Invalid(title, absl::StrCat(where, ": ", amount.status().message()));
+  return *amount;
+}
+
 absl::StatusOr<LimitRangeDefaults> DecodeLimitRange(std::string_view json) {
   absl::StatusOr<kube::RawObject> raw = kube::Decode<kube::RawObject>(json);
   if (!raw.ok()) return Annotate(raw.status(), "LimitRange");
@@ -415,27 +428,42 @@ absl::StatusOr<LimitRangeDefaults> DecodeLimitRange(std::string_view json) {
   if (limits == nullptr || !limits->IsArray()) return out;
   for (rapidjson::SizeType i = 0; i < limits->Size(); ++i) {
     const Value& item = (*limits)[i];
-    if (!item.IsObject() || kube::StringMember(item, "type") != "Container") continue;
-    // Per item: defaultRequest falls back to default within the item, then the first item wins.
-    ResourceList item_limits, item_requests;
-    for (const auto& [field, into] :
-         {std::pair{"default", &item_limits}, std::pair{"defaultRequest", &item_requests}}) {
+    if (!item.IsObject()) continue;
+    const std::string_view type = kube::StringMember(item, "type");
+    if (type != "Container" && type != "Pod") continue;
+    std::map<std::string, ResourceList> lists;  // max, min, default, defaultRequest
+    for (const char* field : {"max", "min", "default", "defaultRequest"}) {
       const Value* list = Member(item, field);
       if (list == nullptr || !list->IsObject()) continue;
       for (const auto& m : list->GetObject()) {
         if (!m.value.IsString()) continue;
         const std::string name(m.name.GetString(), m.name.GetStringLength());
-        const std::string where = absl::StrCat("spec.limits[", i, "].", field, "[", name, "]");
-        absl::StatusOr<Quantity> quantity = Quantity::Parse(m.value.GetString());
-        if (!quantity.ok())
-          return Invalid(title, absl::StrCat(where, ": ", quantity.status().message()));
-        absl::StatusOr<int64_t> amount = CanonicalAmount(name, *quantity);
-        if (!amount.ok())
-          return Invalid(title, absl::StrCat(where, ": ", amount.status().message()));
-        into->emplace(name, *amount);
+        ASSIGN_OR_RETURN(int64_t amount,
+                         ItemAmount(title, absl::StrCat("spec.limits[", i, "].", field), name,
+                                    m.value.GetString()));
+        lists[field].emplace(name, amount);
       }
     }
+    // The bounds: of two items the lower max and the higher min.
+    const bool container = type == "Container";
+    for (const auto& [field, into, lower] :
+         {std::tuple{"max", container ? &out.container_max : &out.pod_max, true},
+          std::tuple{"min", container ? &out.container_min : &out.pod_min, false}}) {
+      for (const auto& [name, amount] : lists[field]) {
+        auto [it, added] = into->emplace(name, amount);
+        if (!added)
+          it->second = lower ? std::min(it->second, amount) : std::max(it->second, amount);
+      }
+    }
+    if (!container) continue;
+    // The defaults as the API server stores the item (SetDefaults_LimitRangeItem): `default`
+    // falls back to `max`, `defaultRequest` to `default`, then to `min`. Of two items naming
+    // one resource the first holds.
+    ResourceList& item_limits = lists["default"];
+    ResourceList& item_requests = lists["defaultRequest"];
+    for (const auto& [name, amount] : lists["max"]) item_limits.emplace(name, amount);
     for (const auto& [name, amount] : item_limits) item_requests.emplace(name, amount);
+    for (const auto& [name, amount] : lists["min"]) item_requests.emplace(name, amount);
     for (const auto& [name, amount] : item_limits) out.limits.emplace(name, amount);
     for (const auto& [name, amount] : item_requests) out.requests.emplace(name, amount);
   }
@@ -448,6 +476,75 @@ void ApplyLimitRanges(const std::vector<LimitRangeDefaults>& ranges, kube::Train
       kube::ApplyContainerDefaults(r.limits, r.requests, job);
     }
   }
+}
+
+std::string LimitRangeRefusal(const std::vector<LimitRangeDefaults>& ranges,
+                              const kube::TrainingJob& job) {
+  using Kind = kube::TrainingJob::Container::Kind;
+  // `have` against the bound `bound` of `resource`: a message if it is out.
+  auto out_of = [](const std::string& where, const std::string& resource,
+                   std::optional<int64_t> have, int64_t bound, bool max,
+                   const LimitRangeDefaults& r, const char* per) -> std::string {
+    if (max ? (have && *have <= bound) : (have && *have >= bound)) return "";
+    const std::string amount = have ? FormatQuantity(resource, *have) : "none";
+    return absl::StrCat(where, ": ", resource, " ", amount, " is ", max ? "above" : "below",
+                        " the ", max ? "maximum" : "minimum", " per ", per, " (",
+                        FormatQuantity(resource, bound), ") of LimitRange ", r.namespace_name, "/",
+                        r.name, ": the API server would refuse every pod");
+  };
+  for (const LimitRangeDefaults& r : ranges) {
+    if (r.namespace_name != job.meta.namespace_) continue;
+    int index[2] = {0, 0};  // containers, initContainers
+    for (const kube::TrainingJob::Container& c : job.containers) {
+      const bool init = c.kind != Kind::kContainer;
+      const std::string where =
+          absl::StrCat("spec.template.spec.", init ? "initContainers[" : "containers[",
+                       index[init ? 1 : 0]++, "]");
+      auto amount = [&](const std::string& resource, bool larger) -> std::optional<int64_t> {
+        auto request = c.requests.find(resource);
+        auto limit = c.limits.find(resource);
+        std::optional<int64_t> out;
+        for (auto it : {request, limit}) {
+          if (it == c.requests.end() || it == c.limits.end()) continue;
+          out = !out     ? it->second
+                : larger ? std::max(*out, it->second)
+                         : std::min(*out, it->second);
+        }
+        return out;
+      };
+      for (const auto& [resource, bound] : r.container_max) {
+        // Unset is no amount: a container without the resource cannot exceed its max.
+        std::optional<int64_t> have = amount(resource, true);
+        if (!have) continue;
+        if (std::string m = out_of(where, resource, have, bound, true, r, "Container"); !m.empty())
+          return m;
+      }
+      for (const auto& [resource, bound] : r.container_min) {
+        if (std::string m =
+                out_of(where, resource, amount(resource, false), bound, false, r, "Container");
+            !m.empty())
+          return m;
+      }
+    }
+    auto pod_amount = [&](const std::string& resource) -> std::optional<int64_t> {
+      auto it = job.pod.requests.find(resource);
+      return it == job.pod.requests.end() ? std::nullopt : std::optional<int64_t>(it->second);
+    };
+    for (const auto& [resource, bound] : r.pod_max) {
+      std::optional<int64_t> have = pod_amount(resource);
+      if (!have) continue;
+      if (std::string m = out_of("spec.template.spec", resource, have, bound, true, r, "Pod");
+          !m.empty())
+        return m;
+    }
+    for (const auto& [resource, bound] : r.pod_min) {
+      if (std::string m =
+              out_of("spec.template.spec", resource, pod_amount(resource), bound, false, r, "Pod");
+          !m.empty())
+        return m;
+    }
+  }
+  return "";
 }
 
 bool QuotaChangeMatters(const NamespaceQuota& before, const NamespaceQuota& after) {

@@ -73,11 +73,16 @@ struct NamespaceQuota {
 // `type: Container` items' `default` (limits) and `defaultRequest` (requests; where it names
 // none, `default`'s, as the API server defaults the object), in canonical units. Of two items
 // naming one resource the first holds.
+//
+// And the bounds its LimitRanger enforces on every pod created, which no pod of a job outside
+// them would pass: `type: Container` and `type: Pod` items' `max` and `min` (of two items the
+// lower max and the higher min).
 struct LimitRangeDefaults {
   std::string namespace_name;
   std::string name;
   ResourceList limits;
   ResourceList requests;
+  ResourceList container_max, container_min, pod_max, pod_min;
   bool operator==(const LimitRangeDefaults&) const = default;
 };
 // InvalidArgument naming the object and field for a body or quantity that does not decode.
@@ -87,6 +92,13 @@ absl::StatusOr<LimitRangeDefaults> DecodeLimitRange(std::string_view json);
 // resource the first holds) applied (kube::ApplyContainerDefaults). Its requests change with
 // them, for placement too: the pods will request what the defaults add.
 void ApplyLimitRanges(const std::vector<LimitRangeDefaults>& ranges, kube::TrainingJob& job);
+// Why every pod of `job` (its defaults applied) would be refused by a LimitRange of its
+// namespace, naming the container, resource, bound and LimitRange; "" if none would. Kueue's
+// rule (pkg/util/limitrange: ValidatePodSpec): per container the larger of request and limit
+// at most `max`, the smaller at least `min` (a `min` resource left unset is below it); per pod
+// the effective requests (job.pod.requests) within the Pod item's bounds.
+std::string LimitRangeRefusal(const std::vector<LimitRangeDefaults>& ranges,
+                              const kube::TrainingJob& job);
 
 // A ResourceQuota object (core/v1). InvalidArgument naming the quota and field (spec.hard[pods],
 // status.used[requests.nvidia.com/gpu], ...) for an unparseable quantity.

@@ -30,6 +30,7 @@
 #  10. a namespace ResourceQuota with room for one gang, two gangs submitted together: one is
 #      admitted, the other waits InsufficientResourceQuota with no FailedCreate, and runs once
 #      the first is deleted; limits.cpu refuses a gang without cpu limits and charges the rest;
+#      a LimitRange max every pod would break refuses the gang until it is gone;
 #   8. deleting a ClusterTrainingQueue whose job runs: it stays (Active False Terminating),
 #      admits nothing new, goes when the job finishes; its NodeFlavor goes with the last queue
 #      (last, as it deletes every queue).
@@ -601,6 +602,24 @@ eventually 30 has_reason qrq lim-b InsufficientResourceQuota &&
   [[ $(failed_creates) == 0 ]] &&
   pass "limits: limits.cpu is charged: lim-b waits: $(cond qrq lim-b Queued)" ||
   fail "limits: qrq/lim-b: $(cond qrq lim-b Queued); FailedCreate events $(failed_creates)"
+clear_jobs qrq
+# A LimitRange max that every pod of the gang breaks: refused, naming it, and no pod create is
+# tried (Kueue's rule, pkg/util/limitrange); admitted once the LimitRange is gone.
+kc -n qrq apply -f - >/dev/null <<'YAML' || die "cannot create LimitRange qrq/gpu-max"
+apiVersion: v1
+kind: LimitRange
+metadata: {name: gpu-max}
+spec: {limits: [{type: Container, max: {nvidia.com/gpu: "4"}}]}
+YAML
+cpu_job capped
+eventually 30 has_reason qrq capped Invalid &&
+  [[ $(cond qrq capped Queued) == *"spec.template.spec.containers[0]: nvidia.com/gpu 8 is above the maximum per Container (4) of LimitRange qrq/gpu-max"* ]] &&
+  npods_is qrq capped 0 && [[ $(failed_creates) == 0 ]] &&
+  pass "limitrange: a gang over a LimitRange max is refused: $(cond qrq capped Queued)" ||
+  fail "limitrange: qrq/capped: $(cond qrq capped Queued); pods $(npods qrq capped); FailedCreate events $(failed_creates)"
+kc -n qrq delete limitrange gpu-max >/dev/null
+eventually 60 all_running qrq capped 2 && pass "limitrange: admitted and running once the LimitRange is gone" ||
+  fail "limitrange: qrq/capped after the LimitRange went: $(cond qrq capped Queued)"
 clear_jobs qrq
 kc -n qrq delete resourcequota gpus cpu-limits >/dev/null
 kc delete clustertrainingqueue rq-q --wait=false >/dev/null

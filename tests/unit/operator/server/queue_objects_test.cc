@@ -1143,6 +1143,49 @@ TEST(NamespaceQuotaTest, LimitRangeDefaultsAreAppliedToThePodsAndCharged) {
                         "used), and the gang needs 182 (1 pod of 182)"));
 }
 
+// A LimitRange's max and min, which its LimitRanger enforces on every pod: a job none of whose
+// pods would pass is refused, naming the container, resource, bound and LimitRange (before
+// 2026-12-01 it was admitted and its pod creates were refused, one FailedCreate after another).
+TEST(NamespaceQuotaTest, ALimitRangeBoundEveryPodWouldBreakRefusesTheJob) {
+  auto range = [](const std::string& items) {
+    absl::StatusOr<LimitRangeDefaults> r = DecodeLimitRange(absl::StrCat(
+        R"({"metadata":{"name":"caps","namespace":"team-llm"},"spec":{"limits":[)", items, "]}}"));
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.value_or(LimitRangeDefaults{});
+  };
+  // The example's container: 8 GPUs (a limit), 180 cpu and 1800Gi memory (requests).
+  auto refusal = [](const LimitRangeDefaults& r) {
+    kube::TrainingJob job = ExampleJob("10-trainingjob-pretrain-64gpu.yaml");
+    ApplyLimitRanges({r}, job);
+    return LimitRangeRefusal({r}, job);
+  };
+  EXPECT_EQ(refusal(range(R"({"type":"Container","max":{"nvidia.com/gpu":"8"}})")), "");
+  EXPECT_EQ(refusal(range(R"({"type":"Container","max":{"nvidia.com/gpu":"4"}})")),
+            "spec.template.spec.containers[0]: nvidia.com/gpu 8 is above the maximum per "
+            "Container (4) of LimitRange team-llm/caps: the API server would refuse every pod");
+  // Of two items the lower max holds; the max is also the default limit (as stored), which
+  // the request the container sets must not exceed.
+  const LimitRangeDefaults two =
+      range(R"({"type":"Container","max":{"cpu":"200"}},{"type":"Container","max":{"cpu":"100"}})");
+  EXPECT_EQ(two.container_max, (ResourceList{{"cpu", 100000}}));
+  EXPECT_EQ(two.limits, (ResourceList{{"cpu", 200000}}));
+  EXPECT_THAT(refusal(two), HasSubstr("containers[0]: cpu 200 is above the maximum per Container "
+                                      "(100)"));
+  // A min alone is the default request (as stored): a container that sets none gets it.
+  EXPECT_EQ(refusal(range(R"({"type":"Container","min":{"ephemeral-storage":"1Gi"}})")), "");
+  EXPECT_THAT(refusal(range(R"({"type":"Container","min":{"memory":"2000Gi"}})")),
+              HasSubstr("containers[0]: memory 1800Gi is below the minimum per Container "
+                        "(2000Gi)"));
+  // Per pod: its effective requests.
+  EXPECT_THAT(refusal(range(R"({"type":"Pod","max":{"cpu":"100"}})")),
+              HasSubstr("spec.template.spec: cpu 180 is above the maximum per Pod (100)"));
+  EXPECT_EQ(refusal(range(R"({"type":"Pod","max":{"cpu":"200"},"min":{"cpu":"1"}})")), "");
+  // Another namespace's LimitRange says nothing of this job.
+  LimitRangeDefaults elsewhere = range(R"({"type":"Pod","max":{"cpu":"1"}})");
+  elsewhere.namespace_name = "team-cv";
+  EXPECT_EQ(refusal(elsewhere), "");
+}
+
 // status.hard and status.used are read in the units spec.hard is: "pods" and "count/pods" as
 // one (the lower limit, the higher use), requests.X and bare cpu/memory as the resource,
 // limits.cpu (memory, ephemeral-storage) in the resource's units, limits of an extended
