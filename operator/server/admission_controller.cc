@@ -257,14 +257,20 @@ void AdmissionController::Run(const kube::Cancellation& stop) {
 void AdmissionController::ReleaseOrphans() {
   int released = 0;
   for (const auto& raw : informers_.jobs.List()) {
-    absl::StatusOr<kube::TrainingJob> job = kube::DecodeTrainingJob(raw->json);
-    if (!job.ok() || job->status.admission || kube::FinishedPhase(job->status.phase)) continue;
+    // Metadata and status are all this reads: a job whose spec cannot be read is let go too.
+    absl::StatusOr<kube::TrainingJob> job = kube::DecodeTrainingJobWithoutSpec(raw->json);
+    if (!job.ok()) continue;
+    // A finished job's reservation was released when it finished, unless the operator stopped
+    // between writing its phase and the release (its status keeps the admission: Kueue's too).
+    const bool finished = kube::FinishedPhase(job->status.phase);
+    if (job->status.admission && !finished) continue;
     absl::Status s = placement_.Release(raw->meta.Key());
     if (s.ok()) {
       ++released;
-      spdlog::warn("released the reservation of TrainingJob {}: its status holds no admission "
-                   "(an operator stopped between reserving and writing status)",
-                   raw->meta.Key());
+      spdlog::warn("released the reservation of TrainingJob {}: {}", raw->meta.Key(),
+                   finished ? "it has finished (an operator stopped before releasing it)"
+                            : "its status holds no admission (an operator stopped between "
+                              "reserving and writing status)");
     } else if (!absl::IsNotFound(s)) {
       spdlog::debug("release of {}: {}", raw->meta.Key(), s);
     }
@@ -511,8 +517,6 @@ CycleStats AdmissionController::RunCycle() {
   std::map<std::string, kube::TrainingJob> jobs;
   std::vector<std::string> to_release;   // admitted but suspended
   std::vector<std::string> suspended;    // not admitted and suspended
-  // Finished with status.admission still set: the job controller has released the reservation.
-  std::vector<std::pair<std::shared_ptr<const kube::RawObject>, kube::TrainingJob>> finished;
   std::vector<admission::PendingDecision> invalid;
   std::map<std::string, DecodedJob> decoded;  // replaces decoded_jobs_ after the loop
   std::optional<absl::Time> pods_ready_check;  // when the next gang's pods-ready timeout ends
@@ -581,11 +585,7 @@ CycleStats AdmissionController::RunCycle() {
     }
     in_flight_.Apply(key, *job);
     ApplyLimitRanges(limit_ranges, *job);
-    if (!job->meta.deletion_timestamp.empty()) continue;
-    if (kube::FinishedPhase(job->status.phase)) {
-      if (job->status.admission) finished.emplace_back(raw, *std::move(job));
-      continue;
-    }
+    if (!job->meta.deletion_timestamp.empty() || kube::FinishedPhase(job->status.phase)) continue;
     objects[key] = raw;
     if (job->suspend) {
       (job->status.admission ? to_release : suspended).push_back(key);
@@ -914,48 +914,6 @@ CycleStats AdmissionController::RunCycle() {
         .Inc();
     (void)events_.Record(JobReference(job.meta), kube::EventType::kNormal, "Suspended",
                          "reservation released and pods deleted: " + suspended_message);
-  }
-
-  // --- finished: no longer admitted (audit session 36, F4: a finished job kept Admitted=True
-  // and status.admission, so `kubectl wait --for=condition=Admitted` was met by it and the
-  // spec stayed locked). status.placement stays: where the gang ran, as a finished pod keeps
-  // its spec.nodeName. The release is the job controller's; done again here, in case that
-  // controller stopped between writing the phase and releasing ----------------------------
-  std::vector<StatusWrite> finished_writes;
-  for (const auto& [raw, job] : finished) {
-    const std::string key = raw->meta.Key();
-    absl::Status released = placement_.Release(key);
-    if (!released.ok() && !absl::IsNotFound(released)) {
-      spdlog::warn("TrainingJob {}: release after it finished: {}", key, released);
-      Trigger();
-      continue;
-    }
-    const std::string message =
-        absl::StrCat("the job ", job.status.phase == "Succeeded" ? "succeeded" : "failed",
-                     ": its quota and nodes are released (status.placement says where it ran)");
-    StatusWrite& w = finished_writes.emplace_back();
-    w.object = raw.get();
-    w.meta = &job.meta;
-    w.status.placement = job.status.placement;
-    w.status.conditions = MergeConditions(ReadConditions(raw->json), kOwned,
-                                          {{.type = std::string(kConditionQueued),
-                                            .status = "False",
-                                            .reason = "Finished",
-                                            .message = message},
-                                           {.type = std::string(kConditionAdmitted),
-                                            .status = "False",
-                                            .reason = "Finished",
-                                            .message = message}},
-                                          now, job.meta.generation);
-  }
-  WriteStatuses(finished_writes);
-  for (const StatusWrite& w : finished_writes) {
-    if (!w.ok) {
-      ++stats.write_errors;
-      Trigger();
-      continue;
-    }
-    in_flight_.Record(w.meta->Key(), w.meta->uid, {.placement = w.status.placement});
   }
 
   // --- pending: the Queued condition says why, written only when it changes; its Event only

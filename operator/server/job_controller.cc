@@ -282,6 +282,7 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
     absl::MutexLock lock(&mu_);
     slices_.erase(key);
     seen_ranks_.erase(key);
+    release_owed_.erase(key);  // its deletion released it
     return std::nullopt;
   }
   absl::StatusOr<kube::TrainingJob> decoded = kube::DecodeTrainingJob(raw->json);
@@ -440,6 +441,16 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
 
   // --- finished: nothing runs; ttl ------------------------------------------------------------
   if (kube::FinishedPhase(job.status.phase)) {
+    bool owed;
+    {
+      absl::MutexLock lock(&mu_);
+      owed = release_owed_.contains(key);
+    }
+    if (owed) {
+      RETURN_IF_ERROR(release());
+      absl::MutexLock lock(&mu_);
+      release_owed_.erase(key);
+    }
     RETURN_IF_ERROR(delete_pods([](const kube::Pod& p) { return !Terminal(p); }));
     RETURN_IF_ERROR(SyncEndpoints(job, {}));
     if (!job.ttl_seconds_after_finished) return std::nullopt;
@@ -588,7 +599,12 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
       }
     }
     RETURN_IF_ERROR(write());
-    RETURN_IF_ERROR(release());
+    if (absl::Status released = release(); !released.ok()) {
+      // The next reconcile sees the job finished and takes the finished branch: it must know.
+      absl::MutexLock lock(&mu_);
+      release_owed_.insert(key);
+      return released;
+    }
     RETURN_IF_ERROR(delete_pods([](const kube::Pod& p) { return !Terminal(p); }));
     metrics_.jobs_finished_total.WithLabels({wanted.phase, std::string(reason)}).Inc();
     (void)events_.Record(JobReference(meta),
