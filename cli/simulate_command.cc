@@ -26,6 +26,7 @@ constexpr char kUsage[] =
                         [--report FILE] [--jobs-out FILE] [--allow-unplaceable]
                         [--backfill on|off] [--time-limit-factor F] [--locality-wait SECONDS]
                         [--fair-sharing on|off] [--baseline-preemption NAME]
+                        [--restart-overhead SECONDS] [--checkpoint-interval SECONDS]
 
 Runs every policy on the same job trace and cluster with a simulated clock and compares them:
 GPU utilization (over the first submit to the last GPU released), wait times, job completion
@@ -66,6 +67,16 @@ With no files: a built-in cluster (--scenario, three teams' queues) and a genera
                    an ablation: kueue-tas, volcano-hypernode and kai-topology all preempt
                    by NAME's rule (one of the three), keeping their own placement and
                    admission; first-fit and Phalanx are unchanged (default: each its own)
+  --restart-overhead SECONDS
+                   what every policy's interrupted (preempted or failed) job pays on its
+                   next start to reload its checkpoint, holding its GPUs, 0 to 86400
+                   (default 120)
+  --checkpoint-interval SECONDS
+                   every job checkpoints after each this many seconds of productive run
+                   time, and an interrupted one loses the work since its last checkpoint,
+                   to be run again, 0 to 604800 (default 0: it checkpoints at the
+                   interruption and loses nothing). An eviction's real cost: a policy that
+                   evicts more pays more
   --json           print JSON instead of the table
   --report FILE    also write a self-contained HTML report with charts
   --jobs-out FILE  also write one CSV row per job and policy (submit, start, end, wait, pods,
@@ -112,6 +123,8 @@ int RunSimulate(const std::vector<std::string>& args) {
       .String({"--fair-sharing"}, &fair_sharing)
       .String({"--baseline-preemption"}, &options.baselines.preemption_rule)
       .Int({"--locality-wait"}, &locality_wait, 0, 86'400)
+      .Double({"--restart-overhead"}, &options.restart_overhead_s, 0, 86'400)
+      .Double({"--checkpoint-interval"}, &options.checkpoint_interval_s, 0, 604'800)
       .Bool({"--json"}, &json)
       .Bool({"--allow-unplaceable"}, &options.allow_unplaceable);
   if (absl::Status parsed = flags.Parse(args); !parsed.ok()) return BadInput(kCommand, parsed);

@@ -5,6 +5,7 @@ the locality wait switched on and off, all on the same trace and cluster.
 
   hack/sim-ablation.py [--phalanx build/cli/phalanx] [--scenario default] [--seeds 1-5]
                        [--variants all|default|fair|wait|preemption|limits] [--wins]
+                       [--sim-args "FLAGS"]
 
 Prints Markdown: a table of "utilization / p99 wait / locality" cells per seed with the mean,
 then locality by gang size summed over the seeds (jobs placed inside one domain of the lowest
@@ -19,6 +20,9 @@ their own: which part of a baseline's figures its preemption rule makes.
 `--variants limits` runs the default with backfill planning on time limits 1.5, 2 and 4 times
 the real run times (`--time-limit-factor`) beside exact ones, and without backfill: what
 backfill's figures owe to exact estimates.
+
+`--sim-args "FLAGS"` passes more `phalanx simulate` flags to every run, the baselines' too: the
+eviction cost (`--restart-overhead`, `--checkpoint-interval`) is the engine's, not a policy's.
 
 `--wins` prints, instead of the tables, how often each policy wins over the seeds: the seeds
 where its p99 wait (and, separately, its p99 queued time) is at most that of every one of four
@@ -49,8 +53,11 @@ SWAPPED = " + %s's preemption"  # a baseline run with --baseline-preemption RULE
 TOPOLOGY_AWARE = BASELINES[1:]  # the baselines --baseline-preemption applies to
 
 
+EXTRA = []  # --sim-args: for every run, baselines included
+
+
 def simulate(phalanx, scenario, seed, args):
-    cmd = [phalanx, "simulate", "--json", "--scenario", scenario, "--seed", str(seed)] + args
+    cmd = [phalanx, "simulate", "--json", "--scenario", scenario, "--seed", str(seed)] + EXTRA + args
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     return {p["policy"]: p for p in json.loads(out)["policies"]}
 
@@ -68,7 +75,11 @@ def main():
     ap.add_argument("--variants", choices=["all", "default", "fair", "wait", "preemption", "limits"],
                     default="all")
     ap.add_argument("--wins", action="store_true")
+    ap.add_argument("--sim-args", default="",
+                    help="more `phalanx simulate` flags for every run, the baselines' too "
+                         "(e.g. '--checkpoint-interval 1800')")
     a = ap.parse_args()
+    EXTRA.extend(a.sim_args.split())
     seeds = seeds_of(a.seeds)
     variants = {"all": VARIANTS[:4], "default": [VARIANTS[1], VARIANTS[3]],
                 "fair": [VARIANTS[3], VARIANTS[4]], "wait": [VARIANTS[3]] + WAITS,

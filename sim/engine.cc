@@ -142,6 +142,8 @@ class Simulation {
     pending_since_.assign(n, 0);
     work_left_.assign(n, 0);
     progress_from_.assign(n, 0);
+    segment_from_.assign(n, 0);
+    total_work_.assign(n, 0);
     restart_pending_.assign(n, 0);
     result_.outcomes.resize(n);
     double last_submit = 0;
@@ -152,6 +154,7 @@ class Simulation {
       job.id = static_cast<int32_t>(i);
       job.spec = &spec;
       work_left_[i] = static_cast<double>(spec.pods) * spec.duration_s;
+      total_work_[i] = work_left_[i];
       JobOutcome& out = result_.outcomes[i];
       out.submit_s = spec.submit_s;
       out.pods = spec.pods;
@@ -408,6 +411,15 @@ class Simulation {
   // Back to pending after a preemption or failure.
   void Stop(int32_t id) {
     Settle(id);
+    // The work since its last checkpoint is lost (at the size it runs at now: an elastic
+    // resize in between is not told apart).
+    if (const double interval = options_.checkpoint_interval_s; interval > 0) {
+      const double since = std::fmod(std::max(0.0, now_ - segment_from_[id]), interval);
+      const double count = static_cast<double>(jobs_[id].nodes.size());
+      const double lost = std::min(since * count, total_work_[id] - work_left_[id]);
+      work_left_[id] += lost;
+      result_.outcomes[id].lost_gpu_seconds += lost * trace_[id].gpus_per_pod;
+    }
     JobStatus& job = jobs_[id];
     Charge(id, job.nodes, -1);
     job.nodes.clear();
@@ -538,6 +550,7 @@ class Simulation {
         SetState(id, JobState::kRunning);
         job.run_start_s = now_;
         progress_from_[id] = now_ + (restart_pending_[id] ? options_.restart_overhead_s : 0);
+        segment_from_[id] = progress_from_[id];
         restart_pending_[id] = 0;
         Charge(id, job.nodes, +1);
         if (job.first_start_s < 0) {
@@ -616,6 +629,8 @@ class Simulation {
   std::vector<double> pending_since_;  // when each job last became pending
   std::vector<double> work_left_;      // pod-seconds
   std::vector<double> progress_from_;  // progress resumes here (after restart overhead)
+  std::vector<double> segment_from_;   // productive run time since the last (re)start, from here
+  std::vector<double> total_work_;     // pods x duration pod-seconds
   std::vector<char> restart_pending_;
   std::vector<char> node_up_;
   std::vector<int64_t> used_;
@@ -714,6 +729,13 @@ void Summarize(const ClusterModel& cluster, RunResult& result) {
   s.comm_slowdown_mean = multi > 0 ? slowdown_sum / multi : 1.0;
   const double capacity = static_cast<double>(cluster.total_gpus) * s.makespan_s;
   s.gpu_utilization = capacity > 0 ? result.busy_gpu_seconds / capacity : 0;
+  s.lost_gpu_hours = 0;
+  double not_work = 0;
+  for (const JobOutcome& o : result.outcomes) {
+    s.lost_gpu_hours += o.lost_gpu_seconds / 3600;
+    not_work += o.lost_gpu_seconds + o.restart_gpu_seconds;
+  }
+  s.goodput = capacity > 0 ? (result.busy_gpu_seconds - not_work) / capacity : 0;
 }
 
 }  // namespace phalanx::sim

@@ -9,7 +9,10 @@
 //
 // Job model: a job needs pods x duration pod-seconds of work and progresses at `count` pod-seconds
 // per second while running (elastic jobs run faster or slower with their size). Preempted or
-// interrupted jobs keep their progress (checkpointing) but pay `restart_overhead_s` on restart.
+// interrupted jobs pay `restart_overhead_s` on restart, and keep their progress up to their last
+// checkpoint: all of it with `checkpoint_interval_s` 0 (a checkpoint at the eviction itself),
+// else what they had at the last multiple of the interval of productive time since they
+// (re)started, the rest lost and run again.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +31,9 @@ namespace phalanx::sim {
 struct EngineOptions {
   uint64_t seed = 1;                // node failure times
   double restart_overhead_s = 120;  // checkpoint reload after a preemption or failure
+  // Every job checkpoints after each this many seconds of productive run time; an interrupted
+  // job loses what it did since its last checkpoint. 0: nothing is lost.
+  double checkpoint_interval_s = 0;
   // Called now and then with the fraction of jobs finished, for progress bars.
   std::function<void(double)> progress;
   // End a run once the policy provably only repeats itself with nothing running (a livelock,
@@ -71,6 +77,9 @@ struct JobOutcome {
   int32_t restarts = 0;  // starts after the first (each after a preemption or failure)
   double gpu_seconds = 0;  // GPU-seconds allocated to the job, restart overhead included
   double restart_gpu_seconds = 0;
+  // GPU-seconds of work done and lost at interruptions, since the last checkpoint
+  // (EngineOptions::checkpoint_interval_s), and run again: in gpu_seconds, not progress.
+  double lost_gpu_seconds = 0;
   double queued_s = 0;  // time spent pending in all: the first wait and each after an eviction
   // Never started: why it was still pending when the run ended, as the policy said
   // (Policy::PendingReason); "" for a job that started, or when the policy gave no reason.
@@ -117,6 +126,12 @@ struct Summary {
   int64_t shrinks = 0;
   int64_t grows = 0;
   int64_t interruptions = 0;  // gangs killed by node failures
+  // Work lost at evictions and interruptions (EngineOptions::checkpoint_interval_s), in
+  // GPU-hours: held and busy, so in gpu_utilization, but run again.
+  double lost_gpu_hours = 0;
+  // gpu_utilization less what was not work: checkpoint reloads and lost work. What a policy
+  // that evicts more does not gain from its evictions.
+  double goodput = 0;
   int64_t node_failures = 0;
   // The engine's own checks of every start and resize, whatever the policy believes:
   int64_t partial_gang_events = 0;  // pod count outside the gang's sizes

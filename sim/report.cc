@@ -189,6 +189,8 @@ std::string FormatJson(const SimulationReport& report) {
     count("grows", s.grows);
     count("node_failures", s.node_failures);
     count("interruptions", s.interruptions);
+    number("lost_gpu_hours", s.lost_gpu_hours, 1);
+    number("goodput", s.goodput, 4);
     number("horizon_start_s", s.horizon_start_s, 1);
     number("horizon_end_s", s.horizon_end_s, 1);
     number("makespan_s", s.makespan_s, 1);

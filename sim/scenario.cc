@@ -154,6 +154,8 @@ absl::StatusOr<SimulationReport> RunScenario(const Scenario& scenario,
     for (size_t i = next++; i < policies.size(); i = next++) {
       EngineOptions engine_options;
       engine_options.seed = options.seed;
+      engine_options.restart_overhead_s = options.restart_overhead_s;
+      engine_options.checkpoint_interval_s = options.checkpoint_interval_s;
       engine_options.progress = bar.Reporter(static_cast<int>(i));
       Engine engine(*scenario.cluster, scenario.jobs, engine_options);
       results[i] = engine.Run(*policies[i]);

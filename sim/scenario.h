@@ -41,6 +41,10 @@ struct SimulateOptions {
   // trace as bad input.
   bool allow_unplaceable = false;
   int threads = 2;
+  // The engine's eviction cost for every policy (EngineOptions): the reload after each
+  // interruption, and how much work is lost (0: none).
+  double restart_overhead_s = 120;
+  double checkpoint_interval_s = 0;
 };
 
 // The built-in scenarios `phalanx simulate --scenario NAME` runs without --cluster:

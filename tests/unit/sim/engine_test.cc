@@ -201,6 +201,35 @@ TEST(EngineTest, QueuedTimeCountsTheWaitAfterAPreemption) {
   EXPECT_DOUBLE_EQ(result.summary.queued_p50_s, 0);
 }
 
+void ExpectConservation(const std::vector<TraceJob>& jobs, const RunResult& result);
+
+// An eviction's cost: the reload, and with a checkpoint interval the work since the last
+// checkpoint, run again. a runs 100 s, is evicted by b, and starts again at 700.
+TEST(EngineTest, AnEvictionLosesTheWorkSinceTheLastCheckpoint) {
+  ClusterModel cluster = SmallCluster(16);
+  const std::vector<TraceJob> jobs = {Gang("a", 2, 8, 0, 3600), Gang("b", 2, 8, 100, 600)};
+  PreemptOncePolicy kept;
+  ASSERT_OK_AND_ASSIGN(RunResult without, Engine(cluster, jobs, {}).Run(kept));
+  // Progress kept: 3,500 s left after the 120-s reload from 700.
+  EXPECT_DOUBLE_EQ(without.outcomes[0].finish_s, 700 + 120 + 3500);
+  EXPECT_DOUBLE_EQ(without.outcomes[0].lost_gpu_seconds, 0);
+  EXPECT_DOUBLE_EQ(without.summary.lost_gpu_hours, 0);
+  // Checkpoints every 60 s: the 40 s since the one at 60 are lost (2 pods x 8 GPUs).
+  PreemptOncePolicy lost;
+  ASSERT_OK_AND_ASSIGN(
+      RunResult with,
+      Engine(cluster, jobs, {.restart_overhead_s = 300, .checkpoint_interval_s = 60}).Run(lost));
+  EXPECT_DOUBLE_EQ(with.outcomes[0].finish_s, 700 + 300 + 3540);
+  EXPECT_DOUBLE_EQ(with.outcomes[0].lost_gpu_seconds, 40 * 16);
+  EXPECT_DOUBLE_EQ(with.summary.lost_gpu_hours, 40.0 * 16 / 3600);
+  EXPECT_DOUBLE_EQ(with.outcomes[1].lost_gpu_seconds, 0);  // never interrupted
+  // Goodput leaves out the reload and the lost work, which utilization counts as busy.
+  const double capacity = 128.0 * with.summary.makespan_s;
+  EXPECT_NEAR(with.summary.gpu_utilization - with.summary.goodput,
+              (300.0 * 16 + 40.0 * 16) / capacity, 1e-12);
+  ExpectConservation(jobs, with);
+}
+
 // The horizon: a job that can never start must not stretch the run to the engine's safety stop
 // (a year) while node failures keep arriving; utilization is over first submit -> last GPU
 // released, and the run ends once nothing can change.
@@ -254,7 +283,8 @@ void ExpectConservation(const std::vector<TraceJob>& jobs, const RunResult& resu
     }
     if (out.finish_s >= 0) {
       const double work = jobs[i].duration_s * static_cast<double>(jobs[i].gpus());
-      EXPECT_NEAR(out.gpu_seconds - out.restart_gpu_seconds, work, 1e-6 * work + 1e-3)
+      EXPECT_NEAR(out.gpu_seconds - out.restart_gpu_seconds - out.lost_gpu_seconds, work,
+                  1e-6 * work + 1e-3)
           << jobs[i].name;
       // Never faster than at full size (elastic jobs run longer when smaller).
       EXPECT_GE(out.finish_s, out.first_start_s + jobs[i].duration_s - 1e-6);
@@ -292,6 +322,15 @@ TEST_P(PolicyEngineTest, ConservesGpuSecondsWithFailuresAndPreemption) {
     EXPECT_EQ(result.summary.violations(), 0) << ::testing::PrintToString(result.violations);
   }
   ExpectConservation(jobs, result);
+  // And with the work since the last checkpoint lost at every eviction and failure.
+  std::unique_ptr<Policy> again =
+      GetParam() == "phalanx" ? MakePhalanxPolicy() : *MakeBaseline(GetParam());
+  ASSERT_OK_AND_ASSIGN(
+      RunResult lossy,
+      Engine(cluster, jobs, {.seed = 3, .checkpoint_interval_s = 1800}).Run(*again));
+  EXPECT_EQ(lossy.summary.jobs_completed, 300);
+  EXPECT_GT(lossy.summary.lost_gpu_hours, 0);
+  ExpectConservation(jobs, lossy);
 }
 
 INSTANTIATE_TEST_SUITE_P(Policies, PolicyEngineTest,
