@@ -257,20 +257,15 @@ void AdmissionController::Run(const kube::Cancellation& stop) {
 void AdmissionController::ReleaseOrphans() {
   int released = 0;
   for (const auto& raw : informers_.jobs.List()) {
-    // Metadata and status are all this reads: a job whose spec cannot be read is let go too.
-    absl::StatusOr<kube::TrainingJob> job = kube::DecodeTrainingJobWithoutSpec(raw->json);
-    if (!job.ok()) continue;
-    // A finished job's reservation was released when it finished, unless the operator stopped
-    // between writing its phase and the release (its status keeps the admission: Kueue's too).
-    const bool finished = kube::FinishedPhase(job->status.phase);
-    if (job->status.admission && !finished) continue;
+    absl::StatusOr<kube::TrainingJob> job = kube::DecodeTrainingJob(raw->json);
+    if (!job.ok() || job->status.admission || kube::FinishedPhase(job->status.phase)) continue;
     absl::Status s = placement_.Release(raw->meta.Key());
     if (s.ok()) {
       ++released;
-      spdlog::warn("released the reservation of TrainingJob {}: {}", raw->meta.Key(),
-                   finished ? "it has finished (an operator stopped before releasing it)"
-                            : "its status holds no admission (an operator stopped between "
-                              "reserving and writing status)");
+      spdlog::warn(
+          "released the reservation of TrainingJob {}: its status holds no admission "
+          "(an operator stopped between reserving and writing status)",
+          raw->meta.Key());
     } else if (!absl::IsNotFound(s)) {
       spdlog::debug("release of {}: {}", raw->meta.Key(), s);
     }

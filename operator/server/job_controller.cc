@@ -282,7 +282,6 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
     absl::MutexLock lock(&mu_);
     slices_.erase(key);
     seen_ranks_.erase(key);
-    release_owed_.erase(key);  // its deletion released it
     return std::nullopt;
   }
   absl::StatusOr<kube::TrainingJob> decoded = kube::DecodeTrainingJob(raw->json);
@@ -441,16 +440,6 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
 
   // --- finished: nothing runs; ttl ------------------------------------------------------------
   if (kube::FinishedPhase(job.status.phase)) {
-    bool owed;
-    {
-      absl::MutexLock lock(&mu_);
-      owed = release_owed_.contains(key);
-    }
-    if (owed) {
-      RETURN_IF_ERROR(release());
-      absl::MutexLock lock(&mu_);
-      release_owed_.erase(key);
-    }
     RETURN_IF_ERROR(delete_pods([](const kube::Pod& p) { return !Terminal(p); }));
     RETURN_IF_ERROR(SyncEndpoints(job, {}));
     if (!job.ttl_seconds_after_finished) return std::nullopt;
@@ -599,12 +588,8 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
       }
     }
     RETURN_IF_ERROR(write());
-    if (absl::Status released = release(); !released.ok()) {
-      // The next reconcile sees the job finished and takes the finished branch: it must know.
-      absl::MutexLock lock(&mu_);
-      release_owed_.insert(key);
-      return released;
-    }
+    // Released by phalanx-scheduler too once it sees the phase (LiveSnapshot), should this fail.
+    RETURN_IF_ERROR(release());
     RETURN_IF_ERROR(delete_pods([](const kube::Pod& p) { return !Terminal(p); }));
     metrics_.jobs_finished_total.WithLabels({wanted.phase, std::string(reason)}).Inc();
     (void)events_.Record(JobReference(meta),

@@ -129,10 +129,6 @@ class JobController {
   static constexpr size_t kReleasedKept = 4096;
   std::set<std::string> released_;
   std::deque<std::string> released_order_;
-  // Jobs that finished and whose reservation release failed (phalanx-scheduler unreachable):
-  // released again at their next reconcile, which sees them finished. After a failover,
-  // AdmissionController::ReleaseOrphans releases them.
-  std::set<std::string> release_owed_;
   // Pods created whose informer event has not arrived: not created twice (create_expectations.h).
   CreateExpectations expected_pods_;
   // Status writes whose informer event has not arrived: each transition's Event is recorded

@@ -488,36 +488,6 @@ TEST_F(JobControllerTest, ARankThatSucceededFirstLeavesTheGangRunning) {
   EXPECT_THAT(EventsRecorded(), ::testing::IsEmpty());  // still Running: no new Running event
 }
 
-// A job that finished while phalanx-scheduler could not release its reservation gets it released
-// at its next reconcile, which sees it finished (before 2026-12-01 the finished branch never
-// released: the nodes stayed reserved until the job was deleted).
-TEST_F(JobControllerTest, AReleaseThatFailedWhenTheJobFinishedIsMadeAtTheNextReconcile) {
-  std::vector<std::string> done;
-  for (int rank : {0, 1}) {
-    std::string pod = RunningPod(rank);
-    pod.replace(pod.find(R"("phase":"Running")"), 17, R"("phase":"Succeeded")");
-    done.push_back(pod);
-  }
-  const std::string admitted = R"("admission":{"clusterQueue":"cq","flavor":"p5","replicas":2},)"
-                               R"("placement":{"domain":"nn-1","level":"l3","nodes":["n0","n1"]})";
-  Start({Job(R"("suspend":false)",
-             absl::StrCat(R"({"phase":"Running","restarts":0,)", admitted, "}"))},
-        done, ReadyNodes());
-  const std::string key = absl::StrCat(kNs, "/", kJob);
-  ::testing::InSequence in_order;
-  EXPECT_CALL(placement_, Release(key)).WillOnce(Return(absl::UnavailableError("no scheduler")));
-  EXPECT_FALSE(controller_.Reconcile(key).ok());
-  ASSERT_EQ(status_writes_.size(), 1u);
-  EXPECT_THAT(status_writes_[0], HasSubstr(R"("phase":"Succeeded")"));
-  // The informer shows it Succeeded: the finished branch releases what is owed, once.
-  Watch("trainingjobs", kube::WatchEvent::Type::kModified,
-        Job(R"("suspend":false)",
-            absl::StrCat(R"({"phase":"Succeeded","restarts":0,)", admitted, "}")));
-  EXPECT_CALL(placement_, Release(key)).WillOnce(Return(absl::OkStatus()));
-  ASSERT_OK(controller_.Reconcile(key).status());
-  ASSERT_OK(controller_.Reconcile(key).status());  // nothing owed any more: no third call
-}
-
 // A cordon stops no pod: a rank that fails on a cordoned node failed for its own reasons, and
 // the restart counts against maxRestarts (a NotReady node's would not).
 TEST_F(JobControllerTest, AFailureOnACordonedNodeCountsAgainstMaxRestarts) {
