@@ -481,67 +481,53 @@ void ApplyLimitRanges(const std::vector<LimitRangeDefaults>& ranges, kube::Train
 std::string LimitRangeRefusal(const std::vector<LimitRangeDefaults>& ranges,
                               const kube::TrainingJob& job) {
   using Kind = kube::TrainingJob::Container::Kind;
-  // `have` against the bound `bound` of `resource`: a message if it is out.
-  auto out_of = [](const std::string& where, const std::string& resource,
-                   std::optional<int64_t> have, int64_t bound, bool max,
-                   const LimitRangeDefaults& r, const char* per) -> std::string {
-    if (max ? (have && *have <= bound) : (have && *have >= bound)) return "";
-    const std::string amount = have ? FormatQuantity(resource, *have) : "none";
-    return absl::StrCat(where, ": ", resource, " ", amount, " is ", max ? "above" : "below",
-                        " the ", max ? "maximum" : "minimum", " per ", per, " (",
-                        FormatQuantity(resource, bound), ") of LimitRange ", r.namespace_name, "/",
-                        r.name, ": the API server would refuse every pod");
-  };
   for (const LimitRangeDefaults& r : ranges) {
     if (r.namespace_name != job.meta.namespace_) continue;
+    // The first resource of `bounds` whose amount (`amount_of`, nullopt for unset) is out of
+    // it: unset cannot exceed a max, and is below any min.
+    auto first_out = [&r](const ResourceList& bounds, bool max, const std::string& where,
+                          const char* per, auto&& amount_of) -> std::string {
+      for (const auto& [resource, bound] : bounds) {
+        const std::optional<int64_t> have = amount_of(resource);
+        if (max ? (!have || *have <= bound) : (have && *have >= bound)) continue;
+        return absl::StrCat(where, ": ", resource, " ",
+                            have ? FormatQuantity(resource, *have) : "none", " is ",
+                            max ? "above the maximum" : "below the minimum", " per ", per, " (",
+                            FormatQuantity(resource, bound), ") of LimitRange ", r.namespace_name,
+                            "/", r.name, ": the API server would refuse every pod");
+      }
+      return "";
+    };
     int index[2] = {0, 0};  // containers, initContainers
     for (const kube::TrainingJob::Container& c : job.containers) {
       const bool init = c.kind != Kind::kContainer;
       const std::string where =
           absl::StrCat("spec.template.spec.", init ? "initContainers[" : "containers[",
                        index[init ? 1 : 0]++, "]");
-      auto amount = [&](const std::string& resource, bool larger) -> std::optional<int64_t> {
-        auto request = c.requests.find(resource);
-        auto limit = c.limits.find(resource);
-        std::optional<int64_t> out;
-        for (auto it : {request, limit}) {
-          if (it == c.requests.end() || it == c.limits.end()) continue;
-          out = !out     ? it->second
-                : larger ? std::max(*out, it->second)
-                         : std::min(*out, it->second);
-        }
-        return out;
-      };
-      for (const auto& [resource, bound] : r.container_max) {
-        // Unset is no amount: a container without the resource cannot exceed its max.
-        std::optional<int64_t> have = amount(resource, true);
-        if (!have) continue;
-        if (std::string m = out_of(where, resource, have, bound, true, r, "Container"); !m.empty())
-          return m;
-      }
-      for (const auto& [resource, bound] : r.container_min) {
-        if (std::string m =
-                out_of(where, resource, amount(resource, false), bound, false, r, "Container");
-            !m.empty())
-          return m;
+      for (const bool max : {true, false}) {
+        // Against a max the larger of request and limit, against a min the smaller.
+        auto amount_of = [&](const std::string& resource) {
+          std::optional<int64_t> out;
+          for (const ResourceList* list : {&c.requests, &c.limits}) {
+            auto it = list->find(resource);
+            if (it == list->end()) continue;
+            out = !out ? it->second : max ? std::max(*out, it->second) : std::min(*out, it->second);
+          }
+          return out;
+        };
+        std::string m =
+            first_out(max ? r.container_max : r.container_min, max, where, "Container", amount_of);
+        if (!m.empty()) return m;
       }
     }
     auto pod_amount = [&](const std::string& resource) -> std::optional<int64_t> {
       auto it = job.pod.requests.find(resource);
       return it == job.pod.requests.end() ? std::nullopt : std::optional<int64_t>(it->second);
     };
-    for (const auto& [resource, bound] : r.pod_max) {
-      std::optional<int64_t> have = pod_amount(resource);
-      if (!have) continue;
-      if (std::string m = out_of("spec.template.spec", resource, have, bound, true, r, "Pod");
-          !m.empty())
-        return m;
-    }
-    for (const auto& [resource, bound] : r.pod_min) {
-      if (std::string m =
-              out_of("spec.template.spec", resource, pod_amount(resource), bound, false, r, "Pod");
-          !m.empty())
-        return m;
+    for (const bool max : {true, false}) {
+      std::string m =
+          first_out(max ? r.pod_max : r.pod_min, max, "spec.template.spec", "Pod", pod_amount);
+      if (!m.empty()) return m;
     }
   }
   return "";
