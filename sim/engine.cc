@@ -143,7 +143,6 @@ class Simulation {
     work_left_.assign(n, 0);
     progress_from_.assign(n, 0);
     segment_from_.assign(n, 0);
-    total_work_.assign(n, 0);
     restart_pending_.assign(n, 0);
     result_.outcomes.resize(n);
     double last_submit = 0;
@@ -154,7 +153,6 @@ class Simulation {
       job.id = static_cast<int32_t>(i);
       job.spec = &spec;
       work_left_[i] = static_cast<double>(spec.pods) * spec.duration_s;
-      total_work_[i] = work_left_[i];
       JobOutcome& out = result_.outcomes[i];
       out.submit_s = spec.submit_s;
       out.pods = spec.pods;
@@ -416,7 +414,8 @@ class Simulation {
     if (const double interval = options_.checkpoint_interval_s; interval > 0) {
       const double since = std::fmod(std::max(0.0, now_ - segment_from_[id]), interval);
       const double count = static_cast<double>(jobs_[id].nodes.size());
-      const double lost = std::min(since * count, total_work_[id] - work_left_[id]);
+      const double total = static_cast<double>(trace_[id].pods) * trace_[id].duration_s;
+      const double lost = std::min(since * count, total - work_left_[id]);
       work_left_[id] += lost;
       result_.outcomes[id].lost_gpu_seconds += lost * trace_[id].gpus_per_pod;
     }
@@ -630,7 +629,6 @@ class Simulation {
   std::vector<double> work_left_;      // pod-seconds
   std::vector<double> progress_from_;  // progress resumes here (after restart overhead)
   std::vector<double> segment_from_;   // productive run time since the last (re)start, from here
-  std::vector<double> total_work_;     // pods x duration pod-seconds
   std::vector<char> restart_pending_;
   std::vector<char> node_up_;
   std::vector<int64_t> used_;
