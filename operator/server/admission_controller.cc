@@ -559,7 +559,7 @@ CycleStats AdmissionController::RunCycle() {
       spdlog::warn("TrainingJob {}: {}", key, job.status());
       const UnreadableJob unread = ReadUnreadableJob(raw->json);
       if (unread.admitted || !raw->meta.deletion_timestamp.empty() ||
-          kube::FinishedPhase(ReadStatusString(raw->json, "phase"))) {
+          kube::FinishedPhase(unread.phase)) {
         continue;
       }
       // Not admitted: pending in its queue with reason Invalid and the decoder's message, which

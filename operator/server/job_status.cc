@@ -143,6 +143,7 @@ UnreadableJob ReadUnreadableJob(std::string_view object_json) {
   if (status != nullptr) {
     auto admission = status->FindMember("admission");
     out.admitted = admission != status->MemberEnd() && admission->value.IsObject();
+    out.phase = std::string(kube::StringMember(*status, "phase"));
   }
   return out;
 }

@@ -68,10 +68,11 @@ std::vector<Condition> ReadConditions(std::string_view object_json);
 // A string in status (e.g. "startTime"); "" when absent.
 std::string ReadStatusString(std::string_view object_json, std::string_view key);
 // What can still be read of a TrainingJob the decoder refuses (a field out of range, a template
-// that is not a pod): its spec.queueName, and whether status.admission is set.
+// that is not a pod): its spec.queueName, whether status.admission is set, and status.phase.
 struct UnreadableJob {
   std::string queue_name;
   bool admitted = false;
+  std::string phase;
 };
 UnreadableJob ReadUnreadableJob(std::string_view object_json);
 const Condition* FindCondition(const std::vector<Condition>& conditions, std::string_view type);

@@ -45,6 +45,21 @@ TEST(ReadConditions, ReadsStatusConditionsAndStrings) {
   EXPECT_TRUE(ReadConditions("not json").empty());
 }
 
+// What the admission controller reads of a job the decoder refuses: enough to tell a job to
+// keep (admitted, finished) from one to report as Invalid in its queue.
+TEST(ReadUnreadableJob, ReadsQueueAdmissionAndPhaseWhateverTheRest) {
+  const UnreadableJob failed = ReadUnreadableJob(
+      R"({"spec":{"queueName":"training","replicas":"four"},)"
+      R"("status":{"phase":"Failed","admission":{"clusterQueue":"cq","replicas":2}}})");
+  EXPECT_EQ(failed.queue_name, "training");
+  EXPECT_TRUE(failed.admitted);
+  EXPECT_EQ(failed.phase, "Failed");
+  const UnreadableJob fresh = ReadUnreadableJob(R"({"spec":{"queueName":"q","replicas":[]}})");
+  EXPECT_EQ(fresh.queue_name, "q");
+  EXPECT_FALSE(fresh.admitted);
+  EXPECT_EQ(fresh.phase, "");
+}
+
 TEST(MergeConditions, KeepsTransitionTimeWhenStatusUnchanged) {
   std::vector<Condition> current = {
       {"Queued", "True", "InsufficientQuota", "old", "2026-11-23T18:00:00Z"},
