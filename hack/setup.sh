@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PACKAGES=(
-  build-essential cmake ninja-build pkg-config git ca-certificates openssl curl
+  build-essential cmake ninja-build pkg-config git ca-certificates openssl curl patch
   libgrpc++-dev protobuf-compiler-grpc protobuf-compiler libprotobuf-dev
   libabsl-dev libcpprest-dev libboost-dev libboost-system-dev libssl-dev
   libyaml-cpp-dev libspdlog-dev libfmt-dev

@@ -62,7 +62,25 @@ for name in "${WANT[@]}"; do
   echo "[build] $name $ver ($PKG) ..."
   start=$(date +%s)
   tmpdir=$(mktemp -d "$PHALANX_CACHE/bin/.tmp-$name.XXXXXX" 2>/dev/null || { mkdir -p "$PHALANX_CACHE/bin"; mktemp -d "$PHALANX_CACHE/bin/.tmp-$name.XXXXXX"; })
-  if ! (cd "$HERE/$MOD" && nice -n "$NICE" go build -mod=readonly -trimpath -ldflags "$LDF" -o "$tmpdir/$name" "$PKG"); then
+  # A module with patches (hack/cluster/$MOD/patches/*.patch, each saying why) is built from a
+  # patched copy of its upstream source, put in place of the module by a copy of go.mod.
+  modfile=()
+  patches=("$HERE/$MOD"/patches/*.patch)
+  if [[ -f ${patches[0]} ]]; then
+    upstream=$(cd "$HERE/$MOD" && go mod download -json "${MODREQ% *}@${MODREQ#* }" | sed -n 's/^\s*"Dir": "\(.*\)",$/\1/p')
+    [[ -d $upstream ]] || { rm -rf "$tmpdir"; echo "[build] FAILED: $name: cannot download ${MODREQ% *}@${MODREQ#* }" >&2; exit 1; }
+    cp -r "$upstream" "$tmpdir/src" && chmod -R u+w "$tmpdir/src"
+    for p in "${patches[@]}"; do
+      if ! patch -s -p1 -d "$tmpdir/src" <"$p"; then
+        rm -rf "$tmpdir"; echo "[build] FAILED: $name: patch $p does not apply to ${MODREQ#* }" >&2; exit 1
+      fi
+      echo "[build] $name: applied $(basename "$p")"
+    done
+    cp "$HERE/$MOD/go.mod" "$HERE/$MOD/go.sum" "$tmpdir/"
+    echo "replace ${MODREQ% *} => $tmpdir/src" >>"$tmpdir/go.mod"
+    modfile=(-modfile "$tmpdir/go.mod")
+  fi
+  if ! (cd "$HERE/$MOD" && nice -n "$NICE" go build -mod=readonly "${modfile[@]}" -trimpath -ldflags "$LDF" -o "$tmpdir/$name" "$PKG"); then
     rm -rf "$tmpdir"
     echo "[build] FAILED: $name $ver: go build $PKG in hack/cluster/$MOD failed (see output above)" >&2
     exit 1
@@ -73,6 +91,7 @@ for name in "${WANT[@]}"; do
     "$tmpdir/$name" $VCMD >&2 || true
     rm -rf "$tmpdir"; exit 1
   fi
+  rm -rf "$tmpdir/src" "$tmpdir/go.mod" "$tmpdir/go.sum"
   rm -rf "$(dirname "$bin")"
   mkdir -p "$(dirname "$(dirname "$bin")")"
   mv "$tmpdir" "$(dirname "$bin")"

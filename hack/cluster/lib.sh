@@ -7,12 +7,21 @@ PHALANX_CACHE="${PHALANX_CACHE:-$HOME/.cache/phalanx}"
 PHALANX_CLUSTER_DIR="${PHALANX_CLUSTER_DIR:-/tmp/phalanx-cluster}"
 export PATH="/usr/local/go/bin:$PATH"
 
-# Version of each binary, as pinned.
+# "+patched.<hash of the patches>" when hack/cluster/<module dir>/patches/ holds patches that
+# hack/cluster/build.sh applies to the upstream source, else nothing: a changed patch builds
+# into a new cache directory, as a version bump does.
+phx_patch_tag() { # module dir
+  local p=("$PHX_CLUSTER_HACK/$1"/patches/*.patch)
+  [[ -f ${p[0]} ]] || return 0
+  echo "+patched.$(cat "${p[@]}" | sha256sum | cut -c1-8)"
+}
+
+# Version of each binary, as pinned (and patched).
 phx_version() {
   case $1 in
     kube-apiserver|kube-controller-manager|kube-scheduler) echo "$KUBERNETES_VERSION" ;;
     etcd|etcdctl) echo "$ETCD_VERSION" ;;
-    kwok) echo "$KWOK_VERSION" ;;
+    kwok) echo "$KWOK_VERSION$(phx_patch_tag kwok)" ;;
     helm) echo "$HELM_VERSION" ;;
     *) echo "unknown binary $1" >&2; return 1 ;;
   esac
