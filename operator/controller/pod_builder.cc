@@ -5,17 +5,13 @@
 #include <map>
 #include <utility>
 
-#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "common/api_labels.h"
 #include "common/fnv.h"
 #include "common/quantity.h"
 #include "common/status.h"
 #include "fmt/format.h"
-#include "kube/errors.h"
 #include "kube/json.h"
 #include "rapidjson/document.h"
 
@@ -616,46 +612,6 @@ std::string TemplateDecodingError(std::string_view api_message) {
       std::string(fields), {{"field \"spec.", "field \"spec.template.spec."},
                             {"field \"metadata.", "field \"spec.template.metadata."}});
   return "spec.template: " + named;
-}
-
-TemplateVerdict JudgePodDryRun(const absl::Status& status) {
-  using Kind = TemplateVerdict::Kind;
-  if (status.ok() || absl::IsAlreadyExists(status)) return {};
-  if (kube::IsStrictDecodingError(status)) {
-    return {Kind::kRefused, TemplateDecodingError(std::string(status.message()))};
-  }
-  // The pod's fields as the job's: the template gave every field that can be invalid but the
-  // ones the operator writes, which are valid.
-  auto as_job_fields = [](std::string_view text) {
-    std::string named(text);
-    if (named.starts_with("spec.") || named.starts_with("metadata.")) {
-      named = "spec.template." + named;
-    }
-    return named;
-  };
-  if (kube::IsInvalid(status)) {
-    std::optional<kube::KubeError> error = kube::KubeErrorOf(status);
-    if (error.has_value() && !error->causes.empty()) {
-      std::vector<std::string> causes;
-      for (const std::string& cause : error->causes) causes.push_back(as_job_fields(cause));
-      return {Kind::kRefused, absl::StrJoin(causes, "; ")};
-    }
-    return {Kind::kRefused, std::string(status.message())};
-  }
-  if (kube::IsForbidden(status) && !kube::IsNamespaceTerminating(status)) {
-    const absl::string_view message = status.message();
-    if (absl::StrContains(message, "exceeded quota: ") ||
-        absl::StrContains(message, "failed quota: ")) {
-      return {};
-    }
-    // The API server's words, without the client's "POST ...: Forbidden (HTTP 403): ".
-    std::string_view words(message.data(), message.size());
-    if (size_t at = words.find("(HTTP 403): "); at != std::string_view::npos) {
-      words.remove_prefix(at + std::string_view("(HTTP 403): ").size());
-    }
-    return {Kind::kRefusedForNow, std::string(words)};
-  }
-  return {};
 }
 
 }  // namespace phalanx::controller
