@@ -5,13 +5,17 @@
 #include <map>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "common/api_labels.h"
 #include "common/fnv.h"
 #include "common/quantity.h"
 #include "common/status.h"
 #include "fmt/format.h"
+#include "kube/errors.h"
 #include "kube/json.h"
 #include "rapidjson/document.h"
 
@@ -612,6 +616,60 @@ std::string TemplateDecodingError(std::string_view api_message) {
       std::string(fields), {{"field \"spec.", "field \"spec.template.spec."},
                             {"field \"metadata.", "field \"spec.template.metadata."}});
   return "spec.template: " + named;
+}
+
+TemplateVerdict JudgePodDryRun(const absl::Status& status) {
+  using Kind = TemplateVerdict::Kind;
+  if (status.ok() || absl::IsAlreadyExists(status)) return {};
+  if (kube::IsStrictDecodingError(status)) {
+    return {Kind::kRefused, TemplateDecodingError(std::string(status.message()))};
+  }
+  // The pod's fields as the job's: the template gave every field that can be invalid but the
+  // ones the operator writes, which are valid.
+  auto as_job_fields = [](std::string_view text) {
+    std::string named(text);
+    if (named.starts_with("spec.") || named.starts_with("metadata.")) {
+      named = "spec.template." + named;
+    }
+    return named;
+  };
+  if (kube::IsInvalid(status)) {
+    std::optional<kube::KubeError> error = kube::KubeErrorOf(status);
+    if (error.has_value() && !error->causes.empty()) {
+      std::vector<std::string> causes;
+      for (const std::string& cause : error->causes) causes.push_back(as_job_fields(cause));
+      return {Kind::kRefused, absl::StrJoin(causes, "; ")};
+    }
+    return {Kind::kRefused, std::string(status.message())};
+  }
+  if (kube::IsForbidden(status) && !kube::IsNamespaceTerminating(status)) {
+    // Refusals the operator reports itself, in its own words, where they belong: a
+    // ResourceQuota's ("exceeded quota", "failed quota") and a LimitRange's max, min or ratio
+    // (plugin/pkg/admission/limitranger: "maximum cpu usage per Container is 2, but limit is
+    // 4") hold the job back in the admission controller, named; the operator's own RBAC
+    // missing is an install problem the pods' creates record as a Forbidden event, not the
+    // job's fault.
+    const absl::string_view message = status.message();
+    if (absl::StrContains(message, "exceeded quota: ") ||
+        absl::StrContains(message, "failed quota: ")) {
+      return {Kind::kDeferred, "a ResourceQuota of its namespace"};
+    }
+    if (absl::StrContains(message, " usage per Container is ") ||
+        absl::StrContains(message, " usage per Pod is ") ||
+        absl::StrContains(message, " max limit to request ratio per ")) {
+      return {Kind::kDeferred, "a LimitRange of its namespace"};
+    }
+    if (kube::IsAuthorizationDenied(status)) {
+      return {Kind::kDeferred, "the operator's RBAC, which does not let it create pods there"};
+    }
+    // The API server's words, without the client's "POST ...: Forbidden (HTTP 403): ".
+    std::string_view words(message.data(), message.size());
+    if (size_t at = words.find("(HTTP 403): "); at != std::string_view::npos) {
+      words.remove_prefix(at + std::string_view("(HTTP 403): ").size());
+    }
+    return {Kind::kRefusedForNow, std::string(words)};
+  }
+  return {};
 }
 
 }  // namespace phalanx::controller

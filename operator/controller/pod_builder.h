@@ -78,6 +78,33 @@ absl::StatusOr<std::string> BuildPod(const kube::TrainingJob& job, const PodCont
 // "spec.template: unknown field \"spec.template.spec.restartPolicyy\"".
 std::string TemplateDecodingError(std::string_view api_message);
 
+// What the API server's answer to a dry run of a rank's pod (create with dryRun=All and
+// fieldValidation=Strict, before the job is admitted) says of the template.
+struct TemplateVerdict {
+  enum class Kind {
+    // Created (or AlreadyExists: the name is taken, which the API server checks last), or the
+    // dry run could not say (no answer, a 5xx, a webhook without dry-run support, ...): the
+    // pods' own creates will tell.
+    kPassed,
+    // Refused for the body itself: a field the pod schema does not know (400 strict decoding)
+    // or an invalid value (422). Only an edit of the job changes that.
+    kRefused,
+    // Refused by an admission plugin (403: PodSecurity, a webhook, a PriorityClass missing):
+    // something outside the job may change, so it is asked again later.
+    kRefusedForNow,
+    // Refused for something the operator reports itself, in its own words, where it belongs:
+    // a ResourceQuota or a LimitRange (the admission controller holds the job back, naming
+    // it), or the operator's own RBAC (an install problem, not the job's: its pods' creates
+    // record a Forbidden event). Admitted as if passed; `message` names what refused.
+    kDeferred,
+  };
+  Kind kind = Kind::kPassed;
+  // For a refusal: the API server's words, fields named as the TrainingJob's
+  // ("spec.template.spec.containers[0].image: Required value").
+  std::string message;
+};
+TemplateVerdict JudgePodDryRun(const absl::Status& status);
+
 // The headless Service `<job>` that gives every rank a DNS name: clusterIP None, no selector,
 // publishNotReadyAddresses, port `master_port`, owned by the job. Without a selector
 // kube-controller-manager's endpoint controllers leave it alone; the operator publishes its

@@ -21,6 +21,17 @@
 namespace phalanx::operator_server {
 namespace {
 
+// A pending job the core is to keep pending, reason Invalid, with `message`: counted as its
+// queue's pending workload, as Kueue counts an inadmissible one.
+admission::Workload InvalidWorkload(const kube::TrainingJob& job, std::string message) {
+  admission::Workload refused;
+  refused.key = job.meta.Key();
+  refused.namespace_name = job.meta.namespace_;
+  refused.queue_name = job.queue_name;
+  refused.invalid = std::move(message);
+  return refused;
+}
+
 constexpr char kCycleKey[] = "cycle";
 constexpr absl::Duration kMaxPlacementRetryDelay = absl::Seconds(5);
 // A gang that quota admits but no domain holds now waits for capacity, and capacity also frees
@@ -568,12 +579,7 @@ CycleStats AdmissionController::RunCycle() {
       kube::TrainingJob shell;
       shell.meta = raw->meta;
       shell.queue_name = unread.queue_name;
-      admission::Workload refused;
-      refused.key = key;
-      refused.namespace_name = shell.meta.namespace_;
-      refused.queue_name = shell.queue_name;
-      refused.invalid = std::string(job.status().message());
-      snapshot.workloads.push_back(std::move(refused));
+      snapshot.workloads.push_back(InvalidWorkload(shell, std::string(job.status().message())));
       objects[key] = raw;
       jobs.emplace(key, std::move(shell));
       continue;
@@ -623,6 +629,19 @@ CycleStats AdmissionController::RunCycle() {
       if (!ApplySuspend(*raw)) Trigger();
       continue;
     }
+    if (!job->status.admission && informers_.template_checks.enabled()) {
+      // Counted once the API server has said what it makes of the job's pods (the job
+      // controller's dry run, template_checks.h, which triggers a cycle): a refused template
+      // waits, reason Invalid, and takes no quota.
+      std::optional<TemplateChecks::Verdict> check =
+          informers_.template_checks.Get(key, job->meta.uid, job->meta.generation);
+      if (!check.has_value()) continue;
+      if (check->refused) {
+        snapshot.workloads.push_back(InvalidWorkload(*job, check->message));
+        jobs.emplace(key, *std::move(job));
+        continue;
+      }
+    }
     // Admitted since its Admitted condition turned True; admitted by this operator and not
     // yet seen with that condition (a write the informer has not caught up with): just now.
     const int64_t admitted_at =
@@ -638,12 +657,7 @@ CycleStats AdmissionController::RunCycle() {
     if (!workload.ok() && !job->status.admission) {
       // Counted as its queue's pending workload, as Kueue counts an inadmissible one: the
       // core resolves the queue and keeps it pending with this message.
-      admission::Workload refused;
-      refused.key = key;
-      refused.namespace_name = job->meta.namespace_;
-      refused.queue_name = job->queue_name;
-      refused.invalid = std::string(workload.status().message());
-      snapshot.workloads.push_back(std::move(refused));
+      snapshot.workloads.push_back(InvalidWorkload(*job, std::string(workload.status().message())));
     } else if (!workload.ok()) {
       invalid.push_back({key, "", admission::PendingReason::kInvalid,
                          std::string(workload.status().message())});

@@ -13,6 +13,7 @@
 #include "kube/api/training_job.h"
 #include "kube/informer.h"
 #include "operator/server/create_failures.h"
+#include "operator/server/template_checks.h"
 
 namespace phalanx::operator_server {
 
@@ -95,6 +96,8 @@ struct Informers {
   // Not an informer: what the job controller learned creating pods that the API server's
   // objects do not show, for the admission controller's messages.
   CreateFailures create_failures;
+  // What a dry run of each pending job's pod said of its template (template_checks.h).
+  TemplateChecks template_checks;
 
  private:
   std::vector<std::thread> threads_;

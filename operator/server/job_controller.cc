@@ -30,6 +30,8 @@ const std::vector<std::string_view> kOwned = {kConditionRunning, kConditionResta
 
 // How soon a rank held off a failed node is looked at again (the node may recover first).
 constexpr absl::Duration kHeldRankRecheck = absl::Seconds(5);
+// A template refused for now (a 403: PodSecurity, a webhook, RBAC) is tried again this often.
+constexpr absl::Duration kTemplateRecheck = absl::Seconds(30);
 
 bool Terminal(const kube::Pod& pod) { return kube::FinishedPhase(pod.phase); }
 
@@ -180,6 +182,75 @@ void JobController::Run(const kube::Cancellation& stop, int workers) {
   stop.Unregister(id);
 }
 
+std::optional<absl::Duration> JobController::CheckTemplate(const kube::TrainingJob& job,
+                                                           absl::Time now) {
+  if (!informers_.template_checks.enabled()) return std::nullopt;
+  const kube::ObjectMeta& meta = job.meta;
+  const std::string key = meta.Key();
+  if (std::optional<TemplateChecks::Verdict> last =
+          informers_.template_checks.Get(key, meta.uid, meta.generation)) {
+    if (!last->ask_again) return std::nullopt;
+    if (const absl::Duration since = now - last->checked; since < kTemplateRecheck) {
+      return kTemplateRecheck - since;
+    }
+  }
+  TemplateChecks::Verdict verdict{.uid = meta.uid, .generation = meta.generation, .checked = now};
+  // Rank 0's pod as admission would make it, but on no node and in no flavor yet.
+  controller::PodContext ctx{.world_size = std::max(job.replicas, 1), .elastic = job.elastic};
+  absl::StatusOr<std::string> body = controller::BuildPod(job, ctx, 0);
+  std::string refusal;
+  const char* result = "refused";
+  if (!body.ok()) {
+    refusal = absl::StrCat("cannot build the pods: ", body.status().message());
+  } else {
+    const absl::Status answer = client_
+                                    .Create(kube::Pods(), meta.namespace_, *body,
+                                            {.dry_run = true, .field_validation = "Strict"})
+                                    .status();
+    const controller::TemplateVerdict judged = controller::JudgePodDryRun(answer);
+    using Kind = controller::TemplateVerdict::Kind;
+    verdict.ask_again = judged.kind == Kind::kRefusedForNow;
+    if (judged.kind == Kind::kDeferred) {
+      result = "deferred";
+      // Once per job generation: a passed verdict is not asked again.
+      const bool rbac = kube::IsAuthorizationDenied(answer);
+      spdlog::log(rbac ? spdlog::level::warn : spdlog::level::info,
+                  "TrainingJob {}: the dry run of its pod was refused by {}{} ({})", key,
+                  judged.message,
+                  rbac ? " (check the operator's RBAC)"
+                       : "; the admission controller holds it back for that, by name",
+                  std::string(answer.message()));
+    } else if (judged.kind == Kind::kPassed) {
+      result = answer.ok() || absl::IsAlreadyExists(answer) ? "passed" : "unanswered";
+      if (!answer.ok() && !absl::IsAlreadyExists(answer)) {
+        spdlog::warn(
+            "TrainingJob {}: the dry run of its pod got no verdict ({}); its pods' "
+            "creates will be checked when it is admitted",
+            key, answer.ToString());
+      }
+    } else {
+      refusal = judged.message;
+      if (verdict.ask_again) result = "refused_for_now";
+    }
+  }
+  metrics_.template_dry_runs_total.WithLabels({result}).Inc();
+  if (!refusal.empty()) {
+    verdict.refused = true;
+    verdict.message = absl::StrCat(
+        "the API server refuses its pods (a dry run of rank 0's pod): ", refusal,
+        verdict.ask_again
+            ? absl::StrCat("; asked again every ", absl::ToInt64Seconds(kTemplateRecheck), " s")
+            : std::string("; it waits for the TrainingJob to be fixed"));
+  }
+  const bool ask_again = verdict.ask_again;
+  const std::string message = verdict.message;
+  if (informers_.template_checks.Set(key, std::move(verdict)) && !message.empty()) {
+    spdlog::warn("TrainingJob {}: not admitted: {}", key, message);
+  }
+  if (ask_again) return kTemplateRecheck;
+  return std::nullopt;
+}
+
 void JobController::RecordForbidden(const std::string& key, const absl::Status& status) {
   std::shared_ptr<const kube::RawObject> raw = informers_.jobs.Get(key);
   if (raw == nullptr) return;
@@ -279,6 +350,7 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
     // Gone; its pods, Service and EndpointSlices are garbage-collected.
     written_.Forget(key);
     informers_.create_failures.Clear(key);
+    informers_.template_checks.Forget(key);
     absl::MutexLock lock(&mu_);
     slices_.erase(key);
     seen_ranks_.erase(key);
@@ -492,7 +564,7 @@ absl::StatusOr<std::optional<absl::Duration>> JobController::Reconcile(const std
     }
     RETURN_IF_ERROR(write());
     RETURN_IF_ERROR(SyncEndpoints(job, {}));
-    return std::nullopt;
+    return CheckTemplate(job, now_time);
   }
 
   // --- admitted ----------------------------------------------------------------------------

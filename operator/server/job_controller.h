@@ -74,6 +74,12 @@ class JobController {
   absl::StatusOr<std::optional<absl::Duration>> Reconcile(const std::string& key);
 
  private:
+  // Before the job is admitted: a dry run of rank 0's pod (create, dryRun=All,
+  // fieldValidation=Strict), once per uid and generation, its verdict recorded in
+  // informers_.template_checks for the admission controller (template_checks.h); a refusal
+  // for now (a 403) is asked again after kTemplateRecheck. Returns when to look again.
+  std::optional<absl::Duration> CheckTemplate(const kube::TrainingJob& job, absl::Time now);
+
   // A Warning event "Forbidden" on the job, with the API server's message.
   void RecordForbidden(const std::string& key, const absl::Status& status);
 

@@ -176,6 +176,9 @@ int Run(const OperatorConfig& config) {
     JobController jobs(controller_client, informers, placement, events, metrics,
                        config.write_concurrency);
     jobs.YieldTo(admission_gate, admission_first);
+    // A pending job is admitted only once a dry run of its pod has passed (template_checks.h);
+    // each new verdict starts a cycle.
+    informers.template_checks.Enable([&admission] { admission.Trigger(); });
     admission.RegisterHandlers();
     jobs.RegisterHandlers();
     informers.Start(&lost);

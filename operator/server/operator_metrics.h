@@ -40,26 +40,28 @@ struct OperatorMetrics {
   explicit OperatorMetrics(metrics::Registry& r)
       : pending_workloads(r.AddGauge(
             "phalanx_pending_workloads",
-            "TrainingJobs waiting for admission, by ClusterTrainingQueue and status (active: could be "
+            "TrainingJobs waiting for admission, by ClusterTrainingQueue and status (active: could "
+            "be "
             "admitted when room appears; inadmissible: blocked by configuration or input).",
             {"cluster_queue", "status"})),
         admitted_active_workloads(r.AddGauge(
             "phalanx_admitted_active_workloads",
             "TrainingJobs admitted and not finished, by ClusterTrainingQueue.", {"cluster_queue"})),
         admitted_workloads_total(r.AddCounter("phalanx_admitted_workloads_total",
-                                              "Admissions, by ClusterTrainingQueue.", {"cluster_queue"})),
+                                              "Admissions, by ClusterTrainingQueue.",
+                                              {"cluster_queue"})),
         evicted_workloads_total(r.AddCounter(
             "phalanx_evicted_workloads_total",
             "Evictions of admitted TrainingJobs, by ClusterTrainingQueue and reason (Preempted, "
             "Suspended, NodeFailure, PodsReadyTimeout, ClusterTrainingQueueStopped, "
             "TrainingQueueStopped).",
             {"cluster_queue", "reason"})),
-        preempted_workloads_total(r.AddCounter(
-            "phalanx_preempted_workloads_total",
-            "TrainingJobs evicted or shrunk by preemption, by the preemptor's "
-            "ClusterTrainingQueue and reason (InClusterQueue, InCohortReclamation, "
-            "InCohortReclaimWhileBorrowing, InCohortFairSharing).",
-            {"preempting_cluster_queue", "reason"})),
+        preempted_workloads_total(
+            r.AddCounter("phalanx_preempted_workloads_total",
+                         "TrainingJobs evicted or shrunk by preemption, by the preemptor's "
+                         "ClusterTrainingQueue and reason (InClusterQueue, InCohortReclamation, "
+                         "InCohortReclaimWhileBorrowing, InCohortFairSharing).",
+                         {"preempting_cluster_queue", "reason"})),
         cluster_queue_status(r.AddGauge(
             "phalanx_cluster_queue_status",
             "1 for the state each ClusterTrainingQueue is in, 0 for the others: active, pending "
@@ -91,9 +93,9 @@ struct OperatorMetrics {
             metrics::Buckets::Latency())),
         admission_cycles_total(
             r.AddCounter("phalanx_admission_cycles_total", "Admission cycles run.")),
-        placement_calls_total(r.AddCounter(
-            "phalanx_placement_calls_total",
-            "Calls to phalanx-scheduler's Placement service, by method.", {"method"})),
+        placement_calls_total(
+            r.AddCounter("phalanx_placement_calls_total",
+                         "Calls to phalanx-scheduler's Placement service, by method.", {"method"})),
         placement_errors_total(r.AddCounter(
             "phalanx_placement_errors_total",
             "Admission attempts of a TrainingJob that a failed Placement call stopped "
@@ -119,25 +121,33 @@ struct OperatorMetrics {
             "Pod creates the API server answered AlreadyExists: the pod was there already (made "
             "by another writer, or by this operator longer ago than its wait for the pod "
             "informer).")),
-        node_failures_total(r.AddCounter(
-            "phalanx_node_failures_total",
-            "Admitted TrainingJobs hit by failed nodes, by what the operator did (replaced, shrunk, "
-            "evicted) and why (NodeNotReady, NodeTainted, NodeUnhealthy, NodeDeleted, "
-            "NodeCordoned of the first failed node; NodeFailure for evictions).",
-            {"action", "reason"})),
+        node_failures_total(
+            r.AddCounter("phalanx_node_failures_total",
+                         "Admitted TrainingJobs hit by failed nodes, by what the operator did "
+                         "(replaced, shrunk, "
+                         "evicted) and why (NodeNotReady, NodeTainted, NodeUnhealthy, NodeDeleted, "
+                         "NodeCordoned of the first failed node; NodeFailure for evictions).",
+                         {"action", "reason"})),
         node_replacements_total(r.AddCounter(
             "phalanx_node_replacements_total",
             "Failed nodes under admitted gangs whose ranks moved to healthy nodes, by reason.",
             {"reason"})),
-        status_writes_total(r.AddCounter(
-            "phalanx_status_writes_total",
-            "Status and metadata writes to the API server, by object kind and result.",
-            {"kind", "result"})),
+        status_writes_total(
+            r.AddCounter("phalanx_status_writes_total",
+                         "Status and metadata writes to the API server, by object kind and result.",
+                         {"kind", "result"})),
         endpoint_slice_writes_total(r.AddCounter(
             "phalanx_endpoint_slice_writes_total",
             "Writes of the TrainingJobs' EndpointSlices (the ranks' addresses under each job's "
             "headless Service), by operation (apply, delete) and result (ok, error).",
-            {"op", "result"})) {
+            {"op", "result"})),
+        template_dry_runs_total(r.AddCounter(
+            "phalanx_template_dry_runs_total",
+            "Dry runs of a pending TrainingJob's pod (template_checks.h), by what the API server "
+            "said: passed, refused (the template itself: an unknown field, an invalid value), "
+            "refused_for_now (a 403 from an admission plugin or authorization; asked again), "
+            "unanswered (no verdict: counted as passed).",
+            {"result"})) {
     r.AddCallbackGaugeFamily(
         "phalanx_oldest_pending_workload_timestamp_seconds",
         "Unix time since which the longest-waiting pending TrainingJob of each ClusterTrainingQueue has "
@@ -184,6 +194,7 @@ struct OperatorMetrics {
   metrics::Family<metrics::Counter>& node_replacements_total;
   metrics::Family<metrics::Counter>& status_writes_total;
   metrics::Family<metrics::Counter>& endpoint_slice_writes_total;
+  metrics::Family<metrics::Counter>& template_dry_runs_total;
   OldestPending oldest_pending;
 };
 

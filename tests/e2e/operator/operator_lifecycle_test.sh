@@ -276,19 +276,46 @@ kc -n team-llm get events --field-selector involvedObject.name=no-queue -o jsonp
 job team-vision after-bad 2
 eventually 90 phase_is team-vision after-bad Running && pass "a good job is still admitted beside the bad ones" ||
   fail "after-bad not Running: $(cond team-vision after-bad Queued)"
-# A misspelt pod-template field (the CRD keeps the template's unknown fields): the pods are
-# created with fieldValidation=Strict, so the job fails naming the field instead of running
-# without it (audit session 36, F3).
+# A pod template the API server would refuse is found before admission: when the job is first
+# seen, a dry run of rank 0's pod (create, dryRun=All, fieldValidation=Strict; the CRD keeps the
+# template's unknown fields). The job waits, Queued=True Invalid naming the field as the job's,
+# takes no quota and gets no pods (before 2026-12-01 it was admitted and failed at its first
+# pod create, audit session 36, F3), and is admitted once fixed.
 job team-vision typo 1 "" "" "      restartPolicyy: Never"
-typo_failed() {
-  phase_is team-vision typo Failed &&
-    [[ $(cond team-vision typo Failed) == *'InvalidTemplate: cannot create the pods: spec.template: unknown field "spec.template.spec.restartPolicyy"'* ]]
+job team-vision bad-dns 1 "" "" "      dnsPolicy: Sometimes"
+dry_run_refused() { # name what
+  [[ $(cond team-vision "$1" Queued) == "True Invalid: the API server refuses its pods (a dry run of rank 0's pod): $2; it waits for the TrainingJob to be fixed" ]]
 }
-eventually 60 typo_failed && pass "a misspelt template field fails the job: $(cond team-vision typo Failed)" ||
-  fail "typo: phase '$(phase team-vision typo)', $(cond team-vision typo Failed)"
-npods_is team-vision typo 0 && has_event team-vision typo InvalidTemplate &&
-  pass "typo: no pods, an InvalidTemplate event" ||
-  fail "typo: pods $(npods team-vision typo), events: $(kc -n team-vision get events --field-selector involvedObject.name=typo -o jsonpath='{.items[*].reason}')"
+eventually 60 dry_run_refused typo 'spec.template: unknown field "spec.template.spec.restartPolicyy"' &&
+  pass "a misspelt template field is refused before admission: $(cond team-vision typo Queued)" ||
+  fail "typo: phase '$(phase team-vision typo)', $(cond team-vision typo Queued)"
+eventually 60 dry_run_refused bad-dns 'spec.template.spec.dnsPolicy: Unsupported value: "Sometimes": supported values: "ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"' &&
+  pass "an invalid template value is refused before admission: $(cond team-vision bad-dns Queued)" ||
+  fail "bad-dns: phase '$(phase team-vision bad-dns)', $(cond team-vision bad-dns Queued)"
+for j in typo bad-dns; do
+  [[ $(jq_job team-vision $j '.status.admission // "none"') == none ]] && npods_is team-vision $j 0 &&
+    pass "$j: not admitted, no pods" || fail "$j: admission $(jq_job team-vision $j '.status.admission'), $(npods team-vision $j) pods"
+done
+kc -n team-vision patch trainingjob typo --type=json -p '[{"op":"remove","path":"/spec/template/spec/restartPolicyy"}]' >/dev/null ||
+  fail "cannot fix typo"
+eventually 90 phase_is team-vision typo Running && pass "typo, fixed: checked again, admitted and Running" ||
+  fail "typo fixed: phase '$(phase team-vision typo)', $(cond team-vision typo Queued)"
+kc -n team-vision delete trainingjob bad-dns typo --wait=false >/dev/null
+# A refusal by an admission plugin (PodSecurity here) may end without an edit of the job: it is
+# asked again every 30 s.
+kc label namespace team-vision pod-security.kubernetes.io/enforce=baseline >/dev/null
+job team-vision host-net 1 "" "" "      hostNetwork: true"
+host_net_refused() {
+  [[ $(cond team-vision host-net Queued) == 'True Invalid: '*'violates PodSecurity "baseline:latest": host namespaces (hostNetwork=true)'*'; asked again every 30 s' ]]
+}
+eventually 60 host_net_refused &&
+  pass "PodSecurity refuses for now: $(cond team-vision host-net Queued)" ||
+  fail "host-net: phase '$(phase team-vision host-net)', $(cond team-vision host-net Queued)"
+kc label namespace team-vision pod-security.kubernetes.io/enforce- >/dev/null
+eventually 90 phase_is team-vision host-net Running &&
+  pass "the namespace's policy lifted: host-net asked again, admitted and Running" ||
+  fail "host-net: phase '$(phase team-vision host-net)', $(cond team-vision host-net Queued)"
+kc -n team-vision delete trainingjob host-net --wait=false >/dev/null
 
 # --- 5. suspend, resume, delete ----------------------------------------------------------
 kc -n team-vision patch trainingjob after-bad --type=merge -p '{"spec":{"suspend":true}}' >/dev/null

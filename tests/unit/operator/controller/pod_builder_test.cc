@@ -15,6 +15,7 @@
 #include "gtest/gtest.h"
 #include "kube/api/training_job.h"
 #include "kube/decode.h"
+#include "kube/errors.h"
 #include "kube/json.h"
 #include "rapidjson/document.h"
 #include "scheduler/server/live_snapshot.h"
@@ -701,6 +702,78 @@ TEST(TemplateDecodingErrorTest, NamesTheFieldsAsTheJobHasThem) {
   // Another wording is kept whole.
   EXPECT_EQ(TemplateDecodingError("duplicate field \"spec.hostname\""),
             "spec.template: duplicate field \"spec.template.spec.hostname\"");
+}
+
+// A dry run of a pending job's pod: what the API server's answer says of the template.
+TEST(JudgePodDryRunTest, RefusalsOfTheBodyStandAndNameTheJobsFields) {
+  using Kind = TemplateVerdict::Kind;
+  TemplateVerdict strict = JudgePodDryRun(kube::MakeKubeStatus(
+      400, "BadRequest",
+      "Pod in version \"v1\" cannot be handled as a Pod: strict decoding error: unknown field "
+      "\"spec.restartPolicyy\""));
+  EXPECT_EQ(strict.kind, Kind::kRefused);
+  EXPECT_EQ(strict.message, "spec.template: unknown field \"spec.template.spec.restartPolicyy\"");
+  // kube-apiserver 1.34's 422 for two invalid values, with a cause for each.
+  TemplateVerdict invalid = JudgePodDryRun(kube::MakeKubeStatus(
+      422, "Invalid",
+      "Pod \"llama-0\" is invalid: [spec.containers[0].imagePullPolicy: Unsupported value: "
+      "\"Sometimes\", metadata.labels: Invalid value: \"-x\"]",
+      absl::ZeroDuration(),
+      {"spec.containers[0].imagePullPolicy: Unsupported value: \"Sometimes\"",
+       "metadata.labels: Invalid value: \"-x\""}));
+  EXPECT_EQ(invalid.kind, Kind::kRefused);
+  EXPECT_EQ(invalid.message,
+            "spec.template.spec.containers[0].imagePullPolicy: Unsupported value: \"Sometimes\"; "
+            "spec.template.metadata.labels: Invalid value: \"-x\"");
+}
+
+TEST(JudgePodDryRunTest, AdmissionRefusalsAreForNowQuotasAndRbacDeferredAndRetriesPass) {
+  using Kind = TemplateVerdict::Kind;
+  TemplateVerdict security = JudgePodDryRun(kube::MakeKubeStatus(
+      403, "Forbidden",
+      "pods \"llama-0\" is forbidden: violates PodSecurity \"baseline:latest\": privileged"));
+  EXPECT_EQ(security.kind, Kind::kRefusedForNow);
+  EXPECT_EQ(security.message,
+            "pods \"llama-0\" is forbidden: violates PodSecurity \"baseline:latest\": "
+            "privileged");
+  // The admission controller holds a job back for its namespace's quotas itself.
+  for (const char* quota :
+       {"pods \"llama-0\" is forbidden: exceeded quota: gpus, requested: "
+        "requests.nvidia.com/gpu=8",
+        "pods \"llama-0\" is forbidden: failed quota: q: must specify limits.cpu for: trainer"}) {
+    const TemplateVerdict verdict = JudgePodDryRun(kube::MakeKubeStatus(403, "Forbidden", quota));
+    EXPECT_EQ(verdict.kind, Kind::kDeferred) << quota;
+    EXPECT_EQ(verdict.message, "a ResourceQuota of its namespace") << quota;
+  }
+  // A LimitRange's bounds (the admission controller's LimitRangeRefusal names them) and the
+  // operator's own RBAC (a Forbidden event once admitted) are not the template's to answer for.
+  for (const char* limit_range :
+       {"pods \"llama-0\" is forbidden: maximum cpu usage per Container is 2, but limit is 4",
+        "pods \"llama-0\" is forbidden: [minimum memory usage per Pod is 1Gi, but request is "
+        "512Mi, cpu max limit to request ratio per Container is 2, but provided ratio is "
+        "4.000000]"}) {
+    const TemplateVerdict verdict =
+        JudgePodDryRun(kube::MakeKubeStatus(403, "Forbidden", limit_range));
+    EXPECT_EQ(verdict.kind, Kind::kDeferred) << limit_range;
+    EXPECT_EQ(verdict.message, "a LimitRange of its namespace") << limit_range;
+  }
+  const TemplateVerdict rbac = JudgePodDryRun(kube::MakeKubeStatus(
+      403, "Forbidden",
+      "pods is forbidden: User \"system:serviceaccount:phalanx-system:phalanx-operator\" cannot "
+      "create resource \"pods\" in API group \"\" in the namespace \"team-vision\""));
+  EXPECT_EQ(rbac.kind, Kind::kDeferred);
+  EXPECT_EQ(rbac.message, "the operator's RBAC, which does not let it create pods there");
+  // Created, the name taken (the API server checks that last), or no verdict at all.
+  EXPECT_EQ(JudgePodDryRun(absl::OkStatus()).kind, Kind::kPassed);
+  EXPECT_EQ(JudgePodDryRun(kube::MakeKubeStatus(409, "AlreadyExists", "exists")).kind,
+            Kind::kPassed);
+  EXPECT_EQ(JudgePodDryRun(kube::MakeKubeStatus(500, "InternalError", "etcd")).kind, Kind::kPassed);
+  EXPECT_EQ(JudgePodDryRun(absl::UnavailableError("connection refused")).kind, Kind::kPassed);
+  EXPECT_EQ(JudgePodDryRun(kube::MakeKubeStatus(
+                               400, "BadRequest",
+                               "admission webhook \"x.example.com\" does not support dry run"))
+                .kind,
+            Kind::kPassed);
 }
 
 }  // namespace

@@ -150,6 +150,15 @@ class JobControllerTest : public ::testing::Test {
           if (r.plural == "pods") {
             pods_created_.emplace_back(body);
             pod_create_validation_.push_back(options.field_validation);
+            pod_create_dry_run_.push_back(options.dry_run);
+          }
+          if (r.plural == "pods" && pod_creates_pod_security_) {
+            // kube-apiserver 1.34's PodSecurity admission in an enforce=restricted namespace.
+            return absl::StatusOr<std::string>(kube::MakeKubeStatus(
+                403, "Forbidden",
+                "pods \"llama-0\" is forbidden: violates PodSecurity \"restricted:latest\": "
+                "allowPrivilegeEscalation != false (container \"trainer\" must set "
+                "securityContext.allowPrivilegeEscalation=false)"));
           }
           if (r.plural == "pods" && pod_creates_unknown_field_) {
             // What kube-apiserver 1.34 answers under fieldValidation=Strict.
@@ -276,6 +285,8 @@ class JobControllerTest : public ::testing::Test {
   bool pod_creates_fail_ = false;  // every pod create is refused (422)
   bool pod_creates_over_quota_ = false;  // every pod create exceeds a ResourceQuota (403)
   bool pod_creates_unknown_field_ = false;          // the template has a field a Pod has not (400)
+  bool pod_creates_pod_security_ = false;           // PodSecurity refuses every pod (403)
+  std::vector<bool> pod_create_dry_run_;            // dryRun of each pod create
   std::vector<std::string> pod_create_validation_;  // fieldValidation of each pod create
   std::vector<std::string> pods_created_;  // bodies of the pod creates
   std::vector<std::string> events_;
@@ -965,6 +976,82 @@ TEST(CaughtUp, NumbersCompareAsNumbersAnythingElseOnlyForEquality) {
   EXPECT_TRUE(CaughtUp("opaque-b", "opaque-b"));
   EXPECT_FALSE(CaughtUp("opaque-b", "opaque-a"));
   EXPECT_FALSE(CaughtUp("", "12"));
+}
+
+}  // namespace
+}  // namespace phalanx::operator_server
+
+namespace phalanx::operator_server {
+namespace {
+
+// Before admission, a pending job's template is put to the API server as a dry run of rank 0's
+// pod, strict, once per generation; the verdict is what the admission controller counts on.
+class TemplateCheckTest : public JobControllerTest {
+ protected:
+  void StartQueued() {
+    informers_.template_checks.Enable([this] { ++verdicts_changed_; });
+    Start({Job(R"("suspend":false)", R"({"phase":"Queued"})")});
+  }
+  std::optional<TemplateChecks::Verdict> Verdict() const {
+    return informers_.template_checks.Get("ml/llama", kUid, 3);
+  }
+  int verdicts_changed_ = 0;
+};
+
+TEST_F(TemplateCheckTest, APendingJobsPodIsDryRunOnceAndPasses) {
+  StartQueued();
+  Reconcile(3);
+  ASSERT_EQ(pods_created_.size(), 1u);
+  EXPECT_THAT(pod_create_dry_run_, ElementsAre(true));
+  EXPECT_THAT(pod_create_validation_, ElementsAre("Strict"));
+  EXPECT_THAT(pods_created_[0], HasSubstr(R"("name":"llama-0")"));
+  ASSERT_TRUE(Verdict().has_value());
+  EXPECT_FALSE(Verdict()->refused);
+  EXPECT_EQ(verdicts_changed_, 1);
+  // Another generation (an edit of the spec) is a new question.
+  EXPECT_EQ(informers_.template_checks.Get("ml/llama", kUid, 4), std::nullopt);
+}
+
+TEST_F(TemplateCheckTest, AnUnknownFieldIsARefusalThatWaitsForAnEdit) {
+  pod_creates_unknown_field_ = true;
+  StartQueued();
+  absl::StatusOr<std::optional<absl::Duration>> next = controller_.Reconcile("ml/llama");
+  ASSERT_OK(next.status());
+  EXPECT_EQ(*next, std::nullopt);  // nothing changes it but an edit
+  Reconcile(2);
+  EXPECT_EQ(pods_created_.size(), 1u);
+  ASSERT_TRUE(Verdict().has_value());
+  EXPECT_TRUE(Verdict()->refused);
+  EXPECT_FALSE(Verdict()->ask_again);
+  EXPECT_EQ(Verdict()->message,
+            "the API server refuses its pods (a dry run of rank 0's pod): spec.template: unknown "
+            "field \"spec.template.spec.restartPolicyy\"; it waits for the TrainingJob to be "
+            "fixed");
+  EXPECT_EQ(verdicts_changed_, 1);
+}
+
+TEST_F(TemplateCheckTest, PodSecurityIsARefusalForNowAskedAgain) {
+  pod_creates_pod_security_ = true;
+  StartQueued();
+  absl::StatusOr<std::optional<absl::Duration>> next = controller_.Reconcile("ml/llama");
+  ASSERT_OK(next.status());
+  EXPECT_EQ(*next, absl::Seconds(30));
+  ASSERT_TRUE(Verdict().has_value());
+  EXPECT_TRUE(Verdict()->ask_again);
+  EXPECT_THAT(Verdict()->message, HasSubstr("violates PodSecurity \"restricted:latest\""));
+  EXPECT_THAT(Verdict()->message, HasSubstr("; asked again every 30 s"));
+  // Woken before the 30 s are up: not asked again yet.
+  next = controller_.Reconcile("ml/llama");
+  ASSERT_OK(next.status());
+  ASSERT_TRUE(next->has_value());
+  EXPECT_LE(**next, absl::Seconds(30));
+  EXPECT_EQ(pods_created_.size(), 1u);
+}
+
+TEST_F(TemplateCheckTest, OffUntilEnabled) {
+  Start({Job(R"("suspend":false)", R"({"phase":"Queued"})")});
+  Reconcile(2);
+  EXPECT_TRUE(pods_created_.empty());
 }
 
 }  // namespace

@@ -1,0 +1,92 @@
+// What the API server said of each pending TrainingJob's pod template, asked with a dry run of
+// a rank's pod before the job is admitted: written by the job controller, read by the admission
+// controller, which counts a pending job only once its template has an answer for the job's
+// current uid and generation, and keeps a refused one pending, reason Invalid, with the API
+// server's words. A template the API server refuses (a misspelt field under fieldValidation
+// Strict, an invalid value, PodSecurity) thus takes no quota; before 2026-12-01 it was admitted
+// and failed, or was refused pod after pod, at its first pod create.
+//
+// Off (the default, for the controllers' unit tests) until Enable(): then nothing is gated.
+// Thread-safe: the two controllers run on their own threads.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "absl/time/time.h"
+
+namespace phalanx::operator_server {
+
+class TemplateChecks {
+ public:
+  struct Verdict {
+    std::string uid;
+    int64_t generation = 0;
+    bool refused = false;
+    // Refused for now (a 403 from an admission plugin or authorization): asked again later.
+    // Else a refusal stands until the job is edited (a new generation).
+    bool ask_again = false;
+    // A refusal, as the job's Queued condition says it (fields named as the job's).
+    std::string message;
+    absl::Time checked;
+  };
+
+  // `on_change` runs (outside the lock) whenever a job's verdict is new or differs.
+  void Enable(std::function<void()> on_change) {
+    std::lock_guard<std::mutex> lock(mu_);
+    enabled_ = true;
+    on_change_ = std::move(on_change);
+  }
+  bool enabled() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return enabled_;
+  }
+
+  // Records `job` ("namespace/name")'s verdict; true when it is new or says something else
+  // than the last one (a refusal's event is recorded once).
+  bool Set(const std::string& job, Verdict verdict) {
+    std::function<void()> notify;
+    bool changed;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = verdicts_.find(job);
+      changed = it == verdicts_.end() || it->second.uid != verdict.uid ||
+                it->second.generation != verdict.generation ||
+                it->second.refused != verdict.refused || it->second.message != verdict.message;
+      verdicts_[job] = std::move(verdict);
+      if (changed) notify = on_change_;
+    }
+    if (notify) notify();
+    return changed;
+  }
+
+  // The verdict on `job` as it is now (this uid and generation), if there is one.
+  std::optional<Verdict> Get(const std::string& job, const std::string& uid,
+                             int64_t generation) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = verdicts_.find(job);
+    if (it == verdicts_.end() || it->second.uid != uid || it->second.generation != generation) {
+      return std::nullopt;
+    }
+    return it->second;
+  }
+
+  // Gone, or admitted (its pods' creates are checked by the API server itself).
+  void Forget(const std::string& job) {
+    std::lock_guard<std::mutex> lock(mu_);
+    verdicts_.erase(job);
+  }
+
+ private:
+  mutable std::mutex mu_;
+  bool enabled_ = false;
+  std::function<void()> on_change_;
+  std::map<std::string, Verdict> verdicts_;
+};
+
+}  // namespace phalanx::operator_server
