@@ -24,6 +24,9 @@ int32_t NodesNeeded(int32_t pods, int32_t gpus_per_pod, int32_t node_gpus) {
 
 namespace {
 
+// A job's work in pod-seconds: its pods for its duration.
+double TotalWork(const TraceJob& spec) { return static_cast<double>(spec.pods) * spec.duration_s; }
+
 // Job ids in increasing order; a sorted vector because cycles copy the whole set far more often
 // than jobs change state, and arrivals append at the end.
 class SortedIds {
@@ -152,7 +155,7 @@ class Simulation {
       JobStatus& job = jobs_[i];
       job.id = static_cast<int32_t>(i);
       job.spec = &spec;
-      work_left_[i] = static_cast<double>(spec.pods) * spec.duration_s;
+      work_left_[i] = TotalWork(spec);
       JobOutcome& out = result_.outcomes[i];
       out.submit_s = spec.submit_s;
       out.pods = spec.pods;
@@ -414,8 +417,7 @@ class Simulation {
     if (const double interval = options_.checkpoint_interval_s; interval > 0) {
       const double since = std::fmod(std::max(0.0, now_ - segment_from_[id]), interval);
       const double count = static_cast<double>(jobs_[id].nodes.size());
-      const double total = static_cast<double>(trace_[id].pods) * trace_[id].duration_s;
-      const double lost = std::min(since * count, total - work_left_[id]);
+      const double lost = std::min(since * count, TotalWork(trace_[id]) - work_left_[id]);
       work_left_[id] += lost;
       result_.outcomes[id].lost_gpu_seconds += lost * trace_[id].gpus_per_pod;
     }

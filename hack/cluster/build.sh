@@ -65,8 +65,8 @@ for name in "${WANT[@]}"; do
   # A module with patches (hack/cluster/$MOD/patches/*.patch, each saying why) is built from a
   # patched copy of its upstream source, put in place of the module by a copy of go.mod.
   modfile=()
-  patches=("$HERE/$MOD"/patches/*.patch)
-  if [[ -f ${patches[0]} ]]; then
+  mapfile -t patches < <(phx_patches "$MOD")
+  if ((${#patches[@]})); then
     upstream=$(cd "$HERE/$MOD" && go mod download -json "${MODREQ% *}@${MODREQ#* }" | sed -n 's/^\s*"Dir": "\(.*\)",$/\1/p')
     [[ -d $upstream ]] || { rm -rf "$tmpdir"; echo "[build] FAILED: $name: cannot download ${MODREQ% *}@${MODREQ#* }" >&2; exit 1; }
     cp -r "$upstream" "$tmpdir/src" && chmod -R u+w "$tmpdir/src"

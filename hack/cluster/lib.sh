@@ -11,9 +11,20 @@ export PATH="/usr/local/go/bin:$PATH"
 # hack/cluster/build.sh applies to the upstream source, else nothing: a changed patch builds
 # into a new cache directory, as a version bump does.
 phx_patch_tag() { # module dir
-  local p=("$PHX_CLUSTER_HACK/$1"/patches/*.patch)
-  [[ -f ${p[0]} ]] || return 0
+  local p
+  mapfile -t p < <(phx_patches "$1")
+  ((${#p[@]})) || return 0
   echo "+patched.$(cat "${p[@]}" | sha256sum | cut -c1-8)"
+}
+
+# The patches of a module dir (hack/cluster/<dir>/patches/*.patch), one path per line, in the
+# order they apply; nothing when it has none.
+phx_patches() { # module dir
+  local p
+  for p in "$PHX_CLUSTER_HACK/$1"/patches/*.patch; do
+    [[ -f $p ]] && echo "$p"
+  done
+  return 0
 }
 
 # Version of each binary, as pinned (and patched).
