@@ -141,6 +141,9 @@ for role_name, labels, jobs_verbs in (("phalanx-tenant-edit", {"admin", "edit"},
         err("phalanx-tenant-view grants %s" % sorted(set().union(*verbs.values()) - READ))
     if verbs.get("trainingqueues", set()) != READ:
         err("%s: trainingqueues %s, want read only" % (role_name, sorted(verbs.get("trainingqueues", set()))))
+    # `kubectl phalanx explain` resolves a job's priority from the PriorityClasses.
+    if role_name == "phalanx-tenant-view" and verbs.get("priorityclasses", set()) != READ:
+        err("phalanx-tenant-view: priorityclasses %s, want read" % sorted(verbs.get("priorityclasses", set())))
 # The status policy needs the API server's ValidatingAdmissionPolicy, which helm template's
 # built-in capabilities do not list: not rendered here (step 6 renders it with --api-versions).
 for kind in ("ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"):
