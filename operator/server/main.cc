@@ -178,7 +178,9 @@ int Run(const OperatorConfig& config) {
     jobs.YieldTo(admission_gate, admission_first);
     // A pending job is admitted only once a dry run of its pod has passed (template_checks.h);
     // each new verdict starts a cycle.
-    informers.template_checks.Enable([&admission] { admission.Trigger(); });
+    if (config.template_dry_run) {
+      informers.template_checks.Enable([&admission] { admission.Trigger(); });
+    }
     admission.RegisterHandlers();
     jobs.RegisterHandlers();
     informers.Start(&lost);

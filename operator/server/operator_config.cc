@@ -31,6 +31,7 @@ absl::StatusOr<OperatorConfig> ParseOperatorFlags(const std::vector<std::string>
       .Int("syncTimeoutSeconds", &config.sync_timeout_seconds, 1, 86400)
       .Bool("fairSharing", &config.fair_sharing)
       .Bool("allowJobPriority", &config.allow_job_priority)
+      .Bool("templateDryRun", &config.template_dry_run)
       .Int("notReadyGraceSeconds", &config.not_ready_grace_seconds, 0, 86400)
       .Int("podsReadyTimeoutSeconds", &config.pods_ready_timeout_seconds, 0, 7 * 86400)
       .Int("requeuingBackoffBaseSeconds", &config.requeuing_backoff_base_seconds, 1, 86400)
@@ -100,6 +101,11 @@ Flags (each also a key of the --config file, written without dashes in camelCase
                                may create TrainingJobs can set above every PriorityClass;
                                false (default): priorities come only from PriorityClasses, and
                                a waiting job that sets spec.priority is refused (Invalid)
+  --template-dry-run true|false
+                               admit a pending job only once a dry run of its rank-0 pod
+                               (dryRun=All, fieldValidation=Strict) has passed, so a template
+                               the API server refuses waits, named, instead of failing after
+                               admission; one request per job and spec edit (default true)
   --not-ready-grace-seconds N  how long a node under an admitted gang may be NotReady before its
                                ranks move to other nodes (default 30)
   --pods-ready-timeout-seconds N

@@ -54,6 +54,10 @@ struct OperatorConfig {
   // set, above every PriorityClass). Off: priorities come only from PriorityClasses, which
   // admins control, as for pods and Kueue workloads; a waiting job that sets it is Invalid.
   bool allow_job_priority = false;
+  // Dry-run a pending job's rank-0 pod before admitting it (docs/operator.md "The pod template,
+  // checked before admission"); off, a template the API server refuses is found at the first
+  // pod create, after admission.
+  bool template_dry_run = true;
   // How long a node under an admitted gang must stay NotReady before its ranks are moved
   // (docs/operator.md "Faults"); taints and the HyperPod health label act at once.
   int not_ready_grace_seconds = 30;

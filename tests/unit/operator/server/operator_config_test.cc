@@ -25,6 +25,7 @@ TEST(OperatorConfig, Defaults) {
   EXPECT_EQ(c->admission_write_concurrency, 32);
   EXPECT_EQ(c->event_writers, 4);
   EXPECT_FALSE(c->allow_job_priority);  // priorities only from PriorityClasses
+  EXPECT_TRUE(c->template_dry_run);
   EXPECT_EQ(c->admission_writes_first_ms, 5000);
 }
 
@@ -35,7 +36,7 @@ TEST(OperatorConfig, FlagsBothSpellings) {
                           "--fair-sharing=true", "--write-concurrency", "16",
                           "--admission-write-concurrency=64",
                           "--event-writers=0", "--admission-writes-first-ms", "3000",
-                          "--allow-job-priority", "true"});
+                          "--allow-job-priority", "true", "--template-dry-run=false"});
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->placement_address, "10.0.0.1:9443");
   EXPECT_FALSE(c->leader_elect);
@@ -43,6 +44,7 @@ TEST(OperatorConfig, FlagsBothSpellings) {
   EXPECT_EQ(c->lease_namespace, "phalanx-system");
   EXPECT_TRUE(c->fair_sharing);
   EXPECT_TRUE(c->allow_job_priority);
+  EXPECT_FALSE(c->template_dry_run);
   EXPECT_EQ(c->write_concurrency, 16);
   EXPECT_EQ(c->admission_write_concurrency, 64);
   EXPECT_EQ(c->event_writers, 0);
