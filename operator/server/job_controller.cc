@@ -30,7 +30,7 @@ const std::vector<std::string_view> kOwned = {kConditionRunning, kConditionResta
 
 // How soon a rank held off a failed node is looked at again (the node may recover first).
 constexpr absl::Duration kHeldRankRecheck = absl::Seconds(5);
-// A template refused for now (a 403: PodSecurity, a webhook, RBAC) is tried again this often.
+// A template refused for now (a 403: PodSecurity, a webhook) is tried again this often.
 constexpr absl::Duration kTemplateRecheck = absl::Seconds(30);
 
 bool Terminal(const kube::Pod& pod) { return kube::FinishedPhase(pod.phase); }
@@ -221,8 +221,9 @@ std::optional<absl::Duration> JobController::CheckTemplate(const kube::TrainingJ
                        : "; the admission controller holds it back for that, by name",
                   std::string(answer.message()));
     } else if (judged.kind == Kind::kPassed) {
-      result = answer.ok() || absl::IsAlreadyExists(answer) ? "passed" : "unanswered";
-      if (!answer.ok() && !absl::IsAlreadyExists(answer)) {
+      const bool answered = answer.ok() || absl::IsAlreadyExists(answer);
+      result = answered ? "passed" : "unanswered";
+      if (!answered) {
         spdlog::warn(
             "TrainingJob {}: the dry run of its pod got no verdict ({}); its pods' "
             "creates will be checked when it is admitted",

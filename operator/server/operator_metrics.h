@@ -40,9 +40,9 @@ struct OperatorMetrics {
   explicit OperatorMetrics(metrics::Registry& r)
       : pending_workloads(r.AddGauge(
             "phalanx_pending_workloads",
-            "TrainingJobs waiting for admission, by ClusterTrainingQueue and status (active: could "
-            "be "
-            "admitted when room appears; inadmissible: blocked by configuration or input).",
+            "TrainingJobs waiting for admission, by ClusterTrainingQueue and status (active: "
+            "could be admitted when room appears; inadmissible: blocked by configuration or "
+            "input).",
             {"cluster_queue", "status"})),
         admitted_active_workloads(r.AddGauge(
             "phalanx_admitted_active_workloads",
@@ -124,9 +124,9 @@ struct OperatorMetrics {
         node_failures_total(
             r.AddCounter("phalanx_node_failures_total",
                          "Admitted TrainingJobs hit by failed nodes, by what the operator did "
-                         "(replaced, shrunk, "
-                         "evicted) and why (NodeNotReady, NodeTainted, NodeUnhealthy, NodeDeleted, "
-                         "NodeCordoned of the first failed node; NodeFailure for evictions).",
+                         "(replaced, shrunk, evicted) and why (NodeNotReady, NodeTainted, "
+                         "NodeUnhealthy, NodeDeleted, NodeCordoned of the first failed node; "
+                         "NodeFailure for evictions).",
                          {"action", "reason"})),
         node_replacements_total(r.AddCounter(
             "phalanx_node_replacements_total",
@@ -145,8 +145,9 @@ struct OperatorMetrics {
             "phalanx_template_dry_runs_total",
             "Dry runs of a pending TrainingJob's pod (template_checks.h), by what the API server "
             "said: passed, refused (the template itself: an unknown field, an invalid value), "
-            "refused_for_now (a 403 from an admission plugin or authorization; asked again), "
-            "unanswered (no verdict: counted as passed).",
+            "refused_for_now (a 403 from an admission plugin; asked again), deferred (a 403 for a "
+            "ResourceQuota, a LimitRange or the operator's RBAC, reported by the operator itself: "
+            "counted as passed), unanswered (no verdict: counted as passed).",
             {"result"})) {
     r.AddCallbackGaugeFamily(
         "phalanx_oldest_pending_workload_timestamp_seconds",

@@ -28,7 +28,8 @@ class TemplateChecks {
     std::string uid;
     int64_t generation = 0;
     bool refused = false;
-    // Refused for now (a 403 from an admission plugin or authorization): asked again later.
+    // Refused for now (a 403 from an admission plugin: PodSecurity, a webhook): asked again
+    // later.
     // Else a refusal stands until the job is edited (a new generation).
     bool ask_again = false;
     // A refusal, as the job's Queued condition says it (fields named as the job's).
