@@ -148,7 +148,12 @@ struct OperatorMetrics {
             "refused_for_now (a 403 from an admission plugin; asked again), deferred (a 403 for a "
             "ResourceQuota, a LimitRange or the operator's RBAC, reported by the operator itself: "
             "counted as passed), unanswered (no verdict: counted as passed).",
-            {"result"})) {
+            {"result"})),
+        template_verdicts_shared_total(r.AddCounter(
+            "phalanx_template_verdicts_shared_total",
+            "Pending TrainingJobs that took a passed dry run of another job's pod of the same "
+            "shape (same namespace; pods that differ only in the job's name, uid and size) "
+            "instead of a dry run of their own.")) {
     r.AddCallbackGaugeFamily(
         "phalanx_oldest_pending_workload_timestamp_seconds",
         "Unix time since which the longest-waiting pending TrainingJob of each ClusterTrainingQueue has "
@@ -196,6 +201,7 @@ struct OperatorMetrics {
   metrics::Family<metrics::Counter>& status_writes_total;
   metrics::Family<metrics::Counter>& endpoint_slice_writes_total;
   metrics::Family<metrics::Counter>& template_dry_runs_total;
+  metrics::Family<metrics::Counter>& template_verdicts_shared_total;
   OldestPending oldest_pending;
 };
 

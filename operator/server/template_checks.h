@@ -6,12 +6,19 @@
 // Strict, an invalid value, PodSecurity) thus takes no quota; before 2026-12-01 it was admitted
 // and failed, or was refused pod after pod, at its first pod create.
 //
+// A dry run that passes (or is deferred to the operator's own quota checks) is shared, for
+// kShareFor, with every job of the namespace whose rank-0 pod would differ only in what the
+// operator writes into it (the job's name, uid and size): a sweep of 500 jobs from one manifest
+// costs one dry run, not 500 (docs/benchmarks.md, "The template dry run"). Refusals are not
+// shared: each job gets the API server's own words about its pod.
+//
 // Off (the default, for the controllers' unit tests) until Enable(): then nothing is gated.
 // Thread-safe: the two controllers run on their own threads.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -83,11 +90,32 @@ class TemplateChecks {
     verdicts_.erase(job);
   }
 
+  // How long a passed dry run answers for the same pod shape (a PodSecurity label or a webhook
+  // added to the namespace meanwhile is seen at the pods' real creates, as it would be for a
+  // job admitted a moment earlier).
+  static constexpr absl::Duration kShareFor = absl::Seconds(60);
+
+  // `shape`: the namespace and rank 0's pod built from the job with its name, uid and size
+  // replaced by fixed ones. True when a dry run of that shape passed within kShareFor of `now`.
+  bool PassedRecently(const std::string& shape, absl::Time now) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = passed_.find(shape);
+    return it != passed_.end() && now - it->second < kShareFor;
+  }
+  void SetPassed(const std::string& shape, absl::Time now) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto it = passed_.begin(); it != passed_.end();) {
+      it = now - it->second >= kShareFor ? passed_.erase(it) : std::next(it);
+    }
+    passed_[shape] = now;
+  }
+
  private:
   mutable std::mutex mu_;
   bool enabled_ = false;
   std::function<void()> on_change_;
   std::map<std::string, Verdict> verdicts_;
+  std::map<std::string, absl::Time> passed_;  // shape -> when its dry run passed
 };
 
 }  // namespace phalanx::operator_server

@@ -1048,6 +1048,64 @@ TEST_F(TemplateCheckTest, PodSecurityIsARefusalForNowAskedAgain) {
   EXPECT_EQ(pods_created_.size(), 1u);
 }
 
+// The same job under another name and uid, with `replicas` pods, in namespace `ns`.
+std::string Renamed(const std::string& name, int replicas, const std::string& ns = "ml") {
+  std::string job = Job(R"("suspend":false)", R"({"phase":"Queued"})");
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {R"("name":"llama")", absl::StrCat(R"("name":")", name, "\"")},
+           {R"("uid":"uid-llama")", absl::StrCat(R"("uid":"uid-)", name, "\"")},
+           {R"("namespace":"ml")", absl::StrCat(R"("namespace":")", ns, "\"")},
+           {R"("replicas":2)", absl::StrCat(R"("replicas":)", replicas)}}) {
+    job.replace(job.find(from), from.size(), to);
+  }
+  return job;
+}
+
+// A sweep from one manifest: jobs whose pods differ only in what the operator writes (name, uid,
+// size) share one passed dry run; another namespace asks its own.
+TEST_F(TemplateCheckTest, JobsOfOneShapeShareAPassedDryRun) {
+  informers_.template_checks.Enable([this] { ++verdicts_changed_; });
+  Start({Job(R"("suspend":false)", R"({"phase":"Queued"})"), Renamed("gpt", 8),
+         Renamed("bert", 2, "nlp")});
+  Reconcile(1);
+  ASSERT_OK(controller_.Reconcile("ml/gpt").status());
+  EXPECT_EQ(pods_created_.size(), 1u);
+  ASSERT_TRUE(Verdict().has_value());
+  std::optional<TemplateChecks::Verdict> gpt =
+      informers_.template_checks.Get("ml/gpt", "uid-gpt", 3);
+  ASSERT_TRUE(gpt.has_value());
+  EXPECT_FALSE(gpt->refused);
+  EXPECT_EQ(verdicts_changed_, 2);
+  ASSERT_OK(controller_.Reconcile("nlp/bert").status());
+  ASSERT_EQ(pods_created_.size(), 2u);
+  EXPECT_THAT(pods_created_[1], HasSubstr(R"("name":"bert-0")"));
+  EXPECT_THAT(registry_.Render(), HasSubstr("phalanx_template_verdicts_shared_total 1\n"));
+}
+
+// A refusal is the job's own: the next job of the same shape asks the API server itself.
+TEST_F(TemplateCheckTest, ARefusalIsNotShared) {
+  pod_creates_unknown_field_ = true;
+  informers_.template_checks.Enable([this] { ++verdicts_changed_; });
+  Start({Job(R"("suspend":false)", R"({"phase":"Queued"})"), Renamed("gpt", 8)});
+  Reconcile(1);
+  ASSERT_OK(controller_.Reconcile("ml/gpt").status());
+  EXPECT_EQ(pods_created_.size(), 2u);
+  std::optional<TemplateChecks::Verdict> gpt =
+      informers_.template_checks.Get("ml/gpt", "uid-gpt", 3);
+  ASSERT_TRUE(gpt.has_value());
+  EXPECT_TRUE(gpt->refused);
+}
+
+TEST(TemplateChecks, APassedShapeAnswersForSixtySeconds) {
+  TemplateChecks checks;
+  const absl::Time t0 = absl::FromUnixSeconds(1'800'000'000);
+  EXPECT_FALSE(checks.PassedRecently("ml\n{}", t0));
+  checks.SetPassed("ml\n{}", t0);
+  EXPECT_TRUE(checks.PassedRecently("ml\n{}", t0 + absl::Seconds(59)));
+  EXPECT_FALSE(checks.PassedRecently("ml\n{}", t0 + absl::Seconds(60)));
+  EXPECT_FALSE(checks.PassedRecently("nlp\n{}", t0));
+}
+
 TEST_F(TemplateCheckTest, OffUntilEnabled) {
   Start({Job(R"("suspend":false)", R"({"phase":"Queued"})")});
   Reconcile(2);
