@@ -166,6 +166,8 @@ class AdmissionController {
     // Shrunk=True with reason PodsReadyTimeout: the ranks it dropped could not run, so the gang
     // is not grown again while this admission lasts.
     bool pods_ready_shrunk = false;
+    // TemplateShape of the job, computed when a pending job without a dry-run verdict is met.
+    std::optional<std::string> template_shape;
   };
   std::map<std::string, DecodedJob> decoded_jobs_;
   // Set by the node informer when a node's labels change: the next cycle checks every admitted

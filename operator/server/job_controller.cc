@@ -198,22 +198,15 @@ std::optional<absl::Duration> JobController::CheckTemplate(const kube::TrainingJ
   // Rank 0's pod as admission would make it, but on no node and in no flavor yet.
   controller::PodContext ctx{.world_size = std::max(job.replicas, 1), .elastic = job.elastic};
   absl::StatusOr<std::string> body = controller::BuildPod(job, ctx, 0);
-  // The same pod with what the operator writes into it fixed: equal for every job of a sweep.
-  std::string shape;
-  if (body.ok()) {
-    kube::TrainingJob same = job;
-    same.meta.name = "template-shape";
-    same.meta.uid = "template-shape";
-    same.replicas = 1;
-    ctx.world_size = 1;
-    if (absl::StatusOr<std::string> shaped = controller::BuildPod(same, ctx, 0); shaped.ok()) {
-      shape = absl::StrCat(meta.namespace_, "\n", *shaped);
-    }
-  }
-  if (!shape.empty() && informers_.template_checks.PassedRecently(shape, now)) {
-    metrics_.template_verdicts_shared_total.WithLabels({}).Inc();
-    informers_.template_checks.Set(key, std::move(verdict));
-    return std::nullopt;
+  const std::string shape = body.ok() ? TemplateShape(job) : std::string();
+  switch (informers_.template_checks.TakeShared(key, meta.uid, meta.generation, shape, now)) {
+    case TemplateChecks::Shared::kTaken:
+      metrics_.template_verdicts_shared_total.WithLabels({}).Inc();
+      return std::nullopt;
+    case TemplateChecks::Shared::kHadOne:  // the admission controller shared one just now
+      return std::nullopt;
+    case TemplateChecks::Shared::kNone:
+      break;
   }
   std::string refusal;
   const char* result = "refused";

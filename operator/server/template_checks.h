@@ -26,8 +26,14 @@
 #include <utility>
 
 #include "absl/time/time.h"
+#include "kube/api/training_job.h"
 
 namespace phalanx::operator_server {
+
+// The shape of `job`'s pods as far as a dry run can tell them apart: its namespace and rank 0's
+// pod built with the job's name, uid and size replaced by fixed ones, equal for every job of a
+// sweep from one manifest. "" when the pod cannot be built.
+std::string TemplateShape(const kube::TrainingJob& job);
 
 class TemplateChecks {
  public:
@@ -101,6 +107,28 @@ class TemplateChecks {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = passed_.find(shape);
     return it != passed_.end() && now - it->second < kShareFor;
+  }
+  // Gives `job`, at this uid and generation, a passed verdict when its `shape` passed recently
+  // and it has no verdict yet; both controllers may try for one job at once, only one takes it.
+  enum class Shared { kNone, kTaken, kHadOne };
+  Shared TakeShared(const std::string& job, const std::string& uid, int64_t generation,
+                    const std::string& shape, absl::Time now) {
+    std::function<void()> notify;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = verdicts_.find(job);
+      if (it != verdicts_.end() && it->second.uid == uid && it->second.generation == generation) {
+        return Shared::kHadOne;
+      }
+      auto passed = passed_.find(shape);
+      if (shape.empty() || passed == passed_.end() || now - passed->second >= kShareFor) {
+        return Shared::kNone;
+      }
+      verdicts_[job] = Verdict{.uid = uid, .generation = generation, .checked = now};
+      notify = on_change_;
+    }
+    if (notify) notify();
+    return Shared::kTaken;
   }
   void SetPassed(const std::string& shape, absl::Time now) {
     std::lock_guard<std::mutex> lock(mu_);

@@ -413,6 +413,34 @@ grep -q '^phalanx_cluster_queue_nominal_quota{cluster_queue="vision",flavor="p5"
   pass "/metrics reports quota and admitted workloads per ClusterTrainingQueue" ||
   fail "/metrics lacks the per-ClusterTrainingQueue series: $(grep -c '^phalanx_' <<<"$metrics") phalanx_ lines"
 
+# A sweep from one manifest shares its first job's passed dry run for 60 s (docs/operator.md):
+# the second and third jobs of that pod shape send no dry run of their own.
+op_counter() { # exact series name
+  curl -sf "http://127.0.0.1:$PHALANX_OPERATOR_HEALTH_PORT/metrics" | awk -v s="$1" '$1 == s {print $2}'
+}
+# The restarted operator checks the jobs still pending (too-big, bad-level, ...) once: wait for
+# that to be over, so the counts below are the sweep's.
+template_counts() {
+  echo "$(op_counter phalanx_template_verdicts_shared_total)/$(op_counter 'phalanx_template_dry_runs_total{result="passed"}')"
+}
+counts_settled() { local a; a=$(template_counts); sleep 2; [[ $(template_counts) == "$a" ]]; }
+eventually 30 counts_settled || fail "the template counters kept moving: $(template_counts)"
+shared_before=$(op_counter phalanx_template_verdicts_shared_total)
+passed_before=$(op_counter 'phalanx_template_dry_runs_total{result="passed"}')
+sweep_pod="      terminationGracePeriodSeconds: 3"   # a pod shape no other job of the test has
+job team-vision sweep-1 1 "" "" "$sweep_pod"
+eventually 60 phase_is team-vision sweep-1 Running || fail "sweep-1 not Running: $(cond team-vision sweep-1 Queued)"
+job team-vision sweep-2 1 "" "" "$sweep_pod"
+job team-vision sweep-3 1 "" "" "$sweep_pod"
+eventually 60 phase_is team-vision sweep-2 Running && eventually 60 phase_is team-vision sweep-3 Running ||
+  fail "sweep-2/3 not Running: $(cond team-vision sweep-2 Queued); $(cond team-vision sweep-3 Queued)"
+shared=$(($(op_counter phalanx_template_verdicts_shared_total) - ${shared_before:-0}))
+passed=$(($(op_counter 'phalanx_template_dry_runs_total{result="passed"}') - ${passed_before:-0}))
+[[ $shared == 2 && $passed == 1 ]] &&
+  pass "a sweep of three jobs of one pod shape: 1 dry run, 2 verdicts shared (phalanx_template_verdicts_shared_total)" ||
+  fail "sweep of three: $passed dry runs passed, $shared verdicts shared (want 1 and 2)"
+kc -n team-vision delete trainingjob sweep-1 sweep-2 sweep-3 --wait=false >/dev/null
+
 # --- 7. a namespace deleted with a running job: the namespace controller deletes the pods before
 # the job, and the API server refuses creates there; the operator does not try to rebuild the
 # gang nor report the refusals as RBAC, and the job's quota is freed when it goes.

@@ -1106,6 +1106,28 @@ TEST(TemplateChecks, APassedShapeAnswersForSixtySeconds) {
   EXPECT_FALSE(checks.PassedRecently("nlp\n{}", t0));
 }
 
+// The admission controller and the job controller may both try to share a verdict for one job:
+// one takes it, the other finds it there (and counts nothing).
+TEST(TemplateChecks, ASharedVerdictIsTakenOnce) {
+  TemplateChecks checks;
+  int changed = 0;
+  checks.Enable([&changed] { ++changed; });
+  const absl::Time t0 = absl::FromUnixSeconds(1'800'000'000);
+  using Shared = TemplateChecks::Shared;
+  EXPECT_EQ(checks.TakeShared("ml/b", "uid-b", 1, "ml\n{}", t0), Shared::kNone);
+  EXPECT_EQ(checks.TakeShared("ml/b", "uid-b", 1, "", t0), Shared::kNone);
+  checks.SetPassed("ml\n{}", t0);
+  EXPECT_EQ(checks.TakeShared("ml/b", "uid-b", 1, "ml\n{}", t0 + absl::Seconds(1)), Shared::kTaken);
+  EXPECT_EQ(checks.TakeShared("ml/b", "uid-b", 1, "ml\n{}", t0 + absl::Seconds(1)),
+            Shared::kHadOne);
+  EXPECT_EQ(changed, 1);
+  std::optional<TemplateChecks::Verdict> verdict = checks.Get("ml/b", "uid-b", 1);
+  ASSERT_TRUE(verdict.has_value());
+  EXPECT_FALSE(verdict->refused);
+  // An edit (a new generation) is shared again, as long as the shape passed within 60 s.
+  EXPECT_EQ(checks.TakeShared("ml/b", "uid-b", 2, "ml\n{}", t0 + absl::Seconds(61)), Shared::kNone);
+}
+
 TEST_F(TemplateCheckTest, OffUntilEnabled) {
   Start({Job(R"("suspend":false)", R"({"phase":"Queued"})")});
   Reconcile(2);
