@@ -109,7 +109,9 @@ class TemplateChecks {
     return it != passed_.end() && now - it->second < kShareFor;
   }
   // Gives `job`, at this uid and generation, a passed verdict when its `shape` passed recently
-  // and it has no verdict yet; both controllers may try for one job at once, only one takes it.
+  // and it has no verdict yet, or one refused for now (asked again: the shape's pass is the
+  // newer answer); both controllers may try for one job at once, only one takes it. kHadOne: a
+  // verdict that stands is there already.
   enum class Shared { kNone, kTaken, kHadOne };
   Shared TakeShared(const std::string& job, const std::string& uid, int64_t generation,
                     const std::string& shape, absl::Time now) {
@@ -117,7 +119,8 @@ class TemplateChecks {
     {
       std::lock_guard<std::mutex> lock(mu_);
       auto it = verdicts_.find(job);
-      if (it != verdicts_.end() && it->second.uid == uid && it->second.generation == generation) {
+      if (it != verdicts_.end() && it->second.uid == uid && it->second.generation == generation &&
+          !it->second.ask_again) {
         return Shared::kHadOne;
       }
       auto passed = passed_.find(shape);

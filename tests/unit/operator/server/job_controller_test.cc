@@ -1124,6 +1124,17 @@ TEST(TemplateChecks, ASharedVerdictIsTakenOnce) {
   std::optional<TemplateChecks::Verdict> verdict = checks.Get("ml/b", "uid-b", 1);
   ASSERT_TRUE(verdict.has_value());
   EXPECT_FALSE(verdict->refused);
+  // A refusal for now is asked again (the job controller's re-ask finds no verdict that
+  // stands), and a pass of its shape since is taken.
+  checks.Set("ml/c", TemplateChecks::Verdict{.uid = "uid-c",
+                                             .generation = 1,
+                                             .refused = true,
+                                             .ask_again = true,
+                                             .message = "PodSecurity"});
+  EXPECT_EQ(checks.TakeShared("ml/c", "uid-c", 1, "other\n{}", t0), Shared::kNone);
+  EXPECT_EQ(checks.TakeShared("ml/c", "uid-c", 1, "ml\n{}", t0), Shared::kTaken);
+  ASSERT_TRUE(checks.Get("ml/c", "uid-c", 1).has_value());
+  EXPECT_FALSE(checks.Get("ml/c", "uid-c", 1)->refused);
   // An edit (a new generation) is shared again, as long as the shape passed within 60 s.
   EXPECT_EQ(checks.TakeShared("ml/b", "uid-b", 2, "ml\n{}", t0 + absl::Seconds(61)), Shared::kNone);
 }
