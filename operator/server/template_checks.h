@@ -9,7 +9,8 @@
 // A dry run that passes (or is deferred to the operator's own quota checks) is shared, for
 // kShareFor, with every job of the namespace whose rank-0 pod would differ only in what the
 // operator writes into it (the job's name, uid and size): a sweep of 500 jobs from one manifest
-// costs one dry run, not 500 (docs/benchmarks.md, "The template dry run"). Refusals are not
+// costs a few dry runs (those sent before the first answer is in), not 500 (docs/benchmarks.md,
+// "The template dry run"). Refusals are not
 // shared: each job gets the API server's own words about its pod.
 //
 // Off (the default, for the controllers' unit tests) until Enable(): then nothing is gated.
@@ -105,8 +106,7 @@ class TemplateChecks {
   // replaced by fixed ones. True when a dry run of that shape passed within kShareFor of `now`.
   bool PassedRecently(const std::string& shape, absl::Time now) const {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = passed_.find(shape);
-    return it != passed_.end() && now - it->second < kShareFor;
+    return PassedLocked(shape, now);
   }
   // Gives `job`, at this uid and generation, a passed verdict when its `shape` passed recently
   // and it has no verdict yet, or one refused for now (asked again: the shape's pass is the
@@ -123,10 +123,7 @@ class TemplateChecks {
           !it->second.ask_again) {
         return Shared::kHadOne;
       }
-      auto passed = passed_.find(shape);
-      if (shape.empty() || passed == passed_.end() || now - passed->second >= kShareFor) {
-        return Shared::kNone;
-      }
+      if (shape.empty() || !PassedLocked(shape, now)) return Shared::kNone;
       verdicts_[job] = Verdict{.uid = uid, .generation = generation, .checked = now};
       notify = on_change_;
     }
@@ -136,12 +133,19 @@ class TemplateChecks {
   void SetPassed(const std::string& shape, absl::Time now) {
     std::lock_guard<std::mutex> lock(mu_);
     for (auto it = passed_.begin(); it != passed_.end();) {
-      it = now - it->second >= kShareFor ? passed_.erase(it) : std::next(it);
+      it = Fresh(it->second, now) ? std::next(it) : passed_.erase(it);
     }
     passed_[shape] = now;
   }
 
  private:
+  static bool Fresh(absl::Time passed, absl::Time now) { return now - passed < kShareFor; }
+  // With mu_ held.
+  bool PassedLocked(const std::string& shape, absl::Time now) const {
+    auto it = passed_.find(shape);
+    return it != passed_.end() && Fresh(it->second, now);
+  }
+
   mutable std::mutex mu_;
   bool enabled_ = false;
   std::function<void()> on_change_;
