@@ -9,22 +9,26 @@ namespace {
 
 // absl::StrCat takes absl::string_view, which is not std::string_view in Debian's Abseil.
 std::string Where(std::string_view where) {
-  return where.empty() ? "anywhere in the cluster" : std::string(where);
+  return where.empty() ? "anywhere in the cluster" : absl::StrCat("in ", std::string(where));
 }
 
 }  // namespace
 
 std::string AdmittedMessage(const Admitted& a) {
   std::string message =
-      absl::StrCat("admitted to ClusterTrainingQueue ", a.cluster_queue, " in flavor ", a.flavor,
-                   " with ", a.pods, a.pods == 1 ? " pod" : " pods", "; placed in ", Where(a.where),
-                   a.borrowing ? " (borrowing cohort quota)" : "");
+      absl::StrCat("admitted to ClusterTrainingQueue ", a.cluster_queue,
+                   a.flavor.empty() ? "" : absl::StrCat(" in flavor ", a.flavor), " with ", a.pods,
+                   a.pods == 1 ? " pod" : " pods",
+                   // Requests nothing the queue's quota covers (no GPUs, say): admitted with no
+                   // flavor, as Kueue admits such a workload; kube-scheduler places its pods.
+                   a.flavor.empty() ? " and no flavor (they request nothing its quota covers)" : "",
+                   "; placed ", Where(a.where), a.borrowing ? " (borrowing cohort quota)" : "");
   if (!a.preempted.empty()) absl::StrAppend(&message, "; preempted ", absl::StrJoin(a.preempted, ", "));
   return message;
 }
 
 std::string GrownMessage(int32_t from, int32_t to, std::string_view where) {
-  return absl::StrCat("grown from ", from, " to ", to, " pods in ", Where(where),
+  return absl::StrCat("grown from ", from, " to ", to, " pods ", Where(where),
                       " with capacity nobody was waiting for");
 }
 

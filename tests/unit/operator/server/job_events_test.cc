@@ -28,9 +28,16 @@ TEST(AdmittedMessage, SaysWhenItBorrowsAndWhomItPreempted) {
                                          .borrowing = true,
                                          .preempted = {"team-llm/low", "team-vision/big"}});
   EXPECT_EQ(m,
-            "admitted to ClusterTrainingQueue team-llm in flavor p5 with 1 pod; placed in "
+            "admitted to ClusterTrainingQueue team-llm in flavor p5 with 1 pod; placed "
             "anywhere in the cluster (borrowing cohort quota); preempted team-llm/low, "
             "team-vision/big");
+}
+
+TEST(AdmittedMessage, SaysWhenItTookNoFlavor) {
+  EXPECT_EQ(AdmittedMessage(
+                {.cluster_queue = "cpu-jobs", .pods = 2, .where = "kubernetes.io/hostname=n-1"}),
+            "admitted to ClusterTrainingQueue cpu-jobs with 2 pods and no flavor (they request "
+            "nothing its quota covers); placed in kubernetes.io/hostname=n-1");
 }
 
 TEST(GrownMessage, NamesBothSizesAndTheDomain) {
@@ -64,7 +71,7 @@ TEST(ResizedAdmission, TheMessageGivesTheSizeNowAndTheSizeBefore) {
   smaller.pods = 1;
   smaller.where = "";
   EXPECT_THAT(ResizedAdmission(smaller, 2)[1].message,
-              HasSubstr("with 1 pod; placed in anywhere in the cluster; shrunk from 2 pods"));
+              HasSubstr("with 1 pod; placed anywhere in the cluster; shrunk from 2 pods"));
 }
 
 TEST(ResizedAdmission, KeepsTheAdmissionTimeAndReplacesTheFirstSize) {
@@ -113,7 +120,7 @@ TEST(ShrunkUpdates, ShrunkTrueWithTheReasonAndTheAdmissionResized) {
   EXPECT_EQ(shrunk->last_transition_time, "2026-11-30T02:00:00Z");
   const Condition* admitted = FindCondition(merged, "Admitted");
   ASSERT_NE(admitted, nullptr);
-  EXPECT_THAT(admitted->message, HasSubstr("with 2 pods; placed in anywhere in the cluster; "
+  EXPECT_THAT(admitted->message, HasSubstr("with 2 pods; placed anywhere in the cluster; "
                                            "shrunk from 4 pods"));
   EXPECT_EQ(admitted->last_transition_time, "2026-11-30T01:00:00Z");
 }
