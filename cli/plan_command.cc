@@ -1,5 +1,5 @@
 // `phalanx plan -f job.yaml`: the TrainingJob checked by the CRD's schema (sim/training_job.h),
-// then a dry-run placement on a modelled cluster (the built-in default, or --cluster FILE),
+// then a dry-run placement on a modelled cluster (a built-in scenario's, or --cluster FILE),
 // through the real placement core: where the gang would land, rank by rank, or why it cannot,
 // in the placement core's own words.
 #include <algorithm>
@@ -19,6 +19,7 @@
 #include "sim/cluster.h"
 #include "sim/comm_model.h"
 #include "sim/phalanx_policy.h"
+#include "sim/scenario.h"
 #include "sim/trace.h"
 #include "sim/training_job.h"
 
@@ -26,7 +27,7 @@ namespace phalanx::cli {
 namespace {
 
 constexpr char kUsage[] =
-    R"(Usage: phalanx plan -f JOB.yaml [--cluster CLUSTER.yaml]
+    R"(Usage: phalanx plan -f JOB.yaml [--cluster CLUSTER.yaml | --scenario NAME] [--queue NAME]
 
 Checks a TrainingJob (apiVersion phalanx.dev/v1alpha1) as the API server would, by the CRD's own
 schema and rules (unknown fields, types, limits, enums, patterns, CEL rules; docs/simulator.md
@@ -37,9 +38,11 @@ Nothing is reserved.
   -f, --file FILE   the TrainingJob manifest, or - for standard input (named <stdin> in
                     messages); in a multi-document file every TrainingJob is checked, then
                     each is planned alone on the empty cluster
-  --cluster FILE    cluster spec YAML as for `phalanx simulate` (default: the built-in cluster,
-                    128 p5.48xlarge in EKS 3-layer topology)
-  --queue NAME      a queue of the cluster spec: the ClusterTrainingQueue the job's TrainingQueue
+  --cluster FILE    cluster spec YAML as for `phalanx simulate`
+  --scenario NAME   a built-in cluster as for `phalanx simulate`: default (128 p5.48xlarge, EKS
+                    3-layer topology), gb200 (144 p6e-gb200.36xlarge in NVL72 cliques), mixed
+                    (64 p5.48xlarge + 64 p6-b200.48xlarge) (default: default)
+  --queue NAME      a queue of the cluster spec (the built-in ones: team-a, team-b, team-c): the ClusterTrainingQueue the job's TrainingQueue
                     points to. Placement then keeps to the node groups whose flavor that queue
                     can give the whole gang (nominal quota plus what its cohort lends), as
                     admission would; without it quota is not checked
@@ -48,12 +51,9 @@ Exit codes: 0 an answer was given (placed or not), 1 runtime failure, 2 bad inpu
 
 constexpr char kCommand[] = "plan";
 
-
-// The first topology level `job` names that no node group of `cluster` has, in the manifest's
-// terms (its file, line and field), rather than the placement core's request field: that is
-// the job file not matching the cluster, or a trace's short name (layer-3) in a TrainingJob.
-absl::Status CheckLevels(const sim::PlannedJob& job, const sim::ClusterModel& cluster) {
-  std::vector<std::string> levels;  // every group's, in order, then the implicit hostname
+// Every node group's topology levels, in order, then the implicit hostname.
+std::vector<std::string> LevelsOf(const sim::ClusterModel& cluster) {
+  std::vector<std::string> levels;
   for (const sim::NodeGroup& group : cluster.groups) {
     for (const std::string& level : group.levels) {
       if (std::find(levels.begin(), levels.end(), level) == levels.end()) {
@@ -62,6 +62,34 @@ absl::Status CheckLevels(const sim::PlannedJob& job, const sim::ClusterModel& cl
     }
   }
   levels.emplace_back(sim::kHostnameLabel);
+  return levels;
+}
+
+// For a job planned on a built-in cluster: the other built-in scenarios that have `level`, as a
+// hint ("; built-in scenario gb200 has it: --scenario gb200"), or "".
+std::string ScenariosWithLevel(const std::string& level, const std::string& current) {
+  std::vector<std::string> having;
+  for (const std::string& name : sim::BuiltInScenarioNames()) {
+    if (name == current) continue;
+    absl::StatusOr<sim::BuiltInScenario> scenario = sim::MakeBuiltInScenario(name, 0);
+    if (!scenario.ok()) continue;
+    absl::StatusOr<sim::ClusterModel> cluster = sim::BuildCluster(scenario->cluster);
+    if (!cluster.ok()) continue;
+    const std::vector<std::string> levels = LevelsOf(*cluster);
+    if (std::find(levels.begin(), levels.end(), level) != levels.end()) having.push_back(name);
+  }
+  if (having.empty()) return "";
+  return absl::StrCat("; built-in scenario ", absl::StrJoin(having, " and "),
+                      having.size() == 1 ? " has" : " have", " it: --scenario ", having.front());
+}
+
+// The first topology level `job` names that no node group of `cluster` has, in the manifest's
+// terms (its file, line and field), rather than the placement core's request field: that is
+// the job file not matching the cluster, or a trace's short name (layer-3) in a TrainingJob.
+// `scenario`: the built-in scenario `cluster` is, "" for a cluster file.
+absl::Status CheckLevels(const sim::PlannedJob& job, const sim::ClusterModel& cluster,
+                         const std::string& scenario) {
+  const std::vector<std::string> levels = LevelsOf(cluster);
   const std::pair<const char*, const std::string*> fields[] = {
       {"spec.topology.required", &job.request.required_level},
       {"spec.topology.preferred", &job.request.preferred_level},
@@ -76,7 +104,8 @@ absl::Status CheckLevels(const sim::PlannedJob& job, const sim::ClusterModel& cl
         origin == job.level_origins.end() ? "" : origin->second + ": ", field,
         ": does not fit cluster ", cluster.spec.source, ": \"", *value,
         "\" is not one of its levels (", absl::StrJoin(levels, ", "), ")",
-        expanded == *value ? "" : absl::StrCat("; a TrainingJob names the label key, ", expanded)));
+        expanded == *value ? "" : absl::StrCat("; a TrainingJob names the label key, ", expanded),
+        scenario.empty() || expanded != *value ? "" : ScenariosWithLevel(*value, scenario)));
   }
   return absl::OkStatus();
 }
@@ -194,26 +223,38 @@ bool KeepToQueue(const sim::ClusterModel& cluster, const sim::QueueSpec& queue,
 }
 
 int RunPlan(const std::vector<std::string>& args) {
-  std::string job_file, cluster_file, queue_name;
+  std::string job_file, cluster_file, queue_name, scenario = "default";
   FlagSet flags;
   flags.String({"-f", "--file"}, &job_file)
       .String({"--cluster"}, &cluster_file)
+      .String({"--scenario"}, &scenario)
       .String({"--queue"}, &queue_name);
   if (absl::Status parsed = flags.Parse(args); !parsed.ok()) return BadInput(kCommand, parsed);
   if (job_file.empty()) return BadInput(kCommand, "-f JOB.yaml is required");
+  if (flags.Seen("--scenario") && !cluster_file.empty()) {
+    return BadInput(kCommand,
+                    "--scenario picks a built-in cluster; it cannot be combined with "
+                    "--cluster");
+  }
+  absl::StatusOr<sim::BuiltInScenario> built_in = sim::MakeBuiltInScenario(scenario, 0);
+  if (!built_in.ok()) return BadInput(kCommand, built_in.status());
+  if (!cluster_file.empty()) scenario.clear();
   absl::StatusOr<std::vector<sim::PlannedJob>> jobs = sim::LoadTrainingJobs(job_file);
   if (!jobs.ok()) return Fail(kCommand, jobs.status());
-  absl::StatusOr<sim::ClusterSpec> spec =
-      cluster_file.empty() ? absl::StatusOr<sim::ClusterSpec>(sim::DefaultClusterSpec())
-                           : sim::LoadClusterSpec(cluster_file);
+  absl::StatusOr<sim::ClusterSpec> spec = cluster_file.empty()
+                                              ? absl::StatusOr<sim::ClusterSpec>(built_in->cluster)
+                                              : sim::LoadClusterSpec(cluster_file);
   if (!spec.ok()) return Fail(kCommand, spec.status());
+  if (scenario != "default" && cluster_file.empty()) {
+    spec->source = absl::StrCat("built-in scenario ", scenario);
+  }
   absl::StatusOr<sim::ClusterModel> cluster = sim::BuildCluster(*spec);
   if (!cluster.ok()) return Fail(kCommand, cluster.status());
   if (absl::Status queues = sim::CheckQueues(*cluster); !queues.ok()) {
     return Fail(kCommand, queues);
   }
   for (const sim::PlannedJob& job : *jobs) {
-    if (absl::Status levels = CheckLevels(job, *cluster); !levels.ok()) {
+    if (absl::Status levels = CheckLevels(job, *cluster, scenario); !levels.ok()) {
       return Fail(kCommand, levels);
     }
   }

@@ -438,6 +438,19 @@ TEST(CliTest, PlanTensorParallelJobNeedsAClusterWithCliques) {
   EXPECT_EQ(p5_only.code, 2);
   EXPECT_THAT(p5_only.output, HasSubstr("does not fit cluster built-in"));
   EXPECT_THAT(p5_only.output, HasSubstr("nvidia.com/gpu.clique"));
+  EXPECT_THAT(p5_only.output, HasSubstr("; built-in scenario gb200 has it: --scenario gb200"));
+  CliRun gb200 = Phalanx("plan -f " + job + " --scenario gb200");
+  EXPECT_EQ(gb200.code, 0) << gb200.output;
+  EXPECT_THAT(gb200.output, HasSubstr("(built-in scenario gb200, empty)"));
+  EXPECT_THAT(gb200.output, HasSubstr("placed 16 pods inside nvidia.com/gpu.clique="));
+  CliRun unknown = Phalanx("plan -f " + job + " --scenario gb300");
+  EXPECT_EQ(unknown.code, 2);
+  EXPECT_THAT(unknown.output,
+              HasSubstr("unknown scenario \"gb300\" (known: default, gb200, mixed)"));
+  CliRun both = Phalanx("plan -f " + job + " --scenario gb200 --cluster " + PHALANX_SOURCE_DIR +
+                        "/sim/examples/cluster.yaml");
+  EXPECT_EQ(both.code, 2);
+  EXPECT_THAT(both.output, HasSubstr("cannot be combined with --cluster"));
   CliRun mixed =
       Phalanx("plan -f " + job + " --cluster " + PHALANX_SOURCE_DIR + "/sim/examples/cluster.yaml");
   EXPECT_EQ(mixed.code, 0) << mixed.output;
