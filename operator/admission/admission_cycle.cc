@@ -844,6 +844,11 @@ bool Cycle::Pass(bool last) {
 }
 
 void Cycle::Finish() {
+  for (const auto& [decision, index] : shrinks_) {
+    const RunningEntry& r = running_[index];
+    result_.preemptions[decision].borrowing =
+        r.cq >= 0 && quota_.BorrowingAny(r.cq, Scale(r.per_pod, r.count));
+  }
   // Workloads of one queue asking for the same pods in the same flavors share a quota message:
   // key = queue, count, then per used group its index, per-pod amounts and matching flavors.
   std::map<std::vector<int64_t>, std::string> quota_messages;

@@ -426,6 +426,7 @@ void Cycle::TryPreempt(int index) {
       case PreemptionReason::kClusterQueueStopped:
       case PreemptionReason::kLocalQueueStopped: break;
     }
+    if (left > 0) shrinks_.emplace_back(result_.preemptions.size(), candidate.running);
     result_.preemptions.push_back(
         {r.workload->key, model_.cqs[r.cq].spec->name, left, w.key, candidate.reason,
          absl::StrCat(left > 0 ? absl::StrCat("shrunk to ", CountedNoun(left, "pod")) : "evicted",

@@ -273,6 +273,9 @@ struct PreemptionDecision {
   PreemptionReason reason = PreemptionReason::kInClusterQueue;
   std::string message;
   std::string preemptor_cluster_queue;  // the preemptor's; empty when preemptor is
+  // A shrunk victim's ClusterQueue still uses more than its nominal quota somewhere in the
+  // victim's flavors at the end of the cycle (AdmissionDecision::borrowing's rule).
+  bool borrowing = false;
 };
 
 // Why a workload is still pending, in words a user can act on.

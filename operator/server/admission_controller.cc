@@ -831,7 +831,7 @@ CycleStats AdmissionController::RunCycle() {
       // The same conditions as a shrink after node failures: Shrunk=True says why.
       status.conditions = MergeConditions(
           conditions_of(p.victim), kOwned,
-          ShrunkUpdates(AdmittedNow(*status.admission, status.placement),
+          ShrunkUpdates(AdmittedNow(*status.admission, status.placement, p.borrowing),
                         job.status.admission->replicas, reason, p.message),
           now, job.meta.generation);
     } else {

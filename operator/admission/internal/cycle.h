@@ -226,6 +226,9 @@ class Cycle {
   std::optional<std::vector<std::string>> known_levels_;
   // (expected end, key) of the workloads admitted this cycle that carry an estimate.
   std::vector<ExpectedEnd> admitted_ends_;
+  // (CycleResult::preemptions index, RunningEntry index) of every shrink: Finish says whether
+  // the victim's queue still borrows once the cycle's admissions are charged.
+  std::vector<std::pair<size_t, int>> shrinks_;
   // What each caller budget has left, taken by this cycle's admissions and growths.
   std::map<std::string, int64_t, std::less<>> budget_left_;
 };

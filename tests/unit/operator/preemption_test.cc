@@ -226,6 +226,29 @@ TEST(PreemptionTest, ElasticVictimsShrinkBeforeAnyoneIsEvicted) {
   EXPECT_EQ(fake.HeldCount("team-a/elastic"), 1);
   EXPECT_TRUE(fake.Holds("team-a/rigid"));
   EXPECT_EQ(result.calls.resize, 1);
+  EXPECT_FALSE(result.preemptions[0].borrowing);  // no cohort: nothing to borrow
+}
+
+// A shrunk victim's message says whether its queue still borrows, as an admission's does: team-a
+// (nominal 8) runs an elastic gang of 3 x 8 GPUs on team-b's lent quota; team-b reclaims 8 of the
+// 16, so the gang shrinks to its minimum, 2 pods, and team-a still borrows 8.
+TEST(PreemptionTest, AShrunkVictimSaysWhetherItsQueueStillBorrows) {
+  FakePlacementService fake({{.name = "b1", .gpus = 32}});
+  World world(fake);
+  ClusterQueue b = GpuQueue("team-b", "cohort", {{"h100", Gpu(24)}});
+  b.preemption.reclaim_within_cohort = ReclaimWithinCohortPolicy::kAny;
+  world.Flavor("h100").Queue(GpuQueue("team-a", "cohort", {{"h100", Gpu(8)}})).Queue(b);
+  Workload elastic = Job("team-a/elastic", 0, 8, 0);
+  elastic.elastic = placement::ElasticRange{2, 3, 1};
+  world.Running(fake, "b1", elastic, "team-a", "h100", 1);
+  world.Add(Job("team-b/reclaimer", 2, 8, 5));
+  CycleResult result = world.Cycle();
+  ASSERT_EQ(result.preemptions.size(), 1u);
+  EXPECT_EQ(result.preemptions[0].victim, "team-a/elastic");
+  EXPECT_EQ(result.preemptions[0].new_count, 2);
+  EXPECT_EQ(result.preemptions[0].reason, PreemptionReason::kReclaimWithinCohort);
+  EXPECT_TRUE(result.preemptions[0].borrowing);
+  EXPECT_THAT(AdmittedKeys(result), ElementsAre("team-b/reclaimer"));
 }
 
 // A preemptor still in its locality wait asks for its preferred level only; preemption must
