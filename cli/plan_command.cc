@@ -42,10 +42,11 @@ Nothing is reserved.
   --scenario NAME   a built-in cluster as for `phalanx simulate`: default (128 p5.48xlarge, EKS
                     3-layer topology), gb200 (144 p6e-gb200.36xlarge in NVL72 cliques), mixed
                     (64 p5.48xlarge + 64 p6-b200.48xlarge) (default: default)
-  --queue NAME      a queue of the cluster spec (the built-in ones: team-a, team-b, team-c): the ClusterTrainingQueue the job's TrainingQueue
-                    points to. Placement then keeps to the node groups whose flavor that queue
-                    can give the whole gang (nominal quota plus what its cohort lends), as
-                    admission would; without it quota is not checked
+  --queue NAME      a queue of the cluster (the built-in ones: team-a, team-b, team-c): the
+                    ClusterTrainingQueue the job's TrainingQueue points to. Placement then
+                    keeps to the node groups whose flavor that queue can give the whole gang
+                    (nominal quota plus what its cohort lends), as admission would; without it
+                    quota is not checked
 
 Exit codes: 0 an answer was given (placed or not), 1 runtime failure, 2 bad input.)";
 
@@ -231,13 +232,13 @@ int RunPlan(const std::vector<std::string>& args) {
       .String({"--queue"}, &queue_name);
   if (absl::Status parsed = flags.Parse(args); !parsed.ok()) return BadInput(kCommand, parsed);
   if (job_file.empty()) return BadInput(kCommand, "-f JOB.yaml is required");
-  if (flags.Seen("--scenario") && !cluster_file.empty()) {
-    return BadInput(kCommand,
-                    "--scenario picks a built-in cluster; it cannot be combined with "
-                    "--cluster");
+  if (absl::Status chosen =
+          sim::CheckScenarioFlag(scenario, flags.Seen("--scenario"), !cluster_file.empty());
+      !chosen.ok()) {
+    return BadInput(kCommand, chosen);
   }
   absl::StatusOr<sim::BuiltInScenario> built_in = sim::MakeBuiltInScenario(scenario, 0);
-  if (!built_in.ok()) return BadInput(kCommand, built_in.status());
+  if (!built_in.ok()) return Fail(kCommand, built_in.status());
   if (!cluster_file.empty()) scenario.clear();
   absl::StatusOr<std::vector<sim::PlannedJob>> jobs = sim::LoadTrainingJobs(job_file);
   if (!jobs.ok()) return Fail(kCommand, jobs.status());

@@ -153,12 +153,10 @@ int RunSimulate(const std::vector<std::string>& args) {
     return BadInput(kCommand,
                     "--nodes scales the built-in cluster; it cannot be combined with --cluster");
   }
-  if (flags.Seen("--scenario") && !options.cluster_file.empty()) {
-    return BadInput(kCommand, "--scenario picks a built-in cluster; it cannot be combined with "
-                              "--cluster");
-  }
-  if (absl::Status known = sim::MakeBuiltInScenario(options.scenario, 0).status(); !known.ok()) {
-    return BadInput(kCommand, known);
+  if (absl::Status chosen = sim::CheckScenarioFlag(options.scenario, flags.Seen("--scenario"),
+                                                   !options.cluster_file.empty());
+      !chosen.ok()) {
+    return BadInput(kCommand, chosen);
   }
   if ((flags.Seen("--jobs") || flags.Seen("--load")) && !options.trace_file.empty()) {
     return BadInput(kCommand,

@@ -92,6 +92,14 @@ absl::StatusOr<BuiltInScenario> MakeBuiltInScenario(const std::string& name, int
   return scenario;
 }
 
+absl::Status CheckScenarioFlag(const std::string& name, bool scenario_given, bool cluster_given) {
+  if (scenario_given && cluster_given) {
+    return absl::InvalidArgumentError(
+        "--scenario picks a built-in cluster; it cannot be combined with --cluster");
+  }
+  return MakeBuiltInScenario(name, 0).status();
+}
+
 absl::StatusOr<Scenario> LoadScenario(const SimulateOptions& options) {
   Scenario scenario;
   ClusterSpec spec;

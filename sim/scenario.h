@@ -62,6 +62,9 @@ struct BuiltInScenario {
   TraceOptions trace;  // jobs, seed and load are the caller's
 };
 absl::StatusOr<BuiltInScenario> MakeBuiltInScenario(const std::string& name, int32_t nodes);
+// `--scenario NAME` beside `--cluster FILE`, as `phalanx simulate` and `phalanx plan` take them:
+// InvalidArgument when both were given, or for an unknown name.
+absl::Status CheckScenarioFlag(const std::string& name, bool scenario_given, bool cluster_given);
 
 // Every policy name, Phalanx first.
 std::vector<std::string> PolicyNames();
