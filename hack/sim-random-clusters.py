@@ -7,7 +7,7 @@ failures — and `phalanx simulate --json --allow-unplaceable` on it with a gene
 (seed N). The same N gives the same cluster and figures on every machine.
 
   hack/sim-random-clusters.py [--phalanx build/cli/phalanx] [--clusters 0-159] [--jobs 500]
-                              [--keep DIR] [--show N]
+                              [--keep DIR] [--show N] [--backfill-quota]
 
 Prints Markdown: per axis, Phalanx's figure against the best of kueue-tas, volcano-hypernode and
 kai-topology on each cluster (utilization in points, p99 wait as a ratio, locality in points),
@@ -15,7 +15,9 @@ summed up as mean, median and how often Phalanx is at least as good, and against
 alone; then the clusters where it
 is furthest behind on each axis, to look into with `--keep DIR` (the cluster files are written
 there as rN.yaml). Rules broken by any policy but first-fit (which may not place TP groups) and
-failed runs are listed and make the exit code 1.
+failed runs are listed and make the exit code 1. `--backfill-quota` gives every queue without a
+cohort `backfillQuota: HoldForHead` (docs/admission.md, "Backfill for quota"); the clusters are
+otherwise the same.
 """
 import argparse
 import json
@@ -33,7 +35,7 @@ VIOLATIONS = ["partial_gang_events", "overcommit_events", "group_violation_event
               "required_level_violation_events", "invalid_actions"]
 
 
-def cluster_yaml(n):
+def cluster_yaml(n, backfill_quota=False):
     """The cluster spec of number n: YAML text and extra simulate flags."""
     r = random.Random(n)
     first = r.choice(sorted(PRESETS))
@@ -58,6 +60,8 @@ def cluster_yaml(n):
         y.append("- name: q%d" % q)
         if queues > 1 and r.random() < 0.8:
             y.append("  cohort: c")
+        elif backfill_quota:  # draws nothing: cluster n is the same with or without it
+            y.append("  backfillQuota: HoldForHead")
         y.append("  flavors:")
         for name, _, count, _, _, gpus in groups:
             quota = max(8, int(count * gpus * r.uniform(0.1, 1.0) / queues) // 8 * 8)
@@ -87,12 +91,14 @@ def main():
     ap.add_argument("--jobs", type=int, default=500)
     ap.add_argument("--keep", help="write the cluster specs here (rN.yaml)")
     ap.add_argument("--show", type=int, default=5, help="clusters listed per axis")
+    ap.add_argument("--backfill-quota", action="store_true",
+                    help="backfillQuota: HoldForHead on every queue without a cohort")
     args = ap.parse_args()
     folder = args.keep or tempfile.mkdtemp(prefix="phalanx-random-clusters-")
     os.makedirs(folder, exist_ok=True)
     rows, problems = [], []
     for n in parse_range(args.clusters):
-        text, flags = cluster_yaml(n)
+        text, flags = cluster_yaml(n, args.backfill_quota)
         path = os.path.join(folder, "r%d.yaml" % n)
         with open(path, "w") as f:
             f.write(text)

@@ -166,13 +166,19 @@ absl::StatusOr<NodeGroupSpec> ParseGroup(const YamlReader& in, const YAML::Node&
   return group;
 }
 
+// The ClusterTrainingQueue CRD's message for backfillQuota in a cohort (ClusterTest checks the
+// two agree).
+constexpr std::string_view kBackfillQuotaCohortMessage =
+    "spec.backfillQuota may only be HoldForHead when spec.cohort is not set";
+
 absl::StatusOr<QueueSpec> ParseQueue(const YamlReader& in, const YAML::Node& node,
                                      const std::string& field,
                                      const std::vector<NodeGroupSpec>& groups) {
-  RETURN_IF_ERROR(in.OnlyKeys(node, field,
-                              {"name", "cohort", "nominalQuota", "borrowingLimit", "lendingLimit",
-                               "flavors", "queueingStrategy", "preemption", "fairSharing",
-                               "localityWaitSeconds", "stopPolicy", "namespaceSelector"}));
+  RETURN_IF_ERROR(
+      in.OnlyKeys(node, field,
+                  {"name", "cohort", "nominalQuota", "borrowingLimit", "lendingLimit", "flavors",
+                   "queueingStrategy", "preemption", "fairSharing", "localityWaitSeconds",
+                   "backfillQuota", "stopPolicy", "namespaceSelector"}));
   QueueSpec queue;
   ASSIGN_OR_RETURN(queue.name, in.String(node, "name", field + ".name"));
   if (const std::string why = DnsSubdomainProblem(queue.name); !why.empty()) {
@@ -272,6 +278,15 @@ absl::StatusOr<QueueSpec> ParseQueue(const YamlReader& in, const YAML::Node& nod
       return in.Error(node["localityWaitSeconds"], field + ".localityWaitSeconds",
                       "must be >= 0");
     }
+  }
+  ASSIGN_OR_RETURN(queue.backfill_quota,
+                   in.String(node, "backfillQuota", field + ".backfillQuota", "Never"));
+  RETURN_IF_ERROR(CheckOneOf(in, node["backfillQuota"], field + ".backfillQuota",
+                             queue.backfill_quota, {"Never", "HoldForHead"}));
+  // The CRD's CEL rule, with its message.
+  if (queue.backfill_quota != "Never" && !queue.cohort.empty()) {
+    return in.Error(node["backfillQuota"], field + ".backfillQuota",
+                    std::string(kBackfillQuotaCohortMessage));
   }
   ASSIGN_OR_RETURN(YAML::Node fair, in.Map(node, "fairSharing", field + ".fairSharing"));
   if (fair.IsDefined()) {

@@ -68,6 +68,9 @@ struct QueueSpec {
   double fair_sharing_weight = 1.0;
   // Phalanx only (ClusterQueue locality_wait_seconds, docs/admission.md); unset = its default.
   std::optional<int64_t> locality_wait_s;
+  // Phalanx only (ClusterQueue backfill_quota, docs/admission.md "Backfill for quota"):
+  // Never | HoldForHead, the latter only without a cohort.
+  std::string backfill_quota = "Never";
 };
 
 // Pods one node holds at most: the kubelet's default maxPods, the simulated nodes' `pods`

@@ -138,6 +138,8 @@ admission::Snapshot QueueSnapshot(const ClusterModel& cluster,
     cq.fair_sharing_weight = q.fair_sharing_weight;
     if (q.locality_wait_s) cq.locality_wait_seconds = *q.locality_wait_s;
     if (options.locality_wait_s) cq.locality_wait_seconds = *options.locality_wait_s;
+    cq.backfill_quota = q.backfill_quota == "HoldForHead" ? admission::BackfillQuota::kHoldForHead
+                                                          : admission::BackfillQuota::kNever;
     out.cluster_queues.push_back(std::move(cq));
     out.local_queues.push_back(admission::LocalQueue{q.name, q.name, q.name});
     out.namespaces.push_back(admission::Namespace{q.name, {}});

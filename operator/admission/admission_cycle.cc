@@ -147,6 +147,7 @@ void Cycle::Setup() {
   queue_order_.assign(model_.cqs.size(), {});
   blocker_.assign(model_.cqs.size(), -1);
   running_by_cq_.assign(model_.cqs.size(), {});
+  admitted_quota_ends_.assign(model_.cqs.size(), {});
   CycleCacheState* cache = options_.cache != nullptr ? options_.cache->state_.get() : nullptr;
   if (cache != nullptr) {
     ++cache->cycle;
@@ -558,12 +559,14 @@ void Cycle::Admit(int index, const Assignment& assignment, const placement::Plac
   entry.admitted = true;
   entry.waiting = false;
   if (entry.workload->expected_runtime_seconds) {
-    admitted_ends_.emplace_back(snapshot_.now + *entry.workload->expected_runtime_seconds,
-                                entry.workload->key);
+    const int64_t end = snapshot_.now + *entry.workload->expected_runtime_seconds;
+    admitted_ends_.emplace_back(end, entry.workload->key);
+    admitted_quota_ends_[entry.cq].emplace_back(end, assignment.demand);
   }
   // Its reservation is no longer needed; whoever yielded to it now competes as usual.
   std::erase_if(reservations_, [&](const BackfillReservation& r) { return r.holder == index; });
   entry.backfill_note.clear();
+  entry.quota_hold_note.clear();
   AdmissionDecision decision;
   decision.workload = entry.workload->key;
   decision.cluster_queue = model_.cqs[entry.cq].spec->name;
@@ -637,6 +640,10 @@ bool Cycle::Pass(bool last) {
     int32_t count;
   };
   std::vector<Tentative> batch;
+  // Backfill for quota, per queue that holds it: the hold of this pass, and the quota the
+  // batch's workloads of the queue free at their expected ends.
+  std::vector<std::optional<QuotaHold>> holds(model_.cqs.size());
+  std::vector<std::vector<QuotaEnd>> batch_ends(model_.cqs.size());
   while (!heap.empty()) {
     std::pop_heap(heap.begin(), heap.end(), after);
     Head head = heap.back();
@@ -645,6 +652,10 @@ bool Cycle::Pass(bool last) {
     const Workload& w = *entry.workload;
     int32_t count = w.count;
     AssignOutcome outcome;
+    // What an earlier pass said of its quota hold is replaced by what this one finds (a
+    // preemptor ahead of it may have taken the room since, or quota may now fit it).
+    entry.held_for_quota = false;
+    entry.quota_hold_note.clear();
     // What the gangs admitted before it this cycle left of its caller's budgets: too little
     // for its smallest gang, it waits, blocking nobody (as a Workload::held one); still
     // `waiting`, so that a later pass sees what a refused placement gave back.
@@ -663,11 +674,45 @@ bool Cycle::Pass(bool last) {
     } else {
       outcome = Assign(model_, quota_, entry.shape, count, entry.failed);
     }
-    if (held) {
-      // held by its budgets: on to the next of its queue
+    std::optional<QuotaHold>& hold = holds[head.cq];
+    if (!held && outcome.assignment && hold &&
+        !KeepsQuotaHold(*hold, w, head.cq, outcome.assignment->demand)) {
+      // It would delay the holder: at its smallest size it may leave enough, else it waits.
+      AssignOutcome smaller;
+      if (w.elastic && count > w.elastic->min) {
+        smaller = Assign(model_, quota_, entry.shape, w.elastic->min, entry.failed);
+      }
+      if (smaller.assignment && KeepsQuotaHold(*hold, w, head.cq, smaller.assignment->demand)) {
+        count = w.elastic->min;
+        outcome = std::move(smaller);
+      } else {
+        outcome.assignment.reset();
+        entry.held_for_quota = true;
+        entry.reason = PendingReason::kQuota;
+        entry.quota_count = count_of(w);
+        entry.message = absl::StrCat(
+            "backfill: ClusterTrainingQueue ", model_.cqs[head.cq].spec->name,
+            " holds its quota for ", pending_[hold->holder].workload->key,
+            ", expected to start in ", hold->start - snapshot_.now, "s, and this job ",
+            w.expected_runtime_seconds ? "would run past that start"
+                                       : "has no expected run time to show it ends by then");
+      }
+    }
+    if (held || entry.held_for_quota) {
+      // held by its budgets or by the quota hold: on to the next of its queue
     } else if (outcome.assignment) {
       quota_.Add(head.cq, outcome.assignment->demand, +1);
       ChargeBudgets(w, count);
+      if (HoldsQuota(head.cq) && w.expected_runtime_seconds) {
+        batch_ends[head.cq].emplace_back(snapshot_.now + *w.expected_runtime_seconds,
+                                         outcome.assignment->demand);
+      }
+      // Admitted past the hold's start (KeepsQuotaHold said it leaves enough): it holds its
+      // quota then too.
+      if (hold && !(w.expected_runtime_seconds &&
+                    snapshot_.now + *w.expected_runtime_seconds <= hold->start)) {
+        hold->at_start.Add(head.cq, outcome.assignment->demand, +1);
+      }
       batch.push_back({head.entry, std::move(*outcome.assignment), count});
     } else {
       // When only choices that already failed placement have quota, the placement reason
@@ -676,6 +721,16 @@ bool Cycle::Pass(bool last) {
         entry.reason = PendingReason::kQuota;
         entry.message.clear();
         entry.quota_count = count;
+        if (!hold && HoldsQuota(head.cq)) {
+          // QuotaTree is not assignable: built in place.
+          if (std::optional<QuotaHold> planned =
+                  PlanQuotaHold(head.entry, QuotaEnds(head.cq, batch_ends[head.cq]))) {
+            hold.emplace(*std::move(planned));
+            entry.quota_hold_note = absl::StrCat(
+                "backfill: ClusterTrainingQueue ", model_.cqs[head.cq].spec->name,
+                "'s quota held for its expected start in ", hold->start - snapshot_.now, "s");
+          }
+        }
       }
       if (model_.cqs[head.cq].spec->queueing_strategy == QueueingStrategy::kStrictFifo) {
         blocker_[head.cq] = head.entry;
@@ -911,6 +966,7 @@ void Cycle::Finish() {
       absl::StrAppend(&message, "; ", entry.preemption_note);
     }
     if (!entry.backfill_note.empty()) absl::StrAppend(&message, "; ", entry.backfill_note);
+    if (!entry.quota_hold_note.empty()) absl::StrAppend(&message, "; ", entry.quota_hold_note);
     result_.pending.push_back({entry.workload->key,
                                entry.cq >= 0 ? model_.cqs[entry.cq].spec->name : "", entry.reason,
                                std::move(message), position[i]});

@@ -119,4 +119,55 @@ Cycle::BackfillOutcome Cycle::PlanBackfill(
   return BackfillOutcome::kReserved;
 }
 
+bool Cycle::HoldsQuota(int cq) const {
+  const ClusterQueue& spec = *model_.cqs[cq].spec;
+  return options_.backfill && spec.backfill_quota == BackfillQuota::kHoldForHead &&
+         model_.cqs[cq].cohort < 0 && spec.queueing_strategy == QueueingStrategy::kBestEffortFifo;
+}
+
+std::vector<QuotaEnd> Cycle::QuotaEnds(int cq, const std::vector<QuotaEnd>& batch) const {
+  std::vector<QuotaEnd> ends = admitted_quota_ends_[cq];
+  ends.insert(ends.end(), batch.begin(), batch.end());
+  for (int i : running_by_cq_[cq]) {
+    const RunningEntry& r = running_[i];
+    const Workload& w = *r.workload;
+    // Evicted this cycle: its quota is free already. Shrunk: it frees what it still holds.
+    if (r.count == 0 || !w.expected_runtime_seconds.has_value()) continue;
+    ends.emplace_back(
+        std::max(snapshot_.now, w.admitted->admission_time + *w.expected_runtime_seconds),
+        Scale(r.per_pod, r.count));
+  }
+  std::sort(ends.begin(), ends.end(),
+            [](const QuotaEnd& a, const QuotaEnd& b) { return a.first < b.first; });
+  return ends;
+}
+
+std::optional<QuotaHold> Cycle::PlanQuotaHold(int index, const std::vector<QuotaEnd>& ends) const {
+  const PendingEntry& entry = pending_[index];
+  const Workload& w = *entry.workload;
+  const int32_t count = w.elastic ? w.elastic->min : w.count;
+  QuotaHold hold{index, 0, {}, quota_};
+  for (size_t i = 0; i < ends.size(); ++i) {
+    hold.at_start.Add(entry.cq, ends[i].second, -1);
+    // Workloads ending at the same moment free their quota together.
+    if (i + 1 < ends.size() && ends[i + 1].first == ends[i].first) continue;
+    AssignOutcome later = Assign(model_, hold.at_start, entry.shape, count, entry.failed);
+    if (later.assignment) {
+      hold.start = ends[i].first;
+      hold.demand = std::move(later.assignment->demand);
+      return hold;
+    }
+  }
+  return std::nullopt;
+}
+
+bool Cycle::KeepsQuotaHold(const QuotaHold& hold, const Workload& w, int cq,
+                           const Demand& demand) const {
+  const std::optional<int64_t>& runtime = w.expected_runtime_seconds;
+  if (runtime.has_value() && snapshot_.now + *runtime <= hold.start) return true;
+  QuotaTree at = hold.at_start;
+  at.Add(cq, demand, +1);
+  return at.Fits(cq, hold.demand);
+}
+
 }  // namespace phalanx::admission::internal

@@ -177,7 +177,7 @@ void Cycle::Preempt() {
     }
     for (int index : queue_order_[cq]) {
       const PendingEntry& entry = pending_[index];
-      if (entry.waiting &&
+      if (entry.waiting && !entry.held_for_quota &&
           (entry.reason == PendingReason::kQuota || entry.reason == PendingReason::kTopology)) {
         order.push_back(index);
       }

@@ -70,6 +70,7 @@ enum class WithinClusterQueuePolicy { kNever, kLowerPriority, kLowerOrNewerEqual
 enum class ReclaimWithinCohortPolicy { kNever, kLowerPriority, kAny };
 enum class BorrowWithinCohortPolicy { kNever, kLowerPriority };
 enum class StopPolicy { kNone, kHold, kHoldAndDrain };
+enum class BackfillQuota { kNever, kHoldForHead };
 
 struct BorrowWithinCohort {
   BorrowWithinCohortPolicy policy = BorrowWithinCohortPolicy::kNever;
@@ -116,6 +117,12 @@ struct ClusterQueue {
   // until it has waited this long since its creation_time (seconds, Snapshot::now's clock); then
   // anywhere its required level allows. 0 = no wait. See docs/admission.md "Locality".
   int64_t locality_wait_seconds = kDefaultLocalityWaitSeconds;
+  // Phalanx extension, backfill for quota (docs/admission.md "Backfill for quota"): with
+  // kHoldForHead, a queue without a cohort holds its quota for the first workload quota refuses
+  // in a pass, from the time its running workloads are expected to free enough of it; a
+  // workload behind it takes quota now only if it is expected to end by then or leaves enough.
+  // No effect with a cohort, under StrictFIFO, or with CycleOptions::backfill off.
+  BackfillQuota backfill_quota = BackfillQuota::kNever;
 };
 
 // A Kueue v1beta1 Cohort object. Cohorts are flat here: a ClusterQueue's `cohort` names a

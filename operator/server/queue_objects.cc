@@ -295,6 +295,10 @@ absl::Status ReadClusterQueueSpec(const Value& spec, ClusterQueue& cq) {
     if (weight.has_value()) cq.fair_sharing_weight = weight->ToDouble();
   }
   RETURN_IF_ERROR(ReadStopPolicy(spec, cq.stop_policy));
+  RETURN_IF_ERROR(ReadEnum(spec, "backfillQuota", "spec.backfillQuota",
+                           {{"Never", admission::BackfillQuota::kNever},
+                            {"HoldForHead", admission::BackfillQuota::kHoldForHead}},
+                           &cq.backfill_quota));
   RETURN_IF_ERROR(kube::ReadInt64(spec, "localityWaitSeconds", "spec.localityWaitSeconds",
                                   &cq.locality_wait_seconds));
   if (cq.locality_wait_seconds < 0) {

@@ -53,6 +53,10 @@ struct PendingEntry {
   int32_t quota_count = 0;
   std::string preemption_note;     // why preemption did not help, appended to the message
   std::string backfill_note;       // its start-time reservation, appended to the message
+  std::string quota_hold_note;     // its queue's quota held for it (the last pass's), the same
+  // Quota would admit it, but it was held back for its queue's quota hold this pass (it does
+  // not preempt either: it waits for the holder, which comes first).
+  bool held_for_quota = false;
 };
 
 // A workload's expected end and its key (a view of Workload::key, which outlives the cycle).
@@ -66,6 +70,21 @@ struct BackfillReservation {
   int64_t start = 0;               // estimated start, Snapshot::now's clock
   std::vector<std::string> nodes;  // sorted
   placement::DomainId domain;
+};
+
+// A workload's expected end and the quota it frees then (in its queue).
+using QuotaEnd = std::pair<int64_t, Demand>;
+
+// Backfill for quota (ClusterQueue::backfill_quota): the first workload of a pass that its
+// queue's quota refuses, when the queue's workloads are expected to have freed enough for it, and
+// the queue's quota as it is expected to stand then, without the holder. A workload behind it
+// takes quota now only if it is expected to end by `start`, or if `at_start` with it still
+// holds `demand`.
+struct QuotaHold {
+  int holder = -1;  // pending index
+  int64_t start = 0;
+  Demand demand;  // the holder's, in the flavors it would get at `start`
+  QuotaTree at_start;
 };
 
 // A workload's resolution as CycleCache keeps it: the inputs it was computed from, and what
@@ -185,6 +204,18 @@ class Cycle {
                                const std::vector<ExpectedEnd>& ahead,
                                const std::vector<std::string_view>& behind,
                                const std::function<void()>& give_back);
+  // Whether queue `cq` holds quota for its blocked head (ClusterQueue::backfill_quota, with
+  // backfill on, BestEffortFIFO and no cohort).
+  bool HoldsQuota(int cq) const;
+  // The quota of `cq` its workloads free as they are expected to end, earliest first: running
+  // ones, this cycle's admissions, and `batch` (this pass's, charged but not yet placed).
+  std::vector<QuotaEnd> QuotaEnds(int cq, const std::vector<QuotaEnd>& batch) const;
+  // The hold for pending entry `index`, which quota refuses now: the first of `ends` after which
+  // its smallest size fits; nullopt if none does.
+  std::optional<QuotaHold> PlanQuotaHold(int index, const std::vector<QuotaEnd>& ends) const;
+  // Whether a workload behind the holder may take `demand` of the queue's quota now: it is
+  // expected to end by the hold's start, or what is left then still holds the holder's demand.
+  bool KeepsQuotaHold(const QuotaHold& hold, const Workload& w, int cq, const Demand& demand) const;
 
   // preemption.cc
   void Preempt();
@@ -226,6 +257,8 @@ class Cycle {
   std::optional<std::vector<std::string>> known_levels_;
   // (expected end, key) of the workloads admitted this cycle that carry an estimate.
   std::vector<ExpectedEnd> admitted_ends_;
+  // Per ClusterQueue: the quota this cycle's admissions with an estimate free at their ends.
+  std::vector<std::vector<QuotaEnd>> admitted_quota_ends_;
   // (CycleResult::preemptions index, RunningEntry index) of every shrink: Finish says whether
   // the victim's queue still borrows once the cycle's admissions are charged.
   std::vector<std::pair<size_t, int>> shrinks_;

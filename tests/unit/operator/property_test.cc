@@ -16,6 +16,10 @@
 //   8. Elastic growth: only running elastic workloads not preempted this cycle grow, onto their
 //      grid (min + k*step, group size) up to max, held at the new count, and never while a
 //      workload of their ClusterQueue or cohort is left pending. (1 and 2 cover its quota.)
+//   9. Backfill for quota: a workload held back names a holder pending ahead of it in its own
+//      queue, which asks for the hold and has no cohort; at the holder's expected start the
+//      queue's admitted workloads not expected to end by then leave it room.
+#include <cstdio>
 #include <string>
 
 #include "gtest/gtest.h"
@@ -36,7 +40,7 @@ constexpr int kScenarios = 5000;
 constexpr int kCyclesPerScenario = 3;
 
 TEST(AdmissionPropertyTest, InvariantsHoldOverRandomScenarios) {
-  int admitted = 0, preempted = 0, pending = 0, grown = 0;
+  int admitted = 0, preempted = 0, pending = 0, grown = 0, held = 0, holders = 0;
   for (int s = 0; s < kScenarios; ++s) {
     const uint64_t seed = 1000 + s;
     Scenario gen(seed);
@@ -59,9 +63,12 @@ TEST(AdmissionPropertyTest, InvariantsHoldOverRandomScenarios) {
       CycleResult result = world.Cycle();
       world.Apply(result);
       std::string failure;
-      Checker{before, result, [&](std::string_view job) { return fake.HeldCount(job); }, &failure}
-          .Run(world.snapshot);
+      Checker checker{before, result, [&](std::string_view job) { return fake.HeldCount(job); },
+                      &failure};
+      checker.Run(world.snapshot);
       ASSERT_TRUE(failure.empty()) << "seed " << seed << " cycle " << cycle << ": " << failure;
+      held += checker.held_back_seen;
+      holders += checker.holders_seen;
       admitted += static_cast<int>(result.admissions.size());
       preempted += static_cast<int>(result.preemptions.size());
       pending += static_cast<int>(result.pending.size());
@@ -79,6 +86,12 @@ TEST(AdmissionPropertyTest, InvariantsHoldOverRandomScenarios) {
   EXPECT_GT(preempted, kScenarios / 50);
   EXPECT_GT(pending, kScenarios);
   EXPECT_GT(grown, kScenarios / 100);
+  EXPECT_GT(held, kScenarios / 100);
+  EXPECT_GT(holders, kScenarios / 100);
+  std::printf(
+      "admitted %d, preempted %d, pending %d, grown %d, quota holds %d, held back for "
+      "one %d\n",
+      admitted, preempted, pending, grown, holders, held);
 }
 
 }  // namespace

@@ -9,8 +9,10 @@
 #pragma once
 
 #include <functional>
+#include <limits>
 #include <map>
 #include <random>
+#include <regex>
 #include <set>
 #include <string>
 #include <string_view>
@@ -69,6 +71,7 @@ class Scenario {
                                             Coin() ? std::optional<int32_t>(Pick(0, 3)) : std::nullopt};
     }
     cq.fair_sharing_weight = std::vector<double>{0.5, 1, 2}[Pick(0, 2)];
+    if (cq.cohort.empty() && Coin()) cq.backfill_quota = BackfillQuota::kHoldForHead;
     return cq;
   }
 
@@ -81,6 +84,9 @@ class Scenario {
       int min = Pick(1, 2);
       w.elastic = placement::ElasticRange{min, min + Pick(0, 4), Pick(1, 2)};
     }
+    // Run-time estimates (backfill's and the quota hold's), usually: the callers' cycles are a
+    // second apart, so most jobs outlast any estimate's start.
+    if (Coin(0.7)) w.expected_runtime_seconds = Pick(0, 5);
     return w;
   }
 
@@ -120,6 +126,7 @@ struct Checker {
     CheckStrictFifo();
     CheckGrowths();
     CheckQuota(after);
+    CheckQuotaHolds(after);
     for (const PendingDecision& p : result.pending) {
       if (p.message.empty()) Fail("pending " + p.workload + " has no message");
     }
@@ -234,6 +241,70 @@ struct Checker {
       }
     }
   }
+
+  // Backfill for quota: a workload held back names its queue's holder, pending ahead of it in a
+  // queue that asks for the hold and has no cohort; and at the start the holder's message gives,
+  // the GPUs its queue's admitted workloads still hold (those expected to end by then freed)
+  // leave the holder's smallest size room in one of the queue's flavors.
+  void CheckQuotaHolds(const Snapshot& after) {
+    static const std::regex held_re(
+        "^backfill: ClusterTrainingQueue (\\S+) holds its quota for (\\S+), expected to start");
+    static const std::regex holder_re(
+        "backfill: ClusterTrainingQueue (\\S+)'s quota held for its expected start in (\\d+)s");
+    auto workload = [&](const std::string& key) -> const Workload* {
+      for (const Workload& w : before.workloads) {
+        if (w.key == key) return &w;
+      }
+      return nullptr;
+    };
+    std::map<std::string, const PendingDecision*> pending;
+    for (const PendingDecision& p : result.pending) pending[p.workload] = &p;
+    std::smatch m;
+    for (const PendingDecision& p : result.pending) {
+      if (std::regex_search(p.message, m, held_re)) {
+        ++held_back_seen;
+        const ClusterQueue* cq = Queue(m[1]);
+        const Workload* self = workload(p.workload);
+        const Workload* holder = workload(m[2]);
+        if (cq == nullptr || cq->backfill_quota != BackfillQuota::kHoldForHead ||
+            !cq->cohort.empty() || p.cluster_queue != cq->name) {
+          Fail(p.workload + " held back for a queue that holds no quota: " + p.message);
+        } else if (holder == nullptr || !pending.contains(holder->key) ||
+                   pending.at(holder->key)->cluster_queue != cq->name || self == nullptr ||
+                   !Ahead(*holder, holder->priority, *self, self->priority)) {
+          Fail(p.workload + " held back for " + std::string(m[2]) +
+               ", which is not pending ahead of it in its queue");
+        }
+      }
+      if (!std::regex_search(p.message, m, holder_re)) continue;
+      ++holders_seen;
+      const ClusterQueue* cq = Queue(m[1]);
+      const Workload* holder = workload(p.workload);
+      if (cq == nullptr || holder == nullptr) return Fail("hold of unknown " + p.workload);
+      const int64_t start = before.now + std::stoll(m[2]);
+      std::map<std::string, int64_t> used;
+      for (const Workload& w : after.workloads) {
+        if (!w.admitted || w.admitted->cluster_queue != cq->name) continue;
+        const int64_t end =
+            w.expected_runtime_seconds
+                ? std::max(before.now, w.admitted->admission_time + *w.expected_runtime_seconds)
+                : std::numeric_limits<int64_t>::max();
+        if (end > start) {
+          used[w.admitted->flavors.at("nvidia.com/gpu")] +=
+              w.per_pod.at("nvidia.com/gpu") * w.admitted->count;
+        }
+      }
+      const int64_t needs = holder->per_pod.at("nvidia.com/gpu") *
+                            (holder->elastic ? holder->elastic->min : holder->count);
+      bool room = false;
+      for (const FlavorQuotas& f : cq->resource_groups[0].flavors) {
+        room = room || used[f.flavor] + needs <= f.resources[0].nominal;
+      }
+      if (!room) Fail(p.workload + "'s hold leaves it no room at its start: " + p.message);
+    }
+  }
+  int held_back_seen = 0;  // workloads held back for a hold, and holders, this cycle
+  int holders_seen = 0;
 
   void CheckQuota(const Snapshot& after) {
     // usage[cq][flavor] from the admitted workloads after the decisions were applied.

@@ -10,37 +10,28 @@
 #include "gtest/gtest.h"
 #include "operator/admission/admission_cycle.h"
 #include "scheduler/in_process_placement_service.h"
-#include "scheduler/synthetic_cluster.h"
+#include "tests/unit/operator/empty_cluster.h"
 #include "tests/unit/operator/random_scenario.h"
 #include "tests/unit/operator/world.h"
 
 namespace phalanx::admission {
 namespace {
 
-using ::testing::HasSubstr;
-using ::testing::IsEmpty;
-using ::testing::Not;
 using testing::AdmittedKeys;
 using testing::Checker;
+using testing::EmptyCluster;
 using testing::Gpu;
 using testing::GpuQueue;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
 using testing::Job;
+using ::testing::Not;
 using testing::PendingFor;
 using testing::Scenario;
 using testing::World;
 
 using testing::kLeaf;
 using testing::kSpine;
-
-// `nodes` p5 nodes (8 GPUs), 4 per layer-3 block, 2 blocks per layer-2 domain, all free.
-std::unique_ptr<placement::InProcessPlacementService> EmptyCluster(int nodes) {
-  placement::SyntheticClusterOptions options{.topology = "eks", .nodes = nodes,
-                                             .nodes_per_leaf = 4, .fanout = 2,
-                                             .occupancy = 0, .churn = 0};
-  auto cluster = placement::BuildSyntheticCluster(options);
-  EXPECT_TRUE(cluster.ok()) << cluster.status();
-  return std::make_unique<placement::InProcessPlacementService>(std::move(cluster->snapshot));
-}
 
 int32_t HeldCount(const placement::InProcessPlacementService& service, std::string_view job) {
   int32_t count = 0;
@@ -277,10 +268,7 @@ void FragmentedBlocks(World& world, int64_t locality_wait) {
   ClusterQueue cq = GpuQueue("team-a", "", {{"p5", Gpu(64)}});
   cq.locality_wait_seconds = locality_wait;
   world.Flavor("p5").Queue(cq);
-  world.Add(LeafJob("team-a/a", 3, 0, 0)).Add(LeafJob("team-a/c", 3, 0, 1));
-  CycleResult setup = world.Cycle();
-  EXPECT_EQ(setup.admissions.size(), 2u);
-  world.Apply(setup);
+  world.Start({LeafJob("team-a/a", 3, 0, 0), LeafJob("team-a/c", 3, 0, 1)});
 }
 
 TEST(RealPlacementTest, LocalityWaitHoldsOutForThePreferredLevelThenSettles) {

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "gtest/gtest.h"
 #include "operator/admission/admission_cycle.h"
 #include "operator/admission/apply.h"
 #include "operator/admission/types.h"
@@ -101,6 +102,17 @@ class World {
 
   CycleResult Cycle(const CycleOptions& options = {}) {
     return RunAdmissionCycle(snapshot, service_, options);
+  }
+
+  // Adds `jobs`, runs a cycle that must admit every one of them and applies it (time advances
+  // by one): the running jobs a test starts from.
+  World& Start(std::vector<Workload> jobs) {
+    const size_t count = jobs.size();
+    for (Workload& w : jobs) Add(std::move(w));
+    CycleResult setup = Cycle();
+    EXPECT_EQ(setup.admissions.size(), count) << "a starting job was not admitted";
+    Apply(setup);
+    return *this;
   }
 
   // What the operator does with a cycle's decisions: admitted workloads record their admission,

@@ -1,5 +1,6 @@
 #include "sim/cluster.h"
 
+#include "absl/strings/str_cat.h"
 #include "common/testing/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -112,6 +113,41 @@ TEST(ClusterTest, QueuePreemptionDefaultsAreTheCrds) {
     EXPECT_EQ(q.within_cluster_queue, "LowerPriority") << q.name;
     EXPECT_EQ(q.reclaim_within_cohort, "Any") << q.name;
   }
+}
+
+// backfillQuota: Never by default, as the CRD; HoldForHead only without a cohort, refused in one
+// with the CRD's CEL message, which the CRD file carries word for word.
+TEST(ClusterTest, BackfillQuotaIsTheCrdsFieldWithItsRule) {
+  const std::string crd_path =
+      std::string(PHALANX_SOURCE_DIR) + "/crds/phalanx.dev_clustertrainingqueues.yaml";
+  ASSERT_OK_AND_ASSIGN(YAML::Node crd, LoadYamlFile(crd_path));
+  const YAML::Node field = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]
+                              ["spec"]["properties"]["backfillQuota"];
+  EXPECT_EQ(field["default"].as<std::string>(""), QueueSpec{}.backfill_quota);
+  // One queue q, in cohort `cohort` (none if empty), with backfillQuota `mode`.
+  auto parse = [](const std::string& cohort, const std::string& mode) {
+    return ParseClusterSpec(
+        absl::StrCat("nodeGroups:\n- {instanceType: p5.48xlarge, count: 4}\nqueues:\n- {name: q, ",
+                     cohort.empty() ? "" : absl::StrCat("cohort: ", cohort, ", "),
+                     "nominalQuota: {nvidia.com/gpu: 8}, backfillQuota: ", mode, "}\n"),
+        "q.yaml");
+  };
+  ASSERT_OK_AND_ASSIGN(ClusterSpec spec, parse("", "HoldForHead"));
+  EXPECT_EQ(spec.queues[0].backfill_quota, "HoldForHead");
+  absl::StatusOr<ClusterSpec> in_cohort = parse("all", "HoldForHead");
+  ASSERT_FALSE(in_cohort.ok());
+  const std::string message(in_cohort.status().message());
+  const std::string prefix = "q.yaml:4: queues[0].backfillQuota: ";
+  ASSERT_THAT(message, ::testing::StartsWith(prefix));
+  bool found = false;
+  for (const YAML::Node& rule : crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+                                   ["properties"]["spec"]["x-kubernetes-validations"]) {
+    found = found || rule["message"].as<std::string>("") == message.substr(prefix.size());
+  }
+  EXPECT_TRUE(found) << "no CEL rule of " << crd_path << " says: " << message;
+  absl::StatusOr<ClusterSpec> unknown = parse("", "Always");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_THAT(unknown.status().message(), ::testing::HasSubstr("queues[0].backfillQuota"));
 }
 
 // A quota on a resource the nodes have but no job requests (a ClusterTrainingQueue's cpu and

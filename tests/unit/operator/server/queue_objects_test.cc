@@ -290,6 +290,10 @@ TEST(DecodeClusterQueueTest, StrategyStopPolicyWeightAndLocalityWait) {
   EXPECT_EQ(cq.stop_policy, admission::StopPolicy::kHoldAndDrain);
   EXPECT_EQ(cq.fair_sharing_weight, 0.5);
   EXPECT_EQ(cq.locality_wait_seconds, 600);
+  EXPECT_EQ(cq.backfill_quota, admission::BackfillQuota::kNever);  // the CRD's default
+  admission::ClusterQueue hold = Decoded(
+      DecodeClusterQueue(R"({"metadata":{"name":"h"},"spec":{"backfillQuota":"HoldForHead"}})"));
+  EXPECT_EQ(hold.backfill_quota, admission::BackfillQuota::kHoldForHead);
   admission::ClusterQueue zero = Decoded(DecodeClusterQueue(
       R"({"metadata":{"name":"z"},"spec":{"stopPolicy":"Hold","fairSharing":{"weight":0},
           "localityWaitSeconds":0}})"));
@@ -455,6 +459,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadField{kCq, "/spec/stopPolicy", R"("Pause")",
                  "ClusterTrainingQueue llm: spec.stopPolicy: \"Pause\" is not one of None, Hold, "
                  "HoldAndDrain"},
+        BadField{kCq, "/spec/backfillQuota", R"("Always")",
+                 "ClusterTrainingQueue llm: spec.backfillQuota: \"Always\" is not one of Never, "
+                 "HoldForHead"},
         BadField{kCq, "/spec/localityWaitSeconds", "-1",
                  "ClusterTrainingQueue llm: spec.localityWaitSeconds: must not be negative, "
                  "got -1"},
