@@ -656,49 +656,126 @@ int64_t GangSearch::FreeGpus(const Choice& choice) const {
 
 std::optional<GangSearch::Choice> GangSearch::BestFit(const std::vector<Choice>& candidates,
                                                       int64_t count) const {
-  std::optional<Choice> best;
-  int64_t best_capacity = 0;
-  int64_t best_gpus = 0;
+  Pick pick;
   for (const Choice& c : candidates) {
-    int64_t capacity = c.is_node ? NodeCapacity(c.index) : Capacity(c.index);
-    if (capacity < count) continue;
-    int64_t gpus = FreeGpus(c);
-    if (!best || capacity < best_capacity || (capacity == best_capacity && gpus < best_gpus)) {
-      best = c;
-      best_capacity = capacity;
-      best_gpus = gpus;
-    }
+    Consider(c, c.is_node ? NodeCapacity(c.index) : Capacity(c.index), count, pick);
   }
-  return best;
+  return pick.choice;
+}
+
+int GangSearch::Enclosing(const Choice& choice) const {
+  return choice.is_node ? snapshot_.nodes()[choice.index].domain
+                        : snapshot_.domains()[choice.index].parent;
+}
+
+bool GangSearch::InFullerDomains(const Choice& a, const Choice& b) const {
+  const std::vector<ClusterSnapshot::Domain>& domains = snapshot_.domains();
+  int x = Enclosing(a);
+  int y = Enclosing(b);
+  while (x != y && x >= 0 && y >= 0) {
+    // A node without its finer labels hangs higher: compare domains of one level.
+    if (domains[x].level > domains[y].level) {
+      x = domains[x].parent;
+      continue;
+    }
+    if (domains[y].level > domains[x].level) {
+      y = domains[y].parent;
+      continue;
+    }
+    const int64_t fx = domains[x].free[kGpuIndex];
+    const int64_t fy = domains[y].free[kGpuIndex];
+    if (fx != fy) return fx < fy;
+    x = domains[x].parent;
+    y = domains[y].parent;
+  }
+  return false;
 }
 
 bool GangSearch::Consider(const Choice& choice, int64_t capacity, int64_t count,
                           Pick& pick) const {
   if (capacity < count) return false;
   const int64_t gpus = FreeGpus(choice);
-  if (!pick.choice || capacity < pick.capacity || (capacity == pick.capacity && gpus < pick.gpus)) {
-    pick = {choice, capacity, gpus};
+  if (pick.choice &&
+      (capacity > pick.capacity ||
+       (capacity == pick.capacity &&
+        (gpus > pick.gpus || (gpus == pick.gpus && !InFullerDomains(choice, *pick.choice)))))) {
+    return false;  // unchanged, and not unbeatable (the search would have stopped)
   }
-  // Holding `count` pods of a GPU shape needs at least count x per-pod GPUs free, so (count,
-  // that) is the least any candidate can score, and earlier candidates win ties. (Without GPUs
-  // there is no such floor: an over-committed node reports negative free GPUs.)
-  const int64_t per = shape_.per_pod[kGpuIndex];
-  return per > 0 && pick.capacity == count && pick.gpus == count * per;
+  pick = {choice, capacity, gpus};
+  return Unbeatable(pick, count);
 }
 
-bool GangSearch::Descend(int domain, int level, int64_t count, Pick& pick) const {
-  const ClusterSnapshot::Domain& d = snapshot_.domains()[domain];
-  if (d.level == level) return Consider({level, domain, false}, Capacity(domain), count, pick);
-  // The same order as Visit: child domains first, then the domain's own nodes.
-  for (int child : d.children) {
-    if (Best(child, level) >= count && Descend(child, level, count, pick)) return true;
+bool GangSearch::Unbeatable(const Pick& pick, int64_t count) const {
+  // Holding `count` pods of a GPU shape needs at least count x per-pod GPUs free, so (count,
+  // that) is the least any candidate can score; a later one with that score wins only inside
+  // fuller domains, which it cannot find when every domain enclosing the pick has nothing
+  // else free. (Without GPUs there is no such floor: an over-committed node reports negative
+  // free GPUs.)
+  const int64_t per = shape_.per_pod[kGpuIndex];
+  if (per <= 0 || pick.capacity != count || pick.gpus != count * per) return false;
+  for (int d = Enclosing(*pick.choice); d > 0; d = snapshot_.domains()[d].parent) {
+    if (snapshot_.domains()[d].free[kGpuIndex] != pick.gpus) return false;
   }
-  if (level == snapshot_.topology().node_level()) {
-    for (int node : d.nodes) {
-      if (Consider({level, node, true}, NodeCapacity(node), count, pick)) return true;
+  return true;
+}
+
+void GangSearch::CollectParents(int domain, int level, int64_t count, std::vector<int>& out) const {
+  const ClusterSnapshot::Domain& d = snapshot_.domains()[domain];
+  const bool node_level = level == snapshot_.topology().node_level();
+  if (!node_level && d.level == level - 1) {
+    out.push_back(domain);
+    return;
+  }
+  for (int child : d.children) {
+    if (Best(child, level) >= count) CollectParents(child, level, count, out);
+  }
+  // Visit's order: child domains first, then the domain's own nodes.
+  if (node_level && !d.nodes.empty()) out.push_back(domain);
+}
+
+void GangSearch::PickAt(int level, int64_t count, Pick& pick) const {
+  const std::vector<ClusterSnapshot::Domain>& domains = snapshot_.domains();
+  if (level == 0) {  // the whole cluster, which nothing encloses
+    Consider({0, 0, false}, Capacity(0), count, pick);
+    return;
+  }
+  // The candidates' enclosing domains, fullest first (ties in topology order): a pick no later
+  // candidate's (capacity, free GPUs) can beat is beaten only inside a fuller enclosing domain,
+  // so once the pick is such and the next domain has more free GPUs than the pick's, nothing
+  // after it can win (InFullerDomains compares the nearest enclosing domains first). Nodes
+  // without their finer labels hang higher, and then every candidate is looked at.
+  std::vector<int> parents;
+  CollectParents(0, level, count, parents);
+  const bool one_level = std::all_of(parents.begin(), parents.end(), [&](int p) {
+    return domains[p].level == domains[parents.front()].level;
+  });
+  // Across levels the comparison skips levels, so the order of looking must stay the search's.
+  if (one_level) {
+    std::stable_sort(parents.begin(), parents.end(), [&](int a, int b) {
+      return domains[a].free[kGpuIndex] < domains[b].free[kGpuIndex];
+    });
+  }
+  const int64_t floor = count * shape_.per_pod[kGpuIndex];
+  const bool node_level = level == snapshot_.topology().node_level();
+  for (int parent : parents) {
+    const ClusterSnapshot::Domain& d = domains[parent];
+    if (one_level && floor > 0 && pick.choice && pick.capacity == count && pick.gpus == floor &&
+        d.free[kGpuIndex] > domains[Enclosing(*pick.choice)].free[kGpuIndex]) {
+      return;
+    }
+    if (node_level) {
+      for (int node : d.nodes) {
+        if (Consider({level, node, true}, NodeCapacity(node), count, pick)) return;
+      }
+    } else {
+      for (int child : d.children) {
+        if (Best(child, level) >= count &&
+            Consider({level, child, false}, Capacity(child), count, pick)) {
+          return;
+        }
+      }
     }
   }
-  return false;
 }
 
 std::optional<GangSearch::Choice> GangSearch::Tightest(int64_t count) const {
@@ -707,7 +784,7 @@ std::optional<GangSearch::Choice> GangSearch::Tightest(int64_t count) const {
     for (int level = node_level; level >= CeilingLevel(); --level) {
       if (Best(0, level) < count) continue;
       Pick pick;
-      Descend(0, level, count, pick);
+      PickAt(level, count, pick);
       if (pick.choice) return pick.choice;
     }
     return std::nullopt;

@@ -190,8 +190,9 @@ class GangSearch {
   };
 
   // The tightest placement domain holding `count` pods: the finest level with a feasible
-  // candidate, best fit among those (least capacity left over, then fewest free GPUs, then
-  // topology order). nullopt if none.
+  // candidate, best fit among those (least capacity left over, then fewest free GPUs, then the
+  // one in fuller domains, nearest first, so that small gangs fill partly used domains and keep
+  // empty ones whole; then topology order). nullopt if none.
   std::optional<Choice> Tightest(int64_t count) const;
   // Like Tightest but only among domains that contain one of `anchors` (node indices): grows a
   // gang next to its existing ranks.
@@ -216,7 +217,8 @@ class GangSearch {
     bool is_node;
   };
 
-  // A best-fit choice being built: the first candidate with the least (capacity, free GPUs).
+  // A best-fit choice being built: the first candidate with the least (capacity, free GPUs),
+  // ties going to the one in fuller domains (InFullerDomains).
   struct Pick {
     std::optional<Choice> choice;
     int64_t capacity = 0;
@@ -229,12 +231,22 @@ class GangSearch {
   int64_t Best(int domain, int level) const {
     return cache_->best[static_cast<size_t>(domain) * cache_->levels + level];
   }
-  // Cached mode: best fit among the level-`level` domains (or nodes) below `domain` holding
-  // `count`, in topology order, skipping subtrees whose Best is too small. True once the pick
-  // is an exact fit, which no later candidate can beat.
-  bool Descend(int domain, int level, int64_t count, Pick& pick) const;
-  // Adds a candidate to `pick`; true if it is an exact fit.
+  // Cached mode: best fit among the level-`level` domains (or nodes) holding `count`, looking
+  // at their enclosing domains fullest first and stopping once no later candidate can win.
+  void PickAt(int level, int64_t count, Pick& pick) const;
+  // Cached mode: the domains (in topology order) whose children at `level`, or own nodes at the
+  // node level, are candidates, skipping subtrees whose Best is too small.
+  void CollectParents(int domain, int level, int64_t count, std::vector<int>& out) const;
+  // Adds a candidate to `pick`; true if it became the pick and no later candidate can beat it.
   bool Consider(const Choice& choice, int64_t capacity, int64_t count, Pick& pick) const;
+  // True if no candidate can beat `pick`: the least (capacity, free GPUs) any can have, and
+  // nothing else free in any domain enclosing it.
+  bool Unbeatable(const Pick& pick, int64_t count) const;
+  // The domain directly enclosing a candidate (a node's deepest domain, a domain's parent).
+  int Enclosing(const Choice& choice) const;
+  // True if the domains enclosing `a` are fuller than those enclosing `b`: at the first level,
+  // nearest first, where they differ, fewer free GPUs. False when they tie.
+  bool InFullerDomains(const Choice& a, const Choice& b) const;
   // Exact pods-of-this-shape a node can take with `extra` free on top (may be null); 0 if the
   // node is excluded for any reason.
   int64_t ComputeSlots(int node, const ResourceVector* extra) const;

@@ -8,14 +8,16 @@
 // Invariants, in words:
 //  - Place picks a best-scoring placement: its domain is the tightest level where some node set
 //    holds the gang, and among that level's domains one with the smallest capacity, then the
-//    fewest free GPUs; inside it, the ranks use as few child domains at the level below as any
-//    node set that holds the gang. A refused gang has no node set at or below its required level
-//    that holds its minimum. (Elastic: the largest count on its grid that some domain holds.)
+//    fewest free GPUs, then the fullest enclosing domains (free GPUs, nearest first); inside it,
+//    the ranks use as few child domains at the level below as any node set that holds the gang. A
+//    refused gang has no node set at or below its required level that holds its minimum. (Elastic:
+//    the largest count on its grid that some domain holds.)
 //  - PlanPreemption picks a smallest victim set that makes the gang fit inside one domain of its
 //    required level: fewest evictions, then fewest shrinks, then the lowest victim priorities
 //    (highest victim first), then fewest GPUs, then fewest pods taken, then admission's order.
 //    "Infeasible" means no victim set at all helps.
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <optional>
 #include <random>
@@ -255,6 +257,9 @@ std::string Describe(const Model& m, const Request& r) {
 // level, then the smallest capacity, then the fewest free GPUs.
 using DomainScore = std::tuple<int, int64_t, int64_t>;
 
+// Cases whose tied best domains differed in how full their enclosing domains are.
+int enclosing_ties_decided = 0;
+
 void CheckPlacementCase(uint64_t seed) {
   Rng rng(seed);
   Model m = RandomModel(rng);
@@ -318,6 +323,7 @@ void CheckPlacementCase(uint64_t seed) {
 
   std::optional<DomainScore> best;
   std::set<std::string> best_domains;  // ties on the whole score
+  std::map<std::string, int> best_member;  // a node of each tied domain
   for (uint32_t mask = 1; mask < (1u << usable.size()); ++mask) {
     std::vector<int> set;
     for (size_t b = 0; b < usable.size(); ++b) {
@@ -332,10 +338,36 @@ void CheckPlacementCase(uint64_t seed) {
     if (!best || score < *best) {
       best = score;
       best_domains.clear();
+      best_member.clear();
     }
-    if (score == *best) best_domains.insert(absl::StrCat(level, ":", key));
+    if (score == *best) {
+      best_domains.insert(absl::StrCat(level, ":", key));
+      best_member.emplace(absl::StrCat(level, ":", key), set[0]);
+    }
   }
   ASSERT_TRUE(best.has_value());
+  // Ties go to the domain whose enclosing domains are fuller, nearest first: free GPUs of the
+  // domains above it, level by level up to the top (checked when every tied domain has them all).
+  const int best_level = -std::get<0>(*best);
+  auto enclosing = [&](int member) {
+    std::vector<int64_t> out;
+    for (int l = best_level - 1; l >= 1; --l) {
+      const std::string key = m.Key(member, l);
+      if (key.empty()) return std::optional<std::vector<int64_t>>();
+      out.push_back(capacity_of(l, key).second);
+    }
+    return std::optional<std::vector<int64_t>>(out);
+  };
+  std::optional<std::vector<int64_t>> fullest;
+  std::set<std::vector<int64_t>> distinct;
+  bool ordered = true;
+  for (const auto& [domain, member] : best_member) {
+    std::optional<std::vector<int64_t>> e = enclosing(member);
+    ordered = ordered && e.has_value();
+    if (e && (!fullest || *e < *fullest)) fullest = e;
+    if (e) distinct.insert(*e);
+  }
+  if (ordered && distinct.size() > 1) ++enclosing_ties_decided;
 
   // The placement's own domain and score, from the model.
   std::vector<int> placed;
@@ -355,6 +387,10 @@ void CheckPlacementCase(uint64_t seed) {
       << "placed in level " << level << " " << key << "; best domains: "
       << absl::StrJoin(best_domains, ", ");
   EXPECT_EQ(best_domains.count(absl::StrCat(level, ":", key)), 1u);
+  if (ordered && level == best_level) {
+    EXPECT_EQ(enclosing(placed[0]), fullest)
+        << "placed in " << key << ", not among the tied domains in the fullest enclosing ones";
+  }
 
   // Groups: every group_size consecutive ranks in one group-level domain.
   if (shape.group_size > 0) {
@@ -396,6 +432,9 @@ TEST(OracleTest, PlacementIsBestScoringAmongEveryNodeSet) {
     CheckPlacementCase(kSeed + static_cast<uint64_t>(i));
     if (::testing::Test::HasFailure()) FAIL() << "first failing seed: " << kSeed + i;
   }
+  std::printf("placement oracle: %d cases decided by the enclosing domains' free GPUs\n",
+              enclosing_ties_decided);
+  EXPECT_GT(enclosing_ties_decided, 100);
 }
 
 // ---- Preemption --------------------------------------------------------------------------

@@ -138,6 +138,30 @@ TEST(PlaceTest, AmongEquallyUsefulNodesTakesTheTighterFit) {
   EXPECT_THAT(result.placement.nodes, ElementsAre("n1", "n3"));
 }
 
+// Equally good candidates (same capacity, same free GPUs) go to the one in fuller domains, the
+// nearest enclosing domain first, so that a small gang keeps empty domains whole: block c1 (in
+// layer-2 b1) is empty, block c2 (in b1) has one node busy, block c3 (in b2) has three.
+TEST(PlaceTest, EquallyGoodCandidatesGoToFullerDomainsSoEmptyOnesStayWhole) {
+  ClusterSnapshot snapshot(Eks());
+  AddNodes(snapshot, {"a", "b1", "c1"}, "x", 4);
+  AddNodes(snapshot, {"a", "b1", "c2"}, "y", 4);
+  AddNodes(snapshot, {"a", "b2", "c3"}, "z", 4);
+  Occupy(snapshot, "y0", 8);
+  for (const char* node : {"z0", "z1", "z2"}) Occupy(snapshot, node, 8);
+  // One 8-GPU pod: every free node fits it exactly. The first in topology order (x0) would
+  // break the empty block c1; the fullest block is c3.
+  ASSERT_OK_AND_ASSIGN(PlacementResult one, snapshot.Place(Gang("ns/one", 1, 8)));
+  EXPECT_THAT(one.placement.nodes, ElementsAre("z3"));
+  // Two pods: c1 and c2 hold them (c3 has one node free), and c2 is the fuller block.
+  ASSERT_OK_AND_ASSIGN(PlacementResult two, snapshot.Place(Gang("ns/two", 2, 8)));
+  EXPECT_THAT(two.placement.nodes, ElementsAre("y1", "y2"));
+  // Two empty blocks alike: the one whose layer-2 domain is fuller. c4 (in b2: 5 free nodes
+  // with c3's one) against c1 (in b1: 7 free nodes with c2's three).
+  AddNodes(snapshot, {"a", "b2", "c4"}, "w", 4);
+  ASSERT_OK_AND_ASSIGN(PlacementResult four, snapshot.Place(Gang("ns/four", 4, 8, kLayer3)));
+  EXPECT_EQ(four.placement.domain.path.back(), "c4");
+}
+
 TEST(PlaceTest, RanksFollowTopologyOrderSoConsecutiveRanksShareDomains) {
   ClusterSnapshot snapshot(Eks());
   AddNodes(snapshot, {"a", "b", "c2"}, "y", 3);

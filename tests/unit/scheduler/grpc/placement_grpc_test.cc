@@ -149,6 +149,9 @@ TEST_F(PlacementGrpcTest, ScriptedSequenceAnswersExactlyAsInProcess) {
   // ReserveBatch: fits, misfits, invalid requests, elastic, groups, a duplicate, tolerations.
   GangRequest elastic = Gpu4("t/el", 0, kLayer3);
   elastic.elastic = ElasticRange{.min = 2, .max = 8, .step = 2};
+  // Beside t/a in nn-1, where it can grow once t/a is released (left to itself it would take
+  // clique c5, in nn-3, the fuller layer-3 domain once t/tol is there).
+  elastic.node_selector = {{kLayer3, "nn-1"}};
   GangRequest grouped = Gpu4("t/grp", 8);
   grouped.group_size = 4;
   grouped.group_level = kClique;
@@ -173,7 +176,8 @@ TEST_F(PlacementGrpcTest, ScriptedSequenceAnswersExactlyAsInProcess) {
   EXPECT_TRUE(results[2].ok() && !results[2]->placed);
   EXPECT_THAT(results[3], StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(results[4], StatusIs(absl::StatusCode::kInvalidArgument));
-  EXPECT_TRUE(results[5].ok() && results[5]->placed);
+  ASSERT_TRUE(results[5].ok() && results[5]->placed);
+  EXPECT_EQ(results[5]->placement.domain.path.back(), "c2");
   EXPECT_THAT(results[6], StatusIs(absl::StatusCode::kAlreadyExists));
   EXPECT_TRUE(results[7].ok() && results[7]->placed);
   ASSERT_TRUE(results[8].ok() && !results[8]->placed);
