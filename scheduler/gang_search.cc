@@ -705,14 +705,18 @@ bool GangSearch::Consider(const Choice& choice, int64_t capacity, int64_t count,
   return Unbeatable(pick, count);
 }
 
-bool GangSearch::Unbeatable(const Pick& pick, int64_t count) const {
+bool GangSearch::AtFloor(const Pick& pick, int64_t count) const {
   // Holding `count` pods of a GPU shape needs at least count x per-pod GPUs free, so (count,
-  // that) is the least any candidate can score; a later one with that score wins only inside
-  // fuller domains, which it cannot find when every domain enclosing the pick has nothing
-  // else free. (Without GPUs there is no such floor: an over-committed node reports negative
-  // free GPUs.)
+  // that) is the least any candidate can score. (Without GPUs there is no such floor: an
+  // over-committed node reports negative free GPUs.)
   const int64_t per = shape_.per_pod[kGpuIndex];
-  if (per <= 0 || pick.capacity != count || pick.gpus != count * per) return false;
+  return per > 0 && pick.choice && pick.capacity == count && pick.gpus == count * per;
+}
+
+bool GangSearch::Unbeatable(const Pick& pick, int64_t count) const {
+  // A later candidate at the floor wins only inside fuller domains, which it cannot find when
+  // every domain enclosing the pick has nothing else free.
+  if (!AtFloor(pick, count)) return false;
   for (int d = Enclosing(*pick.choice); d > 0; d = snapshot_.domains()[d].parent) {
     if (snapshot_.domains()[d].free[kGpuIndex] != pick.gpus) return false;
   }
@@ -755,11 +759,10 @@ void GangSearch::PickAt(int level, int64_t count, Pick& pick) const {
       return domains[a].free[kGpuIndex] < domains[b].free[kGpuIndex];
     });
   }
-  const int64_t floor = count * shape_.per_pod[kGpuIndex];
   const bool node_level = level == snapshot_.topology().node_level();
   for (int parent : parents) {
     const ClusterSnapshot::Domain& d = domains[parent];
-    if (one_level && floor > 0 && pick.choice && pick.capacity == count && pick.gpus == floor &&
+    if (one_level && AtFloor(pick, count) &&
         d.free[kGpuIndex] > domains[Enclosing(*pick.choice)].free[kGpuIndex]) {
       return;
     }

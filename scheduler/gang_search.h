@@ -239,8 +239,10 @@ class GangSearch {
   void CollectParents(int domain, int level, int64_t count, std::vector<int>& out) const;
   // Adds a candidate to `pick`; true if it became the pick and no later candidate can beat it.
   bool Consider(const Choice& choice, int64_t capacity, int64_t count, Pick& pick) const;
-  // True if no candidate can beat `pick`: the least (capacity, free GPUs) any can have, and
-  // nothing else free in any domain enclosing it.
+  // True if `pick` has the least (capacity, free GPUs) any candidate can have.
+  bool AtFloor(const Pick& pick, int64_t count) const;
+  // True if no candidate can beat `pick`: at the floor, and nothing else free in any domain
+  // enclosing it.
   bool Unbeatable(const Pick& pick, int64_t count) const;
   // The domain directly enclosing a candidate (a node's deepest domain, a domain's parent).
   int Enclosing(const Choice& choice) const;

@@ -689,7 +689,6 @@ bool Cycle::Pass(bool last) {
         outcome.assignment.reset();
         entry.held_for_quota = true;
         entry.reason = PendingReason::kQuota;
-        entry.quota_count = count_of(w);
         entry.message = absl::StrCat(
             "backfill: ClusterTrainingQueue ", model_.cqs[head.cq].spec->name,
             " holds its quota for ", pending_[hold->holder].workload->key,
@@ -709,8 +708,7 @@ bool Cycle::Pass(bool last) {
       }
       // Admitted past the hold's start (KeepsQuotaHold said it leaves enough): it holds its
       // quota then too.
-      if (hold && !(w.expected_runtime_seconds &&
-                    snapshot_.now + *w.expected_runtime_seconds <= hold->start)) {
+      if (hold && !EndsBy(w, hold->start)) {
         hold->at_start.Add(head.cq, outcome.assignment->demand, +1);
       }
       batch.push_back({head.entry, std::move(*outcome.assignment), count});

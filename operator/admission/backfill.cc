@@ -10,11 +10,20 @@
 
 namespace phalanx::admission::internal {
 
+bool Cycle::EndsBy(const Workload& w, int64_t time) const {
+  return w.expected_runtime_seconds.has_value() &&
+         snapshot_.now + *w.expected_runtime_seconds <= time;
+}
+
+int64_t Cycle::RunningEnd(const Workload& w) const {
+  // Past its expected end: expected any moment now.
+  return std::max(snapshot_.now, w.admitted->admission_time + *w.expected_runtime_seconds);
+}
+
 bool Cycle::Blocks(const PendingEntry& entry, const BackfillReservation& r) const {
   const int self = static_cast<int>(&entry - pending_.data());
   if (self == r.holder || !Before(r.holder, self)) return false;
-  const std::optional<int64_t>& runtime = entry.workload->expected_runtime_seconds;
-  return !runtime.has_value() || snapshot_.now + *runtime > r.start;
+  return !EndsBy(*entry.workload, r.start);
 }
 
 std::vector<ExpectedEnd> Cycle::ExpectedEnds() const {
@@ -23,9 +32,7 @@ std::vector<ExpectedEnd> Cycle::ExpectedEnds() const {
     const Workload& w = *r.workload;
     // Shrunk or evicted this cycle: left out, as if it ran on (a conservative estimate).
     if (r.touched || !w.expected_runtime_seconds.has_value()) continue;
-    // Past its expected end: expected any moment now.
-    ends.emplace_back(
-        std::max(snapshot_.now, w.admitted->admission_time + *w.expected_runtime_seconds), w.key);
+    ends.emplace_back(RunningEnd(w), w.key);
   }
   std::sort(ends.begin(), ends.end());
   return ends;
@@ -133,9 +140,7 @@ std::vector<QuotaEnd> Cycle::QuotaEnds(int cq, const std::vector<QuotaEnd>& batc
     const Workload& w = *r.workload;
     // Evicted this cycle: its quota is free already. Shrunk: it frees what it still holds.
     if (r.count == 0 || !w.expected_runtime_seconds.has_value()) continue;
-    ends.emplace_back(
-        std::max(snapshot_.now, w.admitted->admission_time + *w.expected_runtime_seconds),
-        Scale(r.per_pod, r.count));
+    ends.emplace_back(RunningEnd(w), Scale(r.per_pod, r.count));
   }
   std::sort(ends.begin(), ends.end(),
             [](const QuotaEnd& a, const QuotaEnd& b) { return a.first < b.first; });
@@ -163,8 +168,7 @@ std::optional<QuotaHold> Cycle::PlanQuotaHold(int index, const std::vector<Quota
 
 bool Cycle::KeepsQuotaHold(const QuotaHold& hold, const Workload& w, int cq,
                            const Demand& demand) const {
-  const std::optional<int64_t>& runtime = w.expected_runtime_seconds;
-  if (runtime.has_value() && snapshot_.now + *runtime <= hold.start) return true;
+  if (EndsBy(w, hold.start)) return true;
   QuotaTree at = hold.at_start;
   at.Add(cq, demand, +1);
   return at.Fits(cq, hold.demand);

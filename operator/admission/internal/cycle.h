@@ -183,6 +183,10 @@ class Cycle {
   std::string LocalityWaitNote(const PendingEntry& entry) const;
 
   // backfill.cc
+  // True if `w`, started now, is expected to end by `time` (false without an estimate).
+  bool EndsBy(const Workload& w, int64_t time) const;
+  // When running workload `w` (which has an estimate) is expected to end: now if past it.
+  int64_t RunningEnd(const Workload& w) const;
   // True if `entry` comes after the holder of `r` in queue order and is not expected to end by
   // its start: it must not use the reservation's nodes.
   bool Blocks(const PendingEntry& entry, const BackfillReservation& r) const;
